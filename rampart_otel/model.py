@@ -1,0 +1,203 @@
+"""Wire-independent data types that flow through the pipeline.
+
+Hot-path types are plain slotted classes (decode and normalize build millions of them);
+pydantic lives at the boundaries (policy files, reports, configuration).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+AttrValue = Any  # str | int | float | bool | bytes | None | list[AttrValue] | dict[str, AttrValue]
+Attributes = dict[str, AttrValue]
+
+
+@dataclass(slots=True)
+class Resource:
+    attributes: Attributes
+    dropped_attributes_count: int = 0
+
+    @property
+    def service_name(self) -> str | None:
+        value = self.attributes.get("service.name")
+        return value if isinstance(value, str) else None
+
+
+@dataclass(slots=True)
+class Scope:
+    name: str = ""
+    version: str = ""
+
+
+@dataclass(slots=True)
+class Event:
+    name: str
+    time_ns: int | None
+    attributes: Attributes
+    dropped_attributes_count: int = 0
+
+
+@dataclass(slots=True)
+class Link:
+    trace_id: str
+    span_id: str
+    attributes: Attributes
+
+
+@dataclass(slots=True)
+class Span:
+    """One OTLP span; ids are lowercase hex, ``end_ns`` is None for a span never ended."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: str  # INTERNAL | SERVER | CLIENT | PRODUCER | CONSUMER | UNSPECIFIED
+    start_ns: int | None
+    end_ns: int | None
+    status_code: str  # UNSET | OK | ERROR
+    status_message: str
+    attributes: Attributes
+    events: list[Event]
+    links: list[Link]
+    resource: Resource
+    scope: Scope
+    dropped_attributes_count: int = 0
+    dropped_events_count: int = 0
+    dropped_links_count: int = 0
+
+
+@dataclass(slots=True)
+class Run:
+    """The unit that is scored: one trace, or every trace of one conversation."""
+
+    run_id: str
+    trace_ids: list[str]
+    spans: list[Span]
+
+
+class ToolCallStatus(str, Enum):
+    REQUESTED = "requested"
+    EXECUTED = "executed"
+    ERROR = "error"
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A tool invocation; ``arguments``/``result`` are None when the trace did not capture them."""
+
+    name: str
+    call_id: str | None
+    arguments: dict[str, AttrValue] | str | None
+    result: AttrValue
+    status: ToolCallStatus
+    span_ids: list[str]
+    trace_id: str
+    conventions: list[str]
+    arguments_captured: bool = False
+    result_captured: bool = False
+
+
+@dataclass(slots=True)
+class SideEffect:
+    kind: str
+    details: dict[str, AttrValue]
+    span_id: str
+    trace_id: str
+    tool_call_index: int | None = None  # index into AgentRun.tool_calls
+    convention: str = ""
+
+
+@dataclass(slots=True)
+class Response:
+    text: str | None
+    earlier: list[str] = field(default_factory=list)
+    span_id: str | None = None
+
+
+class ChannelState(str, Enum):
+    OBSERVED = "observed"
+    PARTIAL = "partial"
+    UNOBSERVED = "unobserved"
+
+
+class CoverageSource(str, Enum):
+    INFERRED = "inferred"
+    DECLARED = "declared"
+    ASSUMED = "assumed"
+
+
+@dataclass(slots=True)
+class ChannelCoverage:
+    state: ChannelState
+    reasons: list[str]
+    source: CoverageSource = CoverageSource.INFERRED
+
+
+@dataclass(slots=True)
+class IntegrityFinding:
+    kind: str  # split_run | unended_span | dropped_attributes | dropped_events | ...
+    message: str
+    span_ids: list[str] = field(default_factory=list)
+
+
+class ObservabilityLevel(str, Enum):
+    TOOL_AND_SIDE_EFFECTS = "tool_and_side_effects"
+    TOOL_ONLY = "tool_only"
+    RESPONSE_ONLY = "response_only"
+
+
+CHANNEL_KEYS_CORE = ("response", "tool_calls", "tool_calls.arguments", "tool_calls.results")
+SIDE_EFFECT_PREFIX = "side_effects."
+
+
+@dataclass(slots=True)
+class Coverage:
+    """What the run can attest, per channel key; an unknown side-effect key is unobserved."""
+
+    channels: dict[str, ChannelCoverage]
+    level: ObservabilityLevel = ObservabilityLevel.RESPONSE_ONLY
+
+    def get(self, key: str) -> ChannelCoverage:
+        found = self.channels.get(key)
+        if found is not None:
+            return found
+        if key.startswith(SIDE_EFFECT_PREFIX):
+            kind = key[len(SIDE_EFFECT_PREFIX) :]
+            return ChannelCoverage(
+                ChannelState.UNOBSERVED,
+                [f"no {kind} span in the run and the agent declared no {key} coverage"],
+            )
+        return ChannelCoverage(ChannelState.UNOBSERVED, [f"unknown channel {key!r}"])
+
+
+@dataclass(slots=True)
+class AgentRun:
+    """What the agent did in one run, as the trace shows it, and what the trace can attest."""
+
+    run: Run
+    service: str | None
+    started_at_ns: int | None
+    response: Response
+    tool_calls: list[ToolCall]
+    side_effects: list[SideEffect]
+    coverage: Coverage
+    integrity: list[IntegrityFinding]
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def trace_ids(self) -> list[str]:
+        return self.run.trace_ids
+
+
+@dataclass(slots=True)
+class InputError:
+    """A line, record or file that could not be read; reading went on past it."""
+
+    location: str  # path[:line] or path@offset
+    message: str
