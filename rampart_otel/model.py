@@ -7,7 +7,7 @@ pydantic lives at the boundaries (policy files, reports, configuration).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 AttrValue = Any  # str | int | float | bool | bytes | None | list[AttrValue] | dict[str, AttrValue]
@@ -78,7 +78,7 @@ class Run:
     spans: list[Span]
 
 
-class ToolCallStatus(str, Enum):
+class ToolCallStatus(StrEnum):
     REQUESTED = "requested"
     EXECUTED = "executed"
     ERROR = "error"
@@ -117,13 +117,13 @@ class Response:
     span_id: str | None = None
 
 
-class ChannelState(str, Enum):
+class ChannelState(StrEnum):
     OBSERVED = "observed"
     PARTIAL = "partial"
     UNOBSERVED = "unobserved"
 
 
-class CoverageSource(str, Enum):
+class CoverageSource(StrEnum):
     INFERRED = "inferred"
     DECLARED = "declared"
     ASSUMED = "assumed"
@@ -143,7 +143,7 @@ class IntegrityFinding:
     span_ids: list[str] = field(default_factory=list)
 
 
-class ObservabilityLevel(str, Enum):
+class ObservabilityLevel(StrEnum):
     TOOL_AND_SIDE_EFFECTS = "tool_and_side_effects"
     TOOL_ONLY = "tool_only"
     RESPONSE_ONLY = "response_only"

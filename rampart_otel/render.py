@@ -1,0 +1,44 @@
+"""The one way trace-supplied text reaches any output.
+
+Trace content is attacker-influenced: a tool argument can carry terminal escape sequences,
+bidi overrides or megabytes of text. ``safe_text`` cannot raise, keeps output on one line
+and strips every control sequence, so a hostile value can neither crash nor repaint a report.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+DEFAULT_LIMIT = 200
+
+# CSI / OSC / other ESC sequences first, then any remaining C0/C1 control or bidi/format char.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, BEL- or ST-terminated
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC
+    r"|\x1b[@-Z\\-_]"  # two-byte sequences
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_NEWLINES = re.compile(r"[\r\n\t\u2028\u2029]+")
+
+
+def safe_text(value: Any, limit: int | None = DEFAULT_LIMIT) -> str:
+    """Render any value as one printable line, at most ``limit`` characters (None: no limit)."""
+    try:
+        text = value if isinstance(value, str) else _stringify(value)
+        text = _ESCAPE_SEQUENCE.sub("", text)
+        text = _NEWLINES.sub(" ", text)
+        text = _CONTROL.sub("", text)
+        if limit is not None and len(text) > limit:
+            text = text[: max(limit - 1, 0)] + "…"
+        return text
+    except Exception:  # rendering must never cost a report
+        return "<unrenderable value>"
+
+
+def _stringify(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.hex() if len(value) <= 64 else value[:64].hex() + "…"
+    return str(value)
