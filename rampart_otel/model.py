@@ -76,6 +76,8 @@ class Run:
     run_id: str
     trace_ids: list[str]
     spans: list[Span]
+    session_id: str | None = None
+    revision: int = 0  # > 0: spans that arrived after an earlier part of the run was scored
 
 
 class ToolCallStatus(StrEnum):

@@ -1,0 +1,159 @@
+"""Group a stream of spans into runs, emitting each run as soon as it is complete.
+
+A trace is complete when every top span (no parent, or a parent outside the trace) has
+ended and no span of it has arrived for ``idle`` units of the caller's clock: spans read
+for files, seconds for the collector. Memory is bounded by the traces still open.
+
+Spans arriving for a trace that was already emitted form a new revision of that run;
+they are never silently merged into, or dropped from, a verdict already given.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Literal
+
+from rampart_otel.model import Run, Span
+
+GroupBy = Literal["trace", "session"]
+SESSION_KEYS = ("gen_ai.conversation.id", "session.id")
+DEFAULT_IDLE_SPANS = 50_000
+
+
+class _OpenTrace:
+    __slots__ = ("last_seen", "session_id", "spans")
+
+    def __init__(self) -> None:
+        self.spans: dict[str, Span] = {}  # by span id: a re-sent span is one span
+        self.last_seen = 0.0
+        self.session_id: str | None = None
+
+    def add(self, span: Span) -> None:
+        known = self.spans.get(span.span_id)
+        if known is None or known.end_ns is None:
+            self.spans[span.span_id] = span
+
+    def is_complete(self) -> bool:
+        spans = self.spans
+        return all(
+            span.end_ns is not None
+            for span in spans.values()
+            if span.parent_span_id is None or span.parent_span_id not in spans
+        )
+
+
+class _OpenSession:
+    __slots__ = ("last_seen", "traces")
+
+    def __init__(self) -> None:
+        self.traces: list[tuple[str, list[Span]]] = []
+        self.last_seen = 0.0
+
+
+class RunAssembler:
+    """Feed span batches with ``add``; collect completed runs; ``flush`` at end of input."""
+
+    def __init__(self, group_by: GroupBy = "trace", idle: float = DEFAULT_IDLE_SPANS) -> None:
+        self.group_by = group_by
+        self.idle = idle
+        self._open: OrderedDict[str, _OpenTrace] = OrderedDict()
+        self._stalled: dict[str, _OpenTrace] = {}  # idle but a top span is still open
+        self._sessions: OrderedDict[str, _OpenSession] = OrderedDict()
+        self._revisions: dict[str, int] = {}  # emitted run id -> last revision
+
+    @property
+    def open_traces(self) -> int:
+        return len(self._open) + len(self._stalled)
+
+    def add(self, spans: Iterable[Span], now: float) -> list[Run]:
+        open_traces = self._open
+        for span in spans:
+            trace = open_traces.get(span.trace_id)
+            if trace is None:
+                trace = self._stalled.pop(span.trace_id, None) or _OpenTrace()
+                open_traces[span.trace_id] = trace
+            else:
+                open_traces.move_to_end(span.trace_id)
+            trace.add(span)
+            trace.last_seen = now
+            if trace.session_id is None and self.group_by == "session":
+                trace.session_id = _session_of(span)
+        return self.expire(now)
+
+    def expire(self, now: float) -> list[Run]:
+        """Emit runs idle for longer than ``idle``; the collector calls this on a timer."""
+        done: list[Run] = []
+        deadline = now - self.idle
+        while self._open:
+            trace_id, trace = next(iter(self._open.items()))
+            if trace.last_seen > deadline:
+                break
+            del self._open[trace_id]
+            if trace.is_complete():
+                done.extend(self._complete(trace_id, trace, now))
+            else:
+                self._stalled[trace_id] = trace
+        while self._sessions:
+            session_id, session = next(iter(self._sessions.items()))
+            if session.last_seen > deadline:
+                break
+            del self._sessions[session_id]
+            done.append(self._session_run(session_id, session))
+        return done
+
+    def flush(self) -> list[Run]:
+        """End of input: everything still open becomes a run, complete or not."""
+        done: list[Run] = []
+        for source in (self._open, self._stalled):
+            for trace_id, trace in source.items():
+                done.extend(self._complete(trace_id, trace, 0.0))
+            source.clear()
+        for session_id, session in self._sessions.items():
+            done.append(self._session_run(session_id, session))
+        self._sessions.clear()
+        return done
+
+    def _complete(self, trace_id: str, trace: _OpenTrace, now: float) -> list[Run]:
+        if self.group_by == "session" and trace.session_id is not None:
+            session = self._sessions.get(trace.session_id)
+            if session is None:
+                session = self._sessions[trace.session_id] = _OpenSession()
+            else:
+                self._sessions.move_to_end(trace.session_id)
+            session.traces.append((trace_id, list(trace.spans.values())))
+            session.last_seen = now
+            return []
+        return [self._new_run(trace_id, [trace_id], list(trace.spans.values()), None)]
+
+    def _session_run(self, session_id: str, session: _OpenSession) -> Run:
+        trace_ids = list(dict.fromkeys(trace_id for trace_id, _ in session.traces))
+        spans = [span for _, trace_spans in session.traces for span in trace_spans]
+        return self._new_run(f"session:{session_id}", trace_ids, spans, session_id)
+
+    def _new_run(
+        self, run_id: str, trace_ids: list[str], spans: list[Span], session_id: str | None
+    ) -> Run:
+        revision = self._revisions.get(run_id, -1) + 1
+        self._revisions[run_id] = revision
+        return Run(run_id, trace_ids, spans, session_id=session_id, revision=revision)
+
+
+def _session_of(span: Span) -> str | None:
+    for key in SESSION_KEYS:
+        value = span.attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def assemble(
+    batches: Iterable[list[Span]], group_by: GroupBy = "trace", idle: float = DEFAULT_IDLE_SPANS
+) -> Iterable[Run]:
+    """Runs from an ordered stream of span batches, using spans read as the clock."""
+    assembler = RunAssembler(group_by, idle)
+    position = 0
+    for batch in batches:
+        position += len(batch)
+        yield from assembler.add(batch, position)
+    yield from assembler.flush()

@@ -1,0 +1,102 @@
+from rampart_otel.model import Resource, Scope, Span
+from rampart_otel.processors.assemble import RunAssembler, assemble
+
+RESOURCE = Resource({"service.name": "agent"})
+
+
+def span(trace: str, span_id: str, parent: str | None = None, ended: bool = True, **attrs) -> Span:
+    return Span(
+        trace_id=trace,
+        span_id=span_id,
+        parent_span_id=parent,
+        name=span_id,
+        kind="INTERNAL",
+        start_ns=1,
+        end_ns=2 if ended else None,
+        status_code="UNSET",
+        status_message="",
+        attributes=attrs,
+        events=[],
+        links=[],
+        resource=RESOURCE,
+        scope=Scope(),
+    )
+
+
+def test_spans_of_one_trace_across_batches_make_one_run():
+    runs = list(assemble([[span("t1", "b", "a")], [span("t2", "x")], [span("t1", "a")]]))
+    by_id = {run.run_id: run for run in runs}
+    assert sorted(by_id) == ["t1", "t2"]
+    assert {s.span_id for s in by_id["t1"].spans} == {"a", "b"}
+    assert all(run.revision == 0 for run in runs)
+
+
+def test_trace_is_emitted_once_root_ended_and_idle():
+    assembler = RunAssembler(idle=2)
+    assert assembler.add([span("t1", "child", "root")], now=1) == []
+    assert assembler.add([span("t1", "root")], now=2) == []
+    assert assembler.add([span("t2", "other", ended=False)], now=3) == []
+    emitted = assembler.add([span("t3", "x", ended=False)], now=4)
+    assert [run.run_id for run in emitted] == ["t1"]
+    assert assembler.open_traces == 2
+
+
+def test_trace_with_open_root_stays_open_until_it_ends():
+    assembler = RunAssembler(idle=1)
+    assembler.add([span("t1", "root", ended=False)], now=1)
+    assert assembler.add([span("t2", "x")], now=5) == []
+    assert assembler.open_traces == 2
+    emitted = assembler.add([span("t1", "root")], now=6)
+    emitted += assembler.expire(now=10)
+    assert sorted(run.run_id for run in emitted) == ["t1", "t2"]
+    (t1,) = [run for run in emitted if run.run_id == "t1"]
+    assert [(s.span_id, s.end_ns) for s in t1.spans] == [("root", 2)]  # the ended report wins
+
+
+def test_root_with_upstream_parent_counts_as_top_span():
+    assembler = RunAssembler(idle=1)
+    assembler.add([span("t1", "root", parent="upstream")], now=1)
+    assert [run.run_id for run in assembler.expire(now=3)] == ["t1"]
+
+
+def test_late_span_becomes_a_new_revision_never_merged_silently():
+    assembler = RunAssembler(idle=1)
+    assembler.add([span("t1", "root")], now=1)
+    first = assembler.expire(now=3)
+    late = assembler.add([span("t1", "late", "root")], now=4) + assembler.flush()
+    assert [(r.run_id, r.revision) for r in first] == [("t1", 0)]
+    assert [(r.run_id, r.revision, len(r.spans)) for r in late] == [("t1", 1, 1)]
+
+
+def test_flush_emits_incomplete_traces():
+    assembler = RunAssembler()
+    assembler.add([span("t1", "root", ended=False)], now=1)
+    assert [run.run_id for run in assembler.flush()] == ["t1"]
+    assert assembler.open_traces == 0
+
+
+def test_group_by_session_joins_traces_of_one_conversation():
+    batches = [
+        [span("t1", "a", **{"gen_ai.conversation.id": "c1"})],
+        [span("t2", "b", **{"session.id": "c1"})],
+        [span("t3", "c")],
+    ]
+    runs = list(assemble(batches, group_by="session"))
+    by_id = {run.run_id: run for run in runs}
+    assert sorted(by_id) == ["session:c1", "t3"]
+    assert by_id["session:c1"].trace_ids == ["t1", "t2"]
+    assert by_id["session:c1"].session_id == "c1"
+
+
+def test_memory_is_bounded_by_open_traces():
+    assembler = RunAssembler(idle=10)
+    emitted = 0
+    for i in range(1000):
+        emitted += len(assembler.add([span(f"t{i}", "root")], now=i))
+        assert assembler.open_traces <= 11
+    assert emitted + len(assembler.flush()) == 1000
+
+
+def test_a_span_sent_twice_is_one_span():
+    runs = list(assemble([[span("t1", "root")], [span("t1", "root")]]))
+    assert [len(run.spans) for run in runs] == [1]
