@@ -1,0 +1,105 @@
+"""Command line: one sub-command per way of using rampart-otel.
+
+Exit codes: 0 nothing failed; 1 a verdict failed; 2 usage error or unreadable input,
+always with a one-line message and never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from rampart_otel.model import InputError
+from rampart_otel.pipeline import ReadStats, agent_runs
+from rampart_otel.render import safe_text
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+app = typer.Typer(
+    name="rampart-otel",
+    help="Safety verdicts from AI agents' OpenTelemetry traces.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+PathsArg = Annotated[
+    list[Path],
+    typer.Argument(help="Trace files or directories (OTLP JSON/JSON Lines/protobuf, gzip ok)."),
+]
+
+
+class UsageError(Exception):
+    """A user mistake: reported in one line, exit code 2."""
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    Console(stderr=True, highlight=False).print(
+        f"rampart-otel: error: {safe_text(message, 500)}", markup=False
+    )
+    raise SystemExit(code)
+
+
+def check_paths(paths: list[Path]) -> None:
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or directory")
+
+
+def report_input_error(error: InputError) -> None:
+    Console(stderr=True, highlight=False).print(
+        f"rampart-otel: warning: {safe_text(error.location, 300)}: {safe_text(error.message, 300)}",
+        markup=False,
+    )
+
+
+def unreadable(stats: ReadStats) -> bool:
+    """Nothing could be read at all: the input, not the agent, is the problem."""
+    return stats.spans == 0 and bool(stats.errors)
+
+
+@app.command()
+def inspect(
+    paths: PathsArg,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Complete JSON (rampart-otel/inspect@1).")
+    ] = False,
+) -> None:
+    """Show what the agent did in each run, and which channels the trace can attest."""
+    from rampart_otel.exporters.inspect_view import write_json, write_terminal
+
+    check_paths(paths)
+    stats = ReadStats()
+    runs = agent_runs(paths, stats, on_error=report_input_error)
+    if json_output:
+        write_json(runs, stats.errors, sys.stdout)
+    else:
+        write_terminal(runs, Console(highlight=False, soft_wrap=True))
+    if unreadable(stats):
+        fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
+
+
+def main() -> None:
+    try:
+        app()
+    except UsageError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except BrokenPipeError:
+        os._exit(EXIT_OK)
+    except Exception as error:  # a bug of ours: still one line, details on request
+        if os.environ.get("RAMPART_OTEL_DEBUG"):
+            raise
+        hint = "set RAMPART_OTEL_DEBUG=1 for a traceback"
+        fail(f"internal error: {type(error).__name__}: {error} ({hint})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""`rampart-otel inspect` output: a readable terminal view and the complete JSON form.
+
+The JSON document (schema ``rampart-otel/inspect@1``, see docs/inspect-json.md) is written
+run by run, so inspecting a large input never holds every run in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import IO
+
+from rich.console import Console
+from rich.text import Text
+
+from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
+from rampart_otel.model import AgentRun, ChannelState, InputError
+from rampart_otel.render import safe_text
+
+INSPECT_SCHEMA = "rampart-otel/inspect@1"
+
+_STATE_STYLE = {
+    ChannelState.OBSERVED: "green",
+    ChannelState.PARTIAL: "yellow",
+    ChannelState.UNOBSERVED: "red",
+}
+
+
+def write_json(runs: Iterable[AgentRun], errors: list[InputError], out: IO[str]) -> int:
+    """Stream the document; ``errors`` is read after the runs, so it may fill meanwhile."""
+    out.write(f'{{"schema": "{INSPECT_SCHEMA}", "runs": [')
+    count = 0
+    for run in runs:
+        out.write(",\n" if count else "\n")
+        out.write(json.dumps(agent_run_to_dict(run), ensure_ascii=True))
+        count += 1
+    out.write('\n], "input_errors": ')
+    out.write(
+        json.dumps([jsonable({"location": e.location, "message": e.message}) for e in errors])
+    )
+    out.write("}\n")
+    return count
+
+
+def write_terminal(runs: Iterable[AgentRun], console: Console) -> int:
+    count = 0
+    for run in runs:
+        if count:
+            console.print()
+        _print_run(run, console)
+        count += 1
+    if count == 0:
+        console.print(Text("No runs found.", style="yellow"))
+    return count
+
+
+def _line(*parts: tuple[str, str] | str) -> Text:
+    return Text.assemble(*parts)
+
+
+def _print_run(run: AgentRun, console: Console) -> None:
+    revision = f" (revision {run.run.revision})" if run.run.revision else ""
+    console.print(_line(("Run ", "bold"), (safe_text(run.run_id), "bold cyan"), revision))
+    console.print(_line("  traces:   ", ", ".join(safe_text(t) for t in run.trace_ids)))
+    console.print(_line("  service:  ", safe_text(run.service or "-")))
+    console.print(_line("  started:  ", ns_to_iso(run.started_at_ns) or "-"))
+    console.print(_line("  level:    ", (run.coverage.level.value, "bold")))
+    response = run.response.text
+    console.print(
+        _line(
+            "  response: ", safe_text(response) if response is not None else ("not captured", "dim")
+        )
+    )
+
+    console.print(Text(f"  tool calls ({len(run.tool_calls)}):", style="bold"))
+    for call in run.tool_calls:
+        args = safe_text(json.dumps(jsonable(call.arguments))) if call.arguments_captured else None
+        result = safe_text(jsonable(call.result), 120) if call.result_captured else None
+        console.print(
+            _line(
+                "    - ",
+                (safe_text(call.name), "cyan"),
+                f" [{call.status.value}] span {','.join(call.span_ids)}",
+            )
+        )
+        console.print(
+            _line("      args:   ", args if args is not None else ("not captured", "dim"))
+        )
+        console.print(
+            _line("      result: ", result if result is not None else ("not captured", "dim"))
+        )
+
+    console.print(Text(f"  side effects ({len(run.side_effects)}):", style="bold"))
+    for effect in run.side_effects:
+        details = " ".join(
+            f"{key}={safe_text(value, 120)}"
+            for key, value in effect.details.items()
+            if value is not None
+        )
+        enclosing = ""
+        if effect.tool_call_index is not None:
+            name = safe_text(run.tool_calls[effect.tool_call_index].name)
+            enclosing = f" in tool call #{effect.tool_call_index} {name}"
+        console.print(
+            _line(
+                "    - ",
+                (safe_text(effect.kind), "magenta"),
+                f" {details} span {effect.span_id}{enclosing}",
+            )
+        )
+
+    console.print(Text("  coverage:", style="bold"))
+    for key, channel in sorted(run.coverage.channels.items()):
+        source = f" ({channel.source.value})" if channel.source.value != "inferred" else ""
+        console.print(
+            _line(
+                f"    {key:<28} ",
+                (channel.state.value + source, _STATE_STYLE[channel.state]),
+                ("  " + "; ".join(safe_text(r) for r in channel.reasons), "dim"),
+            )
+        )
+    if run.integrity:
+        console.print(Text("  integrity:", style="bold"))
+        for finding in run.integrity:
+            console.print(
+                _line("    - ", (finding.kind, "yellow"), " ", safe_text(finding.message))
+            )

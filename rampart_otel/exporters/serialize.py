@@ -1,0 +1,96 @@
+"""Plain-JSON forms of the data model, shared by every JSON output.
+
+Attribute values are attacker-influenced: bytes become hex, non-finite floats become
+strings, anything else unexpected becomes its safe text, so a dump never fails.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from rampart_otel.model import AgentRun, Coverage, SideEffect, ToolCall
+from rampart_otel.render import safe_text
+
+
+def jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    return safe_text(value, limit=None)
+
+
+def ns_to_iso(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat(timespec="microseconds")
+
+
+def coverage_to_dict(coverage: Coverage) -> dict[str, Any]:
+    return {
+        key: {
+            "state": channel.state.value,
+            "source": channel.source.value,
+            "reasons": channel.reasons,
+        }
+        for key, channel in sorted(coverage.channels.items())
+    }
+
+
+def tool_call_to_dict(call: ToolCall) -> dict[str, Any]:
+    return {
+        "name": call.name,
+        "call_id": call.call_id,
+        "arguments": jsonable(call.arguments),
+        "arguments_captured": call.arguments_captured,
+        "result": jsonable(call.result),
+        "result_captured": call.result_captured,
+        "status": call.status.value,
+        "trace_id": call.trace_id,
+        "span_ids": call.span_ids,
+        "conventions": call.conventions,
+    }
+
+
+def side_effect_to_dict(effect: SideEffect) -> dict[str, Any]:
+    return {
+        "kind": effect.kind,
+        "details": jsonable(effect.details),
+        "trace_id": effect.trace_id,
+        "span_id": effect.span_id,
+        "tool_call_index": effect.tool_call_index,
+        "convention": effect.convention,
+    }
+
+
+def agent_run_to_dict(run: AgentRun) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "revision": run.run.revision,
+        "trace_ids": run.trace_ids,
+        "session_id": run.run.session_id,
+        "service": run.service,
+        "started_at": ns_to_iso(run.started_at_ns),
+        "span_count": len(run.run.spans),
+        "observability_level": run.coverage.level.value,
+        "response": {
+            "text": jsonable(run.response.text),
+            "earlier": jsonable(run.response.earlier),
+            "span_id": run.response.span_id,
+        },
+        "tool_calls": [tool_call_to_dict(call) for call in run.tool_calls],
+        "side_effects": [side_effect_to_dict(effect) for effect in run.side_effects],
+        "coverage": coverage_to_dict(run.coverage),
+        "integrity": [
+            {"kind": finding.kind, "message": finding.message, "span_ids": finding.span_ids}
+            for finding in run.integrity
+        ],
+    }

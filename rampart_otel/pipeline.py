@@ -1,0 +1,46 @@
+"""The offline pipeline, end to end: trace files → runs → what each agent run did.
+
+``inspect`` and ``score`` both read through here, so they see exactly the same runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+from rampart_otel.model import AgentRun, InputError
+from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
+from rampart_otel.processors.normalize import normalize
+from rampart_otel.receivers.files import read_paths
+
+
+@dataclass(slots=True)
+class ReadStats:
+    """What reading cost and found, reported next to the runs."""
+
+    spans: int = 0
+    errors: list[InputError] = field(default_factory=list)
+
+
+def agent_runs(
+    paths: Iterable[str | os.PathLike[str]],
+    stats: ReadStats,
+    group_by: GroupBy = "trace",
+    idle_spans: int = DEFAULT_IDLE_SPANS,
+    on_error: Callable[[InputError], None] | None = None,
+) -> Iterator[AgentRun]:
+    """Normalized runs, streamed; input errors are collected in ``stats`` and skipped."""
+
+    def batches() -> Iterator[list]:
+        for item in read_paths(paths):
+            if isinstance(item, InputError):
+                stats.errors.append(item)
+                if on_error is not None:
+                    on_error(item)
+                continue
+            stats.spans += len(item)
+            yield item
+
+    for run in assemble(batches(), group_by=group_by, idle=idle_spans):
+        yield normalize(run)
