@@ -143,6 +143,9 @@ class IntegrityFinding:
     kind: str  # split_run | unended_span | dropped_attributes | dropped_events | ...
     message: str
     span_ids: list[str] = field(default_factory=list)
+    # Channel keys the finding caps at partial; "*" every channel, "side_effects.*" every kind.
+    # Kept so coverage assumed later (assume_coverage) is capped by the same findings.
+    channels: list[str] = field(default_factory=list)
 
 
 class ObservabilityLevel(StrEnum):
