@@ -1,0 +1,35 @@
+# The README's two commands: `make demo` and `make test`. Each sets up .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint samples bench clean
+
+$(VENV)/.runtime: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.test: pyproject.toml $(VENV)/.runtime
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+## demo: score the bundled sample traces against the sample policy
+demo: $(VENV)/.runtime
+	$(BIN)/rampart-otel inspect samples/traces
+
+## test: lint and the whole test suite
+test: $(VENV)/.test lint
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## samples: re-record samples/traces from the real instrumentation libraries
+samples: $(VENV)/.test
+	$(BIN)/python samples/record.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
