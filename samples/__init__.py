@@ -1,0 +1,1 @@
+"""Real instrumented sample agents, the scripted model they talk to, and their recorded traces."""
