@@ -1,0 +1,496 @@
+"""OTLP/JSON → :class:`~rampart_otel.model.Span`.
+
+Accepts what real exporters write, not only what the spec allows: hex ids (any case) and
+the protobuf-JSON base64 default, enum ints and names, int64 as strings or numbers,
+camelCase and snake_case keys, the legacy ``instrumentationLibrarySpans`` envelope.
+Unknown fields are ignored. Anything malformed raises one :class:`DecodeError`.
+
+This is the decode hot path: plain dict access and local variables, no validation layer.
+"""
+
+from __future__ import annotations
+
+import binascii
+import gc
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span
+from rampart_otel.receivers.errors import DecodeError
+
+__all__ = ["DecodeError", "gc_paused", "spans_from_json", "spans_from_json_bytes"]
+
+# Inputs above this size are parsed with the cyclic GC paused: on big documents the
+# collector's repeated scans of millions of fresh containers dominate parse time.
+GC_PAUSE_THRESHOLD = 1 << 20
+
+_KIND: dict[Any, str] = {}
+for _i, _n in enumerate(("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")):
+    _KIND[_i] = _KIND["SPAN_KIND_" + _n] = _n
+_STATUS: dict[Any, str] = {}
+for _i, _n in enumerate(("UNSET", "OK", "ERROR")):
+    _STATUS[_i] = _STATUS["STATUS_CODE_" + _n] = _n
+
+# AnyValue oneof members, both spellings → a small code for dispatch.
+_STR, _BOOL, _INT, _DOUBLE, _ARRAY, _KVLIST, _BYTES = range(7)
+_AV: dict[str, int] = {}
+for _code, _camel, _snake in (
+    (_STR, "stringValue", "string_value"),
+    (_BOOL, "boolValue", "bool_value"),
+    (_INT, "intValue", "int_value"),
+    (_DOUBLE, "doubleValue", "double_value"),
+    (_ARRAY, "arrayValue", "array_value"),
+    (_KVLIST, "kvlistValue", "kvlist_value"),
+    (_BYTES, "bytesValue", "bytes_value"),
+):
+    _AV[_camel] = _AV[_snake] = _code
+
+_ZERO_SPAN_ID = "0" * 16
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC; nests and is thread-safe, so it never stays off by accident."""
+    global _gc_depth, _gc_was_enabled
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
+
+
+def spans_from_json_bytes(data: bytes | bytearray | str) -> list[Span]:
+    """Decode one OTLP/JSON document (ExportTraceServiceRequest or TracesData)."""
+    if len(data) > GC_PAUSE_THRESHOLD:
+        with gc_paused():
+            return spans_from_json(_loads(data))
+    return spans_from_json(_loads(data))
+
+
+def _loads(data: bytes | bytearray | str) -> Any:
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise DecodeError("invalid JSON: nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        raise DecodeError(f"invalid JSON: {exc.msg} at {where}") from None
+    except ValueError as exc:  # UnicodeDecodeError
+        raise DecodeError(f"invalid JSON: {exc}") from None
+
+
+def spans_from_json(obj: dict[str, Any]) -> list[Span]:
+    """Decode a parsed OTLP/JSON document; resource and scope objects are shared per block."""
+    if type(obj) is not dict:
+        raise DecodeError(f"expected a JSON object with resourceSpans, got {_tname(obj)}")
+    rss = obj.get("resourceSpans")
+    if rss is None:
+        rss = obj.get("resource_spans")
+    if rss is None:
+        if obj:
+            keys = ", ".join(sorted(map(str, obj))[:5])
+            raise DecodeError(f"not OTLP trace data: no resourceSpans (keys: {keys})")
+        return []
+    if type(rss) is not list:
+        raise DecodeError(f"resourceSpans: expected an array, got {_tname(rss)}")
+
+    out: list[Span] = []
+    append = out.append
+    ri = si = pi = -1
+    try:
+        # The loop indices are read by the error handlers below, to say where.
+        for ri, rs in enumerate(rss):  # noqa: B007
+            si = pi = -1
+            g = rs.get
+            res = g("resource")
+            resource = _resource(res) if res else Resource({})
+            sss = (
+                g("scopeSpans")
+                or g("scope_spans")
+                or g("instrumentationLibrarySpans")
+                or g("instrumentation_library_spans")
+                or ()
+            )
+            for si, ss in enumerate(sss):  # noqa: B007
+                pi = -1
+                g = ss.get
+                sc = g("scope") or g("instrumentationLibrary") or g("instrumentation_library")
+                scope = _scope(sc) if sc else Scope()
+                for pi, sp in enumerate(g("spans") or ()):  # noqa: B007
+                    append(_span(sp, resource, scope))
+    except DecodeError as exc:
+        raise DecodeError(f"{_where(ri, si, pi)}: {exc.message}") from None
+    except RecursionError:
+        raise DecodeError(f"{_where(ri, si, pi)}: values nested too deeply") from None
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        raise DecodeError(f"{_where(ri, si, pi)}: {_explain(exc)}") from None
+    return out
+
+
+def _where(ri: int, si: int, pi: int) -> str:
+    where = f"resourceSpans[{ri}]"
+    if si >= 0:
+        where += f".scopeSpans[{si}]"
+    if pi >= 0:
+        where += f".spans[{pi}]"
+    return where
+
+
+def _explain(exc: Exception) -> str:
+    text = str(exc)
+    if isinstance(exc, AttributeError) and "has no attribute" in text:
+        pytype = text.split(" object", 1)[0].strip("'")
+        return f"expected an object, got {_JSON_NAMES.get(pytype, pytype)}"
+    if isinstance(exc, KeyError):
+        return f"missing field {text}"
+    return f"malformed ({text})"
+
+
+_JSON_NAMES = {
+    "str": "string",
+    "list": "array",
+    "int": "number",
+    "float": "number",
+    "bool": "boolean",
+    "NoneType": "null",
+}
+
+
+def _tname(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _resource(res: dict[str, Any]) -> Resource:
+    g = res.get
+    dropped = g("droppedAttributesCount")
+    if dropped is None:
+        dropped = g("dropped_attributes_count")
+    try:
+        attributes = _attrs(g("attributes") or ())
+        return Resource(
+            attributes, _uint(dropped, "droppedAttributesCount") if dropped is not None else 0
+        )
+    except DecodeError as exc:
+        raise DecodeError(f"resource: {exc.message}") from None
+
+
+def _scope(sc: dict[str, Any]) -> Scope:
+    g = sc.get
+    name = g("name") or ""
+    version = g("version") or ""
+    if type(name) is not str or type(version) is not str:
+        raise DecodeError("scope: name and version must be strings")
+    return Scope(name, version)
+
+
+def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
+    g = sp.get
+    v = g("traceId")
+    if v is None:
+        v = g("trace_id")
+    trace_id = _id(v, 16, "traceId")
+    v = g("spanId")
+    if v is None:
+        v = g("span_id")
+    span_id = _id(v, 8, "spanId")
+    v = g("parentSpanId")
+    if v is None:
+        v = g("parent_span_id")
+    if v:
+        parent = _id(v, 8, "parentSpanId")
+        if parent == _ZERO_SPAN_ID:
+            parent = None
+    else:
+        parent = None
+
+    name = g("name")
+    if type(name) is not str:
+        if name is not None:
+            raise DecodeError(f"name: expected a string, got {_tname(name)}")
+        name = ""
+    v = g("kind")
+    kind = "UNSPECIFIED" if v is None else _KIND.get(v) or _enum(v, "kind", "UNSPECIFIED")
+
+    v = g("startTimeUnixNano")
+    if v is None:
+        v = g("start_time_unix_nano")
+    start = (
+        (v if type(v) is int and v >= 0 else _uint(v, "startTimeUnixNano"))
+        if v is not None
+        else None
+    )
+    v = g("endTimeUnixNano")
+    if v is None:
+        v = g("end_time_unix_nano")
+    end = (
+        (v if type(v) is int and v >= 0 else _uint(v, "endTimeUnixNano")) if v is not None else None
+    )
+
+    status = g("status")
+    if status:
+        v = status.get("code")
+        code = "UNSET" if v is None else _STATUS.get(v) or _enum(v, "status.code", "UNSET")
+        message = status.get("message") or ""
+        if type(message) is not str:
+            raise DecodeError(f"status.message: expected a string, got {_tname(message)}")
+    else:
+        code = "UNSET"
+        message = ""
+
+    v = g("attributes")
+    attributes = _attrs(v) if v else {}
+    v = g("events")
+    events = _events(v) if v else []
+    v = g("links")
+    links = _links(v) if v else []
+
+    da = g("droppedAttributesCount")
+    if da is None:
+        da = g("dropped_attributes_count")
+    de = g("droppedEventsCount")
+    if de is None:
+        de = g("dropped_events_count")
+    dl = g("droppedLinksCount")
+    if dl is None:
+        dl = g("dropped_links_count")
+
+    return Span(
+        trace_id,
+        span_id,
+        parent,
+        name,
+        kind,
+        start or None,  # 0 is proto3's "not set"
+        end or None,
+        code,
+        message,
+        attributes,
+        events,
+        links,
+        resource,
+        scope,
+        _uint(da, "droppedAttributesCount") if da is not None else 0,
+        _uint(de, "droppedEventsCount") if de is not None else 0,
+        _uint(dl, "droppedLinksCount") if dl is not None else 0,
+    )
+
+
+def _events(items: list[Any]) -> list[Event]:
+    out = []
+    for i, ev in enumerate(items):
+        try:
+            g = ev.get
+            t = g("timeUnixNano")
+            if t is None:
+                t = g("time_unix_nano")
+            if t is not None and (type(t) is not int or t < 0):
+                t = _uint(t, "timeUnixNano")
+            name = g("name") or ""
+            if type(name) is not str:
+                raise DecodeError(f"name: expected a string, got {_tname(name)}")
+            v = g("attributes")
+            d = g("droppedAttributesCount")
+            if d is None:
+                d = g("dropped_attributes_count")
+            out.append(
+                Event(
+                    name,
+                    t or None,
+                    _attrs(v) if v else {},
+                    _uint(d, "droppedAttributesCount") if d is not None else 0,
+                )
+            )
+        except DecodeError as exc:
+            raise DecodeError(f"events[{i}]: {exc.message}") from None
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise DecodeError(f"events[{i}]: {_explain(exc)}") from None
+    return out
+
+
+def _links(items: list[Any]) -> list[Link]:
+    out = []
+    for i, ln in enumerate(items):
+        try:
+            g = ln.get
+            t = g("traceId")
+            if t is None:
+                t = g("trace_id")
+            s = g("spanId")
+            if s is None:
+                s = g("span_id")
+            v = g("attributes")
+            out.append(Link(_id(t, 16, "traceId"), _id(s, 8, "spanId"), _attrs(v) if v else {}))
+        except DecodeError as exc:
+            raise DecodeError(f"links[{i}]: {exc.message}") from None
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise DecodeError(f"links[{i}]: {_explain(exc)}") from None
+    return out
+
+
+def _attrs(kvs: list[Any]) -> Attributes:
+    """KeyValue list → dict; a repeated key keeps its last value."""
+    out: Attributes = {}
+    key: Any = None
+    try:
+        for kv in kvs:
+            key = kv["key"]
+            if type(key) is not str:
+                raise DecodeError(f"key: expected a string, got {_tname(key)}")
+            av = kv.get("value")
+            if av is None:
+                out[key] = None
+                continue
+            if len(av) == 1:
+                s = av.get("stringValue")
+                if type(s) is str:
+                    out[key] = s
+                    continue
+            out[key] = _value(av)
+    except DecodeError as exc:
+        raise DecodeError(f"attribute {_short(key)}: {exc.message}") from None
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise DecodeError(f"attribute {_short(key)}: {_explain(exc)}") from None
+    return out
+
+
+def _short(key: Any) -> str:
+    text = repr(key)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _value(av: Any) -> Any:
+    """One AnyValue object → a plain Python value; an empty AnyValue is None."""
+    if type(av) is not dict:
+        raise DecodeError(f"expected an AnyValue object, got {_tname(av)}")
+    for k, v in av.items():
+        t = _AV.get(k)
+        if t is None or v is None:  # unknown field, or JSON null (= not set)
+            continue
+        tv = type(v)
+        if t == _STR:
+            if tv is str:
+                return v
+        elif t == _INT:
+            if tv is int or tv is str or tv is float:
+                return _int(v, k)
+        elif t == _BOOL:
+            if tv is bool:
+                return v
+        elif t == _DOUBLE:
+            if tv is float or tv is int:
+                return float(v)
+            if tv is str:
+                try:
+                    return float(v)  # "NaN", "Infinity", "-Infinity", or a numeric string
+                except ValueError:
+                    raise DecodeError(f"{k}: not a number: {v[:40]!r}") from None
+        elif t == _ARRAY:
+            if tv is dict:
+                return [_value(x) for x in v.get("values") or ()]
+        elif t == _KVLIST:
+            if tv is dict:
+                return _attrs(v.get("values") or ())
+        elif t == _BYTES and tv is str:
+            return _b64(v, k)
+        raise DecodeError(f"{k}: unexpected {_tname(v)}")
+    return None
+
+
+def _enum(value: Any, field: str, unknown: str) -> str:
+    # Proto3 enums are open: an unknown number is kept as "not specified", not rejected.
+    if type(value) is int:
+        return unknown
+    raise DecodeError(f"{field}: unknown value {_short(value)}")
+
+
+def _int(value: Any, field: str) -> int:
+    tv = type(value)
+    if tv is int:
+        return value
+    if tv is str:
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    elif tv is float and value.is_integer():
+        return int(value)
+    raise DecodeError(f"{field}: expected an integer, got {_short(value)}")
+
+
+def _uint(value: Any, field: str) -> int:
+    n = _int(value, field)
+    if n < 0:
+        raise DecodeError(f"{field}: expected a non-negative integer, got {n}")
+    return n
+
+
+def _id(value: Any, nbytes: int, field: str) -> str:
+    """A trace/span id as lowercase hex; hex (any case) or base64 in, told apart by length."""
+    if type(value) is str:
+        n = len(value)
+        if n == 2 * nbytes:
+            try:
+                raw = bytes.fromhex(value)
+            except ValueError:
+                raw = b""
+        elif n == _B64_LEN[nbytes] or n == _B64_LEN[nbytes] - _B64_PAD[nbytes]:
+            try:
+                raw = _b64(value, field)
+            except DecodeError:
+                raw = b""
+        else:
+            raw = b""
+        if len(raw) == nbytes:
+            return raw.hex()
+        if not value:
+            raise DecodeError(f"{field}: missing")
+    elif value is None:
+        raise DecodeError(f"{field}: missing")
+    raise DecodeError(
+        f"{field}: expected {2 * nbytes} hex digits or base64 of {nbytes} bytes, "
+        f"got {_short(value)}"
+    )
+
+
+_B64_LEN = {16: 24, 8: 12}
+_B64_PAD = {16: 2, 8: 1}
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def _b64(text: str, field: str) -> bytes:
+    """Standard or URL-safe base64, padding optional (protobuf JSON accepts all four)."""
+    if "-" in text or "_" in text:
+        text = text.translate(_URLSAFE)
+    pad = -len(text) % 4
+    if pad:
+        text += "=" * pad
+    try:
+        return binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError):
+        raise DecodeError(f"{field}: invalid base64") from None

@@ -1,0 +1,278 @@
+"""Binary OTLP protobuf ↔ :class:`~rampart_otel.model.Span`, and Span → OTLP/JSON.
+
+Decoding is the receive path (OTLP/HTTP protobuf, OTLP/gRPC, ``proto`` trace files).
+Encoding is for the collector's own segments and for replay: it rebuilds one
+ResourceSpans per distinct resource object and one ScopeSpans per scope, so decode →
+encode → decode round-trips.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError as _ProtoDecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+
+from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span
+from rampart_otel.receivers.errors import DecodeError
+
+__all__ = [
+    "DecodeError",
+    "request_to_json_dict",
+    "spans_from_proto",
+    "spans_from_proto_bytes",
+    "spans_to_json_dict",
+    "spans_to_proto_request",
+]
+
+_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
+_STATUSES = ("UNSET", "OK", "ERROR")
+_KIND_NUMBER = {name: i for i, name in enumerate(_KINDS)}
+_STATUS_NUMBER = {name: i for i, name in enumerate(_STATUSES)}
+_ZERO_SPAN_ID = bytes(8)
+
+
+def spans_from_proto_bytes(data: bytes | bytearray | memoryview) -> list[Span]:
+    """Decode a serialized ExportTraceServiceRequest or TracesData (same wire format)."""
+    try:
+        request = ExportTraceServiceRequest.FromString(bytes(data))
+    except _ProtoDecodeError as exc:
+        # upb says "Error parsing message with type '<full name>'[: detail]"; keep the detail.
+        detail = str(exc).rpartition("': ")[2] if "': " in str(exc) else "malformed message"
+        raise DecodeError(f"invalid OTLP protobuf: {detail}") from None
+    except RecursionError:
+        raise DecodeError("invalid OTLP protobuf: nested too deeply") from None
+    return spans_from_proto(request)
+
+
+def spans_from_proto(request: ExportTraceServiceRequest | TracesData) -> list[Span]:
+    """Convert a parsed message (as the gRPC service hands it over) to spans."""
+    out: list[Span] = []
+    append = out.append
+    ri = si = pi = -1
+    try:
+        # The loop indices are read by the error handler below, to say where.
+        for ri, rs in enumerate(request.resource_spans):  # noqa: B007
+            si = pi = -1
+            res = rs.resource
+            resource = Resource(_attrs(res.attributes), res.dropped_attributes_count)
+            for si, ss in enumerate(rs.scope_spans):  # noqa: B007
+                pi = -1
+                sc = ss.scope
+                scope = Scope(sc.name, sc.version)
+                for pi, sp in enumerate(ss.spans):  # noqa: B007
+                    append(_span(sp, resource, scope))
+    except DecodeError as exc:
+        where = f"resourceSpans[{ri}]"
+        if si >= 0:
+            where += f".scopeSpans[{si}]"
+        if pi >= 0:
+            where += f".spans[{pi}]"
+        raise DecodeError(f"{where}: {exc.message}") from None
+    except RecursionError:
+        raise DecodeError(f"resourceSpans[{ri}]: values nested too deeply") from None
+    return out
+
+
+def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
+    trace_id = sp.trace_id
+    span_id = sp.span_id
+    parent = sp.parent_span_id
+    if len(trace_id) != 16:
+        raise DecodeError(f"traceId: expected 16 bytes, got {len(trace_id)}")
+    if len(span_id) != 8:
+        raise DecodeError(f"spanId: expected 8 bytes, got {len(span_id)}")
+    if parent:
+        if len(parent) != 8:
+            raise DecodeError(f"parentSpanId: expected 8 bytes, got {len(parent)}")
+        parent_hex = None if parent == _ZERO_SPAN_ID else parent.hex()
+    else:
+        parent_hex = None
+    kind = sp.kind
+    status = sp.status
+    code = status.code
+    return Span(
+        trace_id.hex(),
+        span_id.hex(),
+        parent_hex,
+        sp.name,
+        _KINDS[kind] if 0 <= kind < 6 else "UNSPECIFIED",  # proto3 enums are open
+        sp.start_time_unix_nano or None,  # 0 is proto3's "not set"
+        sp.end_time_unix_nano or None,
+        _STATUSES[code] if 0 <= code < 3 else "UNSET",
+        status.message,
+        _attrs(sp.attributes),
+        [_event(ev) for ev in sp.events] if sp.events else [],
+        [_link(ln) for ln in sp.links] if sp.links else [],
+        resource,
+        scope,
+        sp.dropped_attributes_count,
+        sp.dropped_events_count,
+        sp.dropped_links_count,
+    )
+
+
+def _event(ev: Any) -> Event:
+    return Event(
+        ev.name, ev.time_unix_nano or None, _attrs(ev.attributes), ev.dropped_attributes_count
+    )
+
+
+def _link(ln: Any) -> Link:
+    if len(ln.trace_id) != 16 or len(ln.span_id) != 8:
+        raise DecodeError("links: traceId must be 16 bytes and spanId 8 bytes")
+    return Link(ln.trace_id.hex(), ln.span_id.hex(), _attrs(ln.attributes))
+
+
+def _attrs(kvs: Any) -> Attributes:
+    out: Attributes = {}
+    for kv in kvs:
+        av = kv.value
+        which = av.WhichOneof("value")
+        out[kv.key] = av.string_value if which == "string_value" else _value(av, which)
+    return out
+
+
+def _value(av: Any, which: str | None) -> Any:
+    if which == "string_value":
+        return av.string_value
+    if which is None:
+        return None
+    if which == "int_value":
+        return av.int_value
+    if which == "bool_value":
+        return av.bool_value
+    if which == "double_value":
+        return av.double_value
+    if which == "array_value":
+        return [_value(x, x.WhichOneof("value")) for x in av.array_value.values]
+    if which == "kvlist_value":
+        return _attrs(av.kvlist_value.values)
+    if which == "bytes_value":
+        return av.bytes_value
+    raise DecodeError(f"unsupported AnyValue member {which!r}")
+
+
+# ---- encoding -------------------------------------------------------------------------
+
+
+def spans_to_proto_request(spans: Iterable[Span]) -> ExportTraceServiceRequest:
+    """Spans → one request; spans sharing a Resource object share a ResourceSpans block."""
+    request = ExportTraceServiceRequest()
+    # Keyed by id(); the Resource is kept in the value so its id cannot be reused meanwhile.
+    blocks: dict[int, tuple[Resource, Any, dict[tuple[str, str], Any]]] = {}
+    for span in spans:
+        resource = span.resource
+        block = blocks.get(id(resource))
+        if block is None:
+            rs = request.resource_spans.add()
+            rs.resource.SetInParent()
+            _fill(rs.resource.attributes, resource.attributes)
+            rs.resource.dropped_attributes_count = resource.dropped_attributes_count
+            block = blocks[id(resource)] = (resource, rs, {})
+        scope_key = (span.scope.name, span.scope.version)
+        ss = block[2].get(scope_key)
+        if ss is None:
+            ss = block[1].scope_spans.add()
+            ss.scope.name, ss.scope.version = scope_key
+            block[2][scope_key] = ss
+        _encode_span(ss.spans.add(), span)
+    return request
+
+
+def _encode_span(ps: Any, span: Span) -> None:
+    ps.trace_id = bytes.fromhex(span.trace_id)
+    ps.span_id = bytes.fromhex(span.span_id)
+    if span.parent_span_id:
+        ps.parent_span_id = bytes.fromhex(span.parent_span_id)
+    ps.name = span.name
+    ps.kind = _KIND_NUMBER.get(span.kind, 0)
+    if span.start_ns:
+        ps.start_time_unix_nano = span.start_ns
+    if span.end_ns:
+        ps.end_time_unix_nano = span.end_ns
+    status = ps.status
+    status.SetInParent()  # present even when UNSET, as the SDK and the Collector write it
+    status.code = _STATUS_NUMBER.get(span.status_code, 0)
+    status.message = span.status_message
+    _fill(ps.attributes, span.attributes)
+    for event in span.events:
+        pe = ps.events.add()
+        pe.name = event.name
+        if event.time_ns:
+            pe.time_unix_nano = event.time_ns
+        _fill(pe.attributes, event.attributes)
+        pe.dropped_attributes_count = event.dropped_attributes_count
+    for link in span.links:
+        pl = ps.links.add()
+        pl.trace_id = bytes.fromhex(link.trace_id)
+        pl.span_id = bytes.fromhex(link.span_id)
+        _fill(pl.attributes, link.attributes)
+    ps.dropped_attributes_count = span.dropped_attributes_count
+    ps.dropped_events_count = span.dropped_events_count
+    ps.dropped_links_count = span.dropped_links_count
+
+
+def _fill(kvs: Any, attributes: Attributes) -> None:
+    for key, value in attributes.items():
+        kv: KeyValue = kvs.add()
+        kv.key = key
+        _set_value(kv.value, value)
+
+
+def _set_value(av: AnyValue, value: Any) -> None:
+    if value is None:
+        return  # the empty AnyValue
+    if isinstance(value, str):
+        av.string_value = value
+    elif isinstance(value, bool):
+        av.bool_value = value
+    elif isinstance(value, int):
+        if not -(1 << 63) <= value < 1 << 63:
+            raise ValueError(f"integer attribute out of int64 range: {value}")
+        av.int_value = value
+    elif isinstance(value, float):
+        av.double_value = value
+    elif isinstance(value, bytes | bytearray | memoryview):
+        av.bytes_value = bytes(value)
+    elif isinstance(value, list | tuple):
+        array = av.array_value
+        array.SetInParent()
+        for item in value:
+            _set_value(array.values.add(), item)
+    elif isinstance(value, dict):
+        kvlist = av.kvlist_value
+        kvlist.SetInParent()
+        _fill(kvlist.values, value)
+    else:
+        raise TypeError(f"cannot encode attribute value of type {type(value).__name__}")
+
+
+def request_to_json_dict(request: ExportTraceServiceRequest | TracesData) -> dict[str, Any]:
+    """OTLP/JSON as the spec writes it: camelCase, hex ids, enum ints, int64 as strings."""
+    doc = json_format.MessageToDict(request, use_integers_for_enums=True)
+    for rs in doc.get("resourceSpans", ()):
+        for ss in rs.get("scopeSpans", ()):
+            for sp in ss.get("spans", ()):
+                _hex_ids(sp)
+                for link in sp.get("links", ()):
+                    _hex_ids(link)
+    return doc
+
+
+def spans_to_json_dict(spans: Iterable[Span]) -> dict[str, Any]:
+    """Spans → an OTLP/JSON ExportTraceServiceRequest document."""
+    return request_to_json_dict(spans_to_proto_request(spans))
+
+
+def _hex_ids(obj: dict[str, Any]) -> None:
+    # protobuf's JSON mapping writes bytes as base64; OTLP/JSON wants ids in hex.
+    for key in ("traceId", "spanId", "parentSpanId"):
+        value = obj.get(key)
+        if value:
+            obj[key] = base64.b64decode(value).hex()
