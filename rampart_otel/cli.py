@@ -85,6 +85,62 @@ def inspect(
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
 
 
+# -- collector: live OTLP receiver and the audit of its verdicts ---------------------------
+
+
+@app.command()
+def collect(
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Collector settings (YAML); see collector/.")
+    ] = None,
+    http: Annotated[
+        str | None, typer.Option(help="OTLP/HTTP HOST:PORT, or off. [default: 127.0.0.1:4318]")
+    ] = None,
+    grpc: Annotated[
+        str | None, typer.Option(help="OTLP/gRPC HOST:PORT, or off. [default: 127.0.0.1:4317]")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Segments and results.db. [default: ./rampart-data]")
+    ] = None,
+    policy: Annotated[
+        list[Path] | None, typer.Option(help="Policy file; repeat for several.")
+    ] = None,
+    auth_token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_AUTH_TOKEN",
+            show_envvar=True,
+            help="Require 'Authorization: Bearer TOKEN' from clients.",
+        ),
+    ] = None,
+) -> None:
+    """Receive OTLP traces, store them durably, and score each run as it completes."""
+    from rampart_otel.collector.commands import collect as run_collect
+    from rampart_otel.collector.config import ConfigError
+
+    try:
+        run_collect(config, http, grpc, data_dir, policy, auth_token)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
+@app.command()
+def audit(
+    data_dir: Annotated[Path, typer.Option(help="The collector's data directory.")],
+    json_output: Annotated[
+        bool, typer.Option("--json", help="JSON report (rampart-otel/report@1).")
+    ] = False,
+) -> None:
+    """List the verdicts the collector has stored."""
+    from rampart_otel.collector.commands import audit as run_audit
+    from rampart_otel.collector.config import ConfigError
+
+    try:
+        run_audit(data_dir, json_output, sys.stdout)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+
+
 def main() -> None:
     try:
         app()

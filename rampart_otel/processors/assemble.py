@@ -22,10 +22,11 @@ DEFAULT_IDLE_SPANS = 50_000
 
 
 class _OpenTrace:
-    __slots__ = ("last_seen", "session_id", "spans")
+    __slots__ = ("first_seen", "last_seen", "session_id", "spans")
 
-    def __init__(self) -> None:
+    def __init__(self, now: float = 0.0) -> None:
         self.spans: dict[str, Span] = {}  # by span id: a re-sent span is one span
+        self.first_seen = now
         self.last_seen = 0.0
         self.session_id: str | None = None
 
@@ -52,11 +53,25 @@ class _OpenSession:
 
 
 class RunAssembler:
-    """Feed span batches with ``add``; collect completed runs; ``flush`` at end of input."""
+    """Feed span batches with ``add``; collect completed runs; ``flush`` at end of input.
 
-    def __init__(self, group_by: GroupBy = "trace", idle: float = DEFAULT_IDLE_SPANS) -> None:
+    ``max_wait``: a trace still incomplete this long after its first span is emitted
+    anyway (a live collector cannot wait forever for a root span that may never end).
+    ``remember_revisions=False`` leaves revision numbering to the caller, so a long-running
+    caller does not keep every run id it ever emitted.
+    """
+
+    def __init__(
+        self,
+        group_by: GroupBy = "trace",
+        idle: float = DEFAULT_IDLE_SPANS,
+        max_wait: float | None = None,
+        remember_revisions: bool = True,
+    ) -> None:
         self.group_by = group_by
         self.idle = idle
+        self.max_wait = max_wait
+        self.remember_revisions = remember_revisions
         self._open: OrderedDict[str, _OpenTrace] = OrderedDict()
         self._stalled: dict[str, _OpenTrace] = {}  # idle but a top span is still open
         self._sessions: OrderedDict[str, _OpenSession] = OrderedDict()
@@ -71,7 +86,7 @@ class RunAssembler:
         for span in spans:
             trace = open_traces.get(span.trace_id)
             if trace is None:
-                trace = self._stalled.pop(span.trace_id, None) or _OpenTrace()
+                trace = self._stalled.pop(span.trace_id, None) or _OpenTrace(now)
                 open_traces[span.trace_id] = trace
             else:
                 open_traces.move_to_end(span.trace_id)
@@ -94,12 +109,23 @@ class RunAssembler:
                 done.extend(self._complete(trace_id, trace, now))
             else:
                 self._stalled[trace_id] = trace
+        if self.max_wait is not None and self._stalled:
+            oldest = now - self.max_wait
+            for trace_id in [t for t, tr in self._stalled.items() if tr.first_seen <= oldest]:
+                done.extend(self._complete(trace_id, self._stalled.pop(trace_id), now))
         while self._sessions:
             session_id, session = next(iter(self._sessions.items()))
             if session.last_seen > deadline:
                 break
             del self._sessions[session_id]
             done.append(self._session_run(session_id, session))
+        return done
+
+    def emit_complete(self, now: float) -> list[Run]:
+        """Every open trace whose top spans have all ended, idle or not: a graceful stop."""
+        done: list[Run] = []
+        for trace_id in [t for t, trace in self._open.items() if trace.is_complete()]:
+            done.extend(self._complete(trace_id, self._open.pop(trace_id), now))
         return done
 
     def flush(self) -> list[Run]:
@@ -135,7 +161,8 @@ class RunAssembler:
         self, run_id: str, trace_ids: list[str], spans: list[Span], session_id: str | None
     ) -> Run:
         revision = self._revisions.get(run_id, -1) + 1
-        self._revisions[run_id] = revision
+        if self.remember_revisions:
+            self._revisions[run_id] = revision
         return Run(run_id, trace_ids, spans, session_id=session_id, revision=revision)
 
 

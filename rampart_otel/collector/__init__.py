@@ -1,0 +1,1 @@
+"""The live collector: receivers, durable storage, and scoring of each finished run."""

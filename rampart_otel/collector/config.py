@@ -1,0 +1,160 @@
+"""Collector settings: one pydantic model, read from YAML, overridden by the command line.
+
+Every setting has a safe default (loopback only, durable acknowledgement, bounded
+memory), so ``rampart-otel collect`` with no file is a working local collector.
+``collector/rampart-otel.yaml`` documents each key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+MiB = 1024 * 1024
+
+
+class ConfigError(ValueError):
+    """A configuration file or option that cannot be used; the message is one line."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def parse_endpoint(value: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` (``[v6]:PORT`` for IPv6) to a pair; ``off`` disables the receiver."""
+    text = value.strip()
+    if text.lower() in ("off", "none", "disabled", ""):
+        return None
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected HOST:PORT or 'off', got {value!r}")
+    host = host.strip("[]") or "127.0.0.1"
+    return host, int(port)
+
+
+class ReceiverConfig(_Section):
+    endpoint: str = "127.0.0.1:4318"
+
+    @field_validator("endpoint")
+    @classmethod
+    def _valid(cls, value: str) -> str:
+        parse_endpoint(value)
+        return value
+
+    @property
+    def address(self) -> tuple[str, int] | None:
+        return parse_endpoint(self.endpoint)
+
+
+class GrpcConfig(ReceiverConfig):
+    endpoint: str = "127.0.0.1:4317"
+    max_workers: int = Field(8, ge=1, le=256)
+
+
+class LimitsConfig(_Section):
+    max_request_bytes: int = Field(20 * MiB, ge=1024)  # the OTLP spec's recommended 20 MiB
+    queue_max_bytes: int = Field(64 * MiB, ge=1)
+    queue_max_requests: int = Field(1024, ge=1)
+    retry_after_seconds: int = Field(1, ge=0, le=3600)
+    backpressure_status: Literal[429, 503] = 503
+
+
+class StorageConfig(_Section):
+    segment_max_bytes: int = Field(64 * MiB, ge=4096)
+    fsync: bool = True  # false only for throwaway test runs: acknowledgement is then not durable
+
+
+class AssemblyConfig(_Section):
+    group_by: Literal["trace", "session"] = "trace"
+    idle_seconds: float = Field(5.0, gt=0)
+    max_wait_seconds: float = Field(300.0, gt=0)
+    late_cache_runs: int = Field(1000, ge=0)
+
+
+class ScoringConfig(_Section):
+    nice: int = Field(10, ge=0, le=19)
+    assume_coverage: list[str] = Field(default_factory=list)
+
+
+class CollectorConfig(_Section):
+    http: ReceiverConfig = Field(default_factory=ReceiverConfig)
+    grpc: GrpcConfig = Field(default_factory=GrpcConfig)
+    data_dir: Path = Path("rampart-data")
+    policies: list[Path] = Field(default_factory=list)
+    auth_token: str | None = None
+    auth_token_file: Path | None = None
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    assembly: AssemblyConfig = Field(default_factory=AssemblyConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    shutdown_timeout_seconds: float = Field(30.0, gt=0)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    def token(self) -> str | None:
+        """The bearer token clients must send, if any (the file wins; trailing newline cut)."""
+        if self.auth_token_file is not None:
+            try:
+                text = self.auth_token_file.read_text(encoding="utf-8").strip()
+            except OSError as error:
+                raise ConfigError(f"auth_token_file: {error}") from None
+            if not text:
+                raise ConfigError(f"auth_token_file {self.auth_token_file} is empty")
+            return text
+        return self.auth_token or None
+
+
+def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> CollectorConfig:
+    """The file's settings (if any) with non-None ``overrides`` (dotted keys) on top."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise ConfigError(f"{path}: {error.strerror or error}") from None
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+            raise ConfigError(f"{path}{where}: not valid YAML") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+        data = loaded
+    for dotted, value in (overrides or {}).items():
+        if value is None:
+            continue
+        target = data
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            target = target.setdefault(key, {})
+        target[leaf] = value
+    try:
+        config = CollectorConfig.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        origin = f"{path}: " if path is not None else ""
+        raise ConfigError(f"{origin}{where}: {first['msg']}") from None
+    if path is not None:  # relative paths written in a file are relative to that file
+        given = {key for key, value in (overrides or {}).items() if value is not None}
+        base = path.parent
+        if "data_dir" not in given:
+            config.data_dir = _under(base, config.data_dir)
+        if "policies" not in given:
+            config.policies = [_under(base, policy) for policy in config.policies]
+        if config.auth_token_file is not None and "auth_token_file" not in given:
+            config.auth_token_file = _under(base, config.auth_token_file)
+    return config
+
+
+def _under(base: Path, path: Path) -> Path:
+    return path if path.is_absolute() else base / path
+
+
+def env_token() -> str | None:
+    return os.environ.get("RAMPART_OTEL_AUTH_TOKEN") or None

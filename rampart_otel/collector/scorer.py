@@ -1,0 +1,353 @@
+"""The scoring path: tail the segments, assemble runs, normalize, evaluate, store verdicts.
+
+It reads only what storage already holds, so live scoring and recovery after a crash are
+one code path: on start it resumes from the checkpoint stored with the last results (the
+first record of the oldest trace still open then), and runs found already scored (same
+span ids) are skipped. It runs in its own process (``run_process``), at a lower priority:
+acknowledging data never waits for scoring, and a slow policy only makes scoring lag.
+
+A late span for an emitted run is merged with the run's earlier spans while they are still
+cached (``late_cache_runs``) and scored as the next revision; a run whose span set is
+already covered by stored revisions is never scored again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import signal
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from rampart_otel.collector.config import CollectorConfig
+from rampart_otel.model import Run, Span
+from rampart_otel.processors.assemble import RunAssembler
+from rampart_otel.receivers.errors import DecodeError
+from rampart_otel.receivers.otlp_proto import spans_from_proto_bytes
+from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
+from rampart_otel.storage.segments import list_segments, read_records
+
+log = logging.getLogger(__name__)
+
+READ_BUDGET = 4 * 1024 * 1024  # bytes read per step, so expiry and reports keep ticking
+Position = tuple[int, int]  # (segment sequence number, byte offset)
+
+
+@dataclass(slots=True)
+class Stats:
+    spans_decoded: int = 0
+    decode_errors: int = 0
+    runs_scored: int = 0
+    runs_skipped: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+
+class Scorer:
+    """One step at a time (``step``), so a caller decides when to report and when to stop."""
+
+    def __init__(
+        self,
+        segments_dir: Path,
+        store: ResultsStore,
+        evaluate: Callable[[Run], list[ResultRow]],
+        idle: float,
+        max_wait: float,
+        group_by: str = "trace",
+        late_cache_runs: int = 1000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.segments_dir = segments_dir
+        self.store = store
+        self.evaluate = evaluate
+        self.clock = clock
+        self.assembler = RunAssembler(
+            group_by,  # type: ignore[arg-type]
+            idle=idle,
+            max_wait=max_wait,
+            remember_revisions=False,
+        )
+        self.late_cache_runs = late_cache_runs
+        self._recent: OrderedDict[str, dict[str, Span]] = OrderedDict()
+        self._first: dict[str, Position] = {}  # open trace -> its first record's position
+        self.stats = Stats()
+        start = store.checkpoint()
+        if start is None:
+            segments = list_segments(segments_dir)
+            start = (segments[0][0], 0) if segments else (1, 0)
+        self.position: Position = start
+
+    # -- reading -----------------------------------------------------------------------
+
+    def step(self, budget: int = READ_BUDGET) -> int:
+        """Read up to ``budget`` new bytes, score what completed; the bytes read."""
+        read = 0
+        runs: list[Run] = []
+        now = self.clock()
+        seq, offset = self.position
+        segments = list_segments(self.segments_dir)
+        for index, (number, path) in enumerate(segments):
+            if number < seq:
+                continue
+            if number > seq:
+                seq, offset = number, 0
+            for start, end, payload in read_records(path, offset):
+                runs.extend(self._ingest(payload, (seq, start), now))
+                read += end - offset
+                offset = end
+                if read >= budget:
+                    break
+            self.position = (seq, offset)
+            if read >= budget or index == len(segments) - 1:
+                break
+            # A newer segment was listed before we read, so this one was already final:
+            # bytes left over are not a record being written but a damaged tail.
+            size = path.stat().st_size
+            if size > offset:
+                log.warning("segment %s: skipping %d unreadable bytes", path.name, size - offset)
+        runs.extend(self.assembler.expire(now))
+        self._score(runs)
+        return read
+
+    def lag_bytes(self) -> int:
+        seq, offset = self.position
+        behind = 0
+        for number, path in list_segments(self.segments_dir):
+            if number >= seq:
+                with contextlib.suppress(OSError):
+                    behind += path.stat().st_size - (offset if number == seq else 0)
+        return max(behind, 0)
+
+    def drain(self) -> None:
+        """Shutting down: read everything stored and score every run already complete.
+
+        Incomplete traces stay unscored: the checkpoint keeps them, the next start reads them.
+        """
+        while self.step():
+            pass
+        self._score(self.assembler.emit_complete(self.clock()))
+
+    def _ingest(self, payload: bytes, where: Position, now: float) -> list[Run]:
+        try:
+            spans = spans_from_proto_bytes(payload)
+        except DecodeError as error:  # validated on receipt, so this is a decoder gap
+            self.stats.decode_errors += 1
+            log.error("segment %d@%d: %s", where[0], where[1], error)
+            return []
+        self.stats.spans_decoded += len(spans)
+        first = self._first
+        for span in spans:
+            if span.trace_id not in first:
+                first[span.trace_id] = where
+        return self.assembler.add(spans, now)
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def _score(self, runs: list[Run]) -> None:
+        with self.store.transaction() as txn:
+            for run in runs:
+                run = self._with_earlier_spans(run)
+                packed, digest = span_set(span.span_id for span in run.spans)
+                latest, seen = self.store.scored_span_ids(run.run_id)
+                for trace_id in run.trace_ids:
+                    self._first.pop(trace_id, None)
+                if latest >= 0 and {bytes.fromhex(s.span_id) for s in run.spans} <= seen:
+                    self.stats.runs_skipped += 1
+                    continue
+                run.revision = latest + 1
+                rows = self.evaluate(run)
+                service = rows[0].service if rows else _service(run)
+                started = rows[0].started_at_ns if rows else None
+                txn.add_run(
+                    run.run_id, run.revision, packed, digest, run.trace_ids, service, started
+                )
+                for row in rows:
+                    txn.add_result(row)
+                    self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
+                self.stats.runs_scored += 1
+            txn.set_checkpoint(*self.checkpoint())
+
+    def checkpoint(self) -> Position:
+        """Where a restart must read from: the first record of the oldest open trace."""
+        return min(self._first.values(), default=self.position)
+
+    def _with_earlier_spans(self, run: Run) -> Run:
+        if self.late_cache_runs <= 0:
+            return run
+        cached = self._recent.pop(run.run_id, None)
+        if cached is not None:
+            for span in run.spans:
+                known = cached.get(span.span_id)
+                if known is None or known.end_ns is None:
+                    cached[span.span_id] = span
+            run = Run(
+                run.run_id, run.trace_ids, list(cached.values()), run.session_id, run.revision
+            )
+        else:
+            cached = {span.span_id: span for span in run.spans}
+        self._recent[run.run_id] = cached
+        while len(self._recent) > self.late_cache_runs:
+            self._recent.popitem(last=False)
+        return run
+
+    @property
+    def open_traces(self) -> int:
+        return self.assembler.open_traces
+
+
+def _service(run: Run) -> str | None:
+    for span in run.spans:
+        name = span.resource.service_name
+        if name:
+            return name
+    return None
+
+
+# -- evaluation --------------------------------------------------------------------------
+
+
+def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Callable[[Run], list]:
+    """Normalize a run and evaluate every check of every policy on it."""
+    from rampart_otel.collector.result_json import check_result_to_dict
+    from rampart_otel.evaluation import evaluate_policy, load_policy
+    from rampart_otel.processors.normalize import normalize
+
+    policies = [load_policy(path) for path in policy_paths]
+
+    def evaluate(run: Run) -> list[ResultRow]:
+        scored_at = time.time()
+        try:
+            agent_run = normalize(run)
+        except Exception as error:  # a run that cannot be read is an ERROR verdict per check
+            log.exception("normalize failed for run %s", run.run_id)
+            return [
+                ResultRow(
+                    run.run_id,
+                    run.revision,
+                    policy.name,
+                    check.id,
+                    "error",
+                    _service(run),
+                    None,
+                    scored_at,
+                    {
+                        "run_id": run.run_id,
+                        "revision": run.revision,
+                        "trace_ids": run.trace_ids,
+                        "policy": policy.name,
+                        "check": check.id,
+                        "polarity": check.polarity,
+                        "status": "error",
+                        "summary": f"Run could not be read: {type(error).__name__}: {error}",
+                    },
+                )
+                for policy in policies
+                for check in policy.checks
+            ]
+        rows: list[ResultRow] = []
+        for policy in policies:
+            for result in evaluate_policy(agent_run, policy, assume_coverage):
+                document = check_result_to_dict(result)
+                document["revision"] = run.revision
+                document["policy"] = policy.name
+                rows.append(
+                    ResultRow(
+                        run.run_id,
+                        run.revision,
+                        policy.name,
+                        result.check_id,
+                        result.status.value,
+                        result.service,
+                        result.started_at_ns,
+                        scored_at,
+                        document,
+                    )
+                )
+        return rows
+
+    return evaluate
+
+
+# -- the scorer process ------------------------------------------------------------------
+
+REPORT_EVERY = 0.5
+
+
+def run_process(config_json: str, conn: Connection) -> None:
+    """Process entry point: score until the parent says drain, or goes away."""
+    _die_with_parent()
+    config = CollectorConfig.model_validate_json(config_json)
+    logging.basicConfig(
+        level=config.log_level.upper(), format="rampart-otel scorer: %(levelname)s %(message)s"
+    )
+    with contextlib.suppress(OSError):
+        os.nice(config.scoring.nice)
+    data_dir = config.data_dir
+    lock = (data_dir / ".scorer.lock").open("w")
+    fcntl.flock(lock, fcntl.LOCK_EX)  # an orphan of a killed collector must finish first
+    store = ResultsStore(data_dir / "results.db")
+    try:
+        evaluate = make_evaluator(config.policies, config.scoring.assume_coverage)
+    except Exception as error:
+        conn.send({"fatal": f"{type(error).__name__}: {error}"})
+        return
+    scorer = Scorer(
+        data_dir / "segments",
+        store,
+        evaluate,
+        idle=config.assembly.idle_seconds,
+        max_wait=config.assembly.max_wait_seconds,
+        group_by=config.assembly.group_by,
+        late_cache_runs=config.assembly.late_cache_runs,
+    )
+    verdicts = store.status_counts()
+    scorer.stats.verdicts = verdicts
+    last_report = 0.0
+    try:
+        while True:
+            read = scorer.step()
+            now = time.monotonic()
+            if now - last_report >= REPORT_EVERY:
+                conn.send(_report(scorer))
+                last_report = now
+            if conn.poll(0 if read else 0.1):
+                message = conn.recv()
+                if message == "drain":
+                    scorer.drain()
+                    conn.send(_report(scorer) | {"drained": True})
+                    return
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the collector is gone: stop where we are, the checkpoint is consistent
+    finally:
+        store.close()
+        lock.close()
+
+
+def _report(scorer: Scorer) -> dict[str, Any]:
+    stats = scorer.stats
+    return {
+        "open_traces": scorer.open_traces,
+        "verdicts": dict(stats.verdicts),
+        "runs_scored": stats.runs_scored,
+        "runs_skipped": stats.runs_skipped,
+        "spans_decoded": stats.spans_decoded,
+        "decode_errors": stats.decode_errors,
+        "lag_bytes": scorer.lag_bytes(),
+    }
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this process when the collector dies, even by SIGKILL."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the collector decides when to stop
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -1,0 +1,366 @@
+"""The collector, wired: receivers → durable segments → (scorer process) → results.db.
+
+Ingest and scoring are decoupled through storage: a request is acknowledged once its
+bytes are fsync'd, and the scorer process reads the same segments on its own schedule.
+So acknowledgement never waits for a policy, a crash loses nothing acknowledged, and
+the scorer resumes where its stored checkpoint says.
+
+Stopping (SIGTERM, SIGINT, ``request_stop``): stop accepting, finish in-flight requests,
+flush the writer, let the scorer read everything and score what is complete, close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import multiprocessing
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO
+
+import uvicorn
+
+from rampart_otel.collector.config import CollectorConfig, ConfigError
+from rampart_otel.collector.metrics import Metrics
+from rampart_otel.collector.scorer import run_process
+from rampart_otel.receivers.otlp_grpc import TraceService, make_server
+from rampart_otel.receivers.otlp_http import OTLPHttpApp
+from rampart_otel.storage.segments import SegmentWriter
+
+log = logging.getLogger("rampart_otel.collector")
+
+
+@dataclass(slots=True)
+class Bound:
+    """Where the receivers actually listen (a configured port 0 picks a free one)."""
+
+    http: tuple[str, int] | None = None
+    grpc: tuple[str, int] | None = None
+
+
+class _Uvicorn(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # the collector owns the signals and stops every part in order
+
+
+def _http_implementation() -> str:
+    try:
+        import httptools  # noqa: F401
+    except ImportError:
+        return "h11"
+    return "httptools"
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port} (HTTP): {error.strerror}") from None
+    return sock
+
+
+class ScorerProcess:
+    """The scorer in its own process, restarted if it dies; reports feed ``/metrics``."""
+
+    def __init__(self, config: CollectorConfig, metrics: Metrics) -> None:
+        self.config_json = config.model_dump_json()
+        self.metrics = metrics
+        self.context = multiprocessing.get_context("spawn")
+        self.process: multiprocessing.process.BaseProcess | None = None
+        self.conn: multiprocessing.connection.Connection | None = None
+        self.stopping = False
+        self.fatal: str | None = None
+        self._drained = threading.Event()
+        self._pump: threading.Thread | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.is_alive()
+
+    def start(self) -> None:
+        parent, child = self.context.Pipe()
+        self.process = self.context.Process(
+            target=run_process, args=(self.config_json, child), name="rampart-otel-scorer"
+        )
+        self.process.start()
+        child.close()
+        self.conn = parent
+        self._pump = threading.Thread(target=self._receive, name="scorer-reports", daemon=True)
+        self._pump.start()
+
+    def _receive(self) -> None:
+        conn = self.conn
+        assert conn is not None
+        while True:
+            try:
+                report = conn.recv()
+            except (EOFError, OSError):
+                break
+            if "fatal" in report:
+                self.fatal = str(report["fatal"])
+                log.error("scorer cannot start: %s", self.fatal)
+                continue
+            with self.metrics._lock:
+                self.metrics.scorer = report
+            if report.get("drained"):
+                self._drained.set()
+        if self.process is not None:
+            self.process.join(5)
+        if not self.stopping and self.fatal is None:
+            log.error("scorer exited unexpectedly (code %s); restarting", self._exitcode())
+            time.sleep(1.0)
+            if not self.stopping:
+                self.start()
+
+    def _exitcode(self) -> int | None:
+        return self.process.exitcode if self.process is not None else None
+
+    def drain(self, timeout: float) -> bool:
+        """Ask the scorer to finish; True if it scored everything complete in time."""
+        self.stopping = True
+        if self.process is None or self.conn is None:
+            return True
+        with contextlib.suppress(OSError):
+            self.conn.send("drain")
+        drained = self._drained.wait(timeout)
+        self.process.join(5 if drained else 0.1)
+        if self.process.is_alive():
+            log.error(
+                "scorer did not finish in %.0fs; stopping it (it resumes next start)", timeout
+            )
+            self.process.kill()
+            self.process.join(5)
+        return drained
+
+
+class Collector:
+    def __init__(self, config: CollectorConfig) -> None:
+        self.config = config
+        self.token = config.token()
+        data_dir = config.data_dir
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ConfigError(f"data_dir {data_dir}: {error.strerror or error}") from None
+        self._lock_file = self._lock(data_dir)
+        limits = config.limits
+        self.metrics = Metrics()
+        self.writer = SegmentWriter(
+            data_dir / "segments",
+            segment_max_bytes=config.storage.segment_max_bytes,
+            queue_max_bytes=limits.queue_max_bytes,
+            queue_max_requests=limits.queue_max_requests,
+            fsync=config.storage.fsync,
+        )
+        if self.writer.recovery.cut_bytes:
+            log.warning(
+                "recovered %s: cut %d bytes of an unacknowledged torn tail",
+                self.writer.recovery.segment,
+                self.writer.recovery.cut_bytes,
+            )
+        self.scorer = ScorerProcess(config, self.metrics) if config.policies else None
+        self._register_gauges()
+        self.bound = Bound()
+        self.ready = threading.Event()
+        self.stopped = threading.Event()
+        self.stopping = False
+        self.on_ready: Callable[[], None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+
+    @staticmethod
+    def _lock(data_dir: object) -> IO[str]:
+        handle = open(f"{data_dir}/.collector.lock", "w")  # noqa: SIM115 -- held until close
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise ConfigError(f"another collector is using the data directory {data_dir}") from None
+        return handle
+
+    def _register_gauges(self) -> None:
+        writer, gauge = self.writer, self.metrics.gauge
+        gauge(
+            "ingest_queue_requests",
+            "Requests waiting for their durable write.",
+            lambda: writer.queue_requests,
+        )
+        gauge(
+            "ingest_queue_bytes",
+            "Bytes waiting for their durable write.",
+            lambda: writer.queue_bytes,
+        )
+        gauge(
+            "ingest_queue_limit_bytes",
+            "Queue size at which requests are refused.",
+            lambda: writer.queue_max_bytes,
+        )
+        gauge(
+            "storage_group_commits",
+            "Group commits (one write and one fsync each).",
+            lambda: writer.groups,
+        )
+        gauge("storage_records", "Requests stored since start.", lambda: writer.records)
+        gauge(
+            "storage_bytes_written",
+            "Bytes appended to segments since start.",
+            lambda: writer.bytes_written,
+        )
+        gauge(
+            "storage_fsync_seconds",
+            "Time spent in fsync since start.",
+            lambda: writer.fsync_seconds,
+        )
+        gauge(
+            "storage_segment",
+            "Sequence number of the segment being written.",
+            lambda: writer.position[0],
+        )
+        if self.scorer is not None:
+            scorer = self.scorer
+            gauge("scorer_up", "1 while the scorer process runs.", lambda: int(scorer.alive))
+
+    def health(self) -> tuple[bool, str]:
+        if self.stopping:
+            return False, "shutting down"
+        if not self.writer.healthy:
+            return False, "storage failed: see the collector log"
+        if self.scorer is not None and self.scorer.fatal:
+            return True, f"ok (scoring disabled: {self.scorer.fatal})"
+        return True, "ok"
+
+    # -- running -------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Serve until SIGTERM/SIGINT, in the main thread."""
+        asyncio.run(self.serve(install_signals=True))
+
+    def start_in_thread(self, timeout: float = 60.0) -> threading.Thread:
+        """Serve in a background thread (tests, embedding); returns once listening."""
+        failure: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                asyncio.run(self.serve())
+            except BaseException as error:
+                failure.append(error)
+                self.ready.set()
+
+        thread = threading.Thread(target=target, name="rampart-otel-collector", daemon=True)
+        thread.start()
+        if not self.ready.wait(timeout):
+            raise TimeoutError("collector did not start")
+        if failure:
+            raise failure[0]
+        return thread
+
+    def request_stop(self) -> None:
+        """Thread-safe: begin the graceful stop."""
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            loop.call_soon_threadsafe(stop.set)
+
+    async def serve(self, install_signals: bool = False) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        config = self.config
+        try:
+            if install_signals:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    self._loop.add_signal_handler(sig, self._stop.set)
+            if self.scorer is not None:
+                self.scorer.start()
+            grpc_server = self._start_grpc()
+            http_server, http_task = await self._start_http()
+            self.ready.set()
+            if self.on_ready is not None:
+                self.on_ready()
+            await self._stop.wait()
+            self.stopping = True
+            log.info("stopping: no new requests; finishing those in flight")
+            if http_server is not None:
+                http_server.should_exit = True
+            grace = config.shutdown_timeout_seconds
+            if grpc_server is not None:
+                await asyncio.to_thread(lambda: grpc_server.stop(grace).wait())
+            if http_task is not None:
+                await http_task
+        finally:
+            await asyncio.to_thread(self._close)
+
+    def _close(self) -> None:
+        self.writer.close()
+        if self.scorer is not None:
+            drained = self.scorer.drain(self.config.shutdown_timeout_seconds)
+            log.info("scorer %s", "finished" if drained else "stopped before finishing")
+        self._lock_file.close()
+        self.stopped.set()
+
+    def _start_grpc(self) -> object | None:
+        address = self.config.grpc.address
+        if address is None:
+            return None
+        service = TraceService(
+            self.writer, self.metrics, self.token, self.config.limits.retry_after_seconds
+        )
+        try:
+            server, port = make_server(
+                service,
+                *address,
+                max_request_bytes=self.config.limits.max_request_bytes,
+                max_workers=self.config.grpc.max_workers,
+            )
+        except (OSError, RuntimeError) as error:
+            raise ConfigError(
+                f"cannot listen on {address[0]}:{address[1]} (gRPC): {error}"
+            ) from None
+        server.start()
+        self.bound.grpc = (address[0], port)
+        return server
+
+    async def _start_http(self) -> tuple[_Uvicorn | None, asyncio.Task[None] | None]:
+        address = self.config.http.address
+        if address is None:
+            return None, None
+        limits = self.config.limits
+        app = OTLPHttpApp(
+            self.writer,
+            self.metrics,
+            max_request_bytes=limits.max_request_bytes,
+            token=self.token,
+            retry_after=limits.retry_after_seconds,
+            backpressure_status=limits.backpressure_status,
+            health=self.health,
+        )
+        sock = _listen(*address)
+        self.bound.http = (address[0], sock.getsockname()[1])
+        server = _Uvicorn(
+            uvicorn.Config(
+                app,
+                http=_http_implementation(),
+                lifespan="off",
+                log_config=None,
+                access_log=False,
+                log_level="warning",
+                timeout_graceful_shutdown=int(self.config.shutdown_timeout_seconds),
+                backlog=2048,
+            )
+        )
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            if task.done():
+                task.result()
+                raise ConfigError("HTTP receiver did not start")
+            await asyncio.sleep(0.01)
+        return server, task

@@ -1,0 +1,1 @@
+"""Durable storage of received spans and of the verdicts given on them."""
