@@ -1,0 +1,133 @@
+"""The collector as a process: SIGKILL mid-load loses nothing acknowledged and scores every
+run exactly once after a restart; SIGTERM drains and scores what is complete."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+from collector.harness import (
+    POLICY,
+    make_traces,
+    span_keys,
+    spawn,
+    stored_spans,
+    wait_for,
+    write_config,
+)
+
+
+def config(tmp_path: Path, idle: float, max_wait: float = 60) -> Path:
+    write_config(tmp_path / "policy.yaml", POLICY)
+    return write_config(
+        tmp_path / f"collector-{idle}-{max_wait}.yaml",
+        f"policies: [policy.yaml]\n"
+        f"assembly:\n  idle_seconds: {idle}\n  max_wait_seconds: {max_wait}\n"
+        f"shutdown_timeout_seconds: 60\n",
+    )
+
+
+def scored(data_dir: Path) -> list[tuple[str, int]]:
+    path = data_dir / "results.db"
+    if not path.exists():
+        return []
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return list(db.execute("SELECT run_id, revision FROM runs"))
+    except sqlite3.OperationalError:  # schema not created yet
+        return []
+    finally:
+        db.close()
+
+
+def result_count(data_dir: Path) -> int:
+    db = sqlite3.connect(f"file:{data_dir / 'results.db'}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT count(*) FROM results").fetchone()[0]
+    finally:
+        db.close()
+
+
+def test_sigkill_mid_load_then_restart_loses_nothing_and_scores_once(tmp_path):
+    logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
+    data_dir = tmp_path / "data"
+    settings = config(tmp_path, idle=0.5)
+    collector = spawn(data_dir, settings)
+    acked_spans: set[tuple[str, str]] = set()
+    acked_traces: set[str] = set()
+    lock = threading.Lock()
+    stop = threading.Event()
+    batches = [0]
+
+    def client() -> None:
+        sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=3)
+        while not stop.is_set():
+            spans = make_traces(20)
+            if sender.export(spans) is SpanExportResult.SUCCESS:
+                with lock:
+                    acked_spans.update(span_keys(spans))
+                    acked_traces.update(f"{s.context.trace_id:032x}" for s in spans)
+                    batches[0] += 1
+
+    threads = [threading.Thread(target=client) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        wait_for(lambda: batches[0] >= 40, 120, "40 acknowledged batches")
+        collector.kill()  # SIGKILL mid-load: the scorer goes down with it
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+    assert acked_spans <= stored_spans(data_dir)
+
+    restarted = spawn(data_dir, settings)
+    try:
+        wait_for(
+            lambda: acked_traces <= {run_id for run_id, _ in scored(data_dir)},
+            120,
+            "every acknowledged trace to be scored",
+        )
+        wait_for(lambda: restarted.metrics()["rampart_otel_scoring_lag_bytes"] == 0, 60, "lag 0")
+        assert restarted.terminate() == 0
+    finally:
+        if restarted.process.poll() is None:
+            restarted.kill()
+    runs = scored(data_dir)
+    run_ids = [run_id for run_id, _ in runs]
+    assert len(run_ids) == len(set(run_ids)), "a run was scored twice"
+    assert all(revision == 0 for _, revision in runs)
+    assert result_count(data_dir) == 2 * len(runs)  # two checks per run, once each
+    assert acked_spans <= stored_spans(data_dir)
+
+
+def test_sigterm_drains_scores_complete_runs_and_the_rest_resumes(tmp_path):
+    data_dir = tmp_path / "data"
+    collector = spawn(data_dir, config(tmp_path, idle=300, max_wait=300))
+    complete = make_traces(5)
+    incomplete = make_traces(1)
+    incomplete[0]._end_time = None  # its root span never ended
+    sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+    assert sender.export(complete + incomplete) is SpanExportResult.SUCCESS
+    assert collector.terminate() == 0
+    log = collector.log.read_text()
+    assert "scorer finished" in log
+    complete_ids = {f"{s.context.trace_id:032x}" for s in complete}
+    assert {run_id for run_id, _ in scored(data_dir)} == complete_ids
+    assert span_keys(complete + incomplete) <= stored_spans(data_dir)
+
+    # The incomplete trace was kept for the next start, which scores it after max_wait.
+    restarted = spawn(data_dir, config(tmp_path, idle=0.2, max_wait=1))
+    try:
+        wait_for(lambda: len(scored(data_dir)) == 6, 120, "the incomplete trace to be scored")
+        assert restarted.terminate() == 0
+    finally:
+        if restarted.process.poll() is None:
+            restarted.kill()
+    run_ids = [run_id for run_id, _ in scored(data_dir)]
+    assert len(run_ids) == len(set(run_ids)) == 6

@@ -1,0 +1,143 @@
+"""The scoring path over real segments: each run scored once, replays skipped, late spans
+re-scored as a new revision with the run's earlier spans, incomplete traces not forever."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+from collector.harness import POLICY, make_traces, write_config
+from rampart_otel.collector.scorer import Scorer, make_evaluator
+from rampart_otel.model import Resource, Scope, Span
+from rampart_otel.processors.assemble import RunAssembler
+from rampart_otel.storage.results import ResultsStore
+from rampart_otel.storage.segments import SegmentWriter
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def setup(tmp_path: Path, clock: Clock) -> tuple[SegmentWriter, Scorer]:
+    policy = write_config(tmp_path / "policy.yaml", POLICY)
+    writer = SegmentWriter(tmp_path / "segments")
+    scorer = new_scorer(tmp_path, clock, policy)
+    return writer, scorer
+
+
+def new_scorer(tmp_path: Path, clock: Clock, policy: Path | None = None) -> Scorer:
+    policy = policy or tmp_path / "policy.yaml"
+    return Scorer(
+        tmp_path / "segments",
+        ResultsStore(tmp_path / "results.db"),
+        make_evaluator([policy], []),
+        idle=5,
+        max_wait=60,
+        clock=clock,
+    )
+
+
+def runs(store: ResultsStore) -> list[tuple[str, int, int]]:
+    return list(
+        store.db.execute("SELECT run_id, revision, span_count FROM runs ORDER BY run_id, revision")
+    )
+
+
+def test_each_completed_run_is_scored_once_and_replay_skips_it(tmp_path):
+    clock = Clock()
+    writer, scorer = setup(tmp_path, clock)
+    spans = make_traces(4, tool="delete_file")
+    writer.append_wait(encode_spans(spans).SerializeToString(), 30)
+    scorer.step()
+    assert runs(scorer.store) == []  # not idle yet
+    clock.now = 10
+    scorer.step()
+    scored = runs(scorer.store)
+    assert len(scored) == 4 and all(rev == 0 and count == 3 for _, rev, count in scored)
+    statuses = [r.status for r in scorer.store.results()]
+    assert sorted(statuses) == ["undetermined"] * 4 + ["unsafe"] * 4
+
+    # A restart replays from the stored checkpoint; a replay from scratch scores nothing new.
+    scorer.store.db.execute("DELETE FROM checkpoint")
+    again = new_scorer(tmp_path, clock)
+    again.step()
+    clock.now = 30
+    again.step()
+    assert runs(again.store) == scored
+    assert again.stats.runs_skipped == 4
+
+
+def test_checkpoint_stays_at_the_oldest_open_trace(tmp_path):
+    clock = Clock()
+    writer, scorer = setup(tmp_path, clock)
+    open_trace = make_traces(1)
+    open_trace[0]._end_time = None  # the root has not ended yet
+    writer.append_wait(encode_spans(open_trace).SerializeToString(), 30)
+    writer.append_wait(encode_spans(make_traces(2)).SerializeToString(), 30)
+    scorer.step()
+    clock.now = 10
+    scorer.step()
+    assert len(runs(scorer.store)) == 2
+    assert scorer.store.checkpoint() == (1, 0)  # the open trace's record is read again
+    assert scorer.open_traces == 1
+    clock.now = 100  # past max_wait: scored incomplete rather than never
+    scorer.step()
+    assert len(runs(scorer.store)) == 3
+    assert scorer.store.checkpoint() == scorer.position
+
+
+def test_late_span_is_a_new_revision_with_the_earlier_spans(tmp_path):
+    clock = Clock()
+    writer, scorer = setup(tmp_path, clock)
+    spans = make_traces(1)
+    writer.append_wait(encode_spans(spans[:2]).SerializeToString(), 30)
+    scorer.step()
+    clock.now = 10
+    scorer.step()
+    writer.append_wait(encode_spans(spans[2:]).SerializeToString(), 30)
+    scorer.step()
+    clock.now = 20
+    scorer.step()
+    trace_id = f"{spans[0].context.trace_id:032x}"
+    assert runs(scorer.store) == [(trace_id, 0, 2), (trace_id, 1, 3)]
+    assert {r.revision for r in scorer.store.results()} == {0, 1}
+
+
+def test_drain_scores_complete_traces_without_waiting_for_idle(tmp_path):
+    clock = Clock()
+    writer, scorer = setup(tmp_path, clock)
+    complete = make_traces(2)
+    incomplete = make_traces(1)
+    incomplete[0]._end_time = None
+    writer.append_wait(encode_spans(complete + incomplete).SerializeToString(), 30)
+    scorer.drain()
+    assert len(runs(scorer.store)) == 2
+    assert scorer.open_traces == 1
+
+
+def _span(trace: str, span_id: str, parent: str | None = None, ended: bool = True) -> Span:
+    return Span(
+        trace, span_id, parent, span_id, "INTERNAL", 1, 2 if ended else None, "UNSET", "",
+        {}, [], [], Resource({}), Scope(),
+    )  # fmt: skip
+
+
+def test_assembler_max_wait_emits_a_trace_whose_root_never_ends():
+    assembler = RunAssembler(idle=1, max_wait=10)
+    assembler.add([_span("t1", "root", ended=False)], now=0)
+    assert assembler.expire(now=5) == []
+    assert assembler.open_traces == 1
+    assert [run.run_id for run in assembler.expire(now=11)] == ["t1"]
+
+
+def test_assembler_emit_complete_and_caller_numbered_revisions():
+    assembler = RunAssembler(idle=100, remember_revisions=False)
+    assembler.add([_span("t1", "root"), _span("t2", "root", ended=False)], now=0)
+    assert [run.run_id for run in assembler.emit_complete(now=1)] == ["t1"]
+    assembler.add([_span("t1", "late", "root")], now=2)
+    assert [run.revision for run in assembler.flush()] == [0, 0]

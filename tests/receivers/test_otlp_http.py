@@ -1,0 +1,254 @@
+"""OTLP/HTTP receiver, driven by the real OTLP/HTTP exporter and by hand-made bad requests.
+
+Each refusal must carry the right status, and never cost the collector its service or
+any data it had already acknowledged.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from collector.harness import InProcess, make_traces, span_keys, start_in_process, stored_spans
+from google.rpc.status_pb2 import Status
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+PROTOBUF = "application/x-protobuf"
+LIMIT = 64 * 1024
+
+
+def post(
+    url: str, body: bytes, content_type: str = PROTOBUF, **headers: str
+) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(
+        url, data=body, method="POST", headers={"Content-Type": content_type, **headers}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def exporter(url: str, **kwargs: object) -> OTLPSpanExporter:
+    return OTLPSpanExporter(endpoint=url, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcess]:
+    running = start_in_process(
+        tmp_path_factory.mktemp("http") / "data", **{"limits.max_request_bytes": LIMIT}
+    )
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def acknowledged() -> set[tuple[str, str]]:
+    """Spans acknowledged by any test of this module: all must be stored at the end."""
+    return set()
+
+
+def send_ok(collector: InProcess, acknowledged: set[tuple[str, str]], **kwargs: object) -> None:
+    spans = make_traces(3)
+    assert exporter(collector.traces_url, **kwargs).export(spans) is SpanExportResult.SUCCESS
+    acknowledged |= span_keys(spans)
+
+
+def test_protobuf_from_the_real_exporter_is_stored(collector, acknowledged):
+    send_ok(collector, acknowledged)
+    assert acknowledged <= stored_spans(collector.data_dir)
+
+
+def test_gzip_from_the_real_exporter_is_stored(collector, acknowledged):
+    send_ok(collector, acknowledged, compression=Compression.Gzip)
+    assert acknowledged <= stored_spans(collector.data_dir)
+
+
+def test_json_is_accepted_and_answered_in_json(collector, acknowledged):
+    spans = make_traces(2)
+    document = _otlp_json(spans)
+    status, headers, body = post(
+        collector.traces_url, json.dumps(document).encode(), "application/json"
+    )
+    assert status == 200
+    assert headers["content-type"] == "application/json"
+    assert "partialSuccess" not in json.loads(body)
+    acknowledged |= span_keys(spans)
+    assert span_keys(spans) <= stored_spans(collector.data_dir)
+
+
+def test_partly_bad_data_is_a_partial_success(collector, acknowledged):
+    spans = make_traces(2)
+    document = _otlp_json(spans)
+    bad = dict(document["resourceSpans"][0]["scopeSpans"][0]["spans"][0], spanId="00" * 8)
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"].append(bad)
+    status, _, body = post(collector.traces_url, json.dumps(document).encode(), "application/json")
+    assert status == 200
+    partial = json.loads(body)["partialSuccess"]
+    assert int(partial["rejectedSpans"]) == 1
+    assert "span id" in partial["errorMessage"]
+    acknowledged |= span_keys(spans)
+    assert span_keys(spans) <= stored_spans(collector.data_dir)
+
+
+def test_malformed_protobuf_is_400_with_a_status(collector, acknowledged):
+    status, headers, body = post(collector.traces_url, b"\x0a\xff\xff\xff\xff\x0f garbage")
+    assert status == 400
+    assert headers["content-type"] == PROTOBUF
+    assert Status.FromString(body).message.startswith("not a valid ExportTraceServiceRequest")
+    send_ok(collector, acknowledged)
+
+
+def test_malformed_json_is_400_with_a_json_status(collector, acknowledged):
+    status, headers, body = post(collector.traces_url, b'{"resourceSpans": [', "application/json")
+    assert status == 400
+    assert headers["content-type"] == "application/json"
+    assert "invalid JSON" in json.loads(body)["message"]
+    send_ok(collector, acknowledged)
+
+
+def test_wrong_content_type_is_415(collector, acknowledged):
+    status, _, body = post(collector.traces_url, b"hello", "text/plain")
+    assert status == 415
+    assert "unsupported content type" in Status.FromString(body).message
+    send_ok(collector, acknowledged)
+
+
+def test_wrong_method_is_405(collector):
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        urllib.request.urlopen(collector.traces_url, timeout=30)
+    assert raised.value.code == 405
+    assert raised.value.headers["allow"] == "POST"
+
+
+def test_oversized_body_is_413(collector, acknowledged):
+    status, _, _ = post(collector.traces_url, b"\x00" * (LIMIT + 1))
+    assert status == 413
+    send_ok(collector, acknowledged)
+
+
+def test_gzip_bomb_is_413_without_inflating_it(collector, acknowledged):
+    bomb = gzip.compress(b"\x00" * (50 * 1024 * 1024), compresslevel=9)
+    assert len(bomb) < LIMIT
+    status, _, body = post(collector.traces_url, bomb, PROTOBUF, **{"Content-Encoding": "gzip"})
+    assert status == 413
+    assert "decompressed" in Status.FromString(body).message
+    send_ok(collector, acknowledged)
+
+
+def test_real_exporter_does_not_retry_a_400(collector):
+    # A span with an all-zero trace id is bad data: the whole request is refused.
+    spans = make_traces(1, spans_per_trace=1)
+    request = encode_spans(spans)
+    request.resource_spans[0].scope_spans[0].spans[0].trace_id = bytes(16)
+    status, _, body = post(collector.traces_url, request.SerializeToString())
+    assert status == 400
+    assert "trace id" in Status.FromString(body).message
+
+
+def test_healthz_and_metrics(collector):
+    with urllib.request.urlopen(collector.http_url + "/healthz", timeout=30) as response:
+        assert response.status == 200
+    with urllib.request.urlopen(collector.http_url + "/metrics", timeout=30) as response:
+        text = response.read().decode()
+    for name in (
+        "rampart_otel_spans_received_total",
+        "rampart_otel_spans_rejected_total",
+        "rampart_otel_ingest_queue_requests",
+        "rampart_otel_open_traces",
+        "rampart_otel_verdicts_total",
+    ):
+        assert name in text
+    assert 'rampart_otel_requests_total{transport="http",code="413"}' in text
+
+
+def test_everything_acknowledged_is_still_stored(collector, acknowledged):
+    assert acknowledged
+    assert acknowledged <= stored_spans(collector.data_dir)
+
+
+# -- authentication --------------------------------------------------------------------
+
+
+def test_missing_or_wrong_token_is_401(tmp_path):
+    running = start_in_process(tmp_path / "data", auth_token="s3cret")
+    try:
+        spans = make_traces(1)
+        body = encode_spans(spans).SerializeToString()
+        status, headers, _ = post(running.traces_url, body)
+        assert status == 401
+        assert headers["www-authenticate"].startswith("Bearer")
+        status, _, _ = post(running.traces_url, body, Authorization="Bearer wrong")
+        assert status == 401
+        assert exporter(running.traces_url).export(spans) is SpanExportResult.FAILURE
+        good = exporter(running.traces_url, headers={"Authorization": "Bearer s3cret"})
+        assert good.export(spans) is SpanExportResult.SUCCESS
+        assert stored_spans(running.data_dir) == span_keys(spans)
+    finally:
+        running.stop()
+
+
+# -- backpressure ----------------------------------------------------------------------
+
+
+def test_full_queue_is_503_with_retry_after_and_the_exporter_delivers_in_the_end(tmp_path):
+    running = start_in_process(tmp_path / "data", **{"limits.queue_max_requests": 2})
+    writer = running.collector.writer
+    try:
+        writer.pause()  # nothing is written: the queue fills up
+        batches = [make_traces(2) for _ in range(6)]
+        results: list[SpanExportResult] = []
+        threads = [
+            threading.Thread(
+                target=lambda b=batch: results.append(exporter(running.traces_url).export(b))
+            )
+            for batch in batches
+        ]
+        for thread in threads:
+            thread.start()
+        # While paused, a direct request sees the refusal and its Retry-After.
+        status, headers, body = post(
+            running.traces_url, encode_spans(make_traces(1)).SerializeToString()
+        )
+        assert status == 503
+        assert headers["retry-after"] == "1"
+        assert Status.FromString(body).code == 14  # UNAVAILABLE
+        writer.pause(False)
+        for thread in threads:
+            thread.join(60)
+        assert results == [SpanExportResult.SUCCESS] * len(batches)
+        expected = set().union(*(span_keys(batch) for batch in batches))
+        assert expected <= stored_spans(running.data_dir)
+        assert writer.queue_requests == 0
+    finally:
+        writer.pause(False)
+        running.stop()
+
+
+def _otlp_json(spans) -> dict:
+    """OTLP/JSON as the spec writes it: hex ids, camelCase, int64 as strings."""
+    from google.protobuf import json_format
+
+    document = json_format.MessageToDict(encode_spans(spans))
+    for rs in document["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = _b64_to_hex(span[key])
+    return document
+
+
+def _b64_to_hex(value: str) -> str:
+    import base64
+
+    return base64.b64decode(value).hex()
