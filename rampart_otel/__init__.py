@@ -1,3 +1,52 @@
 """rampart-otel: safety verdicts from agents' OpenTelemetry traces."""
 
 __version__ = "0.1.0"
+
+from rampart_otel.evaluation import (
+    Check,
+    CheckResult,
+    EvalOutcome,
+    EvalResult,
+    Evaluator,
+    Evidence,
+    Policy,
+    PolicyError,
+    SafetyStatus,
+    contains,
+    evaluate_check,
+    evaluate_policy,
+    glob,
+    load_policy,
+    not_,
+    not_in,
+    one_of,
+    regex,
+    response_contains,
+    side_effect,
+    tool_called,
+)
+
+__all__ = [
+    "Check",
+    "CheckResult",
+    "EvalOutcome",
+    "EvalResult",
+    "Evaluator",
+    "Evidence",
+    "Policy",
+    "PolicyError",
+    "SafetyStatus",
+    "__version__",
+    "contains",
+    "evaluate_check",
+    "evaluate_policy",
+    "glob",
+    "load_policy",
+    "not_",
+    "not_in",
+    "one_of",
+    "regex",
+    "response_contains",
+    "side_effect",
+    "tool_called",
+]

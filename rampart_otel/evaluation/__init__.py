@@ -1,0 +1,72 @@
+"""The evaluation engine: evaluators, matchers, policies, verdicts and population statistics."""
+
+from rampart_otel.evaluation.assume import assume_run, channel_key_error, is_channel_key
+from rampart_otel.evaluation.errors import PolicyError
+from rampart_otel.evaluation.evaluators import (
+    Evaluator,
+    response_contains,
+    side_effect,
+    tool_called,
+)
+from rampart_otel.evaluation.expression import parse_detect
+from rampart_otel.evaluation.matchers import (
+    Matcher,
+    contains,
+    glob,
+    not_,
+    not_in,
+    one_of,
+    regex,
+)
+from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
+from rampart_otel.evaluation.policy import Check, Policy, load_policy, parse_policy
+from rampart_otel.evaluation.population import (
+    PopulationReport,
+    PopulationSummary,
+    Rate,
+    summarize_population,
+    wilson_interval,
+)
+from rampart_otel.evaluation.verdict import (
+    CheckResult,
+    SafetyStatus,
+    evaluate_check,
+    evaluate_policy,
+    resolve,
+)
+
+__all__ = [
+    "Check",
+    "CheckResult",
+    "EvalOutcome",
+    "EvalResult",
+    "Evaluator",
+    "Evidence",
+    "Matcher",
+    "Policy",
+    "PolicyError",
+    "PopulationReport",
+    "PopulationSummary",
+    "Rate",
+    "SafetyStatus",
+    "assume_run",
+    "channel_key_error",
+    "contains",
+    "evaluate_check",
+    "evaluate_policy",
+    "glob",
+    "is_channel_key",
+    "load_policy",
+    "not_",
+    "not_in",
+    "one_of",
+    "parse_detect",
+    "parse_policy",
+    "regex",
+    "resolve",
+    "response_contains",
+    "side_effect",
+    "summarize_population",
+    "tool_called",
+    "wilson_interval",
+]

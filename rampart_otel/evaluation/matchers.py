@@ -1,0 +1,314 @@
+"""Three-valued value matchers for tool arguments, side-effect details and response text.
+
+A matcher answers True, False, or None for "unknown": a value the trace did not capture
+(a missing detail, an absent argument) cannot be said to match or not to match, and
+saying False there would turn "not recorded" into "did not happen".
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Final
+
+
+class _Missing:
+    """The value of a key the trace did not carry."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final = _Missing()
+
+Scalar = str | int | float | bool
+_SCALARS = (str, int, float, bool)
+
+
+def is_missing(value: Any) -> bool:
+    """None counts as missing: OTLP has no null attribute, so None means "not captured"."""
+    return value is MISSING or value is None
+
+
+class Matcher(ABC):
+    """Base of all matchers; ``match`` is three-valued and must not raise on any value."""
+
+    __slots__ = ()
+
+    def match(self, value: Any) -> bool | None:
+        """True / False, or None when ``value`` is missing (or the inner answer is unknown)."""
+        if is_missing(value):
+            return None
+        return self._match_present(value)
+
+    @abstractmethod
+    def _match_present(self, value: Any) -> bool | None: ...
+
+    @abstractmethod
+    def describe(self, subject: str) -> str:
+        """A readable condition on ``subject`` for rationales, e.g. ``host not in ['a']``."""
+
+
+def _same(value: Any, literal: Any) -> bool:
+    """Equality that keeps booleans apart from numbers and compares lists with tuples."""
+    if isinstance(literal, (list, tuple)):
+        return (
+            isinstance(value, (list, tuple))
+            and len(value) == len(literal)
+            and all(_same(v, lit) for v, lit in zip(value, literal, strict=True))
+        )
+    if isinstance(value, bool) != isinstance(literal, bool):
+        return False
+    if isinstance(value, (list, tuple, dict)):
+        return False
+    try:
+        return bool(value == literal)
+    except Exception:  # a hostile __eq__ cannot come from a trace, but stay total
+        return False
+
+
+def _texts(value: Any) -> list[str]:
+    """The texts a pattern is tried on: a string, a number's text, each item of a list."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bool):
+        return ["true" if value else "false"]
+    if isinstance(value, (int, float)):
+        return [str(value)]
+    if isinstance(value, (list, tuple)):
+        return [
+            text
+            for item in value
+            if not isinstance(item, (list, tuple, dict))
+            for text in _texts(item)
+        ]
+    return []
+
+
+def _check_scalar(value: Any, what: str) -> None:
+    if not isinstance(value, _SCALARS):
+        raise TypeError(f"{what} must be a string, number or boolean, not {type(value).__name__}")
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class Equals(Matcher):
+    """A bare literal: equal value (booleans never equal numbers)."""
+
+    literal: Scalar | tuple[Scalar, ...]
+
+    def _match_present(self, value: Any) -> bool:
+        return _same(value, self.literal)
+
+    def describe(self, subject: str) -> str:
+        return f"{subject} == {_literal_repr(self.literal)}"
+
+    def __repr__(self) -> str:
+        return _literal_repr(self.literal)
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class Regex(Matcher):
+    """``re.search`` anywhere in the text; numbers by their text, lists if any item matches."""
+
+    pattern: str
+    compiled: re.Pattern[str] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pattern, str):
+            raise TypeError(f"regex() takes a string pattern, not {type(self.pattern).__name__}")
+        try:
+            object.__setattr__(self, "compiled", re.compile(self.pattern))
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression {self.pattern!r}: {exc}") from None
+
+    def _match_present(self, value: Any) -> bool:
+        return any(self.compiled.search(text) for text in _texts(value))
+
+    def describe(self, subject: str) -> str:
+        return f"{subject} matches regex {self.pattern!r}"
+
+    def __repr__(self) -> str:
+        return f"regex({self.pattern!r})"
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class Glob(Matcher):
+    """Shell-style pattern over the whole text, case-sensitive (``fnmatchcase``)."""
+
+    pattern: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pattern, str):
+            raise TypeError(f"glob() takes a string pattern, not {type(self.pattern).__name__}")
+
+    def _match_present(self, value: Any) -> bool:
+        return any(fnmatchcase(text, self.pattern) for text in _texts(value))
+
+    def describe(self, subject: str) -> str:
+        return f"{subject} matches glob {self.pattern!r}"
+
+    def __repr__(self) -> str:
+        return f"glob({self.pattern!r})"
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class Contains(Matcher):
+    """Substring of a string, item of a list, key of a mapping (case-sensitive)."""
+
+    item: Scalar
+
+    def __post_init__(self) -> None:
+        _check_scalar(self.item, "contains() argument")
+
+    def _match_present(self, value: Any) -> bool:
+        if isinstance(value, str):
+            needle = self.item if isinstance(self.item, str) else _texts(self.item)[0]
+            return needle in value
+        if isinstance(value, (list, tuple)):
+            return any(_same(item, self.item) for item in value)
+        if isinstance(value, dict):
+            return isinstance(self.item, str) and self.item in value
+        return False
+
+    def describe(self, subject: str) -> str:
+        return f"{subject} contains {self.item!r}"
+
+    def __repr__(self) -> str:
+        return f"contains({self.item!r})"
+
+
+def _literal_list(values: Any, name: str) -> tuple[Scalar, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+        raise TypeError(f"{name}() takes a list of values, not {type(values).__name__}")
+    for item in values:
+        _check_scalar(item, f"each value of {name}()")
+    return tuple(values)
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class OneOf(Matcher):
+    """Equal to one of the listed values."""
+
+    values: tuple[Scalar, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", _literal_list(self.values, "one_of"))
+
+    def _match_present(self, value: Any) -> bool:
+        return any(_same(value, item) for item in self.values)
+
+    def describe(self, subject: str) -> str:
+        return f"{subject} in {list(self.values)!r}"
+
+    def __repr__(self) -> str:
+        return f"one_of({list(self.values)!r})"
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class NotIn(Matcher):
+    """Present and equal to none of the listed values (an allow-list)."""
+
+    values: tuple[Scalar, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", _literal_list(self.values, "not_in"))
+
+    def _match_present(self, value: Any) -> bool:
+        return not any(_same(value, item) for item in self.values)
+
+    def describe(self, subject: str) -> str:
+        return f"{subject} not in {list(self.values)!r}"
+
+    def __repr__(self) -> str:
+        return f"not_in({list(self.values)!r})"
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class Not(Matcher):
+    """Negation; unknown stays unknown."""
+
+    inner: Matcher
+
+    def match(self, value: Any) -> bool | None:
+        inner = self.inner.match(value)
+        return None if inner is None else not inner
+
+    def _match_present(self, value: Any) -> bool | None:  # pragma: no cover - match overrides
+        return self.match(value)
+
+    def describe(self, subject: str) -> str:
+        return f"not ({self.inner.describe(subject)})"
+
+    def __repr__(self) -> str:
+        return f"not_({self.inner!r})"
+
+
+def _literal_repr(literal: Any) -> str:
+    return repr(list(literal)) if isinstance(literal, tuple) else repr(literal)
+
+
+def as_matcher(value: Any) -> Matcher:
+    """A matcher as is; a bare literal (or list of literals) as equality."""
+    if isinstance(value, Matcher):
+        return value
+    if value is None:
+        raise TypeError("None cannot be matched: a missing value is always unknown")
+    if isinstance(value, (list, tuple)):
+        return Equals(_literal_list(value, "a list literal"))
+    _check_scalar(value, "a bare literal")
+    return Equals(value)
+
+
+def regex(pattern: str) -> Matcher:
+    """Matches when ``re.search(pattern, text)`` finds the pattern anywhere."""
+    return Regex(pattern)
+
+
+def glob(pattern: str) -> Matcher:
+    """Matches the whole text against a shell-style pattern, case-sensitively."""
+    return Glob(pattern)
+
+
+def contains(item: Scalar) -> Matcher:
+    """Substring for strings, membership for lists, key membership for mappings."""
+    return Contains(item)
+
+
+def one_of(values: list[Scalar] | tuple[Scalar, ...]) -> Matcher:
+    """Equal to one of ``values``."""
+    return OneOf(tuple(values) if isinstance(values, list) else values)
+
+
+def not_in(values: list[Scalar] | tuple[Scalar, ...]) -> Matcher:
+    """Present and equal to none of ``values``; a missing value is unknown."""
+    return NotIn(tuple(values) if isinstance(values, list) else values)
+
+
+def not_(matcher: Matcher | Scalar) -> Matcher:
+    """Negates a matcher (or a literal's equality); unknown stays unknown."""
+    return Not(as_matcher(matcher))
+
+
+def all_match(matchers: dict[str, Matcher], values: Any) -> bool | None:
+    """Kleene AND of ``key -> matcher`` over a mapping; missing keys are unknown."""
+    result: bool | None = True
+    for key, matcher in matchers.items():
+        value = values.get(key, MISSING) if isinstance(values, dict) else MISSING
+        answer = matcher.match(value)
+        if answer is False:
+            return False
+        if answer is None:
+            result = None
+    return result

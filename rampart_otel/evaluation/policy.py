@@ -1,0 +1,213 @@
+"""Policies: named checks with a polarity, from Python or from a YAML file.
+
+``load_policy`` never evaluates policy text: YAML is read with SafeLoader semantics and
+``detect`` strings are built from a whitelisted AST (see ``expression``). Every problem is
+a PolicyError located in the file.
+"""
+
+from __future__ import annotations
+
+from os import PathLike
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from rampart_otel.evaluation.assume import channel_key_error, is_channel_key
+from rampart_otel.evaluation.errors import PolicyError
+from rampart_otel.evaluation.evaluators import Evaluator
+from rampart_otel.evaluation.expression import parse_detect
+from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
+from rampart_otel.render import safe_text
+
+Polarity = Literal["attack", "probe"]
+
+POLICY_KEYS = ("policy", "version", "assume_coverage", "checks")
+CHECK_KEYS = ("id", "polarity", "harm_category", "description", "detect")
+
+
+def _one_line(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    if safe_text(value, None) != value:
+        raise ValueError("must be one line without control characters")
+    return value
+
+
+def _channel_key(value: str) -> str:
+    if not is_channel_key(value):
+        raise ValueError(channel_key_error(value))
+    return value
+
+
+Label = Annotated[str, AfterValidator(_one_line)]
+ChannelKey = Annotated[str, AfterValidator(_channel_key)]
+
+
+class Check(BaseModel):
+    """One named check: ``detect`` describes the harm (attack) or the expected behaviour (probe).
+
+    ``detect`` may be given as an Evaluator or as an expression string, parsed like a file's.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", frozen=True)
+
+    id: Label
+    detect: Evaluator
+    polarity: Polarity
+    harm_category: Label | None = None
+    description: str | None = None
+
+    @field_validator("detect", mode="before")
+    @classmethod
+    def _parse_detect(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_detect(value)
+        if not isinstance(value, Evaluator):
+            raise ValueError(
+                "detect must be an evaluator expression string, e.g. tool_called('send_email')"
+            )
+        return value
+
+
+class Policy(BaseModel):
+    """A named, versioned list of checks, and the channels it takes as observed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Label
+    version: int | str = 1
+    checks: list[Check] = Field(min_length=1)
+    assume_coverage: list[ChannelKey] = Field(default_factory=list)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError("version must be an integer or a string")
+        return value
+
+    @field_validator("assume_coverage", mode="before")
+    @classmethod
+    def _no_assumptions(cls, value: Any) -> Any:
+        return [] if value is None else value  # `assume_coverage:` with nothing after it
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Policy:
+        seen: set[str] = set()
+        for check in self.checks:
+            if check.id in seen:
+                raise ValueError(f"duplicate check id {check.id!r}")
+            seen.add(check.id)
+        return self
+
+    def check(self, check_id: str) -> Check:
+        """The check with ``check_id``; KeyError if there is none."""
+        for check in self.checks:
+            if check.id == check_id:
+                return check
+        raise KeyError(check_id)
+
+
+# --- loading --------------------------------------------------------------------------------
+
+
+def load_policy(path: str | PathLike[str]) -> Policy:
+    """Read, validate and build a policy file; raise PolicyError ``FILE:LINE:COL: message``."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise PolicyError(
+            source, None, None, f"cannot read policy file: {exc.strerror or exc}"
+        ) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise PolicyError(source, line, column, "not a UTF-8 text file") from None
+    return parse_policy(text, source)
+
+
+def parse_policy(text: str, source: str = "<policy>") -> Policy:
+    """Build a policy from YAML text; ``source`` names it in errors."""
+    if "\0" in text:
+        raise PolicyError(source, *index_position(text, text.index("\0")), "not a text file")
+    document = compose(text, source)
+    data = document.value
+    if document.root is None:
+        raise PolicyError(source, 1, 1, "the policy file is empty")
+    if not isinstance(data, dict):
+        raise document.error(
+            f"a policy must be a mapping with the keys {', '.join(POLICY_KEYS)}", document.root
+        )
+    for key in data:
+        if key not in POLICY_KEYS:
+            raise document.error(_unknown_key(key, POLICY_KEYS), document.key_nodes[(key,)])
+    checks = data.get("checks")
+    if isinstance(checks, list):
+        _prepare_checks(document, checks)
+    fields = {("name" if key == "policy" else key): value for key, value in data.items()}
+    try:
+        return Policy.model_validate(fields)
+    except ValidationError as exc:
+        raise _located(document, exc) from None
+
+
+def _prepare_checks(document: Document, checks: list[Any]) -> None:
+    """Parse each ``detect`` where it stands and reject repeated ids, before the schema."""
+    seen: dict[str, int] = {}
+    for index, check in enumerate(checks):
+        if not isinstance(check, dict):
+            continue
+        path = ("checks", index)
+        for key in check:
+            if key not in CHECK_KEYS:
+                raise document.error(
+                    _unknown_key(key, CHECK_KEYS), document.key_nodes[(*path, key)]
+                )
+        check_id = check.get("id")
+        if isinstance(check_id, str):
+            id_node = document.nodes[(*path, "id")]
+            if check_id in seen:
+                message = f"duplicate check id {check_id!r} (first at line {seen[check_id]})"
+                raise document.error(message, id_node)
+            seen[check_id] = id_node.start_mark.line + 1
+        detect = check.get("detect")
+        if isinstance(detect, str):
+            node = document.nodes[(*path, "detect")]
+            locate = scalar_locator(document.text, node)  # type: ignore[arg-type]
+            check["detect"] = parse_detect(detect, source=document.source, locate=locate)
+
+
+def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
+    return f"unknown key {key!r}; expected one of: {', '.join(allowed)}"
+
+
+def _located(document: Document, exc: ValidationError) -> PolicyError:
+    """The first schema error, at the YAML node it is about."""
+    error = exc.errors(include_url=False)[0]
+    loc = tuple(error["loc"])
+    path = tuple("policy" if i == 0 and part == "name" else part for i, part in enumerate(loc))
+    where = ".".join(str(part) if isinstance(part, str) else f"[{part}]" for part in path)
+    where = where.replace(".[", "[")
+    message = error["msg"]
+    context = error.get("ctx") or {}
+    if isinstance(context.get("error"), Exception):
+        message = str(context["error"])
+    if error["type"] == "missing":
+        parent = document.nearest(path[:-1])
+        return document.error(f"missing required key {path[-1]!r}", parent)
+    node = document.nearest(path)
+    if error["type"] == "too_short" and path == ("checks",):
+        message = "a policy needs at least one check"
+    return document.error(f"{where}: {message}" if where else message, node)

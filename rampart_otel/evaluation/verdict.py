@@ -1,0 +1,212 @@
+"""From an evaluator's outcome to a check's verdict on one run, with an honest summary.
+
+``evaluate_check`` never raises: an evaluator that crashes is an ERROR verdict for that
+(run, check), never a lost report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from rampart_otel.evaluation.assume import assume_run
+from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
+from rampart_otel.evaluation.policy import Check, Policy
+from rampart_otel.model import (
+    AgentRun,
+    ChannelCoverage,
+    Coverage,
+    CoverageSource,
+    ObservabilityLevel,
+)
+from rampart_otel.render import safe_text
+
+SHOWN = 2  # gaps / evidence items named before "and N more"
+ITEM_LIMIT = 400  # characters per named item
+RATIONALE_LIMIT = 600
+
+
+class SafetyStatus(StrEnum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    UNDETERMINED = "undetermined"
+    ERROR = "error"
+
+
+_ATTACK = {
+    EvalOutcome.DETECTED: SafetyStatus.UNSAFE,
+    EvalOutcome.NOT_DETECTED: SafetyStatus.SAFE,
+    EvalOutcome.UNDETERMINED: SafetyStatus.UNDETERMINED,
+}
+_PROBE = {
+    EvalOutcome.DETECTED: SafetyStatus.SAFE,
+    EvalOutcome.NOT_DETECTED: SafetyStatus.UNSAFE,
+    EvalOutcome.UNDETERMINED: SafetyStatus.UNDETERMINED,
+}
+
+
+def resolve(outcome: EvalOutcome, polarity: str) -> SafetyStatus:
+    """attack: the expression is the harm; probe: it is the expected behaviour."""
+    if polarity == "attack":
+        return _ATTACK[outcome]
+    if polarity == "probe":
+        return _PROBE[outcome]
+    raise ValueError(f"unknown polarity {polarity!r}")
+
+
+@dataclass(slots=True)
+class CheckResult:
+    """The verdict of one check on one run: one entry of a report's ``results``.
+
+    ``coverage`` is a snapshot (the run's coverage after assumptions); ``assumed_channels``
+    names the channels the verdict rests on that the trace did not itself show (source
+    ``declared`` or ``assumed``). ``outcome`` is None and ``error`` set for an ERROR.
+    Trace-supplied text is already safe in ``summary``, ``rationale``, ``evidence`` and
+    ``undetermined_operands``; ``service``, ``trace_ids`` and coverage reasons are raw.
+    """
+
+    run_id: str
+    trace_ids: list[str]
+    check_id: str
+    polarity: str
+    status: SafetyStatus
+    summary: str
+    evidence: list[Evidence] = field(default_factory=list)
+    undetermined_operands: list[str] = field(default_factory=list)
+    observability_level: ObservabilityLevel | None = None
+    coverage: Coverage | None = None
+    harm_category: str | None = None
+    service: str | None = None
+    started_at_ns: int | None = None
+    assumed_channels: dict[str, CoverageSource] = field(default_factory=dict)
+    rationale: str = ""
+    outcome: EvalOutcome | None = None
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status is SafetyStatus.SAFE
+
+
+def evaluate_check(run: AgentRun, check: Check) -> CheckResult:
+    """Evaluate one check on one run; any failure becomes an ERROR result, never an exception."""
+    result = _skeleton(run, check)
+    try:
+        evaluation = check.detect.evaluate(run)
+        if not isinstance(evaluation, EvalResult) or not isinstance(
+            evaluation.outcome, EvalOutcome
+        ):
+            raise TypeError(f"evaluator returned {type(evaluation).__name__}, not an EvalResult")
+        status = resolve(evaluation.outcome, check.polarity)
+        result.summary = summarize(status, check.polarity, evaluation)
+        result.status = status
+        result.outcome = evaluation.outcome
+        result.evidence = list(evaluation.evidence)
+        result.undetermined_operands = [
+            safe_text(g, None) for g in evaluation.undetermined_operands
+        ]
+        result.assumed_channels = dict(evaluation.assumed_channels)
+        result.rationale = safe_text(evaluation.rationale, None)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {safe_text(exc)}"
+        result.status = SafetyStatus.ERROR
+        result.summary = f"Evaluation error: {message}"
+        result.error = message
+        result.outcome = None
+    return result
+
+
+def evaluate_policy(
+    run: AgentRun, policy: Policy, assume_coverage: Iterable[str] = ()
+) -> list[CheckResult]:
+    """Every check of ``policy`` on ``run``, after the policy's and the caller's assumptions.
+
+    The caller's run is not changed. Raises ValueError only for an invalid channel key in
+    ``assume_coverage``, before evaluating anything.
+    """
+    run = assume_run(run, [*policy.assume_coverage, *assume_coverage])
+    return [evaluate_check(run, check) for check in policy.checks]
+
+
+def _skeleton(run: AgentRun, check: Check) -> CheckResult:
+    """The parts of a result that do not depend on the evaluation, read defensively."""
+    result = CheckResult(
+        run_id="",
+        trace_ids=[],
+        check_id=str(getattr(check, "id", "")),
+        polarity=str(getattr(check, "polarity", "")),
+        status=SafetyStatus.ERROR,
+        summary="Evaluation error: not evaluated",
+        harm_category=getattr(check, "harm_category", None),
+    )
+    try:
+        result.run_id = run.run_id
+        result.trace_ids = list(run.trace_ids)
+        result.service = run.service
+        result.started_at_ns = run.started_at_ns
+        result.observability_level = run.coverage.level
+        result.coverage = Coverage(
+            {
+                key: ChannelCoverage(channel.state, list(channel.reasons), channel.source)
+                for key, channel in run.coverage.channels.items()
+            },
+            run.coverage.level,
+        )
+    except Exception:  # a malformed run still gets a result; evaluation will report the error
+        pass
+    return result
+
+
+# --- summaries ------------------------------------------------------------------------------
+
+
+def _listed(items: list[str]) -> str:
+    """The first two items, then "and N more"."""
+    shown = "; ".join(items[:SHOWN])
+    rest = len(items) - SHOWN
+    return f"{shown} and {rest} more" if rest > 0 else shown
+
+
+def _gaps(evaluation: EvalResult) -> list[str]:
+    """Every distinct reason part of the evaluation stayed undetermined."""
+    reasons = list(evaluation.undetermined_operands)
+    if not reasons and evaluation.outcome is EvalOutcome.UNDETERMINED:
+        reasons = [evaluation.rationale]
+    rendered = (safe_text(reason, ITEM_LIMIT) for reason in reasons)
+    return list(dict.fromkeys(r for r in rendered if r.strip())) or (
+        ["no reason given"] if evaluation.outcome is EvalOutcome.UNDETERMINED else []
+    )
+
+
+def _evidence(evaluation: EvalResult) -> str:
+    items = []
+    for item in evaluation.evidence:
+        text = safe_text(item.text, ITEM_LIMIT)
+        items.append(f"{text} (span {safe_text(item.span_id, 40)})" if item.span_id else text)
+    items = list(dict.fromkeys(items))
+    return _listed(items) if items else _rationale(evaluation)
+
+
+def _rationale(evaluation: EvalResult) -> str:
+    return safe_text(evaluation.rationale, RATIONALE_LIMIT) or "no rationale given"
+
+
+def summarize(status: SafetyStatus, polarity: str, evaluation: EvalResult) -> str:
+    """One honest line: unsafe names the evidence, undetermined names every gap."""
+    gaps = _gaps(evaluation)
+    if status is SafetyStatus.UNDETERMINED:
+        return f"Undetermined: {_listed(gaps)}"
+    if status is SafetyStatus.UNSAFE:
+        if polarity == "attack":
+            return f"Attack detected: {_evidence(evaluation)}"
+        return f"Expected behaviour not detected: {_rationale(evaluation)}"
+    if status is SafetyStatus.SAFE:
+        if polarity == "attack":
+            line = f"Attack not detected: {_rationale(evaluation)}"
+        else:
+            line = f"Expected behaviour detected: {_evidence(evaluation)}"
+        if gaps:
+            line += f", but part of the evaluation was undetermined: {_listed(gaps)}"
+        return line
+    return f"Evaluation error: {_rationale(evaluation)}"

@@ -1,0 +1,322 @@
+"""Leaf evaluators and the central rule: NOT_DETECTED only over observed channels."""
+
+from __future__ import annotations
+
+import pytest
+
+from rampart_otel.evaluation.evaluators import response_contains, side_effect, tool_called
+from rampart_otel.evaluation.matchers import glob, not_in, regex
+from rampart_otel.evaluation.outcome import EvalOutcome, Evidence
+from rampart_otel.model import CoverageSource
+
+from .factory import STATES, TRACE, call, channel, effect, make_run, observed_everywhere
+
+D = EvalOutcome.DETECTED
+N = EvalOutcome.NOT_DETECTED
+U = EvalOutcome.UNDETERMINED
+
+ABSENT_OUTCOME = {"observed": N, "partial": U, "unobserved": U, "assumed": N, "declared": N}
+SOURCE = {"assumed": CoverageSource.ASSUMED, "declared": CoverageSource.DECLARED}
+
+
+def with_state(key: str, state: str) -> dict[str, str]:
+    channels = observed_everywhere("http_request")
+    channels[key] = state
+    return channels
+
+
+# --- the coverage matrix, per evaluator -------------------------------------------------------
+
+CASES = [
+    # (name, evaluator, channel key it reads, run content with a match, without one)
+    (
+        "tool_called",
+        tool_called("send_email"),
+        "tool_calls",
+        {"tool_calls": [call("send_email", {"to": "a@b.c"})]},
+        {"tool_calls": [call("search", {"q": "x"})]},
+    ),
+    (
+        "tool_called_args",
+        tool_called("send_email", to=glob("*@evil.com")),
+        "tool_calls.arguments",
+        {"tool_calls": [call("send_email", {"to": "x@evil.com"})]},
+        {"tool_calls": [call("send_email", {"to": "x@good.com"})]},
+    ),
+    (
+        "side_effect",
+        side_effect("http_request", host=not_in(["api.example.com"])),
+        "side_effects.http_request",
+        {"side_effects": [effect("http_request", host="evil.com", url="https://evil.com/x")]},
+        {"side_effects": [effect("http_request", host="api.example.com", url="https://a")]},
+    ),
+    (
+        "response_contains",
+        response_contains("password"),
+        "response",
+        {"response": "Your PASSWORD is hunter2"},
+        {"response": "Done."},
+    ),
+]
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize(("name", "evaluator", "key", "hit", "miss"), CASES)
+def test_evidence_detects_under_any_coverage(name, evaluator, key, hit, miss, state):
+    result = evaluator.evaluate(make_run(channels=with_state(key, state), **hit))
+    assert result.outcome is D, result.rationale
+    assert result.evidence and result.evidence[0].trace_id == TRACE
+    assert result.undetermined_operands == []
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize(("name", "evaluator", "key", "hit", "miss"), CASES)
+def test_absence_needs_observed_channel(name, evaluator, key, hit, miss, state):
+    result = evaluator.evaluate(make_run(channels=with_state(key, state), **miss))
+    assert result.outcome is ABSENT_OUTCOME[state], result.rationale
+    assert result.evidence == []
+    if result.outcome is U:
+        assert result.rationale.startswith(f"{key} is {state} (test: {state})")
+        assert "cannot rule out" in result.rationale
+    if state in SOURCE:
+        assert result.assumed_channels == {key: SOURCE[state]}
+        assert f"{key} {state}: " in result.rationale
+    else:
+        assert result.assumed_channels == {}
+
+
+@pytest.mark.parametrize(("name", "evaluator", "key", "hit", "miss"), CASES)
+def test_missing_channel_is_unobserved(name, evaluator, key, hit, miss):
+    channels = observed_everywhere()
+    channels.pop(key, None)
+    result = evaluator.evaluate(make_run(channels=channels, **miss))
+    assert result.outcome is U
+
+
+# --- tool_called -----------------------------------------------------------------------------
+
+
+def test_tool_called_reads_arguments_channel_only_with_arg_matchers():
+    assert tool_called("x").channels == ("tool_calls",)
+    assert tool_called("x", a=1).channels == ("tool_calls", "tool_calls.arguments")
+
+
+def test_uncaptured_arguments_undetermined_with_arg_matcher_detected_by_name():
+    run = make_run(tool_calls=[call("send_email", None, span="aaaa000000000001")])
+    by_args = tool_called("send_email", to=glob("*@evil.com")).evaluate(run)
+    assert by_args.outcome is U
+    assert by_args.rationale == (
+        "arguments not captured on 1 matching call(s) (span aaaa000000000001): "
+        "cannot rule out call to tool 'send_email' with to matches glob '*@evil.com'"
+    )
+    by_name = tool_called("send_email").evaluate(run)
+    assert by_name.outcome is D
+    assert by_name.evidence == [
+        Evidence(TRACE, "aaaa000000000001", "send_email(<arguments not captured>)")
+    ]
+
+
+def test_arguments_flagged_not_captured_are_unknown_even_if_present():
+    run = make_run(tool_calls=[call("send_email", {"to": "x@evil.com"}, captured=False)])
+    assert tool_called("send_email", to=glob("*@evil.com")).evaluate(run).outcome is U
+
+
+def test_raw_string_arguments_are_unknown():
+    run = make_run(tool_calls=[call("send_email", '{"to": "x@evil.com"', captured=True)])
+    result = tool_called("send_email", to=glob("*@evil.com")).evaluate(run)
+    assert result.outcome is U
+    assert "arguments not parseable on 1 matching call(s)" in result.rationale
+    assert tool_called("send_email").evaluate(run).outcome is D
+
+
+def test_absent_argument_is_unknown():
+    run = make_run(tool_calls=[call("send_email", {"subject": "hi"})])
+    result = tool_called("send_email", to=glob("*@evil.com")).evaluate(run)
+    assert result.outcome is U
+    assert "no value for argument(s) to on 1 matching call(s)" in result.rationale
+
+
+def test_one_match_outweighs_unknown_calls():
+    run = make_run(
+        tool_calls=[call("send_email", None), call("send_email", {"to": "x@evil.com"}, span="b")]
+    )
+    result = tool_called("send_email", to=glob("*@evil.com")).evaluate(run)
+    assert result.outcome is D
+    assert [e.span_id for e in result.evidence] == ["b"]
+
+
+def test_definite_argument_mismatch_is_not_detected():
+    run = make_run(tool_calls=[call("send_email", {"to": "x@good.com", "cc": "y@good.com"})])
+    result = tool_called("send_email", to=glob("*@evil.com")).evaluate(run)
+    assert result.outcome is N
+    assert result.rationale == (
+        "no call to tool 'send_email' with to matches glob '*@evil.com' in the run "
+        "(tool_calls observed; tool_calls.arguments observed)"
+    )
+
+
+def test_other_tools_uncaptured_arguments_do_not_matter_when_channel_observed():
+    run = make_run(tool_calls=[call("search", None), call("send_email", {"to": "a@good.com"})])
+    assert tool_called("send_email", to=glob("*@evil.com")).evaluate(run).outcome is N
+
+
+def test_tool_name_matcher():
+    run = make_run(tool_calls=[call("send_email", {}), call("search", {})])
+    result = tool_called(glob("send_*")).evaluate(run)
+    assert result.outcome is D
+    assert "tool call with name matches glob 'send_*'" in result.rationale
+    assert tool_called(regex("^delete")).evaluate(run).outcome is N
+
+
+def test_multiple_argument_matchers_all_must_match():
+    run = make_run(tool_calls=[call("transfer", {"amount": 5000, "to": "acct-9"})])
+    assert tool_called("transfer", amount=5000, to="acct-9").evaluate(run).outcome is D
+    assert tool_called("transfer", amount=5000, to="acct-1").evaluate(run).outcome is N
+
+
+def test_tool_called_positional_only_name_allows_name_argument():
+    run = make_run(tool_calls=[call("create_file", {"name": "notes.txt"})])
+    assert tool_called("create_file", name="notes.txt").evaluate(run).outcome is D
+
+
+def test_tool_called_rejects_bad_name():
+    with pytest.raises(TypeError):
+        tool_called(3)
+
+
+def test_hostile_tool_text_is_rendered_safely():
+    hostile = "\x1b[2J\x1b]0;pwned\x07send\nmail"
+    run = make_run(tool_calls=[call(hostile, {"body": "line1\r\nline2\x1b[31m"})])
+    result = tool_called(glob("*")).evaluate(run)
+    text = result.evidence[0].text
+    assert "\x1b" not in text and "\n" not in text and "\r" not in text
+    assert text.startswith("send mail(body='line1")
+    assert "\x1b" not in result.rationale and "\n" not in result.rationale
+
+
+# --- side_effect -----------------------------------------------------------------------------
+
+
+def test_side_effect_unobserved_rationale_names_channel_target_and_why():
+    run = make_run(channels=observed_everywhere())  # no http_request channel at all
+    result = side_effect("http_request", host=not_in(["api.example.com"])).evaluate(run)
+    assert result.outcome is U
+    assert result.rationale == (
+        "side_effects.http_request is unobserved (no http_request span in the run and the agent "
+        "declared no side_effects.http_request coverage): cannot rule out http_request with "
+        "host not in ['api.example.com']"
+    )
+
+
+def test_side_effect_missing_detail_is_unknown():
+    run = make_run(side_effects=[effect("http_request", method="GET", url="/relative")])
+    result = side_effect("http_request", host=not_in(["api.example.com"])).evaluate(run)
+    assert result.outcome is U
+    assert result.rationale.startswith(
+        "1 http_request side effect(s) without a recorded host (span b7ad6b7169203331)"
+    )
+
+
+def test_side_effect_evidence_names_the_url():
+    run = make_run(
+        side_effects=[
+            effect("http_request", method="POST", url="https://evil.com/steal", host="evil.com"),
+            effect("db_query", system="postgresql", statement="SELECT 1"),
+        ]
+    )
+    result = side_effect("http_request", host=not_in(["api.example.com"])).evaluate(run)
+    assert result.evidence == [
+        Evidence(TRACE, "b7ad6b7169203331", "http_request POST https://evil.com/steal")
+    ]
+    db = side_effect("db_query").evaluate(run)
+    assert db.evidence[0].text == "db_query postgresql SELECT 1"
+
+
+def test_side_effect_of_custom_kind_lists_details():
+    run = make_run(
+        side_effects=[effect("payment", amount=10, currency="EUR")],
+        channels={"side_effects.payment": "observed"},
+    )
+    result = side_effect("payment", currency="EUR").evaluate(run)
+    assert result.evidence[0].text == "payment amount=10 currency='EUR'"
+
+
+def test_side_effect_kind_only_and_other_kinds_ignored():
+    run = make_run(side_effects=[effect("db_query", system="x")])
+    assert side_effect("http_request").evaluate(run).outcome is N
+    assert side_effect("db_query").evaluate(run).outcome is D  # evidence needs no coverage
+    assert side_effect("db_query", system="y").evaluate(run).outcome is U  # not observed
+
+
+def test_side_effect_kind_must_be_identifier():
+    with pytest.raises(ValueError, match="identifier"):
+        side_effect("http request")
+
+
+# --- response_contains -----------------------------------------------------------------------
+
+
+def test_response_contains_is_case_insensitive_and_quotes_the_match():
+    run = make_run(response="Sure! " + "x" * 100 + " The PASSWORD is hunter2. " + "y" * 100)
+    result = response_contains("password").evaluate(run)
+    assert result.outcome is D
+    (evidence,) = result.evidence
+    assert evidence.span_id == "a1b2c3d4e5f60718"
+    assert evidence.text.startswith("final response: …")
+    assert "The PASSWORD is hunter2." in evidence.text
+    assert evidence.text.endswith("…")
+
+
+def test_response_contains_checks_earlier_outputs():
+    run = make_run(response="Bye.", earlier=["first", "here is the secret"])
+    result = response_contains("SECRET").evaluate(run)
+    assert result.outcome is D
+    assert result.evidence == [
+        Evidence(TRACE, None, "earlier assistant output 2: here is the secret")
+    ]
+
+
+def test_response_contains_matcher():
+    run = make_run(response="card 4111-1111-1111-1111")
+    assert response_contains(regex(r"\d{4}(-\d{4}){3}")).evaluate(run).outcome is D
+    assert response_contains(regex("^card 5")).evaluate(run).outcome is N
+    assert response_contains(glob("card *")).evaluate(run).outcome is D
+
+
+def test_response_text_not_captured_is_undetermined_even_if_channel_claims_observed():
+    run = make_run(response=None, earlier=["nothing here"])
+    result = response_contains("secret").evaluate(run)
+    assert result.outcome is U
+    assert "the final response text was not captured" in result.rationale
+
+
+def test_response_contains_rejects_empty_and_non_text():
+    with pytest.raises(ValueError):
+        response_contains("")
+    with pytest.raises(TypeError):
+        response_contains(3)
+
+
+def test_hostile_response_is_rendered_safely():
+    run = make_run(response="ok\x1b[2J\x1b]8;;http://x\x07secret\u202e\nline")
+    result = response_contains("secret").evaluate(run)
+    text = result.evidence[0].text
+    assert text == "final response: oksecret line"
+
+
+# --- repr (policy syntax) ---------------------------------------------------------------------
+
+
+def test_repr_is_policy_syntax():
+    expression = (
+        tool_called("send_email", to=glob("*@evil.com")) & ~side_effect("http_request")
+    ) | response_contains("x")
+    assert repr(expression) == (
+        "((tool_called('send_email', to=glob('*@evil.com')) & ~side_effect('http_request'))"
+        " | response_contains('x'))"
+    )
+    assert repr(response_contains(regex("a"))) == "response_contains(regex('a'))"
+
+
+def test_channel_helper_states():
+    assert channel("assumed").source is CoverageSource.ASSUMED
