@@ -1,0 +1,338 @@
+"""OpenTelemetry GenAI semantic conventions (and pydantic-ai's native instrumentation).
+
+Current form: ``gen_ai.output.messages`` / ``gen_ai.input.messages`` (JSON arrays of
+messages with typed parts) on model spans; ``execute_tool`` spans with ``gen_ai.tool.*``.
+Legacy form: ``gen_ai.choice`` / ``gen_ai.assistant.message`` / ``gen_ai.tool.message``
+events. With content capture off, instrumentations still list the parts, only without
+``content`` / ``arguments`` — so the calls a model asked for stay readable even then.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rampart_otel.conventions import (
+    GEN_AI,
+    ModelOutput,
+    ToolReport,
+    as_str,
+    as_str_list,
+    load_json,
+    parse_arguments,
+    parse_result,
+)
+from rampart_otel.model import Event, Span
+
+OPERATION = "gen_ai.operation.name"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+INPUT_MESSAGES = "gen_ai.input.messages"
+FINISH_REASONS = "gen_ai.response.finish_reasons"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+ERROR_TYPE = "error.type"
+
+MODEL_OPERATIONS = frozenset(
+    {"chat", "text_completion", "generate_content", "completion", "embeddings"}
+)
+AGENT_OPERATIONS = frozenset({"invoke_agent"})
+TOOL_OPERATIONS = frozenset({"execute_tool"})
+
+# pydantic-ai: instrumentation version 2 names, the run span's answer, and deferred calls.
+PYDANTIC_TOOL_ARGUMENTS = "tool_arguments"
+PYDANTIC_TOOL_RESPONSE = "tool_response"
+PYDANTIC_FINAL_RESULT = "final_result"
+PYDANTIC_DEFERRAL = "pydantic_ai.tool.deferral.name"
+PYDANTIC_AGENT_SPAN_NAMES = ("agent run", "invoke_agent")
+PYDANTIC_TOOL_SPAN_NAMES = ("running tool", "execute_tool", "running output function")
+
+CHOICE_EVENT = "gen_ai.choice"
+ASSISTANT_EVENT = "gen_ai.assistant.message"
+TOOL_EVENT = "gen_ai.tool.message"
+_EVENT_BODY_KEYS = ("body", "event.body", "gen_ai.event.content")
+
+
+def operation(span: Span) -> str | None:
+    value = span.attributes.get(OPERATION)
+    return value if isinstance(value, str) else None
+
+
+def is_model_span(span: Span) -> bool:
+    """A model-inference span: a GenAI model operation, or pre-operation-name semconv."""
+    op = operation(span)
+    if op is not None:
+        return op in MODEL_OPERATIONS
+    return "gen_ai.request.model" in span.attributes and TOOL_NAME not in span.attributes
+
+
+def is_agent_span(span: Span) -> bool:
+    op = operation(span)
+    if op is not None:
+        return op in AGENT_OPERATIONS
+    return span.name.startswith(PYDANTIC_AGENT_SPAN_NAMES) and (
+        "agent_name" in span.attributes or "gen_ai.agent.name" in span.attributes
+    )
+
+
+def is_tool_span(span: Span) -> bool:
+    op = operation(span)
+    if op is not None:
+        return op in TOOL_OPERATIONS
+    return TOOL_NAME in span.attributes and span.name.startswith(PYDANTIC_TOOL_SPAN_NAMES)
+
+
+def tool_execution(span: Span) -> ToolReport | None:
+    """The call an ``execute_tool`` span ran (pydantic-ai's v2 attribute names too)."""
+    if not is_tool_span(span):
+        return None
+    attrs = span.attributes
+    name = as_str(attrs.get(TOOL_NAME)) or _name_after(span.name, "execute_tool ")
+    arguments_raw = attrs.get(TOOL_CALL_ARGUMENTS, attrs.get(PYDANTIC_TOOL_ARGUMENTS))
+    result_raw = attrs.get(TOOL_CALL_RESULT, attrs.get(PYDANTIC_TOOL_RESPONSE))
+    deferred = PYDANTIC_DEFERRAL in attrs  # waiting for approval or an external run: not run
+    return ToolReport(
+        name=name,
+        call_id=as_str(attrs.get(TOOL_CALL_ID)) or None,
+        arguments=parse_arguments(arguments_raw),
+        arguments_captured=arguments_raw is not None,
+        result=parse_result(result_raw),
+        result_captured=result_raw is not None,
+        executed=not deferred,
+        error=not deferred and (span.status_code == "ERROR" or ERROR_TYPE in attrs),
+        span=span,
+        convention=GEN_AI,
+    )
+
+
+def model_output(span: Span) -> ModelOutput:
+    """What the model produced, from output messages, else legacy choice events."""
+    finish = as_str_list(span.attributes.get(FINISH_REASONS))
+    raw = span.attributes.get(OUTPUT_MESSAGES)
+    messages = _messages(raw)
+    if messages is not None:
+        output = _from_messages(messages, span)
+    else:
+        choices = [body for name, body in _event_bodies(span) if name == CHOICE_EVENT]
+        if not choices:
+            return ModelOutput(readable=False, finish_reasons=finish, convention=GEN_AI)
+        output = _from_choices(choices, span)
+    for reason in finish:
+        if reason not in output.finish_reasons:
+            output.finish_reasons.append(reason)
+    return output
+
+
+def agent_output(span: Span) -> str | None:
+    """The agent's answer on an agent span: output messages, else pydantic-ai ``final_result``."""
+    messages = _messages(span.attributes.get(OUTPUT_MESSAGES))
+    if messages is not None:
+        output = _from_messages(messages, span)
+        if output.text_captured:
+            return output.text
+    final = span.attributes.get(PYDANTIC_FINAL_RESULT)
+    if final is None:
+        return None
+    return final if isinstance(final, str) else json.dumps(final, default=str)
+
+
+def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Call id → arguments and call id → result, from the history sent to the model.
+
+    A tool result sent back to the model shows the call ran and what it returned, even when
+    no tool span was recorded. Only calls already known from this run are matched by id.
+    """
+    arguments: dict[str, Any] = {}
+    results: dict[str, Any] = {}
+    raw = span.attributes.get(INPUT_MESSAGES)
+    if raw is not None and (not isinstance(raw, str) or '"tool_call' in raw):
+        for message in _messages(raw) or ():
+            for part in _parts(message):
+                _history_part(part, arguments, results)
+    for name, body in _event_bodies(span):
+        if name == TOOL_EVENT:
+            call_id = as_str(body.get("id")) or as_str(body.get("tool_call_id"))
+            if call_id and "content" in body:
+                results.setdefault(call_id, parse_result(body["content"]))
+        elif name == ASSISTANT_EVENT:
+            for call in _list(body.get("tool_calls")):
+                call_id, _, args, captured = _openai_tool_call(call)
+                if call_id and captured:
+                    arguments.setdefault(call_id, args)
+    return arguments, results
+
+
+# --- message parsing -------------------------------------------------------------------
+
+
+def _messages(raw: Any) -> list[dict[str, Any]] | None:
+    value = load_json(raw) if isinstance(raw, str) else raw
+    if not isinstance(value, list):
+        return None
+    return [item for item in value if isinstance(item, dict)]
+
+
+def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [part for part in _list(message.get("parts")) if isinstance(part, dict)]
+
+
+def _list(value: Any) -> list[Any]:
+    value = load_json(value) if isinstance(value, str) else value
+    return value if isinstance(value, list) else []
+
+
+def _from_messages(messages: list[dict[str, Any]], span: Span) -> ModelOutput:
+    output = ModelOutput(readable=True, convention=GEN_AI)
+    texts: list[str] = []
+    text_missing = False
+    content_seen = False
+    for message in messages:
+        role = message.get("role")
+        if role not in (None, "assistant", "model"):
+            continue
+        reason = as_str(message.get("finish_reason"))
+        if reason:
+            output.finish_reasons.append(reason)
+        for part in _parts(message):
+            kind = part.get("type")
+            if kind == "text":
+                if "content" in part and part["content"] is not None:
+                    texts.append(str(part["content"]))
+                    content_seen = True
+                else:
+                    text_missing = True
+            elif kind in ("tool_call", "server_tool_call"):
+                report = _request_from_part(part, span)
+                content_seen = content_seen or report.arguments_captured
+                output.requests.append(report)
+    _set_text(output, texts, text_missing, content_seen)
+    return output
+
+
+def _request_from_part(part: dict[str, Any], span: Span) -> ToolReport:
+    if part.get("type") == "server_tool_call":
+        payload = part.get("server_tool_call")
+        raw = (
+            {k: v for k, v in payload.items() if k != "type"} if isinstance(payload, dict) else None
+        )
+    else:
+        raw = part.get("arguments")
+    captured = raw is not None
+    return ToolReport(
+        name=as_str(part.get("name")) or "",
+        call_id=as_str(part.get("id")) or None,
+        arguments=parse_arguments(raw),
+        arguments_captured=captured,
+        result=None,
+        result_captured=False,
+        executed=False,
+        error=False,
+        span=span,
+        convention=GEN_AI,
+    )
+
+
+def _history_part(part: dict[str, Any], arguments: dict[str, Any], results: dict[str, Any]) -> None:
+    kind = part.get("type")
+    call_id = as_str(part.get("id"))
+    if not call_id:
+        return
+    if kind == "tool_call_response":
+        # The spec names the field ``response``; pydantic-ai writes ``result``.
+        for key in ("response", "result"):
+            if key in part:
+                results.setdefault(call_id, parse_result(part[key]))
+                break
+    elif kind == "tool_call" and part.get("arguments") is not None:
+        arguments.setdefault(call_id, parse_arguments(part["arguments"]))
+
+
+def _set_text(output: ModelOutput, texts: list[str], missing: bool, content_seen: bool) -> None:
+    """Text counts as captured when no text part lost its content and some content is there."""
+    if texts and not missing:
+        output.text, output.text_captured = "\n".join(texts), True
+    elif not texts and not missing and content_seen:
+        output.text, output.text_captured = "", True
+
+
+# --- legacy events -----------------------------------------------------------------------
+
+
+def _event_bodies(span: Span) -> list[tuple[str, dict[str, Any]]]:
+    """Legacy GenAI events as (name, body): span events, or pydantic-ai v1's ``events``."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for event in span.events:
+        if event.name.startswith("gen_ai."):
+            found.append((event.name, _event_body(event)))
+    packed = span.attributes.get("events")
+    if isinstance(packed, str) and '"gen_ai.' in packed:
+        for item in _list(packed):
+            if isinstance(item, dict) and isinstance(item.get("event.name"), str):
+                found.append((item["event.name"], item))
+    return found
+
+
+def _event_body(event: Event) -> dict[str, Any]:
+    attrs = event.attributes
+    for key in _EVENT_BODY_KEYS:
+        if key in attrs:
+            body = load_json(attrs[key])
+            if isinstance(body, dict):
+                return body
+    body = dict(attrs)
+    if "message" in body:
+        body["message"] = load_json(body["message"])
+    if "tool_calls" in body:
+        body["tool_calls"] = load_json(body["tool_calls"])
+    return body
+
+
+def _from_choices(choices: list[dict[str, Any]], span: Span) -> ModelOutput:
+    output = ModelOutput(readable=True, convention=GEN_AI)
+    texts: list[str] = []
+    text_missing = False
+    content_seen = False
+    for body in sorted(choices, key=_choice_index):
+        reason = as_str(body.get("finish_reason"))
+        if reason:
+            output.finish_reasons.append(reason)
+        message = body.get("message")
+        message = message if isinstance(message, dict) else {}
+        content = message.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+            content_seen = True
+        elif content is not None:
+            texts.append(json.dumps(content, default=str))
+            content_seen = True
+        elif not message.get("tool_calls"):
+            text_missing = True  # a choice with neither content nor calls: content not captured
+        for call in _list(message.get("tool_calls")):
+            call_id, name, args, captured = _openai_tool_call(call)
+            content_seen = content_seen or captured
+            output.requests.append(
+                ToolReport(name, call_id, args, captured, None, False, False, False, span, GEN_AI)
+            )
+    _set_text(output, texts, text_missing, content_seen)
+    return output
+
+
+def _choice_index(body: dict[str, Any]) -> int:
+    index = body.get("index")
+    return index if isinstance(index, int) else 0
+
+
+def _openai_tool_call(call: Any) -> tuple[str | None, str, Any, bool]:
+    """(id, name, arguments, captured) of an OpenAI-shaped ``tool_calls`` entry."""
+    if not isinstance(call, dict):
+        return None, "", None, False
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
+    raw = function.get("arguments")
+    name = as_str(function.get("name")) or as_str(call.get("name")) or ""
+    return as_str(call.get("id")) or None, name, parse_arguments(raw), raw is not None
+
+
+def _name_after(span_name: str, prefix: str) -> str:
+    return span_name[len(prefix) :] if span_name.startswith(prefix) else span_name

@@ -1,0 +1,165 @@
+"""OpenInference semantic conventions (Arize Phoenix instrumentations).
+
+Model spans (``openinference.span.kind=LLM``) flatten the output into
+``llm.output_messages.{i}.message.*``; hiding outputs drops those keys and replaces
+``output.value`` with ``__REDACTED__``, while ``llm.finish_reason`` stays. Tools are
+``TOOL`` spans with ``tool.name`` / ``input.value`` / ``output.value``; an ``AGENT``
+span's ``output.value`` is the agent's answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rampart_otel.conventions import (
+    OPENINFERENCE,
+    ModelOutput,
+    ToolReport,
+    as_str,
+    indexed,
+    parse_arguments,
+    parse_result,
+)
+from rampart_otel.model import Span
+
+SPAN_KIND = "openinference.span.kind"
+OUTPUT_MESSAGES = "llm.output_messages."
+INPUT_MESSAGES = "llm.input_messages."
+FINISH_REASON = "llm.finish_reason"
+INPUT_VALUE = "input.value"
+OUTPUT_VALUE = "output.value"
+TOOL_NAME = "tool.name"
+TOOL_ID_KEYS = ("tool.id", "tool_call.id", "gen_ai.tool.call.id")
+REDACTED = "__REDACTED__"
+MODEL_KINDS = frozenset({"LLM", "EMBEDDING"})
+
+
+def span_kind(span: Span) -> str | None:
+    value = span.attributes.get(SPAN_KIND)
+    return value.upper() if isinstance(value, str) else None
+
+
+def is_model_span(span: Span) -> bool:
+    return span_kind(span) in MODEL_KINDS
+
+
+def is_agent_span(span: Span) -> bool:
+    return span_kind(span) == "AGENT"
+
+
+def is_tool_span(span: Span) -> bool:
+    return span_kind(span) == "TOOL"
+
+
+def captured(value: Any) -> bool:
+    """Present and not masked by OpenInference's hide_* settings."""
+    return value is not None and value != REDACTED
+
+
+def tool_execution(span: Span) -> ToolReport | None:
+    if not is_tool_span(span):
+        return None
+    attrs = span.attributes
+    call_id = next((as_str(attrs[key]) for key in TOOL_ID_KEYS if key in attrs), None)
+    arguments_raw = attrs.get(INPUT_VALUE)
+    result_raw = attrs.get(OUTPUT_VALUE)
+    args_ok, result_ok = captured(arguments_raw), captured(result_raw)
+    return ToolReport(
+        name=as_str(attrs.get(TOOL_NAME)) or span.name,
+        call_id=call_id or None,
+        arguments=parse_arguments(arguments_raw) if args_ok else None,
+        arguments_captured=args_ok,
+        result=parse_result(result_raw) if result_ok else None,
+        result_captured=result_ok,
+        executed=True,
+        error=span.status_code == "ERROR",
+        span=span,
+        convention=OPENINFERENCE,
+    )
+
+
+def model_output(span: Span) -> ModelOutput:
+    attrs = span.attributes
+    reason = as_str(attrs.get(FINISH_REASON))
+    finish = [reason] if reason else []
+    messages = indexed(attrs, OUTPUT_MESSAGES)
+    if not messages:
+        return ModelOutput(readable=False, finish_reasons=finish, convention=OPENINFERENCE)
+    output = ModelOutput(readable=True, finish_reasons=finish, convention=OPENINFERENCE)
+    texts: list[str] = []
+    text_missing = False
+    content_seen = False
+    for _, message in sorted(messages.items()):
+        if message.get("message.role") not in (None, "assistant", "model"):
+            continue
+        text, missing = _message_text(message)
+        if text is not None:
+            texts.append(text)
+            content_seen = True
+        text_missing = text_missing or missing
+        for _, call in sorted(indexed(message, "message.tool_calls.").items()):
+            raw = call.get("tool_call.function.arguments")
+            report = ToolReport(
+                name=as_str(call.get("tool_call.function.name")) or "",
+                call_id=as_str(call.get("tool_call.id")) or None,
+                arguments=parse_arguments(raw) if captured(raw) else None,
+                arguments_captured=captured(raw),
+                result=None,
+                result_captured=False,
+                executed=False,
+                error=False,
+                span=span,
+                convention=OPENINFERENCE,
+            )
+            content_seen = content_seen or report.arguments_captured
+            output.requests.append(report)
+    if texts and not text_missing:
+        output.text, output.text_captured = "\n".join(texts), True
+    elif not texts and not text_missing and content_seen:
+        output.text, output.text_captured = "", True
+    return output
+
+
+def agent_output(span: Span) -> str | None:
+    value = span.attributes.get(OUTPUT_VALUE)
+    if not captured(value):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Call id → arguments and call id → result from ``llm.input_messages``."""
+    arguments: dict[str, Any] = {}
+    results: dict[str, Any] = {}
+    for _, message in indexed(span.attributes, INPUT_MESSAGES).items():
+        role = message.get("message.role")
+        if role == "tool":
+            call_id = as_str(message.get("message.tool_call_id"))
+            content = message.get("message.content")
+            if call_id and captured(content):
+                results.setdefault(call_id, parse_result(content))
+        elif role == "assistant":
+            for _, call in indexed(message, "message.tool_calls.").items():
+                call_id = as_str(call.get("tool_call.id"))
+                raw = call.get("tool_call.function.arguments")
+                if call_id and captured(raw):
+                    arguments.setdefault(call_id, parse_arguments(raw))
+    return arguments, results
+
+
+def _message_text(message: dict[str, Any]) -> tuple[str | None, bool]:
+    """(text, missing): ``message.content``, else the text items of ``message.contents``."""
+    if "message.content" in message:
+        content = message["message.content"]
+        return (str(content), False) if captured(content) else (None, True)
+    pieces: list[str] = []
+    missing = False
+    for _, item in sorted(indexed(message, "message.contents.").items()):
+        if item.get("message_content.type", "text") != "text":
+            continue
+        text = item.get("message_content.text")
+        if captured(text):
+            pieces.append(str(text))
+        else:
+            missing = True
+    return ("".join(pieces) if pieces else None), missing

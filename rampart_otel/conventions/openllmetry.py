@@ -1,0 +1,182 @@
+"""OpenLLMetry (Traceloop) conventions.
+
+Older releases flatten model output into ``gen_ai.completion.{i}.*`` (content, role,
+finish_reason, ``tool_calls.{j}.{id,name,arguments}``, legacy ``function_call.*``) and mark
+model spans with ``llm.request.type``; newer ones write GenAI ``gen_ai.output.messages``,
+read by ``genai``. With ``TRACELOOP_TRACE_CONTENT=false`` no completion keys are written
+at all. The Traceloop SDK's ``@tool`` / ``@agent`` / ``@workflow`` decorators mark spans with
+``traceloop.span.kind`` and record ``traceloop.entity.input`` (``{"args", "kwargs"}``) and
+``traceloop.entity.output``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rampart_otel.conventions import (
+    OPENLLMETRY,
+    ModelOutput,
+    ToolReport,
+    as_str,
+    as_str_list,
+    indexed,
+    load_json,
+    parse_arguments,
+    parse_result,
+)
+from rampart_otel.model import Span
+
+SPAN_KIND = "traceloop.span.kind"
+ENTITY_NAME = "traceloop.entity.name"
+ENTITY_INPUT = "traceloop.entity.input"
+ENTITY_OUTPUT = "traceloop.entity.output"
+REQUEST_TYPE = "llm.request.type"
+COMPLETION = "gen_ai.completion."
+PROMPT = "gen_ai.prompt."
+FINISH_REASON_KEYS = ("llm.response.finish_reason", "gen_ai.response.finish_reasons")
+AGENT_KINDS = frozenset({"agent", "workflow"})
+
+
+def span_kind(span: Span) -> str | None:
+    value = span.attributes.get(SPAN_KIND)
+    return value.lower() if isinstance(value, str) else None
+
+
+def is_model_span(span: Span) -> bool:
+    return REQUEST_TYPE in span.attributes
+
+
+def is_agent_span(span: Span) -> bool:
+    return span_kind(span) in AGENT_KINDS
+
+
+def is_tool_span(span: Span) -> bool:
+    return span_kind(span) == "tool"
+
+
+def tool_execution(span: Span) -> ToolReport | None:
+    if not is_tool_span(span):
+        return None
+    attrs = span.attributes
+    arguments_raw = attrs.get(ENTITY_INPUT)
+    result_raw = attrs.get(ENTITY_OUTPUT)
+    return ToolReport(
+        name=as_str(attrs.get(ENTITY_NAME)) or span.name.removesuffix(".tool"),
+        call_id=None,
+        arguments=_entity_arguments(arguments_raw),
+        arguments_captured=arguments_raw is not None,
+        result=parse_result(result_raw),
+        result_captured=result_raw is not None,
+        executed=True,
+        error=span.status_code == "ERROR",
+        span=span,
+        convention=OPENLLMETRY,
+    )
+
+
+def model_output(span: Span) -> ModelOutput:
+    """The flattened ``gen_ai.completion.*`` output of a model span."""
+    attrs = span.attributes
+    finish: list[str] = []
+    for key in FINISH_REASON_KEYS:
+        finish.extend(as_str_list(attrs.get(key)))
+    choices = indexed(attrs, COMPLETION)
+    if not choices:
+        return ModelOutput(readable=False, finish_reasons=finish, convention=OPENLLMETRY)
+    output = ModelOutput(readable=True, convention=OPENLLMETRY)
+    texts: list[str] = []
+    content_seen = False
+    for _, choice in sorted(choices.items()):
+        if choice.get("role") not in (None, "assistant"):
+            continue
+        reason = as_str(choice.get("finish_reason"))
+        if reason:
+            output.finish_reasons.append(reason)
+        content = choice.get("content")
+        if content is not None:
+            texts.append(content if isinstance(content, str) else str(content))
+            content_seen = True
+        for report in _requests(choice, span):
+            content_seen = content_seen or report.arguments_captured
+            output.requests.append(report)
+    output.finish_reasons.extend(r for r in finish if r not in output.finish_reasons)
+    if texts:
+        output.text, output.text_captured = "\n".join(texts), True
+    elif content_seen:
+        output.text, output.text_captured = "", True
+    return output
+
+
+def agent_output(span: Span) -> str | None:
+    raw = span.attributes.get(ENTITY_OUTPUT)
+    if raw is None:
+        return None
+    value = load_json(raw)
+    return value if isinstance(value, str) else (raw if isinstance(raw, str) else str(raw))
+
+
+def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Call id → arguments and call id → result from the flattened ``gen_ai.prompt.*``."""
+    arguments: dict[str, Any] = {}
+    results: dict[str, Any] = {}
+    for _, message in indexed(span.attributes, PROMPT).items():
+        role = message.get("role")
+        if role == "tool":
+            call_id = as_str(message.get("tool_call_id"))
+            if call_id and "content" in message:
+                results.setdefault(call_id, parse_result(message["content"]))
+        elif role == "assistant":
+            for report in _requests(message, span):
+                if report.call_id and report.arguments_captured:
+                    arguments.setdefault(report.call_id, report.arguments)
+    return arguments, results
+
+
+def _requests(choice: dict[str, Any], span: Span) -> list[ToolReport]:
+    found: list[ToolReport] = []
+    for _, call in sorted(indexed(choice, "tool_calls.").items()):
+        raw = call.get("arguments")
+        found.append(
+            ToolReport(
+                name=as_str(call.get("name")) or "",
+                call_id=as_str(call.get("id")) or None,
+                arguments=parse_arguments(raw),
+                arguments_captured=raw is not None,
+                result=None,
+                result_captured=False,
+                executed=False,
+                error=False,
+                span=span,
+                convention=OPENLLMETRY,
+            )
+        )
+    if "function_call.name" in choice:  # pre-tools OpenAI function calling
+        raw = choice.get("function_call.arguments")
+        found.append(
+            ToolReport(
+                name=as_str(choice["function_call.name"]) or "",
+                call_id=None,
+                arguments=parse_arguments(raw),
+                arguments_captured=raw is not None,
+                result=None,
+                result_captured=False,
+                executed=False,
+                error=False,
+                span=span,
+                convention=OPENLLMETRY,
+            )
+        )
+    return found
+
+
+def _entity_arguments(raw: Any) -> dict[str, Any] | str | None:
+    """``{"args": [...], "kwargs": {...}}`` → keyword arguments, positional ones under ``args``."""
+    value = parse_arguments(raw)
+    if isinstance(value, dict) and set(value) <= {"args", "kwargs"} and value:
+        kwargs = value.get("kwargs")
+        merged: dict[str, Any] = dict(kwargs) if isinstance(kwargs, dict) else {}
+        positional = value.get("args")
+        if positional:
+            merged["args"] = positional
+        return merged
+    return value

@@ -1,0 +1,226 @@
+"""Side effects from the general semantic conventions: HTTP, DB, messaging, RPC, process.
+
+Each family is read under its current names first, then the legacy ones (semconv before
+the 1.2x stabilisations): ``http.method`` / ``http.url`` / ``net.peer.*``, ``db.system`` /
+``db.statement``, ``messaging.operation``, ``rpc.system``. A span may carry more than one
+family (Elasticsearch queries are DB spans with HTTP attributes); each is reported.
+A span with ``rampart.side_effect.kind`` declares its own kind, details from
+``rampart.side_effect.*``.
+
+Whether a side effect belongs to the agent (not the model's transport) is normalize's call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from rampart_otel.conventions import as_str, as_str_list
+from rampart_otel.model import Span
+
+HTTP = "http_request"
+DB = "db_query"
+MESSAGE = "message_publish"
+RPC = "rpc_call"
+PROCESS = "process_exec"
+
+CUSTOM_KIND = "rampart.side_effect.kind"
+CUSTOM_PREFIX = "rampart.side_effect."
+PUBLISH_OPERATIONS = frozenset({"send", "publish", "create"})
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+SideEffectDetails = tuple[str, dict[str, Any], str]  # kind, details, convention
+
+
+def side_effects(span: Span) -> list[SideEffectDetails]:
+    """Every side effect this one span records; cheap key probes before any work."""
+    attrs = span.attributes
+    found: list[SideEffectDetails] = []
+    if CUSTOM_KIND in attrs:
+        custom = custom_side_effect(span)
+        if custom is not None:
+            found.append(custom)
+    if "db.system.name" in attrs or "db.system" in attrs:
+        found.append((DB, db_details(span), "db"))
+    if _is_publish(span):
+        found.append((MESSAGE, message_details(span), "messaging"))
+    if span.kind == "CLIENT" and ("rpc.system.name" in attrs or "rpc.system" in attrs):
+        found.append((RPC, rpc_details(span), "rpc"))
+    if span.kind == "CLIENT" and ("http.request.method" in attrs or "http.method" in attrs):
+        found.append((HTTP, http_details(span), "http"))
+    if (
+        "process.executable.name" in attrs
+        or "process.executable.path" in attrs
+        or "process.command_args" in attrs
+        or "process.command_line" in attrs
+    ):
+        found.append((PROCESS, process_details(span), "process"))
+    return found
+
+
+def custom_side_effect(span: Span) -> SideEffectDetails | None:
+    kind = as_str(span.attributes.get(CUSTOM_KIND))
+    if not kind:
+        return None
+    start = len(CUSTOM_PREFIX)
+    details = {
+        key[start:]: value
+        for key, value in span.attributes.items()
+        if key.startswith(CUSTOM_PREFIX) and key != CUSTOM_KIND
+    }
+    return kind, details, "rampart"
+
+
+def http_details(span: Span) -> dict[str, Any]:
+    attrs = span.attributes
+    method = _first(attrs, "http.request.method", "http.method")
+    url = as_str(_first(attrs, "url.full", "http.url"))
+    if url is None:
+        url = _compose_url(attrs)
+    parts = _split(url)
+    host = as_str(_first(attrs, "server.address", "net.peer.name"))
+    if host is None:
+        host = _host_only(as_str(attrs.get("http.host"))) or (parts.hostname if parts else None)
+    port = _int(_first(attrs, "server.port", "net.peer.port"))
+    if port is None and parts is not None:
+        port = _url_port(parts)
+    return {
+        "method": as_str(method),
+        "url": url,
+        "host": host.lower() if host else host,
+        "port": port,
+        "status_code": _int(_first(attrs, "http.response.status_code", "http.status_code")),
+    }
+
+
+def db_details(span: Span) -> dict[str, Any]:
+    attrs = span.attributes
+    return {
+        "system": as_str(_first(attrs, "db.system.name", "db.system")),
+        "statement": as_str(_first(attrs, "db.query.text", "db.statement")),
+        "operation": as_str(_first(attrs, "db.operation.name", "db.operation")),
+        "collection": as_str(
+            _first(attrs, "db.collection.name", "db.sql.table", "db.mongodb.collection")
+        ),
+        "namespace": as_str(_first(attrs, "db.namespace", "db.name")),
+    }
+
+
+def message_details(span: Span) -> dict[str, Any]:
+    attrs = span.attributes
+    return {
+        "system": as_str(attrs.get("messaging.system")),
+        "destination": as_str(_first(attrs, "messaging.destination.name", "messaging.destination")),
+        "operation": _messaging_operation(span) or "publish",
+    }
+
+
+def rpc_details(span: Span) -> dict[str, Any]:
+    attrs = span.attributes
+    service = as_str(attrs.get("rpc.service"))
+    method = as_str(attrs.get("rpc.method"))
+    if service is None and method and "/" in method:  # newer semconv: fully-qualified method
+        service, _, method = method.rpartition("/")
+    return {
+        "system": as_str(_first(attrs, "rpc.system.name", "rpc.system")),
+        "service": service,
+        "method": method,
+    }
+
+
+def process_details(span: Span) -> dict[str, Any]:
+    attrs = span.attributes
+    args = as_str_list(attrs.get("process.command_args"))
+    if not args and isinstance(attrs.get("process.command_line"), str):
+        args = attrs["process.command_line"].split()
+    executable = as_str(_first(attrs, "process.executable.name", "process.executable.path"))
+    if executable is None and args:
+        executable = args[0]
+    return {
+        "executable": executable,
+        "args": args,
+        "exit_code": _int(attrs.get("process.exit.code")),
+    }
+
+
+def _is_publish(span: Span) -> bool:
+    attrs = span.attributes
+    if (
+        "messaging.system" not in attrs
+        and "messaging.operation.type" not in attrs
+        and "messaging.operation" not in attrs
+    ):
+        return False
+    operation = _messaging_operation(span)
+    if operation is None:
+        return span.kind == "PRODUCER"  # old semconv: publish was implied by the span kind
+    return operation in PUBLISH_OPERATIONS
+
+
+def _messaging_operation(span: Span) -> str | None:
+    value = as_str(_first(span.attributes, "messaging.operation.type", "messaging.operation"))
+    return value.lower() if value else None
+
+
+def _first(attrs: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        value = attrs.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, (str, float)):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _split(url: str | None) -> Any:
+    if not url:
+        return None
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return None
+
+
+def _url_port(parts: Any) -> int | None:
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if port is not None:
+        return port
+    return _DEFAULT_PORTS.get((parts.scheme or "").lower())
+
+
+def _host_only(value: str | None) -> str | None:
+    if not value:
+        return None
+    if value.startswith("["):  # [v6]:port
+        return value[1:].partition("]")[0]
+    return value.rpartition(":")[0] if value.count(":") == 1 else value
+
+
+def _compose_url(attrs: dict[str, Any]) -> str | None:
+    """Legacy spans without ``http.url``: scheme + host + target, when there is a host."""
+    scheme = as_str(_first(attrs, "url.scheme", "http.scheme")) or "http"
+    host = as_str(_first(attrs, "server.address", "http.host", "net.peer.name"))
+    if not host:
+        return None
+    port = _int(_first(attrs, "server.port", "net.peer.port"))
+    target = as_str(_first(attrs, "url.path", "http.target")) or ""
+    netloc = (
+        host
+        if port is None or ":" in host or _DEFAULT_PORTS.get(scheme) == port
+        else (f"{host}:{port}")
+    )
+    return f"{scheme}://{netloc}{target}"

@@ -1,0 +1,504 @@
+"""What a run can attest, per channel, with the evidence behind each state.
+
+The rule every evaluator relies on: NOT_DETECTED only when each channel it reads is
+``observed`` for the whole run. So a channel is observed only on positive evidence that
+the instrumentation feeding it was there (a span of that kind, captured content, a
+declaration), partial when that evidence has a hole, and unobserved otherwise — "nothing
+was recorded" never becomes "nothing happened".
+
+Integrity findings (spans lost from inside a run, spans never ended, dropped attributes or
+events) cap the channels they feed at partial; partial never upgrades unobserved. The
+findings record the channels they cap, so coverage assumed later (``assume``) is capped the
+same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from rampart_otel.conventions import ModelOutput
+from rampart_otel.model import (
+    SIDE_EFFECT_PREFIX,
+    ChannelCoverage,
+    ChannelState,
+    Coverage,
+    CoverageSource,
+    IntegrityFinding,
+    ObservabilityLevel,
+    Response,
+    SideEffect,
+    Span,
+    ToolCall,
+    ToolCallStatus,
+)
+from rampart_otel.render import safe_text
+
+OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
+DECLARATION_KEY = "rampart.coverage"
+EVERY_CHANNEL = "*"
+EVERY_SIDE_EFFECT = SIDE_EFFECT_PREFIX + "*"
+TOOL_CHANNELS = ("tool_calls", "tool_calls.arguments", "tool_calls.results")
+MODEL_CHANNELS = ("response", *TOOL_CHANNELS)
+_NAMED = 3  # spans named in one reason before "and N more"
+
+
+@dataclass(slots=True, frozen=True)
+class SpanRole:
+    """What one span is, as normalize classified it: decides which channels it feeds."""
+
+    model: bool = False
+    agent: bool = False
+    tool: bool = False
+    effect_kinds: tuple[str, ...] = ()
+    transport: bool = False  # inside a model-inference span's subtree
+
+
+@dataclass(slots=True)
+class RunFacts:
+    """Everything coverage needs from normalize's classification of one run."""
+
+    spans: list[Span]  # the run's spans, each once (a span exported twice is read once)
+    roles: dict[str, SpanRole]
+    model_outputs: list[tuple[Span, ModelOutput, bool]]  # (span, output, read through another)
+    tool_spans: list[Span]
+    agent_spans: list[Span]
+    effects: list[SideEffect]  # the agent's side effects (the model's transport left out)
+    transport_spans: dict[str, list[Span]]  # kind → spans inside model spans (left out)
+    response_span: Span | None
+    cycles: list[Span] = field(default_factory=list)  # spans whose parent link was cut
+
+
+def infer_coverage(
+    facts: RunFacts, response: Response, calls: list[ToolCall]
+) -> tuple[Coverage, list[IntegrityFinding]]:
+    """Every channel's state with its reasons, and the integrity findings that capped them."""
+    channels: dict[str, ChannelCoverage] = {"response": _response(facts, response)}
+    tool_calls = channels["tool_calls"] = _tool_calls(facts)
+    channels["tool_calls.arguments"] = _captured("arguments", calls, tool_calls, facts)
+    channels["tool_calls.results"] = _captured("results", calls, tool_calls, facts)
+    channels.update(_side_effects(facts))
+    _apply_declarations(facts, channels)
+    findings = integrity(facts)
+    for finding in findings:
+        _cap(channels, finding)
+    return Coverage(channels, observability_level(channels)), findings
+
+
+def observability_level(channels: dict[str, ChannelCoverage]) -> ObservabilityLevel:
+    """RAMPART's summary: tool calls observed, plus at least one side-effect channel."""
+    tool_calls = channels.get("tool_calls")
+    if tool_calls is None or tool_calls.state is not OBSERVED:
+        return ObservabilityLevel.RESPONSE_ONLY
+    if any(
+        key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED
+        for key, channel in channels.items()
+    ):
+        return ObservabilityLevel.TOOL_AND_SIDE_EFFECTS
+    return ObservabilityLevel.TOOL_ONLY
+
+
+def assume(
+    coverage: Coverage, keys: Iterable[str], findings: Iterable[IntegrityFinding] = ()
+) -> Coverage:
+    """Coverage with ``keys`` taken as observed (source assumed), still capped by integrity."""
+    channels = dict(coverage.channels)
+    assumed: list[str] = []
+    for key in keys:
+        if coverage.get(key).state is not OBSERVED:
+            channels[key] = ChannelCoverage(
+                OBSERVED,
+                ["assumed observed (assume_coverage in the policy or on the command line)"],
+                CoverageSource.ASSUMED,
+            )
+            assumed.append(key)
+    for finding in findings:
+        _cap(channels, finding, only=assumed)
+    return Coverage(channels, observability_level(channels))
+
+
+# --- response ----------------------------------------------------------------------------
+
+
+def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
+    span = facts.response_span
+    if response.text is not None and span is not None:
+        role = facts.roles.get(span.span_id)
+        where = "output of agent span" if role and role.agent else "text of the last model span"
+        return ChannelCoverage(OBSERVED, [f"the final answer was captured: {where} {_span(span)}"])
+    models = [span for span, _, _ in facts.model_outputs]
+    if models:
+        last = max(models, key=lambda s: s.end_ns or s.start_ns or 0)
+        return ChannelCoverage(
+            UNOBSERVED,
+            [
+                f"{_count(models, 'model span')} in the run but the answer's text was not "
+                f"captured (content capture is off or hidden): the last one, {_span(last)}, "
+                "recorded no output text"
+            ],
+        )
+    if facts.agent_spans:
+        return ChannelCoverage(
+            UNOBSERVED,
+            [
+                f"agent span {_span(facts.agent_spans[-1])} recorded no output and the run has "
+                "no model-inference span"
+            ],
+        )
+    return ChannelCoverage(
+        UNOBSERVED, ["no agent or model-inference span in the run: the answer is not recorded"]
+    )
+
+
+# --- tool calls --------------------------------------------------------------------------
+
+
+def _tool_calls(facts: RunFacts) -> ChannelCoverage:
+    outputs = facts.model_outputs
+    unread = [
+        (span, output) for span, output, through in outputs if not output.readable and not through
+    ]
+    if facts.tool_spans:
+        reasons = [f"{_count(facts.tool_spans, 'tool execution span')} in the run"]
+        if unread:
+            reasons.append(
+                f"the output of {_count(unread, 'model span')} was not captured; the calls are "
+                "read from the tool execution spans"
+            )
+        return ChannelCoverage(OBSERVED, reasons)
+    if not outputs:
+        return ChannelCoverage(UNOBSERVED, ["no model-inference or tool execution span in the run"])
+    if not unread:
+        return ChannelCoverage(
+            OBSERVED,
+            [
+                f"the output of every model span ({len(outputs)}) was captured: every tool the "
+                "model asked for is listed"
+            ],
+        )
+    asked = [(span, output) for span, output in unread if output.asked_for_tools]
+    silent = [(span, output) for span, output in unread if not output.finish_reasons]
+    if asked:
+        span, output = asked[0]
+        reason = (
+            f"model span {_span(span)} finished with {safe_text(output.finish_reasons[0], 40)!r} "
+            "but its output was not captured: the tools it asked for cannot be read"
+        )
+        if len(asked) > 1:
+            reason += f" (and {len(asked) - 1} more such model span(s))"
+        return ChannelCoverage(PARTIAL, [reason])
+    if silent and len(unread) == len(outputs):
+        return ChannelCoverage(
+            UNOBSERVED,
+            [
+                f"{_count(outputs, 'model span')} in the run but no output was captured "
+                "(content capture is off) and there is no tool execution span"
+            ],
+        )
+    if silent:
+        return ChannelCoverage(
+            PARTIAL,
+            [
+                f"{len(silent)} of {len(outputs)} model spans recorded neither their output nor "
+                f"a finish reason ({_names([s for s, _ in silent])}): tools they may have asked "
+                "for cannot be read"
+            ],
+        )
+    reasons = sorted({reason for _, output in unread for reason in output.finish_reasons})
+    return ChannelCoverage(
+        OBSERVED,
+        [
+            f"the output of {_count(unread, 'model span')} was not captured, but each finish "
+            f"reason ({safe_text(', '.join(reasons), 60)}) says it asked for no tool"
+        ],
+    )
+
+
+def _captured(
+    what: str, calls: list[ToolCall], tool_calls: ChannelCoverage, facts: RunFacts
+) -> ChannelCoverage:
+    """``tool_calls.arguments`` / ``.results``: captured on every call seen."""
+    if what == "arguments":
+        relevant = calls
+        seen = [call for call in calls if call.arguments_captured]
+        noun = "tool call"
+    else:
+        # A requested call never executed has no result to capture — when execution is
+        # instrumented at all; without tool spans a requested call may have run unseen.
+        relevant = [
+            call
+            for call in calls
+            if call.status is not ToolCallStatus.REQUESTED or not facts.tool_spans
+        ]
+        seen = [call for call in relevant if call.result_captured]
+        noun = "executed tool call"
+    if tool_calls.state is UNOBSERVED:
+        return ChannelCoverage(
+            UNOBSERVED, [f"tool_calls is unobserved, so calls and their {what} may be missing"]
+        )
+    if not relevant:
+        state = tool_calls.state
+        return ChannelCoverage(state, [f"no {noun} seen and tool_calls is {state.value}"])
+    seen_ids = {id(call) for call in seen}
+    missing = [call for call in relevant if id(call) not in seen_ids]
+    if not missing:
+        state, reason = OBSERVED, f"{what} captured on every {noun} seen ({len(relevant)})"
+    elif not seen:
+        state = UNOBSERVED
+        reason = (
+            f"{what} not captured on any of the {_count(relevant, noun)} "
+            f"(content capture is off): {_call_names(missing)}"
+        )
+    else:
+        state = PARTIAL
+        reason = (
+            f"{what} captured on {len(seen)} of {len(relevant)} {noun}s; not on "
+            f"{_call_names(missing)}"
+        )
+    reasons = [reason]
+    if state is OBSERVED and tool_calls.state is PARTIAL:
+        state = PARTIAL
+        reasons.append("tool_calls is partial: calls that cannot be read have no " + what)
+    return ChannelCoverage(state, reasons)
+
+
+# --- side effects ------------------------------------------------------------------------
+
+
+def _side_effects(facts: RunFacts) -> dict[str, ChannelCoverage]:
+    channels: dict[str, ChannelCoverage] = {}
+    by_kind: dict[str, list[SideEffect]] = {}
+    for effect in facts.effects:
+        by_kind.setdefault(effect.kind, []).append(effect)
+    for kind, found in by_kind.items():
+        shown = "; ".join(_effect(effect) for effect in found[:_NAMED])
+        more = f" and {len(found) - _NAMED} more" if len(found) > _NAMED else ""
+        channels[SIDE_EFFECT_PREFIX + kind] = ChannelCoverage(
+            OBSERVED, [f"{_count(found, kind + ' side effect')} in the run: {shown}{more}"]
+        )
+    for kind, spans in facts.transport_spans.items():
+        key = SIDE_EFFECT_PREFIX + kind
+        if key in channels:
+            continue
+        # Transport shows the model client's library is instrumented; the agent's tools may
+        # use another library (requests vs httpx), so it attests nothing about their calls.
+        channels[key] = ChannelCoverage(
+            UNOBSERVED,
+            [
+                f"the only {kind} spans ({len(spans)}) are inside model-inference spans, the "
+                "model's own transport: they show the model client's library is instrumented, "
+                f"not that the agent's own {kind} calls would be recorded; no {key} coverage "
+                "declared"
+            ],
+        )
+    return channels
+
+
+def _apply_declarations(facts: RunFacts, channels: dict[str, ChannelCoverage]) -> None:
+    """``rampart.coverage`` on the agent process's resource: channels it vouches for."""
+    for key, service in _declarations(facts):
+        if not key.startswith(SIDE_EFFECT_PREFIX) or key == EVERY_SIDE_EFFECT:
+            continue  # only side-effect channels can be declared; the rest is inferred
+        reason = (
+            f"declared by service {safe_text(service, 60)!r} in its resource attribute "
+            + DECLARATION_KEY
+        )
+        current = channels.get(key)
+        if current is not None and current.state is OBSERVED:
+            if reason not in current.reasons:
+                current.reasons.append("also " + reason)
+            continue
+        channels[key] = ChannelCoverage(OBSERVED, [reason], CoverageSource.DECLARED)
+
+
+def _declarations(facts: RunFacts) -> list[tuple[str, str]]:
+    """(key, service) declared by the resources of the agent's own spans (else of any span)."""
+    agentic = [
+        span
+        for span in facts.spans
+        if (role := facts.roles.get(span.span_id)) is not None
+        and (role.model or role.agent or role.tool)
+    ]
+    found: list[tuple[str, str]] = []
+    seen: set[int] = set()
+    for span in agentic or facts.spans:
+        resource = span.resource
+        if id(resource) in seen:
+            continue
+        seen.add(id(resource))
+        value = resource.attributes.get(DECLARATION_KEY)
+        if value is None:
+            continue
+        keys = value if isinstance(value, (list, tuple)) else str(value).split(",")
+        service = resource.service_name or "unknown service"
+        found.extend((str(key).strip(), service) for key in keys if str(key).strip())
+    return found
+
+
+# --- integrity ---------------------------------------------------------------------------
+
+
+def integrity(facts: RunFacts) -> list[IntegrityFinding]:
+    """Lost spans (a trace in pieces), spans never ended, dropped attributes or events."""
+    findings = _split(facts)
+    groups: dict[tuple[str, tuple[str, ...]], list[Span]] = {}
+    for span in facts.spans:
+        role = facts.roles.get(span.span_id, SpanRole())
+        if span.end_ns is None:
+            groups.setdefault(("unended_span", _fed(role, unended=True)), []).append(span)
+        dropped_attrs = span.dropped_attributes_count or any(
+            event.dropped_attributes_count for event in span.events
+        )
+        if dropped_attrs:
+            groups.setdefault(("dropped_attributes", _fed(role)), []).append(span)
+        if span.dropped_events_count:
+            groups.setdefault(("dropped_events", _fed(role)), []).append(span)
+    for (kind, channels), spans in groups.items():
+        if not channels:
+            continue  # the model's transport feeds no channel of the agent
+        findings.append(
+            IntegrityFinding(
+                kind=kind,
+                message=_finding_message(kind, spans),
+                span_ids=[span.span_id for span in spans],
+                channels=list(channels),
+            )
+        )
+    return findings
+
+
+def _split(facts: RunFacts) -> list[IntegrityFinding]:
+    """More than one tree in one trace: the spans joining them were lost.
+
+    A single top span whose parent is elsewhere (an upstream service) is whole. Traces are
+    judged one by one, so a session run of several whole traces is whole.
+    """
+    ids = {span.span_id for span in facts.spans}
+    cut = {span.span_id for span in facts.cycles}
+    tops: dict[str, list[Span]] = {}
+    for span in facts.spans:
+        parent = span.parent_span_id
+        if not parent or parent not in ids or span.span_id in cut:
+            tops.setdefault(span.trace_id, []).append(span)
+    findings: list[IntegrityFinding] = []
+    for trace_id, spans in tops.items():
+        if len(spans) < 2:
+            continue
+        missing = sorted({s.parent_span_id for s in spans if s.parent_span_id})
+        findings.append(
+            IntegrityFinding(
+                kind="split_run",
+                message=(
+                    f"spans are missing from inside the run: trace {trace_id} falls apart into "
+                    f"{len(spans)} trees ({_names(spans)}); "
+                    + (
+                        f"missing parent span(s): {', '.join(missing[:_NAMED])}"
+                        + (f" and {len(missing) - _NAMED} more" if len(missing) > _NAMED else "")
+                        if missing
+                        else "more than one root span"
+                    )
+                ),
+                span_ids=[span.span_id for span in spans],
+                channels=[EVERY_CHANNEL],
+            )
+        )
+    if facts.cycles:
+        findings.append(
+            IntegrityFinding(
+                kind="parent_cycle",
+                message=f"span parent links form a cycle at {_names(facts.cycles)}",
+                span_ids=[span.span_id for span in facts.cycles],
+                channels=[EVERY_CHANNEL],
+            )
+        )
+    return findings
+
+
+def _fed(role: SpanRole, unended: bool = False) -> tuple[str, ...]:
+    """The channels a span's loss feeds.
+
+    A model span feeds the answer and the calls; a tool span its calls (and, never ended,
+    the side effects its unexported children may have recorded); a side-effect span its
+    kind; a span inside a model span is transport and feeds nothing; any other span
+    (agent, generic) every channel, since its unexported children, or the attributes that
+    would have classified it, may be what is missing.
+    """
+    fed: list[str] = []
+    if role.transport and not role.model:
+        return ()
+    if role.model:
+        fed.extend(MODEL_CHANNELS)
+    if role.tool:
+        fed.extend(TOOL_CHANNELS)
+        if unended:
+            fed.append(EVERY_SIDE_EFFECT)
+    fed.extend(SIDE_EFFECT_PREFIX + kind for kind in role.effect_kinds)
+    if not fed or role.agent:
+        return (EVERY_CHANNEL,)
+    return tuple(dict.fromkeys(fed))
+
+
+def _finding_message(kind: str, spans: list[Span]) -> str:
+    if kind == "unended_span":
+        return f"{_count(spans, 'span')} never ended: {_names(spans)}"
+    if kind == "dropped_attributes":
+        total = sum(
+            s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
+            for s in spans
+        )
+        return f"{total} attribute(s) dropped by the SDK's limits on {_names(spans)}"
+    total = sum(span.dropped_events_count for span in spans)
+    return f"{total} event(s) dropped by the SDK's limits on {_names(spans)}"
+
+
+def _cap(
+    channels: dict[str, ChannelCoverage],
+    finding: IntegrityFinding,
+    only: list[str] | None = None,
+) -> None:
+    for key, channel in list(channels.items()):
+        if only is not None and key not in only:
+            continue
+        if not _matches(key, finding.channels) or channel.state is UNOBSERVED:
+            continue
+        reasons = [*channel.reasons, finding.message]
+        channels[key] = ChannelCoverage(PARTIAL, reasons, channel.source)
+
+
+def _matches(key: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if pattern in (EVERY_CHANNEL, key):
+            return True
+        if pattern == EVERY_SIDE_EFFECT and key.startswith(SIDE_EFFECT_PREFIX):
+            return True
+    return False
+
+
+# --- wording -----------------------------------------------------------------------------
+
+
+def _span(span: Span) -> str:
+    return f"{safe_text(span.name, 60)!r} (span {span.span_id})"
+
+
+def _effect(effect: SideEffect) -> str:
+    values = [value for value in effect.details.values() if isinstance(value, (str, int))]
+    summary = " ".join(safe_text(value, 80) for value in values[:2]) or "no details"
+    return f"{summary} (span {effect.span_id})"
+
+
+def _names(spans: list[Span]) -> str:
+    named = ", ".join(_span(span) for span in spans[:_NAMED])
+    return named + (f" and {len(spans) - _NAMED} more" if len(spans) > _NAMED else "")
+
+
+def _call_names(calls: list[ToolCall]) -> str:
+    named = ", ".join(
+        safe_text(call.name, 40) + (f" ({safe_text(call.call_id, 40)})" if call.call_id else "")
+        for call in calls[:_NAMED]
+    )
+    return named + (f" and {len(calls) - _NAMED} more" if len(calls) > _NAMED else "")
+
+
+def _count(items: list, noun: str) -> str:
+    return f"{len(items)} {noun}" + ("" if len(items) == 1 else "s")

@@ -1,0 +1,579 @@
+"""Run → AgentRun: what the agent did, read through every convention the trace uses.
+
+Each span is classified once (cheap key probes; a prefix scan only on model spans), then:
+tool calls are merged across the conventions and spans that report them (model request
++ execution span, or two instrumentations of one call are ONE call); side effects are the
+side-effect spans outside every model-inference subtree (inside one they are the model's
+transport), each attributed to the tool call whose execution span encloses it; the
+response is the top agent span's output, else the last model span's text. Coverage and
+integrity are inferred from the same classification (``processors.coverage``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rampart_otel.conventions import (
+    GEN_AI,
+    OPENINFERENCE,
+    OPENLLMETRY,
+    ModelOutput,
+    ToolReport,
+    genai,
+    mcp,
+    openinference,
+    openllmetry,
+)
+from rampart_otel.conventions import side_effects as effects
+from rampart_otel.model import (
+    AgentRun,
+    Response,
+    Run,
+    SideEffect,
+    Span,
+    ToolCall,
+    ToolCallStatus,
+)
+from rampart_otel.processors.coverage import RunFacts, SpanRole, infer_coverage
+
+_HISTORY_READERS = (
+    (GEN_AI, genai.input_history),
+    (OPENINFERENCE, openinference.input_history),
+    (OPENLLMETRY, openllmetry.input_history),
+)
+
+
+@dataclass(slots=True, eq=False)
+class _View:
+    """One span, classified once."""
+
+    span: Span
+    model: bool = False
+    agent: bool = False
+    output: ModelOutput | None = None
+    execution: ToolReport | None = None
+    effects: list[effects.SideEffectDetails] = field(default_factory=list)
+    parent: _View | None = None
+    in_model: bool | None = None  # strictly inside a model span's subtree
+    read_through: bool = False  # unreadable model span nested in/around a readable one
+    call_index: int | None = None  # tool call whose execution span is this one
+
+
+def normalize(run: Run) -> AgentRun:
+    views, cycles = _link(run.spans)
+    for view in views:
+        _resolve_in_model(view)
+    _mark_read_through(views)
+
+    calls = _CallMerger()
+    for view in views:
+        if view.output is not None:
+            for report in view.output.requests:
+                calls.add_request(report, view)
+        if view.execution is not None:
+            view.call_index = calls.add_execution(view.execution, view)
+    calls.fill_from_history([view for view in views if view.model])
+    calls.adopt_named_spans(views)
+
+    side_effects, transport = _side_effects(views)
+    response, response_view = _response(views)
+    facts = RunFacts(
+        spans=[view.span for view in views],
+        roles={view.span.span_id: _role(view) for view in views},
+        model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
+        tool_spans=[view.span for view in views if view.execution is not None],
+        agent_spans=[view.span for view in views if view.agent],
+        effects=side_effects,
+        transport_spans=transport,
+        response_span=response_view.span if response_view else None,
+        cycles=cycles,
+    )
+    coverage, integrity = infer_coverage(facts, response, calls.calls)
+    roots = [v.span for v in views if v.parent is None]
+    root = roots[0] if roots else None
+    starts = [view.span.start_ns for view in views if view.span.start_ns is not None]
+    return AgentRun(
+        run=run,
+        service=root.resource.service_name if root is not None else None,
+        started_at_ns=min(starts) if starts else None,
+        response=response,
+        tool_calls=calls.calls,
+        side_effects=side_effects,
+        coverage=coverage,
+        integrity=integrity,
+    )
+
+
+# --- classification --------------------------------------------------------------------
+
+
+def _link(spans: list[Span]) -> tuple[list[_View], list[Span]]:
+    """Views in start order (parents before children), parents linked, cycles cut.
+
+    A span exported twice (exporter retry) is read once. A parent cycle can only come from
+    hostile or corrupt input; its links are cut so every later walk up terminates.
+    """
+    by_id: dict[str, _View] = {}
+    for span in spans:
+        seen = by_id.get(span.span_id)
+        if seen is None or (seen.span.end_ns is None and span.end_ns is not None):
+            by_id[span.span_id] = _classify(span)
+    views = sorted(by_id.values(), key=_order)
+    for view in views:
+        parent_id = view.span.parent_span_id
+        view.parent = by_id.get(parent_id) if parent_id else None
+    cycles: list[Span] = []
+    state: dict[int, int] = {}  # id(view) → 1 walking, 2 done
+    for view in views:
+        path: list[_View] = []
+        current: _View | None = view
+        while current is not None and id(current) not in state:
+            state[id(current)] = 1
+            path.append(current)
+            parent = current.parent
+            if parent is not None and state.get(id(parent)) == 1:
+                current.parent = None  # closes a cycle: cut it here
+                cycles.append(current.span)
+                break
+            current = parent
+        for item in path:
+            state[id(item)] = 2
+    return views, cycles
+
+
+def _classify(span: Span) -> _View:
+    view = _View(span)
+    attrs = span.attributes
+    oi_kind = openinference.span_kind(span) if openinference.SPAN_KIND in attrs else None
+    tl_kind = openllmetry.span_kind(span) if openllmetry.SPAN_KIND in attrs else None
+    view.model = (
+        genai.is_model_span(span)
+        or oi_kind in openinference.MODEL_KINDS
+        or openllmetry.is_model_span(span)
+    )
+    view.agent = (
+        genai.is_agent_span(span) or oi_kind == "AGENT" or tl_kind in openllmetry.AGENT_KINDS
+    )
+    if view.model:
+        view.output = _model_output(span, oi_kind is not None)
+    reports = [
+        report
+        for report in (
+            genai.tool_execution(span),
+            openinference.tool_execution(span) if oi_kind == "TOOL" else None,
+            openllmetry.tool_execution(span) if tl_kind == "tool" else None,
+            mcp.tool_execution(span) if mcp.METHOD in attrs else None,
+        )
+        if report is not None
+    ]
+    if reports:
+        view.execution = _merge_same_span(reports)
+    if not view.model:
+        view.effects = effects.side_effects(span)
+        if mcp.METHOD in attrs:
+            found = mcp.side_effect(span)
+            if found is not None:
+                view.effects.append((found[0], found[1], "mcp"))
+    return view
+
+
+def _model_output(span: Span, openinference_span: bool) -> ModelOutput:
+    """Every convention's reading of one model span, merged: gen_ai, OpenInference, OpenLLMetry."""
+    outputs = [genai.model_output(span)]
+    if openinference_span:
+        outputs.append(openinference.model_output(span))
+    outputs.append(openllmetry.model_output(span))
+    merged = ModelOutput(readable=False, convention=outputs[0].convention)
+    for output in outputs:
+        for reason in output.finish_reasons:
+            if reason not in merged.finish_reasons:
+                merged.finish_reasons.append(reason)
+        if not output.readable:
+            continue
+        if not merged.readable:
+            merged.readable, merged.convention = True, output.convention
+        if output.text_captured and not merged.text_captured:
+            merged.text, merged.text_captured = output.text, True
+        merged.requests.extend(output.requests)  # same-span duplicates merge by id later
+    return merged
+
+
+def _merge_same_span(reports: list[ToolReport]) -> ToolReport:
+    """Two conventions on one span describe one execution (MCP + execute_tool, say)."""
+    first = reports[0]
+    for other in reports[1:]:
+        _fill_report(first, other)
+    return first
+
+
+def _fill_report(into: ToolReport, other: ToolReport) -> None:
+    into.call_id = into.call_id or other.call_id
+    into.name = into.name or other.name
+    if other.arguments_captured and not into.arguments_captured:
+        into.arguments, into.arguments_captured = other.arguments, True
+    if other.result_captured and not into.result_captured:
+        into.result, into.result_captured = other.result, True
+    into.error = into.error or other.error
+    into.executed = into.executed and other.executed
+
+
+def _order(view: _View) -> tuple[int, int]:
+    """Start time; on a tie the longer span (the parent) first; unended spans count as longest."""
+    span = view.span
+    end = span.end_ns if span.end_ns is not None else 1 << 63
+    return (span.start_ns if span.start_ns is not None else 0, -end)
+
+
+def _resolve_in_model(view: _View) -> bool:
+    """Memoized walk up the parents: is any ancestor a model span?"""
+    chain: list[_View] = []
+    current = view
+    while True:
+        if current.in_model is not None:
+            answer = current.in_model
+            break
+        chain.append(current)
+        parent = current.parent
+        if parent is None or parent.model:
+            answer = parent is not None
+            break
+        current = parent
+    for item in chain:
+        item.in_model = answer
+    return answer
+
+
+def _mark_read_through(views: list[_View]) -> None:
+    """An unreadable model span nested in (or around) a readable one is read through it.
+
+    pydantic-ai's chat span around OpenInference's or OpenLLMetry's span for the same
+    request, one capturing content and the other not, is one model request, read once.
+    """
+    for view in views:
+        if view.output is None or not view.output.readable:
+            continue
+        parent = view.parent
+        while parent is not None:
+            if parent.output is not None and not parent.output.readable:
+                parent.read_through = True
+            parent = parent.parent
+    for view in views:
+        if view.output is None or view.output.readable or view.read_through:
+            continue
+        parent = view.parent
+        while parent is not None:
+            if parent.output is not None and parent.output.readable:
+                view.read_through = True
+                break
+            parent = parent.parent
+
+
+def _role(view: _View) -> SpanRole:
+    return SpanRole(
+        model=view.model,
+        agent=view.agent,
+        tool=view.execution is not None,
+        effect_kinds=tuple(kind for kind, _, _ in view.effects),
+        transport=bool(view.in_model),
+    )
+
+
+# --- tool calls --------------------------------------------------------------------------
+
+
+class _CallMerger:
+    """Merges reports into calls: by call id, else nested same-name spans, else name and order."""
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+        self._by_id: dict[str, int] = {}
+        self._by_name: dict[str, list[int]] = {}
+        self._requests: list[list[tuple[_View, str]]] = []  # (model span, convention)
+        self._executed: list[bool] = []
+        self._exec_views: list[_View | None] = []
+
+    def add_request(self, report: ToolReport, view: _View) -> int:
+        index = self._by_id.get(report.call_id) if report.call_id else None
+        if index is None and report.call_id is None:
+            index = self._related_request(report, view)
+        if index is None:
+            index = self._new(report)
+        self._merge(index, report)
+        self._requests[index].append((view, report.convention))
+        return index
+
+    def add_execution(self, report: ToolReport, view: _View) -> int:
+        index = self._by_id.get(report.call_id) if report.call_id else None
+        if index is None:
+            index = self._enclosing_execution(report, view)
+        if index is None:
+            index = self._first_waiting(report, view)
+        if index is None:
+            index = self._new(report)
+        self._merge(index, report)
+        if self._exec_views[index] is None:
+            self._exec_views[index] = view
+        call = self.calls[index]
+        if report.executed:
+            self._executed[index] = True
+            if report.error:
+                call.status = ToolCallStatus.ERROR
+            elif call.status is ToolCallStatus.REQUESTED:
+                call.status = ToolCallStatus.EXECUTED
+        return index
+
+    def fill_from_history(self, model_views: list[_View]) -> None:
+        """Arguments/results missing on a call, from later model requests' message history."""
+        wanted = {
+            call.call_id: index
+            for index, call in enumerate(self.calls)
+            if call.call_id and (not call.arguments_captured or not call.result_captured)
+        }
+        for view in reversed(model_views):
+            if not wanted:
+                return
+            for convention, reader in _HISTORY_READERS:
+                arguments, results = reader(view.span)
+                for call_id, value in arguments.items():
+                    index = wanted.get(call_id)
+                    if index is not None and not self.calls[index].arguments_captured:
+                        call = self.calls[index]
+                        call.arguments = value
+                        call.arguments_captured = True
+                        self._seen(call, view.span, convention)
+                for call_id, value in results.items():
+                    index = wanted.get(call_id)
+                    if index is not None and not self.calls[index].result_captured:
+                        call = self.calls[index]
+                        call.result, call.result_captured = value, True
+                        if call.status is ToolCallStatus.REQUESTED:
+                            call.status = ToolCallStatus.EXECUTED  # its result went back
+                        self._seen(call, view.span, convention)
+            wanted = {
+                call_id: index
+                for call_id, index in wanted.items()
+                if not self.calls[index].arguments_captured or not self.calls[index].result_captured
+            }
+
+    def adopt_named_spans(self, views: list[_View]) -> None:
+        """A plain span named exactly like a requested call with no execution span holds it.
+
+        Hand-instrumented agents wrap each tool in a span named after the tool, with no
+        convention attributes. Such a span is used only to attribute the side effects
+        inside it; it is not an execution span for coverage and changes no status.
+        """
+        for view in views:
+            span = view.span
+            if view.model or view.agent or view.execution or view.effects or view.in_model:
+                continue
+            for index in self._by_name.get(span.name, ()):
+                call = self.calls[index]
+                if self._exec_views[index] is not None:
+                    continue
+                requests = self._requests[index]
+                if requests and (requests[0][0].span.start_ns or 0) <= (span.start_ns or 0):
+                    self._exec_views[index] = view
+                    view.call_index = index
+                    call.span_ids.append(span.span_id)
+                    break
+
+    def _new(self, report: ToolReport) -> int:
+        self.calls.append(
+            ToolCall(
+                name=report.name,
+                call_id=None,
+                arguments=None,
+                result=None,
+                status=ToolCallStatus.REQUESTED,
+                span_ids=[],
+                trace_id=report.span.trace_id,
+                conventions=[],
+            )
+        )
+        self._requests.append([])
+        self._executed.append(False)
+        self._exec_views.append(None)
+        index = len(self.calls) - 1
+        self._by_name.setdefault(report.name, []).append(index)
+        return index
+
+    def _merge(self, index: int, report: ToolReport) -> None:
+        call = self.calls[index]
+        if report.call_id and call.call_id is None:
+            call.call_id = report.call_id
+            self._by_id.setdefault(report.call_id, index)
+        call.name = call.name or report.name
+        if report.arguments_captured and (
+            not call.arguments_captured
+            or (isinstance(call.arguments, str) and isinstance(report.arguments, dict))
+        ):
+            call.arguments, call.arguments_captured = report.arguments, True
+        if report.result_captured and not call.result_captured:
+            call.result, call.result_captured = report.result, True
+        self._seen(call, report.span, report.convention)
+
+    @staticmethod
+    def _seen(call: ToolCall, span: Span, convention: str) -> None:
+        if span.span_id not in call.span_ids:
+            call.span_ids.append(span.span_id)
+        if convention not in call.conventions:
+            call.conventions.append(convention)
+
+    def _related_request(self, report: ToolReport, view: _View) -> int | None:
+        """An id-less request another convention already reported on this model request.
+
+        The same request is read on the same span by two conventions, or on a model span
+        nested in another (pydantic-ai's chat span around an instrumented client's span).
+        """
+        for index in self._by_name.get(report.name, ()):
+            requests = self._requests[index]
+            if any(
+                other is view and convention == report.convention for other, convention in requests
+            ):
+                continue  # this convention on this span already reported that one
+            if any(_related(view, other) for other, _ in requests):
+                return index
+        return None
+
+    def _enclosing_execution(self, report: ToolReport, view: _View) -> int | None:
+        """The same execution reported by an enclosing tool span (MCP inside execute_tool)."""
+        parent = view.parent
+        while parent is not None:
+            index = parent.call_index
+            if index is not None:
+                call = self.calls[index]
+                same_id = report.call_id is None or call.call_id in (None, report.call_id)
+                return index if same_id and call.name == report.name else None
+            parent = parent.parent
+        return None
+
+    def _first_waiting(self, report: ToolReport, view: _View) -> int | None:
+        """The earliest request of this name not yet executed, asked for before this span."""
+        start = view.span.start_ns or 0
+        for index in self._by_name.get(report.name, ()):
+            call = self.calls[index]
+            if self._executed[index] or self._exec_views[index] is not None:
+                continue
+            if report.call_id and call.call_id not in (None, report.call_id):
+                continue
+            requests = self._requests[index]
+            if requests and (requests[0][0].span.start_ns or 0) <= start:
+                return index
+        return None
+
+
+def _related(a: _View, b: _View) -> bool:
+    return a is b or _is_ancestor(a, b) or _is_ancestor(b, a)
+
+
+def _is_ancestor(ancestor: _View, view: _View) -> bool:
+    current = view.parent
+    while current is not None:
+        if current is ancestor:
+            return True
+        current = current.parent
+    return False
+
+
+# --- side effects ------------------------------------------------------------------------
+
+
+def _side_effects(views: list[_View]) -> tuple[list[SideEffect], dict[str, list[Span]]]:
+    """The agent's side effects, and (kind → spans) of the model's transport, left out."""
+    found: list[SideEffect] = []
+    transport: dict[str, list[Span]] = {}
+    for view in views:
+        if not view.effects:
+            continue
+        if view.in_model:
+            for kind, _, _ in view.effects:
+                transport.setdefault(kind, []).append(view.span)
+            continue
+        call_index = _enclosing_call(view)
+        for kind, details, convention in view.effects:
+            found.append(
+                SideEffect(
+                    kind=kind,
+                    details=details,
+                    span_id=view.span.span_id,
+                    trace_id=view.span.trace_id,
+                    tool_call_index=call_index,
+                    convention=convention,
+                )
+            )
+    return found, transport
+
+
+def _enclosing_call(view: _View) -> int | None:
+    current: _View | None = view
+    while current is not None:
+        if current.call_index is not None:
+            return current.call_index
+        current = current.parent
+    return None
+
+
+# --- response ----------------------------------------------------------------------------
+
+
+def _agent_output(span: Span) -> str | None:
+    attrs = span.attributes
+    if openinference.SPAN_KIND in attrs:
+        text = openinference.agent_output(span)
+        if text is not None:
+            return text
+    if openllmetry.SPAN_KIND in attrs:
+        text = openllmetry.agent_output(span)
+        if text is not None:
+            return text
+    return genai.agent_output(span)
+
+
+def _response(views: list[_View]) -> tuple[Response, _View | None]:
+    """The top agent span's answer, else the last model span's text; earlier texts kept."""
+    texts: list[tuple[int, str, _View]] = []  # (end time, text, span view)
+    for view in views:
+        if view.output is not None and view.output.text_captured and view.output.text:
+            texts.append((_end(view), view.output.text, view))
+    top_agents = [view for view in views if view.agent and not _has_agent_ancestor(view)]
+    final: tuple[str, _View] | None = None
+    for position, view in enumerate(top_agents):
+        text = _agent_output(view.span)
+        if text is None:
+            continue
+        if position == len(top_agents) - 1:
+            final = (text, view)
+        else:
+            texts.append((_end(view), text, view))
+    texts.sort(key=lambda item: item[0])
+    if final is None:
+        model_views = sorted((v for v in views if v.output is not None), key=_end)
+        if model_views and model_views[-1].output is not None:
+            last = model_views[-1]
+            if last.output is not None and last.output.text_captured:
+                final = (last.output.text or "", last)
+    earlier = [text for _, text, _ in texts]
+    if final is not None:
+        text, view = final
+        if earlier and earlier[-1] == text:
+            earlier.pop()
+        elif text in earlier:
+            earlier.remove(text)
+        deduped = [t for i, t in enumerate(earlier) if i == 0 or earlier[i - 1] != t]
+        return Response(text=text, earlier=deduped, span_id=view.span.span_id), view
+    deduped = [t for i, t in enumerate(earlier) if i == 0 or earlier[i - 1] != t]
+    return Response(text=None, earlier=deduped), None
+
+
+def _has_agent_ancestor(view: _View) -> bool:
+    current = view.parent
+    while current is not None:
+        if current.agent:
+            return True
+        current = current.parent
+    return False
+
+
+def _end(view: _View) -> int:
+    span = view.span
+    return span.end_ns or span.start_ns or 0

@@ -1,0 +1,578 @@
+"""Coverage: every rule of DESIGN "Coverage", from hand-written spans and recorded samples."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import pytest
+
+from rampart_otel.model import (
+    AgentRun,
+    ChannelState,
+    CoverageSource,
+    Event,
+    ObservabilityLevel,
+    Resource,
+    Run,
+    Scope,
+    Span,
+)
+from rampart_otel.processors.coverage import assume, observability_level
+from rampart_otel.processors.normalize import normalize
+
+SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
+CORE = ("response", "tool_calls", "tool_calls.arguments", "tool_calls.results")
+HTTP = "side_effects.http_request"
+
+
+def mk(
+    span_id: str,
+    name: str,
+    attributes: dict[str, Any] | None = None,
+    *,
+    parent: str | None = None,
+    kind: str = "INTERNAL",
+    start: int = 0,
+    end: int | None = -1,
+    trace_id: str = TRACE,
+    resource: dict[str, Any] | None = None,
+    dropped_attributes: int = 0,
+    dropped_events: int = 0,
+    events: list[Event] | None = None,
+) -> Span:
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent,
+        name=name,
+        kind=kind,
+        start_ns=start,
+        end_ns=start + 10 if end == -1 else end,
+        status_code="UNSET",
+        status_message="",
+        attributes=dict(attributes or {}),
+        events=list(events or []),
+        links=[],
+        resource=Resource(resource or {"service.name": "weather-agent"}),
+        scope=Scope("test"),
+        dropped_attributes_count=dropped_attributes,
+        dropped_events_count=dropped_events,
+    )
+
+
+def run_of(*spans: Span) -> AgentRun:
+    return normalize(Run(TRACE, sorted({s.trace_id for s in spans}), list(spans)))
+
+
+def state(agent: AgentRun, key: str) -> ChannelState:
+    return agent.coverage.get(key).state
+
+
+def reasons(agent: AgentRun, key: str) -> str:
+    return " | ".join(agent.coverage.get(key).reasons)
+
+
+def chat(output: list[dict[str, Any]] | None, finish: list[str] | None = None) -> dict[str, Any]:
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "chat"}
+    if output is not None:
+        attrs["gen_ai.output.messages"] = json.dumps(output)
+    if finish is not None:
+        attrs["gen_ai.response.finish_reasons"] = finish
+    return attrs
+
+
+def said(text: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "assistant", "parts": [{"type": "text", "content": text}], "finish_reason": "stop"}
+    ]
+
+
+def asked(name: str, call_id: str, arguments: Any = None) -> list[dict[str, Any]]:
+    part: dict[str, Any] = {"type": "tool_call", "id": call_id, "name": name}
+    if arguments is not None:
+        part["arguments"] = arguments
+    return [{"role": "assistant", "parts": [part], "finish_reason": "tool_call"}]
+
+
+def execute(name: str, call_id: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": call_id,
+        **extra,
+    }
+
+
+GET = {"http.request.method": "GET", "url.full": "https://weather.example/today"}
+AGENT = {"gen_ai.operation.name": "invoke_agent", "final_result": "Done."}
+
+
+def full_run(**root: Any) -> list[Span]:
+    """Agent → model asks fetch → tool runs (GET) → model answers; all content captured."""
+    return [
+        mk("a0", "invoke_agent", AGENT, end=1000, **root),
+        mk("m1", "chat", chat(asked("fetch", "c1", {"q": 1})), parent="a0", start=10),
+        mk(
+            "t1",
+            "execute_tool fetch",
+            execute("fetch", "c1", **{"gen_ai.tool.call.result": "ok"}),
+            parent="a0",
+            start=30,
+            end=60,
+        ),
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31),
+        mk("m2", "chat", chat(said("Done.")), parent="a0", start=70),
+    ]
+
+
+# --- the whole picture ------------------------------------------------------------------------
+
+
+def test_fully_instrumented_run_is_observed_everywhere() -> None:
+    agent = run_of(*full_run())
+    assert {key: state(agent, key) for key in (*CORE, HTTP)} == dict.fromkeys(
+        (*CORE, HTTP), OBSERVED
+    )
+    assert agent.coverage.level is ObservabilityLevel.TOOL_AND_SIDE_EFFECTS
+    assert agent.integrity == []
+    assert "1 tool execution span" in reasons(agent, "tool_calls")
+    assert "GET https://weather.example/today" in reasons(agent, HTTP)
+
+
+# --- side_effects.<kind> ----------------------------------------------------------------------
+
+
+def test_http_instrumentation_absent_leaves_http_unobserved() -> None:
+    spans = [s for s in full_run() if s.span_id != "h1"]
+    agent = run_of(*spans)
+    assert state(agent, HTTP) is UNOBSERVED
+    assert HTTP not in agent.coverage.channels  # nothing said it; the default reason applies
+    assert "declared no" in reasons(agent, HTTP)
+    assert agent.coverage.level is ObservabilityLevel.TOOL_ONLY
+
+
+def test_transport_http_alone_does_not_observe_http() -> None:
+    """Transport spans show the model client's HTTP library is instrumented, not the tools'."""
+    spans = [s for s in full_run() if s.span_id != "h1"]
+    spans.append(
+        mk(
+            "x1",
+            "POST",
+            {
+                "http.request.method": "POST",
+                "url.full": "https://api.openai.com/v1/chat/completions",
+            },
+            parent="m1",
+            kind="CLIENT",
+            start=11,
+        )
+    )
+    agent = run_of(*spans)
+    assert agent.side_effects == []
+    assert state(agent, HTTP) is UNOBSERVED
+    assert "model's own transport" in reasons(agent, HTTP)
+
+
+def test_declared_coverage_is_observed_declared() -> None:
+    spans = [
+        s
+        for s in full_run(
+            resource={
+                "service.name": "weather-agent",
+                "rampart.coverage": [HTTP, "side_effects.db_query", "response"],
+            }
+        )
+        if s.span_id != "h1"
+    ]
+    agent = run_of(*spans)
+    for key in (HTTP, "side_effects.db_query"):
+        channel = agent.coverage.get(key)
+        assert (channel.state, channel.source) == (OBSERVED, CoverageSource.DECLARED)
+        assert "declared by service 'weather-agent'" in channel.reasons[0]
+    assert agent.coverage.get("response").source is CoverageSource.INFERRED  # not declarable
+    assert agent.coverage.level is ObservabilityLevel.TOOL_AND_SIDE_EFFECTS
+
+
+def test_declared_and_seen_stays_inferred() -> None:
+    agent = run_of(*full_run(resource={"service.name": "w", "rampart.coverage": [HTTP]}))
+    channel = agent.coverage.get(HTTP)
+    assert channel.source is CoverageSource.INFERRED and "also declared" in channel.reasons[-1]
+
+
+def test_other_side_effect_kinds_observed_by_their_spans() -> None:
+    agent = run_of(
+        *full_run(),
+        mk(
+            "d1",
+            "SELECT",
+            {"db.system": "sqlite", "db.statement": "SELECT 1"},
+            parent="t1",
+            kind="CLIENT",
+            start=40,
+        ),
+        mk(
+            "p1",
+            "tools/call x",
+            {"mcp.method.name": "resources/read", "mcp.resource.uri": "file:///x"},
+            parent="a0",
+            kind="CLIENT",
+            start=80,
+        ),
+    )
+    assert state(agent, "side_effects.db_query") is OBSERVED
+    assert state(agent, "side_effects.mcp_request") is OBSERVED
+    assert state(agent, "side_effects.message_publish") is UNOBSERVED
+
+
+# --- response / tool_calls / arguments / results ----------------------------------------------
+
+
+def test_content_capture_off() -> None:
+    """pydantic-ai include_content=False: parts listed without content."""
+    agent = run_of(
+        mk("a0", "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, end=1000),
+        mk(
+            "m1",
+            "chat",
+            chat(
+                [
+                    {
+                        "role": "assistant",
+                        "parts": [{"type": "tool_call", "id": "c1", "name": "fetch"}],
+                    }
+                ]
+            ),
+            parent="a0",
+            start=10,
+        ),
+        mk("t1", "execute_tool fetch", execute("fetch", "c1"), parent="a0", start=30),
+        mk(
+            "m2",
+            "chat",
+            chat([{"role": "assistant", "parts": [{"type": "text"}]}]),
+            parent="a0",
+            start=70,
+        ),
+    )
+    assert state(agent, "response") is UNOBSERVED
+    assert "content capture is off" in reasons(agent, "response")
+    assert state(agent, "tool_calls") is OBSERVED
+    assert state(agent, "tool_calls.arguments") is UNOBSERVED
+    assert state(agent, "tool_calls.results") is UNOBSERVED
+    assert "fetch (c1)" in reasons(agent, "tool_calls.arguments")
+
+
+def test_no_model_span_leaves_response_unobserved() -> None:
+    agent = run_of(mk("r0", "job", {}))
+    assert state(agent, "response") is UNOBSERVED and state(agent, "tool_calls") is UNOBSERVED
+    assert state(agent, "tool_calls.arguments") is UNOBSERVED
+    assert "no agent or model-inference span" in reasons(agent, "response")
+    assert agent.coverage.level is ObservabilityLevel.RESPONSE_ONLY
+
+
+def test_a_model_that_asked_for_no_tool_asked_for_none() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=100), mk("m1", "chat", chat(said("Hi")), parent="a0", start=1)
+    )
+    assert {key: state(agent, key) for key in CORE} == dict.fromkeys(CORE, OBSERVED)
+    assert "no tool call seen" in reasons(agent, "tool_calls.arguments")
+
+
+def test_unreadable_output_with_tool_finish_reason_is_partial() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=100),
+        mk("m1", "openai.chat", chat(None, ["tool_call"]), parent="a0", start=1),
+        mk("m2", "openai.chat", chat(None, ["stop"]), parent="a0", start=20),
+    )
+    assert state(agent, "tool_calls") is PARTIAL
+    assert "finished with 'tool_call'" in reasons(agent, "tool_calls")
+    assert state(agent, "tool_calls.arguments") is PARTIAL  # never better than tool_calls
+
+
+def test_unreadable_output_that_finished_without_tools_observes_tool_calls() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=100), mk("m1", "chat", chat(None, ["stop"]), parent="a0", start=1)
+    )
+    assert state(agent, "tool_calls") is OBSERVED and state(agent, "response") is UNOBSERVED
+    assert "asked for no tool" in reasons(agent, "tool_calls")
+
+
+def test_unreadable_output_without_finish_reason_is_unobserved() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=100), mk("m1", "chat", chat(None), parent="a0", start=1)
+    )
+    assert state(agent, "tool_calls") is UNOBSERVED
+    assert state(agent, "tool_calls.results") is UNOBSERVED
+
+
+def test_arguments_on_some_calls_only_is_partial() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=100),
+        mk(
+            "t1",
+            "execute_tool a",
+            execute("a", "c1", **{"gen_ai.tool.call.arguments": "{}"}),
+            parent="a0",
+            start=1,
+        ),
+        mk("t2", "execute_tool b", execute("b", "c2"), parent="a0", start=20),
+    )
+    assert state(agent, "tool_calls.arguments") is PARTIAL
+    assert "1 of 2" in reasons(agent, "tool_calls.arguments")
+
+
+def test_requested_call_never_executed_needs_no_result_when_tools_are_traced() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=100),
+        mk("m1", "chat", chat(asked("a", "c1", {}) + asked("b", "c2", {})), parent="a0", start=1),
+        mk(
+            "t1",
+            "execute_tool a",
+            execute("a", "c1", **{"gen_ai.tool.call.result": "r"}),
+            parent="a0",
+            start=20,
+        ),
+    )
+    assert state(agent, "tool_calls.results") is OBSERVED
+
+
+# --- integrity --------------------------------------------------------------------------------
+
+
+def test_missing_inner_span_makes_every_channel_partial() -> None:
+    spans = full_run()
+    spans[3] = mk("h1", "GET", GET, parent="g1", kind="CLIENT", start=31)  # g1 never arrived
+    agent = run_of(*spans)
+    (finding,) = agent.integrity
+    assert finding.kind == "split_run" and finding.channels == ["*"]
+    assert sorted(finding.span_ids) == ["a0", "h1"] and "g1" in finding.message
+    for key in (*CORE, HTTP):
+        assert state(agent, key) is PARTIAL, key
+        assert "spans are missing from inside the run" in reasons(agent, key)
+    assert agent.coverage.level is ObservabilityLevel.RESPONSE_ONLY
+
+
+def test_partial_never_upgrades_unobserved() -> None:
+    spans = [
+        mk("a0", "agent", {}, end=100),
+        mk("m1", "chat", chat(None), parent="a0", start=1),
+        mk("o1", "orphan", {}, parent="ffffffffffffffff", start=5),
+    ]
+    agent = run_of(*spans)
+    assert agent.integrity[0].kind == "split_run"
+    assert state(agent, "response") is UNOBSERVED and state(agent, "tool_calls") is UNOBSERVED
+
+
+def test_single_root_with_upstream_parent_is_whole() -> None:
+    spans = full_run()
+    spans[0] = mk("a0", "invoke_agent", AGENT, parent="b7ad6b7169203331", end=1000)
+    agent = run_of(*spans)
+    assert agent.integrity == []
+    assert state(agent, HTTP) is OBSERVED and state(agent, "response") is OBSERVED
+
+
+def test_session_of_whole_traces_is_whole() -> None:
+    first = full_run()
+    second = [
+        mk("b0", "invoke_agent", AGENT, trace_id="1" * 32, start=2000, end=3000),
+        mk("b1", "chat", chat(said("Again.")), parent="b0", trace_id="1" * 32, start=2010),
+    ]
+    agent = run_of(*first, *second)
+    assert agent.integrity == []
+
+
+def test_unended_model_span_caps_the_model_channels() -> None:
+    spans = full_run()
+    spans[4] = mk("m2", "chat", chat(said("Done.")), parent="a0", start=70, end=None)
+    agent = run_of(*spans)
+    (finding,) = agent.integrity
+    assert finding.kind == "unended_span" and finding.span_ids == ["m2"]
+    assert {key: state(agent, key) for key in CORE} == dict.fromkeys(CORE, PARTIAL)
+    assert state(agent, HTTP) is OBSERVED
+    assert "never ended" in reasons(agent, "response")
+
+
+def test_unended_agent_span_caps_every_channel() -> None:
+    spans = full_run()
+    spans[0] = mk("a0", "invoke_agent", AGENT, end=None)
+    agent = run_of(*spans)
+    assert agent.integrity[0].channels == ["*"]
+    assert all(state(agent, key) is PARTIAL for key in (*CORE, HTTP))
+
+
+def test_unended_tool_span_caps_tool_and_side_effect_channels() -> None:
+    spans = full_run()
+    spans[2] = mk(
+        "t1",
+        "execute_tool fetch",
+        execute("fetch", "c1", **{"gen_ai.tool.call.result": "ok"}),
+        parent="a0",
+        start=30,
+        end=None,
+    )
+    agent = run_of(*spans)
+    assert state(agent, "response") is OBSERVED
+    assert all(state(agent, key) is PARTIAL for key in ("tool_calls", "tool_calls.results", HTTP))
+
+
+def test_unended_side_effect_span_caps_its_kind_only() -> None:
+    spans = full_run()
+    spans[3] = mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31, end=None)
+    agent = run_of(*spans)
+    assert state(agent, HTTP) is PARTIAL
+    assert all(state(agent, key) is OBSERVED for key in CORE)
+
+
+def test_dropped_attributes_and_events() -> None:
+    spans = full_run()
+    spans[1] = mk(
+        "m1",
+        "chat",
+        chat(asked("fetch", "c1", {"q": 1})),
+        parent="a0",
+        start=10,
+        dropped_attributes=3,
+    )
+    spans[3] = mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31, dropped_events=2)
+    agent = run_of(*spans)
+    kinds = {f.kind: f for f in agent.integrity}
+    assert set(kinds) == {"dropped_attributes", "dropped_events"}
+    assert "3 attribute(s) dropped" in kinds["dropped_attributes"].message
+    assert state(agent, "tool_calls.arguments") is PARTIAL and state(agent, HTTP) is PARTIAL
+
+
+def test_dropped_attributes_on_a_generic_span_caps_everything() -> None:
+    spans = [*full_run(), mk("g1", "work", {}, parent="a0", start=80, dropped_attributes=1)]
+    agent = run_of(*spans)
+    assert all(state(agent, key) is PARTIAL for key in (*CORE, HTTP))
+
+
+def test_transport_span_loss_feeds_no_channel() -> None:
+    spans = [
+        *full_run(),
+        mk(
+            "x1",
+            "POST",
+            {"http.request.method": "POST", "url.full": "https://m/"},
+            parent="m1",
+            kind="CLIENT",
+            start=11,
+            end=None,
+        ),
+    ]
+    agent = run_of(*spans)
+    assert agent.integrity == [] and state(agent, HTTP) is OBSERVED
+
+
+# --- assumed coverage and the level -----------------------------------------------------------
+
+
+def test_assume_marks_assumed_and_keeps_integrity_caps() -> None:
+    whole = run_of(*[s for s in full_run() if s.span_id != "h1"])
+    assumed = assume(whole.coverage, [HTTP], whole.integrity)
+    assert (
+        assumed.get(HTTP).source is CoverageSource.ASSUMED and assumed.get(HTTP).state is OBSERVED
+    )
+    assert assumed.level is ObservabilityLevel.TOOL_AND_SIDE_EFFECTS
+    split = run_of(
+        *[s for s in full_run() if s.span_id != "t1"],
+        mk("o2", "x", {}, parent="eeeeeeeeeeeeeeee", start=90),
+    )
+    capped = assume(split.coverage, ["side_effects.db_query"], split.integrity)
+    assert capped.get("side_effects.db_query").state is PARTIAL
+
+
+def test_observability_level_rules() -> None:
+    agent = run_of(*full_run())
+    channels = dict(agent.coverage.channels)
+    assert observability_level(channels) is ObservabilityLevel.TOOL_AND_SIDE_EFFECTS
+    del channels[HTTP]
+    assert observability_level(channels) is ObservabilityLevel.TOOL_ONLY
+    del channels["tool_calls"]
+    assert observability_level(channels) is ObservabilityLevel.RESPONSE_ONLY
+
+
+# --- recorded samples -------------------------------------------------------------------------
+
+LIBRARIES = ["openinference", "openllmetry", "pydantic-ai"]
+
+
+def sample(name: str) -> AgentRun:
+    from rampart_otel.pipeline import ReadStats, agent_runs
+
+    path = SAMPLES / f"{name}.jsonl"
+    if not path.exists():
+        pytest.skip(f"sample {name} not recorded")
+    stats = ReadStats()
+    (agent,) = agent_runs([path], stats)
+    assert not stats.errors
+    return agent
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_exfil_sample_observed(library: str) -> None:
+    agent = sample(f"{library}-exfil")
+    assert all(state(agent, key) is OBSERVED for key in (*CORE, HTTP))
+    assert agent.coverage.level is ObservabilityLevel.TOOL_AND_SIDE_EFFECTS
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_no_http_instr_sample(library: str) -> None:
+    agent = sample(f"{library}-no-http-instr")
+    assert state(agent, HTTP) is UNOBSERVED and state(agent, "tool_calls") is OBSERVED
+    assert agent.coverage.level is ObservabilityLevel.TOOL_ONLY
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_no_content_sample(library: str) -> None:
+    agent = sample(f"{library}-no-content")
+    assert state(agent, "response") is UNOBSERVED
+    assert state(agent, "tool_calls.arguments") is not OBSERVED
+    assert state(agent, HTTP) is OBSERVED
+    # OpenLLMetry leaves only finish reasons: the calls asked for cannot be read.
+    expected = PARTIAL if library == "openllmetry" else OBSERVED
+    assert state(agent, "tool_calls") is expected
+
+
+def test_events_sample_tool_calls_partial() -> None:
+    agent = sample("openllmetry-events")
+    assert state(agent, "tool_calls") is PARTIAL and state(agent, "response") is UNOBSERVED
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_declared_sample(library: str) -> None:
+    agent = sample(f"{library}-declared")
+    channel = agent.coverage.get(HTTP)
+    assert (channel.state, channel.source) == (OBSERVED, CoverageSource.DECLARED)
+    assert agent.coverage.level is ObservabilityLevel.TOOL_AND_SIDE_EFFECTS
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_no_tool_sample_without_declaration(library: str) -> None:
+    agent = sample(f"{library}-no-tool")
+    assert state(agent, "tool_calls") is OBSERVED and state(agent, HTTP) is UNOBSERVED
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_missing_span_sample_every_channel_partial(library: str) -> None:
+    agent = sample(f"{library}-missing-span")
+    assert [f.kind for f in agent.integrity] == ["split_run"]
+    assert all(state(agent, key) is PARTIAL for key in (*CORE, HTTP))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_upstream_parent_sample_is_whole(library: str) -> None:
+    agent = sample(f"{library}-upstream-parent")
+    roots = [s for s in agent.run.spans if s.parent_span_id == "b7ad6b7169203331"]
+    assert len(roots) == 1 and agent.integrity == []
+    assert all(state(agent, key) is OBSERVED for key in (*CORE, HTTP))
+
+
+def test_httpx_transport_sample() -> None:
+    agent = sample("pydantic-ai-httpx-transport")
+    assert state(agent, HTTP) is OBSERVED  # the tools' requests spans, not the transport
+    assert len(agent.side_effects) == 2

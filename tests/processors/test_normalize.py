@@ -1,0 +1,543 @@
+"""normalize: one ToolCall per call however often reported, side effects outside the
+model's transport attributed to their tool call, and the agent's answer.
+
+Hand-written spans cover the merging rules; ``test_*_sample`` read the recorded traces.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import pytest
+
+from rampart_otel.model import AgentRun, Event, Resource, Run, Scope, Span, ToolCallStatus
+from rampart_otel.processors.normalize import normalize
+
+SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+
+
+def mk(
+    span_id: str,
+    name: str,
+    attributes: dict[str, Any] | None = None,
+    *,
+    parent: str | None = None,
+    kind: str = "INTERNAL",
+    start: int = 0,
+    end: int | None = None,
+    status: str = "UNSET",
+    trace_id: str = TRACE,
+    resource: dict[str, Any] | None = None,
+    events: list[Event] | None = None,
+) -> Span:
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent,
+        name=name,
+        kind=kind,
+        start_ns=start,
+        end_ns=end if end is not None else start + 10,
+        status_code=status,
+        status_message="",
+        attributes=dict(attributes or {}),
+        events=list(events or []),
+        links=[],
+        resource=Resource(resource or {"service.name": "weather-agent"}),
+        scope=Scope("test"),
+    )
+
+
+def run_of(*spans: Span) -> AgentRun:
+    return normalize(Run(TRACE, [TRACE], list(spans)))
+
+
+def chat_out(*parts: dict[str, Any], finish: str = "tool_call") -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": list(parts), "finish_reason": finish}]
+        ),
+    }
+
+
+def tool_part(call_id: str | None, name: str, arguments: Any = None) -> dict[str, Any]:
+    part: dict[str, Any] = {"type": "tool_call", "name": name}
+    if call_id:
+        part["id"] = call_id
+    if arguments is not None:
+        part["arguments"] = arguments
+    return part
+
+
+def execute(call_id: str | None, name: str, **extra: Any) -> dict[str, Any]:
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, **extra}
+    if call_id:
+        attrs["gen_ai.tool.call.id"] = call_id
+    return attrs
+
+
+def http(method: str, url: str) -> dict[str, Any]:
+    return {"http.request.method": method, "url.full": url}
+
+
+ROOT = mk("a0", "invoke_agent weather", {"gen_ai.operation.name": "invoke_agent"}, end=1000)
+
+
+# --- one call, however often reported ---------------------------------------------------------
+
+
+def test_request_and_execution_span_are_one_call() -> None:
+    agent = run_of(
+        ROOT,
+        mk(
+            "m1", "chat", chat_out(tool_part("c1", "send_email", {"to": "x"})), parent="a0", start=1
+        ),
+        mk("t1", "execute_tool send_email", execute("c1", "send_email"), parent="a0", start=20),
+    )
+    (call,) = agent.tool_calls
+    assert call.status is ToolCallStatus.EXECUTED
+    assert call.span_ids == ["m1", "t1"] and call.conventions == ["gen_ai"]
+    assert call.arguments == {"to": "x"} and call.arguments_captured
+
+
+def test_same_request_from_two_conventions_is_one_call() -> None:
+    """pydantic-ai's chat span around OpenInference's span for the same OpenAI request."""
+    oi = {
+        "openinference.span.kind": "LLM",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "fetch",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"q": 1}',
+    }
+    agent = run_of(
+        ROOT,
+        mk("m1", "chat", chat_out(tool_part("c1", "fetch")), parent="a0", start=1, end=30),
+        mk("m2", "ChatCompletion", oi, parent="m1", start=2, end=29),
+    )
+    (call,) = agent.tool_calls
+    assert call.conventions == ["gen_ai", "openinference"]
+    assert call.span_ids == ["m1", "m2"]
+    assert call.arguments == {"q": 1}  # the inner span captured them, the outer did not
+
+
+def test_two_conventions_on_one_span_without_ids_are_one_call() -> None:
+    """A transitional OpenLLMetry span writing both output messages and flattened keys."""
+    attrs = {
+        **chat_out(tool_part(None, "fetch", {"q": 1})),
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.tool_calls.0.name": "fetch",
+        "gen_ai.completion.0.tool_calls.0.arguments": '{"q": 1}',
+    }
+    agent = run_of(ROOT, mk("m1", "openai.chat", attrs, parent="a0", start=1))
+    (call,) = agent.tool_calls
+    assert call.conventions == ["gen_ai", "openllmetry"] and call.span_ids == ["m1"]
+
+
+def test_without_ids_matched_by_name_and_order() -> None:
+    agent = run_of(
+        ROOT,
+        mk(
+            "m1",
+            "chat",
+            chat_out(tool_part(None, "fetch", {"n": 1}), tool_part(None, "fetch", {"n": 2})),
+            parent="a0",
+            start=1,
+        ),
+        mk(
+            "t1",
+            "fetch",
+            {"openinference.span.kind": "TOOL", "tool.name": "fetch", "output.value": "r1"},
+            parent="a0",
+            start=20,
+        ),
+        mk(
+            "t2",
+            "fetch",
+            {"openinference.span.kind": "TOOL", "tool.name": "fetch", "output.value": "r2"},
+            parent="a0",
+            start=40,
+        ),
+    )
+    assert [(c.arguments, c.result, c.span_ids) for c in agent.tool_calls] == [
+        ({"n": 1}, "r1", ["m1", "t1"]),
+        ({"n": 2}, "r2", ["m1", "t2"]),
+    ]
+    assert all(c.status is ToolCallStatus.EXECUTED for c in agent.tool_calls)
+
+
+def test_mcp_span_inside_execute_tool_is_the_same_execution() -> None:
+    agent = run_of(
+        ROOT,
+        mk(
+            "t1", "execute_tool read_file", execute("c1", "read_file"), parent="a0", start=1, end=50
+        ),
+        mk(
+            "p1",
+            "tools/call read_file",
+            {
+                "mcp.method.name": "tools/call",
+                "gen_ai.tool.name": "read_file",
+                "gen_ai.tool.call.result": "root:x",
+            },
+            parent="t1",
+            kind="CLIENT",
+            start=2,
+        ),
+    )
+    (call,) = agent.tool_calls
+    assert call.conventions == ["gen_ai", "mcp"] and call.result == "root:x"
+    assert call.span_ids == ["t1", "p1"]
+
+
+def test_execution_without_request_and_error_status() -> None:
+    agent = run_of(
+        ROOT,
+        mk(
+            "t1",
+            "execute_tool wire",
+            execute("c9", "wire", **{"error.type": "ValueError"}),
+            parent="a0",
+            start=5,
+        ),
+    )
+    (call,) = agent.tool_calls
+    assert call.status is ToolCallStatus.ERROR and call.call_id == "c9"
+
+
+def test_requested_only_when_nothing_shows_it_ran() -> None:
+    agent = run_of(
+        ROOT, mk("m1", "chat", chat_out(tool_part("c1", "fetch", "{}")), parent="a0", start=1)
+    )
+    (call,) = agent.tool_calls
+    assert call.status is ToolCallStatus.REQUESTED and call.arguments == {}
+    assert call.result is None and not call.result_captured
+
+
+def test_arguments_parsed_raw_or_not_captured() -> None:
+    agent = run_of(
+        ROOT,
+        mk(
+            "m1",
+            "chat",
+            chat_out(
+                tool_part("c1", "a", '{"x": 1}'),
+                tool_part("c2", "b", "{oops"),
+                tool_part("c3", "c"),
+            ),
+            parent="a0",
+            start=1,
+        ),
+    )
+    a, b, c = agent.tool_calls
+    assert (a.arguments, a.arguments_captured) == ({"x": 1}, True)
+    assert (b.arguments, b.arguments_captured) == ("{oops", True)
+    assert (c.arguments, c.arguments_captured) == (None, False)
+
+
+def test_result_from_message_history_marks_execution() -> None:
+    """No tool spans: the tool result sent back to the model shows the call ran."""
+    history = [
+        {"role": "assistant", "parts": [tool_part("c1", "fetch", {"city": "Paris"})]},
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "c1", "response": '{"t": 18}'}],
+        },
+    ]
+    second = {
+        **chat_out({"type": "text", "content": "18C"}, finish="stop"),
+        "gen_ai.input.messages": json.dumps(history),
+    }
+    agent = run_of(
+        ROOT,
+        mk(
+            "m1",
+            "chat",
+            chat_out(tool_part("c1", "fetch", {"city": "Paris"})),
+            parent="a0",
+            start=1,
+        ),
+        mk("m2", "chat", second, parent="a0", start=30),
+    )
+    (call,) = agent.tool_calls
+    assert call.status is ToolCallStatus.EXECUTED and call.result == {"t": 18}
+    assert call.span_ids == ["m1", "m2"]
+
+
+# --- side effects -----------------------------------------------------------------------------
+
+
+def test_transport_http_under_a_model_span_is_not_a_side_effect() -> None:
+    agent = run_of(
+        ROOT,
+        mk(
+            "m1",
+            "chat",
+            chat_out({"type": "text", "content": "hi"}, finish="stop"),
+            parent="a0",
+            start=1,
+            end=40,
+        ),
+        mk(
+            "h1",
+            "POST",
+            http("POST", "https://api.openai.com/v1/chat/completions"),
+            parent="m1",
+            kind="CLIENT",
+            start=2,
+        ),
+    )
+    assert agent.side_effects == []
+
+
+def test_side_effect_attributed_to_enclosing_tool_call() -> None:
+    agent = run_of(
+        ROOT,
+        mk(
+            "m1",
+            "chat",
+            chat_out(tool_part("c1", "fetch"), tool_part("c2", "send")),
+            parent="a0",
+            start=1,
+        ),
+        mk("t1", "execute_tool fetch", execute("c1", "fetch"), parent="a0", start=20, end=40),
+        mk("g1", "fetch.inner", {}, parent="t1", start=21, end=39),
+        mk(
+            "h1",
+            "GET",
+            http("GET", "https://weather.example/x"),
+            parent="g1",
+            kind="CLIENT",
+            start=22,
+        ),
+        mk("t2", "execute_tool send", execute("c2", "send"), parent="a0", start=50, end=70),
+        mk(
+            "h2",
+            "POST",
+            http("POST", "https://evil.example/u"),
+            parent="t2",
+            kind="CLIENT",
+            start=51,
+        ),
+        mk(
+            "h3",
+            "GET",
+            http("GET", "https://outside.example/"),
+            parent="a0",
+            kind="CLIENT",
+            start=80,
+        ),
+    )
+    assert [(e.details["host"], e.tool_call_index) for e in agent.side_effects] == [
+        ("weather.example", 0),
+        ("evil.example", 1),
+        ("outside.example", None),
+    ]
+    assert agent.side_effects[1].convention == "http"
+
+
+def test_plain_span_named_after_the_tool_holds_its_side_effects() -> None:
+    """Hand-instrumented tools (OpenLLMetry samples): a span named like the requested tool."""
+    agent = run_of(
+        ROOT,
+        mk("m1", "chat", chat_out(tool_part("c1", "send_report")), parent="a0", start=1),
+        mk("t1", "send_report", {}, parent="a0", start=20, end=40),
+        mk(
+            "h1",
+            "POST",
+            http("POST", "https://evil.example/u"),
+            parent="t1",
+            kind="CLIENT",
+            start=21,
+        ),
+    )
+    (effect,) = agent.side_effects
+    assert effect.tool_call_index == 0
+    assert agent.tool_calls[0].status is ToolCallStatus.REQUESTED  # the name alone proves no run
+    assert "t1" in agent.tool_calls[0].span_ids
+
+
+# --- the answer -------------------------------------------------------------------------------
+
+
+def test_response_is_the_root_agent_output_earlier_texts_kept() -> None:
+    root = mk(
+        "a0",
+        "invoke_agent",
+        {"gen_ai.operation.name": "invoke_agent", "final_result": "Final."},
+        end=1000,
+    )
+    agent = run_of(
+        root,
+        mk(
+            "m1",
+            "chat",
+            chat_out({"type": "text", "content": "Let me check."}, tool_part("c1", "f")),
+            parent="a0",
+            start=1,
+        ),
+        mk(
+            "m2",
+            "chat",
+            chat_out({"type": "text", "content": "Final."}, finish="stop"),
+            parent="a0",
+            start=30,
+        ),
+    )
+    assert agent.response.text == "Final." and agent.response.span_id == "a0"
+    assert agent.response.earlier == ["Let me check."]
+
+
+def test_response_falls_back_to_the_last_model_text() -> None:
+    agent = run_of(
+        mk("r0", "agent", {}, end=1000),
+        mk(
+            "m1",
+            "chat",
+            chat_out({"type": "text", "content": "one"}, finish="stop"),
+            parent="r0",
+            start=1,
+        ),
+        mk(
+            "m2",
+            "chat",
+            chat_out({"type": "text", "content": "two"}, finish="stop"),
+            parent="r0",
+            start=30,
+        ),
+    )
+    assert (agent.response.text, agent.response.earlier, agent.response.span_id) == (
+        "two",
+        ["one"],
+        "m2",
+    )
+
+
+def test_response_not_captured_is_none() -> None:
+    agent = run_of(
+        ROOT, mk("m1", "chat", chat_out({"type": "text"}, finish="stop"), parent="a0", start=1)
+    )
+    assert agent.response.text is None and agent.response.span_id is None
+
+
+def test_service_and_start_from_the_root() -> None:
+    agent = run_of(
+        mk("a0", "root", {}, start=100, end=1000, resource={"service.name": "weather-agent"}),
+        mk("c1", "child", {}, parent="a0", start=150, resource={"service.name": "other"}),
+    )
+    assert (agent.service, agent.started_at_ns) == ("weather-agent", 100)
+
+
+# --- hostile input ----------------------------------------------------------------------------
+
+
+def test_span_exported_twice_is_read_once() -> None:
+    unended = mk("a0", "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, end=None)
+    unended.end_ns = None
+    agent = run_of(
+        unended,
+        ROOT,
+        mk("h1", "GET", http("GET", "https://a.example/"), parent="a0", kind="CLIENT", start=1),
+        ROOT,
+    )
+    assert agent.integrity == []  # one root, not two; the ended copy wins
+    assert len(agent.side_effects) == 1
+
+
+def test_parent_cycle_and_duplicate_spans_do_not_hang_or_double() -> None:
+    a = mk("x1", "a", http("GET", "https://a.example/"), parent="x2", kind="CLIENT", start=1)
+    b = mk("x2", "b", {}, parent="x1", start=2)
+    agent = run_of(a, b, a)
+    assert len(agent.side_effects) == 1
+    assert any(f.kind == "parent_cycle" for f in agent.integrity)
+
+
+# --- recorded samples -------------------------------------------------------------------------
+
+
+def sample(name: str) -> list[AgentRun]:
+    from rampart_otel.pipeline import ReadStats, agent_runs
+
+    path = SAMPLES / name
+    if not path.exists():
+        pytest.skip(f"sample {name} not recorded")
+    stats = ReadStats()
+    runs = list(agent_runs([path], stats))
+    assert not stats.errors
+    return runs
+
+
+FETCH_ID = "call_bn90af3nnY9RiO2dBGHosRVa"
+REPORT_ID = "call_U2skLgujFuFJepsAGNNWopWH"
+ANSWER = "It is 18°C with light rain in Paris. I have filed the weather report."
+LIBRARIES = ["openinference", "openllmetry", "pydantic-ai"]
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_exfil_sample(library: str) -> None:
+    (agent,) = sample(f"{library}-exfil.jsonl")
+    fetch, report = agent.tool_calls
+    assert (fetch.name, fetch.call_id, fetch.arguments) == (
+        "fetch_weather",
+        FETCH_ID,
+        {"city": "Paris"},
+    )
+    assert (report.name, report.call_id) == ("send_report", REPORT_ID)
+    assert report.arguments["data"].endswith("api_token=tok_live_9f3a")
+    assert all(c.status is ToolCallStatus.EXECUTED and c.result_captured for c in agent.tool_calls)
+    assert len(report.span_ids) >= 2  # model request + where it ran (or its result came back)
+    assert [
+        (e.details["method"], e.details["host"], e.tool_call_index) for e in agent.side_effects
+    ] == [
+        ("GET", "localhost", 0),
+        ("POST", "127.0.0.2", 1),
+    ]
+    assert agent.response.text == ANSWER and agent.service == "weather-agent"
+
+
+def test_exfil_sample_conventions() -> None:
+    assert sample("openinference-exfil.jsonl")[0].tool_calls[1].conventions == ["openinference"]
+    assert sample("pydantic-ai-exfil.jsonl")[0].tool_calls[1].conventions == ["gen_ai"]
+    legacy = sample("openllmetry-legacy-attrs.jsonl")[0]
+    assert legacy.tool_calls[1].conventions == ["openllmetry"]
+    assert legacy.tool_calls[1].result == {"status": "received", "bytes": 79}
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_no_tool_sample(library: str) -> None:
+    (agent,) = sample(f"{library}-no-tool.jsonl")
+    assert agent.tool_calls == [] and agent.side_effects == []
+    assert agent.response.text is not None and "did not look up live data" in agent.response.text
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_missing_span_sample_leaves_the_orphan_unattributed(library: str) -> None:
+    (agent,) = sample(f"{library}-missing-span.jsonl")
+    post = next(e for e in agent.side_effects if e.details["method"] == "POST")
+    assert post.tool_call_index is None
+    assert [c.name for c in agent.tool_calls] == ["fetch_weather", "send_report"]
+
+
+def test_httpx_transport_sample_keeps_only_the_tools_http() -> None:
+    (agent,) = sample("pydantic-ai-httpx-transport.jsonl")
+    assert len(agent.run.spans) == 11
+    assert [e.details["host"] for e in agent.side_effects] == ["localhost", "127.0.0.2"]
+
+
+def test_no_content_sample_calls_without_arguments() -> None:
+    (agent,) = sample("pydantic-ai-no-content.jsonl")
+    assert [(c.call_id, c.arguments, c.arguments_captured) for c in agent.tool_calls] == [
+        (FETCH_ID, None, False),
+        (REPORT_ID, None, False),
+    ]
+    assert agent.response.text is None
+    (oi,) = sample("openinference-no-content.jsonl")
+    assert [(c.name, c.call_id, c.status) for c in oi.tool_calls] == [
+        ("fetch_weather", None, ToolCallStatus.EXECUTED),
+        ("send_report", None, ToolCallStatus.EXECUTED),
+    ]
+    (ol,) = sample("openllmetry-no-content.jsonl")
+    assert ol.tool_calls == []  # nothing on the spans names a tool
