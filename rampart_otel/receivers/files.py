@@ -104,6 +104,14 @@ def sniff_format(head: bytes) -> FileFormat:
     return FileFormat.UNKNOWN
 
 
+# Inside a directory these are documentation, configuration or a collector's results
+# store, never trace data; named directly, every file is read (and reported if bad).
+NOT_TRACE_DATA = (
+    ".md", ".txt", ".rst", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".py",
+    ".db", ".db-wal", ".db-shm", ".sqlite", ".lock", ".xml", ".html",
+)  # fmt: skip
+
+
 def read_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Item]:
     """Yield span batches and InputErrors for every file under ``paths``, in order."""
     for path in paths:
@@ -137,7 +145,7 @@ def _walk(directory: str, seen: set[tuple[int, int]]) -> Iterator[str | InputErr
         yield InputError(directory, _os_message(exc))
         return
     for entry in entries:
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or entry.name.lower().endswith(NOT_TRACE_DATA):
             continue
         try:
             is_dir = entry.is_dir()

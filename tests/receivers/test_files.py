@@ -194,6 +194,17 @@ def test_directory_recursive_sorted_hidden_skipped(tmp_path, make_request):
     assert span_ids(batches) == [i for r in reqs for i in ids_of(r)]
 
 
+def test_docs_and_results_store_in_a_directory_are_not_read_as_traces(tmp_path, sdk_request):
+    write(tmp_path / "traces.jsonl", jsonl([sdk_request]))
+    write(tmp_path / "README.md", b"# Sample traces\n")
+    write(tmp_path / "results.db", b"SQLite format 3\x00")
+    write(tmp_path / "policy.yaml", b"policy: x\n")
+    batches, errors = collect(read_path(tmp_path))
+    assert errors == [] and span_ids(batches) == ids_of(sdk_request)
+    _, named_errors = collect(read_path(tmp_path / "README.md"))
+    assert [e.location for e in named_errors] == [str(tmp_path / "README.md")]
+
+
 def test_hidden_file_named_explicitly_is_read(tmp_path, sdk_request):
     path = write(tmp_path / ".traces.jsonl", jsonl([sdk_request]))
     batches, errors = collect(read_path(path))
