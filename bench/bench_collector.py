@@ -1,0 +1,272 @@
+"""Sustained ingest of ``rampart-otel collect`` with durable acknowledgement, and its loss.
+
+Several client processes each drive the REAL OTLP/HTTP exporter
+(``OTLPSpanExporter.export()``, opentelemetry-exporter-otlp-proto-http) with pre-built
+ReadableSpans, so SDK span creation is not measured but the exporter's own encoding and
+HTTP are. Every round starts a fresh collector (a subprocess, fsync on), runs the clients
+for a fixed time, stops the collector with SIGTERM, then reads its segments back:
+
+- spans/s: spans acknowledged (export returned SUCCESS) per second of the window;
+- loss: acknowledged spans missing from the segments (must be 0);
+- collector CPU: CPU seconds the collector (and scorer) used per 10k spans, which says
+  what the collector alone would sustain with the clients on other machines.
+
+Medians over the rounds are reported. Run: ``python bench/bench_collector.py``
+(``--help`` for options; ``--policy FILE`` scores live during the run as well).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ANNOUNCE = re.compile(r"http://([\d.]+):(\d+)/v1/traces")
+
+
+def build_batches(seed: int, count: int, size: int, spans_per_trace: int) -> list[list]:
+    """Agent-like spans (a root and tool calls with GenAI attributes), built before timing."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext, SpanKind, TraceFlags
+
+    rng = random.Random(seed)
+    resource = Resource.create({"service.name": "bench-agent", "service.version": "1.0"})
+    scope = InstrumentationScope("bench", "1.0")
+    now = time.time_ns()
+    batches = []
+    for _ in range(count):
+        batch = []
+        while len(batch) < size:
+            trace_id = rng.getrandbits(128) | 1
+            root_id = rng.getrandbits(64) | 1
+            root = SpanContext(trace_id, root_id, False, TraceFlags(1))
+            for index in range(spans_per_trace):
+                span_id = root_id if index == 0 else rng.getrandbits(64) | 1
+                attributes = (
+                    {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bench"}
+                    if index == 0
+                    else {
+                        "gen_ai.operation.name": "execute_tool",
+                        "gen_ai.tool.name": "search",
+                        "gen_ai.tool.call.id": f"call_{index}",
+                        "gen_ai.tool.call.arguments": '{"query": "weather in Paris"}',
+                    }
+                )
+                batch.append(
+                    ReadableSpan(
+                        name="invoke_agent bench" if index == 0 else "execute_tool search",
+                        context=SpanContext(trace_id, span_id, False, TraceFlags(1)),
+                        parent=None if index == 0 else root,
+                        resource=resource,
+                        attributes=attributes,
+                        kind=SpanKind.INTERNAL,
+                        start_time=now,
+                        end_time=now + 1_000_000 * (index + 1),
+                        instrumentation_scope=scope,
+                    )
+                )
+        batches.append(batch[:size])
+    return batches
+
+
+def client(
+    worker: int, round_no: int, url: str, args: argparse.Namespace, go: object, out: object
+) -> None:
+    import logging
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
+    batches = build_batches(round_no * 1000 + worker, args.batches, args.batch, 8)
+    exporter = OTLPSpanExporter(endpoint=url, timeout=30)
+    if args.pre_encoded:  # the exporter's own HTTP client and retries, encoding done up front
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+        encoded = [encode_spans(batch).SerializePartialToString() for batch in batches]
+
+        def send(batch_no: int) -> bool:
+            return exporter._client.export(encoded[batch_no]).success
+    else:
+
+        def send(batch_no: int) -> bool:
+            return exporter.export(batches[batch_no]) is SpanExportResult.SUCCESS
+
+    go.wait()  # type: ignore[attr-defined]
+    deadline = time.monotonic() + args.seconds
+    acked = failed = 0
+    acked_batches: set[int] = set()
+    index = 0
+    while time.monotonic() < deadline:
+        batch_no = index % len(batches)
+        if send(batch_no):
+            acked += len(batches[batch_no])
+            acked_batches.add(batch_no)
+        else:
+            failed += 1
+        index += 1
+    finished = time.monotonic()
+    keys = {
+        (span.context.trace_id << 64) | span.context.span_id
+        for batch_no in acked_batches
+        for span in batches[batch_no]
+    }
+    out.put((acked, failed, finished, keys))  # type: ignore[attr-defined]
+
+
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU of a process and its children that have exited or still run."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for candidate in [pid, *_children(pid)]:
+        try:
+            fields = Path(f"/proc/{candidate}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def stored(data_dir: Path) -> tuple[int, set[int]]:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from rampart_otel.storage.segments import list_segments, read_records
+
+    count = 0
+    keys: set[int] = set()
+    for _, path in list_segments(data_dir / "segments"):
+        for _, _, payload in read_records(path):
+            request = ExportTraceServiceRequest.FromString(payload)
+            for rs in request.resource_spans:
+                for ss in rs.scope_spans:
+                    count += len(ss.spans)
+                    keys.update(
+                        (int.from_bytes(s.trace_id, "big") << 64) | int.from_bytes(s.span_id, "big")
+                        for s in ss.spans
+                    )
+    return count, keys
+
+
+def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[str, float]:
+    data_dir = workdir / f"round-{round_no}"
+    command = [
+        sys.executable, "-m", "rampart_otel.cli", "collect",
+        "--http", "127.0.0.1:0", "--grpc", "off", "--data-dir", str(data_dir),
+    ]  # fmt: skip
+    for policy in args.policy:
+        command += ["--policy", policy]
+    log = (workdir / f"round-{round_no}.log").open("w")
+    collector = subprocess.Popen(command, stdout=log, stderr=log, text=True)
+    deadline = time.monotonic() + 60
+    while not (match := ANNOUNCE.search((workdir / f"round-{round_no}.log").read_text())):
+        if time.monotonic() > deadline or collector.poll() is not None:
+            raise SystemExit(f"collector did not start; see {log.name}")
+        time.sleep(0.05)
+    url = f"http://{match[1]}:{match[2]}/v1/traces"
+    context = multiprocessing.get_context("spawn")
+    go, out = context.Event(), context.Queue()
+    workers = [
+        context.Process(target=client, args=(w, round_no, url, args, go, out))
+        for w in range(args.workers)
+    ]
+    for worker in workers:
+        worker.start()
+    time.sleep(args.warmup)  # clients build their spans before the clock starts
+    cpu_before = cpu_seconds(collector.pid)
+    started = time.monotonic()
+    go.set()
+    results = [out.get(timeout=args.seconds + 120) for _ in workers]
+    ended = max(result[2] for result in results)
+    cpu_used = cpu_seconds(collector.pid) - cpu_before
+    for worker in workers:
+        worker.join(30)
+    collector.send_signal(signal.SIGTERM)
+    code = collector.wait(120)
+    acked = sum(result[0] for result in results)
+    failed = sum(result[1] for result in results)
+    acked_keys = set().union(*(result[3] for result in results))
+    stored_count, stored_keys = stored(data_dir)
+    missing = len(acked_keys - stored_keys)
+    return {
+        "spans_per_s": acked / (ended - started),
+        "acked": acked,
+        "stored": stored_count,
+        "missing_acked": missing,
+        "failed_exports": failed,
+        "collector_cpu_s_per_10k_spans": 10_000 * cpu_used / max(acked, 1),
+        "collector_exit": code,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=4, help="client processes")
+    parser.add_argument("--batch", type=int, default=512, help="spans per export")
+    parser.add_argument("--batches", type=int, default=64, help="distinct batches per client")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured window per round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warmup", type=float, default=8.0, help="seconds to build spans")
+    parser.add_argument("--policy", action="append", default=[], help="score live as well")
+    parser.add_argument("--keep", action="store_true", help="keep the data directories")
+    parser.add_argument(
+        "--pre-encoded",
+        action="store_true",
+        help="encode batches before timing and send them with the exporter's HTTP client: "
+        "measures the collector rather than the clients' protobuf encoding",
+    )
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="rampart-bench-"))
+    rounds = []
+    for round_no in range(args.rounds):
+        result = one_round(round_no, args, workdir)
+        rounds.append(result)
+        print(f"round {round_no + 1}: " + json.dumps({k: round(v, 3) for k, v in result.items()}))
+        if not args.keep:
+            subprocess.run(["rm", "-rf", str(workdir / f"round-{round_no}")], check=False)
+    summary = {
+        "spans_per_s_median": statistics.median(r["spans_per_s"] for r in rounds),
+        "loss_total": sum(r["missing_acked"] for r in rounds),
+        "collector_cpu_s_per_10k_spans_median": statistics.median(
+            r["collector_cpu_s_per_10k_spans"] for r in rounds
+        ),
+        "workers": args.workers,
+        "batch": args.batch,
+        "seconds": args.seconds,
+        "rounds": args.rounds,
+        "cores": os.cpu_count(),
+        "http": _http_impl(),
+        "clients": "pre-encoded" if args.pre_encoded else "OTLPSpanExporter.export()",
+    }
+    print(json.dumps(summary, indent=2))
+
+
+def _http_impl() -> str:
+    from rampart_otel.collector.service import _http_implementation
+
+    return _http_implementation()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""Collector configuration: the shipped file, overrides, and one-line errors at the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collector.harness import POLICY, make_traces, spawn, write_config
+from rampart_otel.collector.config import CollectorConfig, ConfigError, load_config
+
+SHIPPED = Path(__file__).resolve().parents[2] / "collector" / "rampart-otel.yaml"
+
+
+def test_shipped_config_is_valid_and_documents_every_setting():
+    config = load_config(SHIPPED)
+    defaults = CollectorConfig()
+    assert config.model_dump(exclude={"data_dir"}) == defaults.model_dump(exclude={"data_dir"})
+    assert config.data_dir == SHIPPED.parent / "rampart-data"
+    text = SHIPPED.read_text()
+    for section, model in (("", defaults), *((f"{k}.", getattr(defaults, k)) for k in (
+        "http", "grpc", "limits", "storage", "assembly", "scoring"))):  # fmt: skip
+        for key in type(model).model_fields:
+            assert f"{key}:" in text, f"{section}{key} is not documented"
+
+
+def test_command_line_overrides_the_file_and_paths_are_relative_to_it(tmp_path):
+    path = write_config(
+        tmp_path / "c.yaml", "http:\n  endpoint: 0.0.0.0:9999\npolicies: [p.yaml]\n"
+    )
+    config = load_config(path, {"grpc.endpoint": "off", "data_dir": "elsewhere"})
+    assert config.http.address == ("0.0.0.0", 9999)
+    assert config.grpc.address is None
+    assert config.data_dir == Path("elsewhere")
+    assert config.policies == [tmp_path / "p.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("http:\n  endpoint: nowhere\n", "http.endpoint"),
+        ("limits:\n  max_request_bytes: 10\n", "limits.max_request_bytes"),
+        ("nonsense: 1\n", "nonsense"),
+        ("http: [\n", "not valid YAML"),
+        ("- a list\n", "mapping"),
+    ],
+)
+def test_bad_settings_are_one_line_errors(tmp_path, text, message):
+    with pytest.raises(ConfigError) as raised:
+        load_config(write_config(tmp_path / "c.yaml", text))
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rampart_otel.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_collect_with_a_bad_config_or_policy_exits_2_in_one_line(tmp_path):
+    bad = write_config(tmp_path / "c.yaml", "grpc:\n  max_workers: 0\n")
+    result = run_cli("collect", "--config", str(bad))
+    assert result.returncode == 2
+    assert result.stderr.startswith("rampart-otel: error: ")
+    assert "grpc.max_workers" in result.stderr and "Traceback" not in result.stderr
+    policy = write_config(tmp_path / "p.yaml", "policy: x\nchecks:\n  - id: a\n")
+    result = run_cli("collect", "--policy", str(policy), "--data-dir", str(tmp_path / "d"))
+    assert result.returncode == 2
+    assert result.stderr.startswith("rampart-otel: error: ")
+
+
+def test_a_data_directory_serves_one_collector(tmp_path):
+    running = spawn(tmp_path / "data")
+    try:
+        result = run_cli("collect", "--data-dir", str(tmp_path / "data"), "--http", "127.0.0.1:0",
+                         "--grpc", "127.0.0.1:0")  # fmt: skip
+        assert result.returncode == 2
+        assert "another collector" in result.stderr
+    finally:
+        assert running.terminate() == 0
+
+
+def test_audit_lists_stored_verdicts_as_a_report(tmp_path):
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from collector.harness import wait_for
+
+    write_config(tmp_path / "policy.yaml", POLICY)
+    settings = write_config(
+        tmp_path / "c.yaml", "policies: [policy.yaml]\nassembly:\n  idle_seconds: 0.2\n"
+    )
+    running = spawn(tmp_path / "data", settings)
+    try:
+        OTLPSpanExporter(endpoint=running.traces_url, timeout=30).export(
+            make_traces(2, tool="delete_file")
+        )
+        wait_for(
+            lambda: running.metrics().get("rampart_otel_runs_scored_total", 0) >= 2, 90, "scores"
+        )
+    finally:
+        assert running.terminate() == 0
+    result = run_cli("audit", "--data-dir", str(tmp_path / "data"), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["schema"] == "rampart-otel/report@1"
+    assert sorted(r["status"] for r in report["results"]) == ["undetermined"] * 2 + ["unsafe"] * 2
+    assert report["population_summary"]["overall"]["unsafe"] == 2
+    terminal = run_cli("audit", "--data-dir", str(tmp_path / "data"))
+    assert terminal.returncode == 0 and "unsafe" in terminal.stdout
+    missing = run_cli("audit", "--data-dir", str(tmp_path / "nothing"))
+    assert missing.returncode == 2 and "results.db" in missing.stderr
