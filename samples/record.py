@@ -40,7 +40,13 @@ LEGACY_DIR = (
     / "openllmetry-0.52.0"
 )
 # The W3C Trace Context specification's own example: an upstream caller's span.
-UPSTREAM_TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+# One upstream trace per library: the three recordings must not share a trace id, or
+# reading the folder would join them into one run.
+UPSTREAM_TRACEPARENT = {
+    "openinference": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+    "openllmetry": "00-1bf7651916cd43dd8448eb211c80319d-b7ad6b7169203331-01",
+    "pydantic-ai": "00-2cf7651916cd43dd8448eb211c80319e-b7ad6b7169203331-01",
+}
 
 # HTTP semantic-convention flavour per library, so the samples cover all three forms.
 HTTP_SEMCONV = {"openinference": "default", "openllmetry": "http/dup", "pydantic-ai": "http"}
@@ -144,9 +150,9 @@ def _cases() -> list[Case]:
                 "upstream-parent",
                 "benign",
                 "the benign run started under a W3C "
-                f"`traceparent` ({UPSTREAM_TRACEPARENT}): one root whose parent span "
+                f"`traceparent` ({UPSTREAM_TRACEPARENT[lib]}): one root whose parent span "
                 "lives upstream",
-                ("--traceparent", UPSTREAM_TRACEPARENT),
+                ("--traceparent", UPSTREAM_TRACEPARENT[lib]),
             ),
         ]
     cases += [
