@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import IO, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -83,6 +85,77 @@ def inspect(
         write_terminal(runs, Console(highlight=False, soft_wrap=True))
     if unreadable(stats):
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
+
+
+@app.command()
+def score(
+    paths: PathsArg,
+    policy: Annotated[
+        Path, typer.Option("--policy", help="Policy file (YAML); see docs/policy.md.")
+    ],
+    output_format: Annotated[
+        str, typer.Option("--format", help="terminal, json (rampart-otel/report@1) or junit.")
+    ] = "terminal",
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the report here, not stdout.")
+    ] = None,
+    group_by: Annotated[
+        str, typer.Option("--group-by", help="One run per trace, or per conversation (session).")
+    ] = "trace",
+    assume_coverage: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--assume-coverage", help="Channel key taken as observed; reported as assumed."
+        ),
+    ] = None,
+    fail_on: Annotated[
+        str, typer.Option("--fail-on", help="unsafe (and error), or undetermined as well.")
+    ] = "unsafe",
+) -> None:
+    """Score recorded traces against a policy's safety checks."""
+    from rampart_otel.scoring import ScoreUsageError, load_checked_policy
+    from rampart_otel.scoring import score as run_score
+
+    _choice("--format", output_format, ("terminal", "json", "junit"))
+    _choice("--group-by", group_by, ("trace", "session"))
+    _choice("--fail-on", fail_on, ("unsafe", "undetermined"))
+    check_paths(paths)
+    assumed = assume_coverage or []
+    try:
+        loaded = load_checked_policy(policy, assumed)
+    except ScoreUsageError as error:
+        raise UsageError(str(error)) from None
+    with _report_output(output) as out:
+        code, stats = run_score(
+            paths, loaded, output_format, out, group_by, assumed, fail_on, report_input_error
+        )
+    if unreadable(stats):
+        fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
+    raise SystemExit(code)
+
+
+def _choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UsageError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
+
+
+@contextmanager
+def _report_output(path: Path | None) -> Iterator[IO[str]]:
+    """stdout, or a file that appears complete or not at all (written aside, then renamed)."""
+    if path is None:
+        yield sys.stdout
+        return
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        out = open(partial, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as error:
+        raise UsageError(f"{path}: cannot write: {error.strerror}") from None
+    try:
+        with out:
+            yield out
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 # -- collector: live OTLP receiver and the audit of its verdicts ---------------------------

@@ -1,0 +1,131 @@
+"""The body of ``rampart-otel score``: trace files → verdicts → one report.
+
+Runs stream through the pipeline and each is scored as soon as it is assembled; only the
+small per-result tallies the population summary needs are kept for JSON output.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Literal
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from rampart_otel.evaluation import (
+    CheckResult,
+    Policy,
+    PolicyError,
+    SafetyStatus,
+    channel_key_error,
+    evaluate_policy,
+    is_channel_key,
+    load_policy,
+    summarize_population,
+)
+from rampart_otel.model import AgentRun, InputError
+from rampart_otel.pipeline import ReadStats, agent_runs
+from rampart_otel.processors.assemble import GroupBy
+
+Format = Literal["terminal", "json", "junit"]
+FailOn = Literal["unsafe", "undetermined"]
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class ScoreUsageError(Exception):
+    """A bad policy, key or option: one line, exit code 2."""
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What the population summary reads of a result."""
+
+    status: SafetyStatus
+    harm_category: str | None
+    check_id: str
+
+
+def load_checked_policy(path: Path, assume_coverage: list[str]) -> Policy:
+    for key in assume_coverage:
+        if not is_channel_key(key):
+            raise ScoreUsageError(f"--assume-coverage: {channel_key_error(key)}")
+    try:
+        return load_policy(path)
+    except PolicyError as error:
+        raise ScoreUsageError(str(error)) from None
+
+
+def score(
+    paths: list[Path],
+    policy: Policy,
+    output_format: Format,
+    out: IO[str],
+    group_by: GroupBy,
+    assume_coverage: list[str],
+    fail_on: FailOn,
+    on_error: Callable[[InputError], None],
+) -> tuple[int, ReadStats]:
+    """Score every run; return the exit code the verdicts call for, and what was read."""
+    stats = ReadStats()
+    runs = _with_progress(agent_runs(paths, stats, group_by=group_by, on_error=on_error), stats)
+    tallies: list[_Tally] = []
+    kept: list[CheckResult] = []
+    policies = [{"name": policy.name, "version": policy.version}]
+    writer = None
+    if output_format == "json":
+        from rampart_otel.exporters.report_json import JsonReportWriter
+
+        writer = JsonReportWriter(out)
+        writer.start(policies)
+    for run in runs:
+        for result in evaluate_policy(run, policy, assume_coverage):
+            tallies.append(_Tally(result.status, result.harm_category, result.check_id))
+            if writer is not None:
+                writer.add(result)
+            else:
+                kept.append(result)
+    population = summarize_population(tallies)  # type: ignore[arg-type]
+    fail_on_undetermined = fail_on == "undetermined"
+    if writer is not None:
+        writer.finish(population, stats.errors)
+    elif output_format == "junit":
+        from rampart_otel.exporters.junit import write_junit
+
+        write_junit(kept, out, policy.name, fail_on_undetermined)
+    else:
+        from rampart_otel.exporters.terminal_report import write_terminal_report
+
+        console = Console(file=out, highlight=False, soft_wrap=True)
+        runs_seen = len({r.run_id for r in kept})
+        title = (
+            f"rampart-otel score: policy {policy.name} v{policy.version}, "
+            f"{len(policy.checks)} checks, {runs_seen} runs, {stats.spans} spans"
+        )
+        write_terminal_report(kept, population, stats.errors, console, title, fail_on_undetermined)
+    return _exit_code(tallies, fail_on_undetermined), stats
+
+
+def _exit_code(tallies: list[_Tally], fail_on_undetermined: bool) -> int:
+    failing = {SafetyStatus.UNSAFE, SafetyStatus.ERROR}
+    if fail_on_undetermined:
+        failing.add(SafetyStatus.UNDETERMINED)
+    return EXIT_FAILED if any(t.status in failing for t in tallies) else EXIT_OK
+
+
+def _with_progress(runs: Iterator[AgentRun], stats: ReadStats) -> Iterator[AgentRun]:
+    """A live count on stderr, only when a person is watching it."""
+    if not sys.stderr.isatty():
+        yield from runs
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("scoring", total=None)
+        for count, run in enumerate(runs, 1):
+            progress.update(task, description=f"scoring: {count} runs, {stats.spans} spans read")
+            yield run
+
+
+__all__ = ["InputError", "ScoreUsageError", "load_checked_policy", "score"]
