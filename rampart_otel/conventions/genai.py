@@ -59,28 +59,41 @@ def operation(span: Span) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def span_role(span: Span) -> str | None:
+    """``model`` / ``agent`` / ``tool`` from ``gen_ai.operation.name``, else older shapes.
+
+    Before the operation name existed: a model span had ``gen_ai.request.model``;
+    pydantic-ai named its spans ``agent run`` / ``running tool``.
+    """
+    attrs = span.attributes
+    op = attrs.get(OPERATION)
+    if isinstance(op, str):
+        if op in MODEL_OPERATIONS:
+            return "model"
+        if op in TOOL_OPERATIONS:
+            return "tool"
+        return "agent" if op in AGENT_OPERATIONS else None
+    if TOOL_NAME in attrs:
+        return "tool" if span.name.startswith(PYDANTIC_TOOL_SPAN_NAMES) else None
+    if "gen_ai.request.model" in attrs:
+        return "model"
+    if span.name.startswith(PYDANTIC_AGENT_SPAN_NAMES) and (
+        "agent_name" in attrs or "gen_ai.agent.name" in attrs
+    ):
+        return "agent"
+    return None
+
+
 def is_model_span(span: Span) -> bool:
-    """A model-inference span: a GenAI model operation, or pre-operation-name semconv."""
-    op = operation(span)
-    if op is not None:
-        return op in MODEL_OPERATIONS
-    return "gen_ai.request.model" in span.attributes and TOOL_NAME not in span.attributes
+    return span_role(span) == "model"
 
 
 def is_agent_span(span: Span) -> bool:
-    op = operation(span)
-    if op is not None:
-        return op in AGENT_OPERATIONS
-    return span.name.startswith(PYDANTIC_AGENT_SPAN_NAMES) and (
-        "agent_name" in span.attributes or "gen_ai.agent.name" in span.attributes
-    )
+    return span_role(span) == "agent"
 
 
 def is_tool_span(span: Span) -> bool:
-    op = operation(span)
-    if op is not None:
-        return op in TOOL_OPERATIONS
-    return TOOL_NAME in span.attributes and span.name.startswith(PYDANTIC_TOOL_SPAN_NAMES)
+    return span_role(span) == "tool"
 
 
 def tool_execution(span: Span) -> ToolReport | None:
@@ -146,7 +159,7 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
     raw = span.attributes.get(INPUT_MESSAGES)
-    if raw is not None and (not isinstance(raw, str) or '"tool_call' in raw):
+    if raw is not None and (not isinstance(raw, str) or _may_hold_call_content(raw)):
         for message in _messages(raw) or ():
             for part in _parts(message):
                 _history_part(part, arguments, results)
@@ -164,6 +177,13 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 # --- message parsing -------------------------------------------------------------------
+
+
+def _may_hold_call_content(raw: str) -> bool:
+    """Substring probe before parsing a whole history: call parts with content in them."""
+    return '"tool_call' in raw and (
+        '"arguments"' in raw or '"result"' in raw or '"response"' in raw
+    )
 
 
 def _messages(raw: Any) -> list[dict[str, Any]] | None:

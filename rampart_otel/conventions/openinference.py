@@ -32,6 +32,12 @@ TOOL_NAME = "tool.name"
 TOOL_ID_KEYS = ("tool.id", "tool_call.id", "gen_ai.tool.call.id")
 REDACTED = "__REDACTED__"
 MODEL_KINDS = frozenset({"LLM", "EMBEDDING"})
+_FIRST_OUTPUT_KEYS = (
+    "role",
+    "content",
+    "tool_calls.0.tool_call.function.name",
+    "contents.0.message_content.text",
+)
 
 
 def span_kind(span: Span) -> str | None:
@@ -82,7 +88,7 @@ def model_output(span: Span) -> ModelOutput:
     attrs = span.attributes
     reason = as_str(attrs.get(FINISH_REASON))
     finish = [reason] if reason else []
-    messages = indexed(attrs, OUTPUT_MESSAGES)
+    messages = indexed(attrs, OUTPUT_MESSAGES) if _has_output(attrs) else None
     if not messages:
         return ModelOutput(readable=False, finish_reasons=finish, convention=OPENINFERENCE)
     output = ModelOutput(readable=True, finish_reasons=finish, convention=OPENINFERENCE)
@@ -120,6 +126,20 @@ def model_output(span: Span) -> ModelOutput:
     return output
 
 
+def _has_output(attrs: dict[str, Any]) -> bool:
+    """Cheap probe before the key scan: the first output message's keys."""
+    first = OUTPUT_MESSAGES + "0.message."
+    return any(
+        first + key in attrs
+        for key in (
+            "role",
+            "content",
+            "tool_calls.0.tool_call.function.name",
+            "contents.0.message_content.text",
+        )
+    )
+
+
 def agent_output(span: Span) -> str | None:
     value = span.attributes.get(OUTPUT_VALUE)
     if not captured(value):
@@ -131,6 +151,8 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     """Call id → arguments and call id → result from ``llm.input_messages``."""
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
+    if SPAN_KIND not in span.attributes:
+        return arguments, results
     for _, message in indexed(span.attributes, INPUT_MESSAGES).items():
         role = message.get("message.role")
         if role == "tool":

@@ -35,6 +35,9 @@ COMPLETION = "gen_ai.completion."
 PROMPT = "gen_ai.prompt."
 FINISH_REASON_KEYS = ("llm.response.finish_reason", "gen_ai.response.finish_reasons")
 AGENT_KINDS = frozenset({"agent", "workflow"})
+_FIRST_COMPLETION_KEYS = tuple(
+    f"{COMPLETION}0.{key}" for key in ("role", "finish_reason", "content")
+)
 
 
 def span_kind(span: Span) -> str | None:
@@ -80,7 +83,7 @@ def model_output(span: Span) -> ModelOutput:
     finish: list[str] = []
     for key in FINISH_REASON_KEYS:
         finish.extend(as_str_list(attrs.get(key)))
-    choices = indexed(attrs, COMPLETION)
+    choices = indexed(attrs, COMPLETION) if has_completions(span) else None
     if not choices:
         return ModelOutput(readable=False, finish_reasons=finish, convention=OPENLLMETRY)
     output = ModelOutput(readable=True, convention=OPENLLMETRY)
@@ -107,6 +110,12 @@ def model_output(span: Span) -> ModelOutput:
     return output
 
 
+def has_completions(span: Span) -> bool:
+    """Cheap probe before any key scan: an older OpenLLMetry span, or a first completion."""
+    attrs = span.attributes
+    return REQUEST_TYPE in attrs or any(key in attrs for key in _FIRST_COMPLETION_KEYS)
+
+
 def agent_output(span: Span) -> str | None:
     raw = span.attributes.get(ENTITY_OUTPUT)
     if raw is None:
@@ -119,6 +128,8 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     """Call id → arguments and call id → result from the flattened ``gen_ai.prompt.*``."""
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
+    if REQUEST_TYPE not in span.attributes and f"{PROMPT}0.role" not in span.attributes:
+        return arguments, results
     for _, message in indexed(span.attributes, PROMPT).items():
         role = message.get("role")
         if role == "tool":

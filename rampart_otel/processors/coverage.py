@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from rampart_otel.conventions import ModelOutput
 from rampart_otel.model import (
@@ -43,8 +44,7 @@ MODEL_CHANNELS = ("response", *TOOL_CHANNELS)
 _NAMED = 3  # spans named in one reason before "and N more"
 
 
-@dataclass(slots=True, frozen=True)
-class SpanRole:
+class SpanRole(NamedTuple):
     """What one span is, as normalize classified it: decides which channels it feeds."""
 
     model: bool = False

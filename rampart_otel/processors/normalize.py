@@ -57,6 +57,7 @@ class _View:
     in_model: bool | None = None  # strictly inside a model span's subtree
     read_through: bool = False  # unreadable model span nested in/around a readable one
     call_index: int | None = None  # tool call whose execution span is this one
+    mark: int = 0  # cycle check: 1 on the path being walked, 2 done
 
 
 def normalize(run: Run) -> AgentRun:
@@ -79,7 +80,7 @@ def normalize(run: Run) -> AgentRun:
     response, response_view = _response(views)
     facts = RunFacts(
         spans=[view.span for view in views],
-        roles={view.span.span_id: _role(view) for view in views},
+        roles=_roles(views),
         model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
         tool_spans=[view.span for view in views if view.execution is not None],
         agent_spans=[view.span for view in views if view.agent],
@@ -123,21 +124,20 @@ def _link(spans: list[Span]) -> tuple[list[_View], list[Span]]:
         parent_id = view.span.parent_span_id
         view.parent = by_id.get(parent_id) if parent_id else None
     cycles: list[Span] = []
-    state: dict[int, int] = {}  # id(view) → 1 walking, 2 done
     for view in views:
         path: list[_View] = []
         current: _View | None = view
-        while current is not None and id(current) not in state:
-            state[id(current)] = 1
+        while current is not None and not current.mark:
+            current.mark = 1
             path.append(current)
             parent = current.parent
-            if parent is not None and state.get(id(parent)) == 1:
+            if parent is not None and parent.mark == 1:
                 current.parent = None  # closes a cycle: cut it here
                 cycles.append(current.span)
                 break
             current = parent
         for item in path:
-            state[id(item)] = 2
+            item.mark = 2
     return views, cycles
 
 
@@ -146,20 +146,17 @@ def _classify(span: Span) -> _View:
     attrs = span.attributes
     oi_kind = openinference.span_kind(span) if openinference.SPAN_KIND in attrs else None
     tl_kind = openllmetry.span_kind(span) if openllmetry.SPAN_KIND in attrs else None
+    role = genai.span_role(span)
     view.model = (
-        genai.is_model_span(span)
-        or oi_kind in openinference.MODEL_KINDS
-        or openllmetry.is_model_span(span)
+        role == "model" or oi_kind in openinference.MODEL_KINDS or openllmetry.is_model_span(span)
     )
-    view.agent = (
-        genai.is_agent_span(span) or oi_kind == "AGENT" or tl_kind in openllmetry.AGENT_KINDS
-    )
+    view.agent = role == "agent" or oi_kind == "AGENT" or tl_kind in openllmetry.AGENT_KINDS
     if view.model:
         view.output = _model_output(span, oi_kind is not None)
     reports = [
         report
         for report in (
-            genai.tool_execution(span),
+            genai.tool_execution(span) if role == "tool" else None,
             openinference.tool_execution(span) if oi_kind == "TOOL" else None,
             openllmetry.tool_execution(span) if tl_kind == "tool" else None,
             mcp.tool_execution(span) if mcp.METHOD in attrs else None,
@@ -182,7 +179,8 @@ def _model_output(span: Span, openinference_span: bool) -> ModelOutput:
     outputs = [genai.model_output(span)]
     if openinference_span:
         outputs.append(openinference.model_output(span))
-    outputs.append(openllmetry.model_output(span))
+    if openllmetry.has_completions(span):
+        outputs.append(openllmetry.model_output(span))
     merged = ModelOutput(readable=False, convention=outputs[0].convention)
     for output in outputs:
         for reason in output.finish_reasons:
@@ -268,14 +266,19 @@ def _mark_read_through(views: list[_View]) -> None:
             parent = parent.parent
 
 
-def _role(view: _View) -> SpanRole:
-    return SpanRole(
-        model=view.model,
-        agent=view.agent,
-        tool=view.execution is not None,
-        effect_kinds=tuple(kind for kind, _, _ in view.effects),
-        transport=bool(view.in_model),
-    )
+def _roles(views: list[_View]) -> dict[str, SpanRole]:
+    """Roles of the spans that have one; a span left out is generic (feeds every channel)."""
+    roles: dict[str, SpanRole] = {}
+    for view in views:
+        if view.model or view.agent or view.execution or view.effects or view.in_model:
+            roles[view.span.span_id] = SpanRole(
+                view.model,
+                view.agent,
+                view.execution is not None,
+                tuple(kind for kind, _, _ in view.effects),
+                bool(view.in_model),
+            )
+    return roles
 
 
 # --- tool calls --------------------------------------------------------------------------
