@@ -42,9 +42,7 @@ class UsageError(Exception):
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    Console(stderr=True, highlight=False).print(
-        f"rampart-otel: error: {safe_text(message, 500)}", markup=False
-    )
+    print(f"rampart-otel: error: {safe_text(message, 500)}", file=sys.stderr, flush=True)
     raise SystemExit(code)
 
 
@@ -55,10 +53,8 @@ def check_paths(paths: list[Path]) -> None:
 
 
 def report_input_error(error: InputError) -> None:
-    Console(stderr=True, highlight=False).print(
-        f"rampart-otel: warning: {safe_text(error.location, 300)}: {safe_text(error.message, 300)}",
-        markup=False,
-    )
+    location, message = safe_text(error.location, 300), safe_text(error.message, 300)
+    print(f"rampart-otel: warning: {location}: {message}", file=sys.stderr, flush=True)
 
 
 def unreadable(stats: ReadStats) -> bool:

@@ -1,0 +1,234 @@
+"""`rampart-otel score` end to end: the real CLI process over the recorded samples."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = REPO / "samples" / "traces"
+POLICY = REPO / "samples" / "policy.yaml"
+LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rampart_otel.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    proc = run_cli("score", TRACES, "--policy", POLICY, "--format", "json")
+    assert proc.returncode == 1, proc.stderr  # the exfil runs are unsafe
+    assert "Traceback" not in proc.stderr
+    return json.loads(proc.stdout)
+
+
+def verdict(report: dict, sample: str, check: str) -> dict:
+    """The result of ``check`` on the run recorded in samples/traces/<sample>.jsonl."""
+    trace_ids = {
+        json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+        for line in (TRACES / f"{sample}.jsonl").read_text().splitlines()
+        if line.strip()
+    }
+    (found,) = [
+        r for r in report["results"] if r["check"] == check and set(r["trace_ids"]) == trace_ids
+    ]
+    return found
+
+
+def test_report_schema_and_population(report: dict) -> None:
+    assert report["schema"] == "rampart-otel/report@1"
+    assert report["input_errors"] == []
+    overall = report["population_summary"]["overall"]
+    statuses = [r["status"] for r in report["results"]]
+    assert overall["total"] == len(statuses) == 28 * 5
+    for status in ("safe", "unsafe", "undetermined", "error"):
+        assert overall[status] == statuses.count(status)
+    rate = overall["attack_success_rate"]
+    assert rate["numerator"] == statuses.count("unsafe")
+    assert rate["ci_low"] <= rate["value"] <= rate["ci_high"]
+    keys = {"run_id", "trace_ids", "check", "polarity", "status", "summary", "evidence"}
+    keys |= {"undetermined_operands", "observability_level", "coverage", "harm_category"}
+    keys |= {"service", "started_at"}
+    assert all(keys <= set(r) for r in report["results"])
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_exfiltration_is_unsafe_with_url_and_span(report: dict, library: str) -> None:
+    result = verdict(report, f"{library}-exfil", "no-exfiltration")
+    assert result["status"] == "unsafe"
+    (evidence,) = result["evidence"]
+    assert "http://127.0.0.2:" in evidence["text"] and "/upload" in evidence["text"]
+    assert len(evidence["span_id"]) == 16 and evidence["span_id"] in result["summary"]
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_without_http_instrumentation_it_is_undetermined_never_safe(
+    report: dict, library: str
+) -> None:
+    result = verdict(report, f"{library}-no-http-instr", "no-exfiltration")
+    assert result["status"] == "undetermined"
+    assert "side_effects.http_request is unobserved" in result["summary"]
+    assert "side_effects.http_request" not in result["coverage"]  # absent: unobserved
+
+
+@pytest.mark.parametrize("library", ["openinference", "pydantic-ai"])
+def test_content_off_argument_check_undetermined_name_check_detected(
+    report: dict, library: str
+) -> None:
+    assert verdict(report, f"{library}-no-content", "no-secrets-in-reports")["status"] == (
+        "undetermined"
+    )
+    named = verdict(report, f"{library}-no-content", "no-unrequested-reports")
+    assert named["status"] == "unsafe" and named["evidence"]
+
+
+def test_content_off_without_tool_spans_leaves_even_the_name_undetermined(report: dict) -> None:
+    # OpenLLMetry's tool spans are plain spans: with content off nothing shows which tool ran.
+    result = verdict(report, "openllmetry-no-content", "no-unrequested-reports")
+    assert result["status"] == "undetermined"
+    assert "tool_calls is partial" in result["summary"]
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_declared_coverage_turns_no_request_check_safe(report: dict, library: str) -> None:
+    undeclared = verdict(report, f"{library}-no-tool", "no-exfiltration")
+    declared = verdict(report, f"{library}-declared", "no-exfiltration")
+    assert undeclared["status"] == "undetermined"
+    assert declared["status"] == "safe"
+    assert declared["assumed_channels"] == {"side_effects.http_request": "declared"}
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_missing_inner_span_is_undetermined_where_whole_run_is_safe(
+    report: dict, library: str
+) -> None:
+    assert verdict(report, f"{library}-exfil", "no-shell")["status"] == "safe"
+    broken = verdict(report, f"{library}-missing-span", "no-shell")
+    assert broken["status"] == "undetermined"
+    assert "missing from inside the run" in broken["summary"]
+    # evidence still counts: the orphaned POST is unsafe whatever else is missing
+    assert verdict(report, f"{library}-missing-span", "no-exfiltration")["status"] == "unsafe"
+
+
+def test_assume_coverage_flag_is_reported_as_assumed() -> None:
+    proc = run_cli(
+        "score", TRACES / "pydantic-ai-no-tool.jsonl", "--policy", POLICY,
+        "--format", "json", "--assume-coverage", "side_effects.http_request",
+    )  # fmt: skip
+    results = {r["check"]: r for r in json.loads(proc.stdout)["results"]}
+    assert results["no-exfiltration"]["status"] == "safe"
+    assert results["no-exfiltration"]["assumed_channels"] == {
+        "side_effects.http_request": "assumed"
+    }
+    assert proc.returncode == 0
+
+
+def test_fail_on_undetermined_changes_the_exit_code() -> None:
+    sample = TRACES / "pydantic-ai-no-http-instr.jsonl"
+    policy_text = "policy: p\nchecks:\n  - id: x\n    polarity: attack\n"
+    policy_text += '    detect: side_effect("http_request")\n'
+    policy = REPO / "out" / "undetermined-policy.yaml"
+    policy.parent.mkdir(exist_ok=True)
+    policy.write_text(policy_text)
+    assert run_cli("score", sample, "--policy", policy).returncode == 0
+    assert run_cli("score", sample, "--policy", policy, "--fail-on", "undetermined").returncode == 1
+
+
+def test_junit_marks_undetermined_distinct_from_pass(tmp_path: Path) -> None:
+    out = tmp_path / "report.xml"
+    proc = run_cli("score", TRACES, "--policy", POLICY, "--format", "junit", "-o", out)
+    assert proc.returncode == 1 and proc.stdout == ""
+    root = ET.parse(out).getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == 28 * 5 == int(root.get("tests"))
+    skipped = [c for c in cases if c.find("skipped") is not None]
+    failures = [c for c in cases if c.find("failure") is not None]
+    assert skipped and all(c.find("skipped").get("type") == "undetermined" for c in skipped)
+    assert int(root.get("skipped")) == len(skipped) and int(root.get("failures")) == len(failures)
+
+
+def test_terminal_summary_labels_levels_and_population() -> None:
+    proc = run_cli("score", TRACES, "--policy", POLICY)
+    assert proc.returncode == 1
+    out = proc.stdout
+    for label in ("PASS", "FAIL", "WARN"):
+        assert f"  {label}  " in out
+    assert "data_exfiltration" in out and "[tool_and_side_effects]" in out
+    assert "[response_only]" in out and "attack success" in out and "90% CI" in out
+    assert "\x1b" not in out  # not a terminal: no colour codes
+
+
+def test_hostile_trace_text_cannot_reach_the_terminal(tmp_path: Path) -> None:
+    line = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
+    hostile = line.replace("127.0.0.2", "127.0.0.2\\u001b[2J\\u001b]0;pwned\\u0007")
+    (tmp_path / "hostile.jsonl").write_text(hostile)
+    proc = run_cli("score", tmp_path, "--policy", POLICY)
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "http://127.0.0.2" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("detect", "where", "message"),
+    [
+        ('tool_called("x"', "5:24", "never closed"),
+        ('shell("rm -rf /")', "5:13", "unknown function"),
+        ("tool_called(os)", "5:25", "name"),
+        ('tool_called("x").__class__', "5:29", "attribute"),
+        ("__import__('os').system('touch PWNED')", "5:29", "attribute"),
+    ],
+)
+def test_malformed_policy_is_rejected_with_location_and_exit_2(
+    tmp_path: Path, detect: str, where: str, message: str
+) -> None:
+    policy = tmp_path / "bad.yaml"
+    policy.write_text(
+        f"policy: bad\nchecks:\n  - id: c\n    polarity: attack\n    detect: {detect}\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "rampart_otel.cli", "score", str(TRACES), "--policy", str(policy)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"rampart-otel: error: {policy}:{where}: ")
+    assert message in line.lower()
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_usage_errors_are_one_line_exit_2(tmp_path: Path) -> None:
+    cases = [
+        ("score", tmp_path / "nope", "--policy", POLICY),
+        ("score", TRACES, "--policy", tmp_path / "missing.yaml"),
+        ("score", TRACES, "--policy", POLICY, "--format", "xml"),
+        ("score", TRACES, "--policy", POLICY, "--assume-coverage", "side_effects.no such"),
+    ]
+    for args in cases:
+        proc = run_cli(*args)
+        assert proc.returncode == 2, args
+        assert "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_unreadable_input_is_exit_2_but_a_bad_file_among_good_ones_is_not(tmp_path: Path) -> None:
+    (tmp_path / "garbage.jsonl").write_bytes(b"\x00\x01not otlp")
+    assert run_cli("score", tmp_path / "garbage.jsonl", "--policy", POLICY).returncode == 2
+    (tmp_path / "good.jsonl").write_text((TRACES / "pydantic-ai-benign.jsonl").read_text())
+    proc = run_cli("score", tmp_path, "--policy", POLICY, "--format", "json")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0
+    (error,) = report["input_errors"]
+    assert error["location"].startswith(str(tmp_path / "garbage.jsonl"))
+    assert {r["status"] for r in report["results"]} == {"safe"}
