@@ -161,6 +161,18 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
     if facts.tool_spans:
         reasons = [f"{_count(facts.tool_spans, 'tool execution span')} in the run"]
         if unread:
+            asking = [span for span, output in unread if output.asked_for_tools]
+            unmatched = _asked_without_execution(facts, asking)
+            if unmatched:
+                return ChannelCoverage(
+                    PARTIAL,
+                    [
+                        *reasons,
+                        f"model span {_span(unmatched[0])} asked for tools but its output was not "
+                        "captured and no tool execution span follows it: a tool run without an "
+                        "execution span cannot be read",
+                    ],
+                )
             reasons.append(
                 f"the output of {_count(unread, 'model span')} was not captured; the calls are "
                 "read from the tool execution spans"
@@ -187,7 +199,7 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
         if len(asked) > 1:
             reason += f" (and {len(asked) - 1} more such model span(s))"
         return ChannelCoverage(PARTIAL, [reason])
-    if silent and len(unread) == len(outputs):
+    if len(silent) == len(outputs):
         return ChannelCoverage(
             UNOBSERVED,
             [
@@ -212,6 +224,28 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
             f"reason ({safe_text(', '.join(reasons), 60)}) says it asked for no tool"
         ],
     )
+
+
+def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
+    """Unreadable model spans that asked for tools with no tool span before the next model call.
+
+    Execution spans attest the calls only if every tool has them; a turn that asked for
+    tools and ran none that is visible shows one that may not.
+    """
+    if not asking:
+        return []
+    starts = sorted((span.trace_id, span.start_ns or 0) for span, _, _ in facts.model_outputs)
+    tools = [(span.trace_id, span.start_ns or 0) for span in facts.tool_spans]
+    unmatched: list[Span] = []
+    for span in asking:
+        begin = span.end_ns if span.end_ns is not None else span.start_ns or 0
+        following = [s for t, s in starts if t == span.trace_id and s >= begin]
+        until = following[0] if following else None
+        if not any(
+            t == span.trace_id and s >= begin and (until is None or s < until) for t, s in tools
+        ):
+            unmatched.append(span)
+    return unmatched
 
 
 def _captured(

@@ -297,7 +297,7 @@ class _CallMerger:
 
     def add_request(self, report: ToolReport, view: _View) -> int:
         index = self._by_id.get(report.call_id) if report.call_id else None
-        if index is None and report.call_id is None:
+        if index is None:
             index = self._related_request(report, view)
         if index is None:
             index = self._new(report)
@@ -429,6 +429,8 @@ class _CallMerger:
         nested in another (pydantic-ai's chat span around an instrumented client's span).
         """
         for index in self._by_name.get(report.name, ()):
+            if report.call_id and self.calls[index].call_id is not None:
+                continue  # two different ids are two calls
             requests = self._requests[index]
             if any(
                 other is view and convention == report.convention for other, convention in requests

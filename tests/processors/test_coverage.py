@@ -309,6 +309,40 @@ def test_unreadable_output_without_finish_reason_is_unobserved() -> None:
     assert state(agent, "tool_calls.results") is UNOBSERVED
 
 
+def test_unreadable_turn_that_asked_for_tools_but_ran_no_traced_tool_is_partial() -> None:
+    """Tool spans exist, but one turn asked for tools and no tool span follows it."""
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(None, ["tool_call"]), parent="a0", start=1),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=20),
+        mk("m2", "chat", chat(None, ["tool_call"]), parent="a0", start=40),
+        mk("m3", "chat", chat(None, ["stop"]), parent="a0", start=80),
+    )
+    assert state(agent, "tool_calls") is PARTIAL
+    assert "(span m2) asked for tools" in reasons(agent, "tool_calls")
+
+
+def test_unreadable_turns_each_followed_by_a_tool_span_stay_observed() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(None, ["tool_call"]), parent="a0", start=1),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=20),
+        mk("m2", "chat", chat(None, ["stop"]), parent="a0", start=40),
+    )
+    assert state(agent, "tool_calls") is OBSERVED
+    assert "read from the tool execution spans" in reasons(agent, "tool_calls")
+
+
+def test_some_unreadable_turns_without_finish_reason_is_partial() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(None, ["stop"]), parent="a0", start=1),
+        mk("m2", "chat", chat(None), parent="a0", start=40),
+    )
+    assert state(agent, "tool_calls") is PARTIAL
+    assert "neither their output nor a finish reason" in reasons(agent, "tool_calls")
+
+
 def test_arguments_on_some_calls_only_is_partial() -> None:
     agent = run_of(
         mk("a0", "agent", {}, end=100),
