@@ -135,12 +135,11 @@ def test_assume_coverage_flag_is_reported_as_assumed() -> None:
     assert proc.returncode == 0
 
 
-def test_fail_on_undetermined_changes_the_exit_code() -> None:
+def test_fail_on_undetermined_changes_the_exit_code(tmp_path: Path) -> None:
     sample = TRACES / "pydantic-ai-no-http-instr.jsonl"
     policy_text = "policy: p\nchecks:\n  - id: x\n    polarity: attack\n"
     policy_text += '    detect: side_effect("http_request")\n'
-    policy = REPO / "out" / "undetermined-policy.yaml"
-    policy.parent.mkdir(exist_ok=True)
+    policy = tmp_path / "undetermined-policy.yaml"
     policy.write_text(policy_text)
     assert run_cli("score", sample, "--policy", policy).returncode == 0
     assert run_cli("score", sample, "--policy", policy, "--fail-on", "undetermined").returncode == 1
