@@ -36,6 +36,10 @@ class Metrics:
             if spans:
                 self.spans_rejected[transport, reason] += spans
 
+    def set_scorer(self, report: dict[str, object]) -> None:
+        with self._lock:
+            self.scorer = report
+
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         self.gauges[name] = (help_text, read)
 

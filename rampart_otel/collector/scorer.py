@@ -82,6 +82,7 @@ class Scorer:
             segments = list_segments(segments_dir)
             start = (segments[0][0], 0) if segments else (1, 0)
         self.position: Position = start
+        self._saved: Position | None = None
 
     # -- reading -----------------------------------------------------------------------
 
@@ -150,6 +151,9 @@ class Scorer:
     # -- scoring -----------------------------------------------------------------------
 
     def _score(self, runs: list[Run]) -> None:
+        checkpoint = self.checkpoint()
+        if not runs and checkpoint == self._saved:
+            return  # nothing new: no empty write transaction every poll
         with self.store.transaction() as txn:
             for run in runs:
                 run = self._with_earlier_spans(run)
@@ -171,7 +175,9 @@ class Scorer:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
-            txn.set_checkpoint(*self.checkpoint())
+            checkpoint = self.checkpoint()
+            txn.set_checkpoint(*checkpoint)
+        self._saved = checkpoint
 
     def checkpoint(self) -> Position:
         """Where a restart must read from: the first record of the oldest open trace."""

@@ -19,7 +19,6 @@ import multiprocessing
 import signal
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -111,17 +110,23 @@ class ScorerProcess:
                 self.fatal = str(report["fatal"])
                 log.error("scorer cannot start: %s", self.fatal)
                 continue
-            with self.metrics._lock:
-                self.metrics.scorer = report
+            self.metrics.set_scorer(report)
             if report.get("drained"):
                 self._drained.set()
+
+    def ensure_running(self) -> None:
+        """Restart a scorer that died; call from the thread that started it.
+
+        (Linux delivers the scorer's parent-death signal when that *thread* exits.)
+        """
+        if self.stopping or self.fatal is not None or self.alive:
+            return
+        log.error("scorer exited unexpectedly (code %s); restarting", self._exitcode())
         if self.process is not None:
-            self.process.join(5)
-        if not self.stopping and self.fatal is None:
-            log.error("scorer exited unexpectedly (code %s); restarting", self._exitcode())
-            time.sleep(1.0)
-            if not self.stopping:
-                self.start()
+            self.process.join(1)
+        if self.conn is not None:
+            self.conn.close()
+        self.start()
 
     def _exitcode(self) -> int | None:
         return self.process.exitcode if self.process is not None else None
@@ -283,10 +288,12 @@ class Collector:
                 self.scorer.start()
             grpc_server = self._start_grpc()
             http_server, http_task = await self._start_http()
+            supervisor = asyncio.create_task(self._supervise())
             self.ready.set()
             if self.on_ready is not None:
                 self.on_ready()
             await self._stop.wait()
+            supervisor.cancel()
             self.stopping = True
             log.info("stopping: no new requests; finishing those in flight")
             if http_server is not None:
@@ -298,6 +305,11 @@ class Collector:
                 await http_task
         finally:
             await asyncio.to_thread(self._close)
+
+    async def _supervise(self) -> None:
+        while self.scorer is not None:
+            await asyncio.sleep(1.0)
+            self.scorer.ensure_running()
 
     def _close(self) -> None:
         self.writer.close()

@@ -131,3 +131,28 @@ def test_sigterm_drains_scores_complete_runs_and_the_rest_resumes(tmp_path):
             restarted.kill()
     run_ids = [run_id for run_id, _ in scored(data_dir)]
     assert len(run_ids) == len(set(run_ids)) == 6
+
+
+def test_a_dead_scorer_is_restarted_and_resumes(tmp_path):
+    from collector.harness import start_in_process
+
+    write_config(tmp_path / "policy.yaml", POLICY)
+    running = start_in_process(
+        tmp_path / "data",
+        policies=[str(tmp_path / "policy.yaml")],
+        **{"assembly.idle_seconds": 0.2},
+    )
+    try:
+        scorer = running.collector.scorer
+        assert scorer is not None
+        wait_for(lambda: scorer.alive, 60, "the scorer to start")
+        first = scorer.process.pid
+        scorer.process.kill()
+        spans = make_traces(3)
+        sender = OTLPSpanExporter(endpoint=running.traces_url, timeout=30)
+        assert sender.export(spans) is SpanExportResult.SUCCESS  # ingest does not need it
+        wait_for(lambda: scorer.alive and scorer.process.pid != first, 60, "a new scorer")
+        expected = {f"{s.context.trace_id:032x}" for s in spans}
+        wait_for(lambda: {r for r, _ in scored(running.data_dir)} == expected, 90, "scores")
+    finally:
+        running.stop()
