@@ -22,8 +22,10 @@ def exporter(target: str, **kwargs: object) -> OTLPSpanExporter:
     return OTLPSpanExporter(endpoint=target, insecure=True, timeout=30, **kwargs)  # type: ignore[arg-type]
 
 
-def raw_call(target: str, body: bytes, metadata: tuple = ()) -> grpc.RpcError | bytes:
-    with grpc.insecure_channel(target) as channel:
+def raw_call(
+    target: str, body: bytes, metadata: tuple = (), compression: grpc.Compression | None = None
+) -> grpc.RpcError | bytes:
+    with grpc.insecure_channel(target, compression=compression) as channel:
         call = channel.unary_unary(METHOD)
         try:
             return call(body, timeout=30, metadata=metadata)
@@ -83,6 +85,18 @@ def test_oversized_message_is_resource_exhausted(collector):
     error = raw_call(collector.grpc_target, request.SerializeToString())
     assert isinstance(error, grpc.RpcError)
     assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_gzip_bomb_is_resource_exhausted_once_inflated(collector):
+    request = encode_spans(make_traces(1))
+    pad = "x" * (8 * 1024 * 1024)  # gzip makes this tiny on the wire
+    request.resource_spans[0].resource.attributes.add(key="pad").value.string_value = pad
+    body = request.SerializeToString()
+    error = raw_call(collector.grpc_target, body, compression=grpc.Compression.Gzip)
+    assert isinstance(error, grpc.RpcError)
+    assert error.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    spans = make_traces(1)
+    assert exporter(collector.grpc_target).export(spans) is SpanExportResult.SUCCESS
 
 
 def test_missing_token_is_unauthenticated(tmp_path):
