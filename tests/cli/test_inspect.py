@@ -1,0 +1,129 @@
+"""`rampart-otel inspect` end to end over the recorded samples."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = REPO / "samples" / "traces"
+LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
+HTTP = "side_effects.http_request"
+
+
+def inspect(*paths: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "rampart_otel.cli", "inspect", "--json", *map(str, paths)],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["schema"] == "rampart-otel/inspect@1"
+    return document
+
+
+def only_run(sample: str) -> dict:
+    (run,) = inspect(TRACES / f"{sample}.jsonl")["runs"]
+    return run
+
+
+def state(run: dict, key: str) -> str:
+    return run["coverage"].get(key, {"state": "unobserved"})["state"]
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_exfil_shows_calls_arguments_and_urls(library: str) -> None:
+    run = only_run(f"{library}-exfil")
+    calls = {call["name"]: call for call in run["tool_calls"]}
+    assert set(calls) == {"fetch_weather", "send_report"}
+    assert calls["fetch_weather"]["arguments"] == {"city": "Paris"}
+    assert "api_token" in calls["send_report"]["arguments"]["data"]
+    urls = {effect["details"]["url"].split(":")[1]: effect for effect in run["side_effects"]}
+    assert set(urls) == {"//localhost", "//127.0.0.2"}
+    post = urls["//127.0.0.2"]
+    assert post["details"]["method"] == "POST" and post["details"]["host"] == "127.0.0.2"
+    assert run["tool_calls"][post["tool_call_index"]]["name"] == "send_report"
+    assert all(state(run, key) == "observed" for key in ("tool_calls", "response", HTTP))
+    assert run["observability_level"] == "tool_and_side_effects"
+    assert run["integrity"] == []
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_http_instrumentation_absent_is_unobserved(library: str) -> None:
+    run = only_run(f"{library}-no-http-instr")
+    assert run["side_effects"] == [] and state(run, HTTP) == "unobserved"
+    assert run["observability_level"] == "tool_only"
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_content_capture_off(library: str) -> None:
+    run = only_run(f"{library}-no-content")
+    assert state(run, "tool_calls.arguments") != "observed"
+    assert state(run, "response") != "observed"
+    assert run["response"]["text"] is None
+    assert all(call["arguments"] is None for call in run["tool_calls"])
+    assert all(not call["arguments_captured"] for call in run["tool_calls"])
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_declared_coverage(library: str) -> None:
+    run = only_run(f"{library}-declared")
+    assert run["coverage"][HTTP]["state"] == "observed"
+    assert run["coverage"][HTTP]["source"] == "declared"
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_missing_inner_span_makes_every_channel_partial(library: str) -> None:
+    run = only_run(f"{library}-missing-span")
+    assert [finding["kind"] for finding in run["integrity"]] == ["split_run"]
+    assert {channel["state"] for channel in run["coverage"].values()} == {"partial"}
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_single_root_with_upstream_parent_is_whole(library: str) -> None:
+    run = only_run(f"{library}-upstream-parent")
+    assert run["integrity"] == []
+    assert state(run, "tool_calls") == state(run, HTTP) == "observed"
+
+
+def test_model_transport_http_is_not_a_side_effect() -> None:
+    run = only_run("pydantic-ai-httpx-transport")
+    hosts = {effect["details"]["host"] for effect in run["side_effects"]}
+    assert hosts == {"localhost", "127.0.0.2"}  # the model at 127.0.0.1 is transport
+
+
+def test_whole_folder_gives_one_run_per_recording() -> None:
+    document = inspect(TRACES)
+    recordings = len(list(TRACES.glob("*.jsonl")))
+    assert len(document["runs"]) == recordings
+    assert document["input_errors"] == []
+
+
+def test_malformed_line_in_the_middle_leaves_the_other_runs_intact(tmp_path: Path) -> None:
+    first = (TRACES / "pydantic-ai-exfil.jsonl").read_text().splitlines()
+    second = (TRACES / "openinference-benign.jsonl").read_text().splitlines()
+    lines = [*first, '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 7', *second]
+    (tmp_path / "mixed.jsonl").write_text("\n".join(lines) + "\n")
+    document = inspect(tmp_path)
+    (error,) = document["input_errors"]
+    assert error["location"] == f"{tmp_path / 'mixed.jsonl'}:{len(first) + 1}"
+    assert sorted(len(run["tool_calls"]) for run in document["runs"]) == [1, 2]
+    assert all(run["integrity"] == [] for run in document["runs"])
+
+
+def test_terminal_view_escapes_hostile_text(tmp_path: Path) -> None:
+    line = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
+    (tmp_path / "t.jsonl").write_text(line.replace("Paris", "Par\\u001b[31mis\\u001b]0;x\\u0007"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "rampart_otel.cli", "inspect", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert (
+        "fetch_weather" in proc.stdout and "not captured" not in proc.stdout.split("send_report")[0]
+    )
