@@ -58,9 +58,10 @@ def _print_result(result: CheckResult, console: Console, fail_on_undetermined: b
     if label == "WARN" and fail_on_undetermined:
         style = "bold red"
     level = result.observability_level.value if result.observability_level else "-"
-    assumed = (
-        f" assumed: {', '.join(sorted(result.assumed_channels))}" if result.assumed_channels else ""
-    )
+    sources: dict[str, list[str]] = {}
+    for key, source in sorted(result.assumed_channels.items()):
+        sources.setdefault(source.value, []).append(key)
+    assumed = "".join(f" {source}: {', '.join(keys)}" for source, keys in sources.items())
     console.print(
         Text.assemble(
             "  ",
