@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from rampart_otel.conventions import as_str, as_str_list
+from rampart_otel.conventions import as_str, as_str_list, mcp
 from rampart_otel.model import Span
 
 HTTP = "http_request"
@@ -23,6 +23,7 @@ DB = "db_query"
 MESSAGE = "message_publish"
 RPC = "rpc_call"
 PROCESS = "process_exec"
+STANDARD_KINDS = (HTTP, DB, MESSAGE, RPC, PROCESS, mcp.SIDE_EFFECT_KIND)
 
 CUSTOM_KIND = "rampart.side_effect.kind"
 CUSTOM_PREFIX = "rampart.side_effect."

@@ -13,8 +13,9 @@ from typing import IO
 from rich.console import Console
 from rich.text import Text
 
+from rampart_otel.conventions.side_effects import STANDARD_KINDS
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
-from rampart_otel.model import AgentRun, ChannelState, InputError
+from rampart_otel.model import SIDE_EFFECT_PREFIX, AgentRun, ChannelState, InputError
 from rampart_otel.render import safe_text
 
 INSPECT_SCHEMA = "rampart-otel/inspect@1"
@@ -117,6 +118,17 @@ def _print_run(run: AgentRun, console: Console) -> None:
                 f"    {key:<28} ",
                 (channel.state.value + source, _STATE_STYLE[channel.state]),
                 ("  " + "; ".join(safe_text(r) for r in channel.reasons), "dim"),
+            )
+        )
+    unseen = [
+        kind for kind in STANDARD_KINDS if SIDE_EFFECT_PREFIX + kind not in run.coverage.channels
+    ]
+    if unseen:
+        console.print(
+            _line(
+                f"    {'side_effects.' + '|'.join(unseen)}  ",
+                ("unobserved", _STATE_STYLE[ChannelState.UNOBSERVED]),
+                ("  no span of these kinds in the run, and none declared", "dim"),
             )
         )
     if run.integrity:
