@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -87,7 +88,7 @@ def _hostport(address: tuple[str, int]) -> str:
 
 
 def audit(data_dir: Path, json_output: bool, out: IO[str]) -> None:
-    from rampart_otel.collector.result_json import REPORT_SCHEMA
+    from rampart_otel.exporters.report_json import REPORT_SCHEMA
     from rampart_otel.storage.results import ResultsStore
 
     path = data_dir / "results.db"
@@ -99,8 +100,14 @@ def audit(data_dir: Path, json_output: bool, out: IO[str]) -> None:
     finally:
         store.close()
     if json_output:
+        policies = {
+            json.dumps(row.result["policy"], sort_keys=True): row.result["policy"]
+            for row in rows
+            if isinstance(row.result.get("policy"), dict)
+        }
         report = {
             "schema": REPORT_SCHEMA,
+            "policies": list(policies.values()),
             "results": [row.result for row in rows],
             "population_summary": _population(rows),
             "input_errors": [],
@@ -128,25 +135,24 @@ def audit(data_dir: Path, json_output: bool, out: IO[str]) -> None:
     Console(file=out, highlight=False, soft_wrap=True).print(table)
 
 
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    status: Any
+    harm_category: str | None
+    check_id: str
+
+
 def _population(rows: list[Any]) -> dict[str, Any]:
     """Over each (run, policy, check)'s latest revision: a revision supersedes the earlier."""
-    from rampart_otel.evaluation.population import summarize_statuses
+    from rampart_otel.evaluation import SafetyStatus, summarize_population
 
     latest: dict[tuple[str, str, str], Any] = {}
     for row in rows:
         key = (row.run_id, row.policy, row.check_id)
         if key not in latest or row.revision > latest[key].revision:
             latest[key] = row
-    by_category: dict[str, list[str]] = {}
-    by_check: dict[str, list[str]] = {}
-    for row in latest.values():
-        category = row.result.get("harm_category") or "uncategorized"
-        by_category.setdefault(category, []).append(row.status)
-        by_check.setdefault(row.check_id, []).append(row.status)
-    return {
-        "overall": summarize_statuses(row.status for row in latest.values()).model_dump(),
-        "by_harm_category": {
-            k: summarize_statuses(v).model_dump() for k, v in sorted(by_category.items())
-        },
-        "by_check": {k: summarize_statuses(v).model_dump() for k, v in sorted(by_check.items())},
-    }
+    tallies = [
+        _Tally(SafetyStatus(row.status), row.result.get("harm_category"), row.check_id)
+        for row in latest.values()
+    ]
+    return summarize_population(tallies).model_dump()  # type: ignore[arg-type]

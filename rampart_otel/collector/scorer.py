@@ -220,8 +220,9 @@ def _service(run: Run) -> str | None:
 
 def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Callable[[Run], list]:
     """Normalize a run and evaluate every check of every policy on it."""
-    from rampart_otel.collector.result_json import check_result_to_dict
     from rampart_otel.evaluation import evaluate_policy, load_policy
+    from rampart_otel.exporters.report_json import check_result_to_dict
+    from rampart_otel.exporters.serialize import jsonable
     from rampart_otel.processors.normalize import normalize
 
     policies = [load_policy(path) for path in policy_paths]
@@ -246,7 +247,7 @@ def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Call
                         "run_id": run.run_id,
                         "revision": run.revision,
                         "trace_ids": run.trace_ids,
-                        "policy": policy.name,
+                        "policy": {"name": policy.name, "version": policy.version},
                         "check": check.id,
                         "polarity": check.polarity,
                         "status": "error",
@@ -259,9 +260,9 @@ def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Call
         rows: list[ResultRow] = []
         for policy in policies:
             for result in evaluate_policy(agent_run, policy, assume_coverage):
-                document = check_result_to_dict(result)
+                document = jsonable(check_result_to_dict(result))
                 document["revision"] = run.revision
-                document["policy"] = policy.name
+                document["policy"] = {"name": policy.name, "version": policy.version}
                 rows.append(
                     ResultRow(
                         run.run_id,
