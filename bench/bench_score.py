@@ -1,0 +1,227 @@
+"""``rampart-otel score`` on a large file, side by side with just decoding the same file.
+
+The input replicates the recorded samples (``samples/traces/*.jsonl``, OTLP JSON Lines as
+the Collector file exporter writes them) ``--runs`` times in total, each copy of a trace
+under a fresh unique trace id (span ids stay as recorded: unique within each trace). With
+``--proto`` the same spans are written in the file exporter's length-prefixed protobuf
+form as well.
+
+In one process, alternating for ``--rounds`` rounds, it times:
+
+- decode: iterating ``read_paths([file])`` and counting spans (the floor);
+- score: :func:`rampart_otel.scoring.score`, what ``rampart-otel score --format json``
+  runs, the report written to ``/dev/null``;
+
+and reports spans/s for each, their medians and the median of the per-round ratio
+score/decode (DESIGN.md asks for at least 0.5). Then, in child processes, the peak RSS of
+a full score of a quarter of the input and of all of it (1x and 4x the size): memory is
+bounded by the traces open at once, not by the size of the file.
+
+Run: ``python bench/bench_score.py`` (``--help`` for options).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples" / "traces"
+POLICY = ROOT / "samples" / "policy.yaml"
+
+
+# ---- input --------------------------------------------------------------------------
+
+
+def load_samples(directory: Path) -> list[tuple[str, list[str]]]:
+    """Each recorded trace: its trace id and the JSON Lines that carry it."""
+    traces: dict[str, list[str]] = {}
+    for path in sorted(directory.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if not line.strip():
+                continue
+            ids = {
+                span["traceId"]
+                for rs in json.loads(line)["resourceSpans"]
+                for ss in rs["scopeSpans"]
+                for span in ss["spans"]
+            }
+            if len(ids) != 1:
+                raise SystemExit(f"{path}: expected one trace per line, found {len(ids)}")
+            traces.setdefault(ids.pop(), []).append(line)
+    return list(traces.items())
+
+
+def fresh_trace_id(copy: int, index: int) -> str:
+    return f"{copy + 1:016x}{index + 1:016x}"
+
+
+def write_input(directory: Path, runs: int, proto: bool) -> tuple[Path, Path, Path | None, int]:
+    """The full input, a quarter of it (for the memory comparison), and the protobuf form."""
+    samples = load_samples(SAMPLES)
+    full = directory / "traces.jsonl"
+    quarter = directory / "traces-quarter.jsonl"
+    proto_path = directory / "traces.binpb" if proto else None
+    records: list[tuple[str, str, bytes]] = []  # trace id, JSON line, length-prefixed proto
+    if proto:
+        from rampart_otel.receivers.otlp_json import spans_from_json_bytes
+        from rampart_otel.receivers.otlp_proto import spans_to_proto_request
+
+        for trace_id, lines in samples:
+            for line in lines:
+                payload = spans_to_proto_request(spans_from_json_bytes(line)).SerializeToString()
+                records.append((trace_id, line, len(payload).to_bytes(4, "big") + payload))
+    else:
+        records = [(trace_id, line, b"") for trace_id, lines in samples for line in lines]
+    indexes = {trace_id: i for i, (trace_id, _) in enumerate(samples)}
+    spans = 0
+    copies = -(-runs // len(samples))
+    with (
+        full.open("w") as out,
+        quarter.open("w") as out_quarter,
+        proto_path.open("wb") if proto_path else open(os.devnull, "wb") as out_proto,
+    ):
+        written = 0
+        for copy in range(copies):
+            for trace_id, line, record in records:
+                index = indexes[trace_id]
+                if copy * len(samples) + index >= runs:
+                    continue
+                new_id = fresh_trace_id(copy, index)
+                spans += line.count('"spanId"')
+                text = line.replace(trace_id, new_id) + "\n"
+                out.write(text)
+                if written < runs // 4:
+                    out_quarter.write(text)
+                if proto_path:
+                    old_raw, new_raw = bytes.fromhex(trace_id), bytes.fromhex(new_id)
+                    out_proto.write(record.replace(old_raw, new_raw))
+            written += len(samples)
+    return full, quarter, proto_path, spans
+
+
+# ---- measurement ----------------------------------------------------------------------
+
+
+def decode(path: Path) -> int:
+    from rampart_otel.model import InputError
+    from rampart_otel.receivers.files import read_paths
+
+    spans = 0
+    for item in read_paths([path]):
+        if isinstance(item, InputError):
+            raise SystemExit(f"unexpected input error: {item}")
+        spans += len(item)
+    return spans
+
+
+def score(path: Path, policy_path: Path) -> int:
+    from rampart_otel.scoring import load_checked_policy
+    from rampart_otel.scoring import score as run_score
+
+    policy = load_checked_policy(policy_path, [])
+    errors: list[object] = []
+    with open(os.devnull, "w") as sink:
+        _, stats = run_score([path], policy, "json", sink, "trace", [], "unsafe", errors.append)
+    if errors:
+        raise SystemExit(f"unexpected input errors: {errors[:3]}")
+    return stats.spans
+
+
+def timed(fn: Callable[..., int], *args: object) -> tuple[int, float]:
+    start = time.perf_counter()
+    spans = fn(*args)
+    return spans, time.perf_counter() - start
+
+
+def peak_rss_of_score(path: Path, policy_path: Path) -> tuple[float, float]:
+    """Peak RSS (MiB) and seconds of a full score in a fresh child process."""
+    code = (
+        "import resource, sys, time\n"
+        "sys.path.insert(0, sys.argv[3])\n"
+        "from bench_score import score\n"
+        "from pathlib import Path\n"
+        "t = time.perf_counter()\n"
+        "score(Path(sys.argv[1]), Path(sys.argv[2]))\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(policy_path), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rss_kib, seconds = done.stdout.split()
+    return int(rss_kib) / 1024, float(seconds)
+
+
+def mib(path: Path) -> float:
+    return path.stat().st_size / (1 << 20)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=16_000, help="traces in the input")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
+    parser.add_argument("--policy", type=Path, default=POLICY)
+    parser.add_argument("--proto", action="store_true", help="length-prefixed protobuf too")
+    parser.add_argument("--no-rss", action="store_true", help="skip the memory comparison")
+    parser.add_argument("--keep", type=Path, help="write the input here and keep it")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
+        directory = args.keep or Path(tmp)
+        directory.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        full, quarter, proto_path, expected = write_input(directory, args.runs, args.proto)
+        print(
+            f"input: {args.runs} runs, {expected} spans, JSON Lines {mib(full):.0f} MiB"
+            + (f", protobuf {mib(proto_path):.0f} MiB" if proto_path else "")
+            + f" (built in {time.perf_counter() - start:.1f} s)"
+        )
+        print(f"python {sys.version.split()[0]}, policy {args.policy}")
+        inputs = [("json", full)] + ([("proto", proto_path)] if proto_path else [])
+        for label, path in inputs:
+            rows = []
+            print(f"\n{label}: {'round':>5}  {'decode spans/s':>14}  {'score spans/s':>13}  ratio")
+            for i in range(args.rounds):
+                spans_d, t_d = timed(decode, path)
+                spans_s, t_s = timed(score, path, args.policy)
+                if spans_d != expected or spans_s != expected:
+                    raise SystemExit(f"read {spans_d}/{spans_s} spans, expected {expected}")
+                row = (spans_d / t_d, spans_s / t_s)
+                rows.append(row)
+                pad, ratio = " " * len(label), row[1] / row[0]
+                print(f"{pad}  {i + 1:>5}  {row[0]:>14,.0f}  {row[1]:>13,.0f}  {ratio:.2f}")
+            med_d = statistics.median(r[0] for r in rows)
+            med_s = statistics.median(r[1] for r in rows)
+            med_ratio = statistics.median(r[1] / r[0] for r in rows)
+            print(
+                f"{label} median: decode {med_d:,.0f} spans/s, score {med_s:,.0f} spans/s, "
+                f"ratio score/decode {med_ratio:.2f} (target >= 0.50)"
+            )
+
+        if not args.no_rss:
+            print(f"\npeak RSS of a full score, in a child process ({args.policy.name}):")
+            print(f"{'input':>8}  {'MiB':>7}  {'peak RSS MiB':>12}  {'seconds':>7}")
+            for label, path in (("1x", quarter), ("4x", full)):
+                rss, seconds = peak_rss_of_score(path, args.policy)
+                print(f"{label:>8}  {mib(path):>7.0f}  {rss:>12.0f}  {seconds:>7.1f}")
+        print(f"\nthis process: peak RSS {_self_rss():.0f} MiB")
+
+
+def _self_rss() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+if __name__ == "__main__":
+    main()
