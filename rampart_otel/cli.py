@@ -31,6 +31,25 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from rampart_otel import __version__
+
+        print(f"rampart-otel {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Safety verdicts from AI agents' OpenTelemetry traces."""
+
+
 PathsArg = Annotated[
     list[Path],
     typer.Argument(help="Trace files or directories (OTLP JSON/JSON Lines/protobuf, gzip ok)."),

@@ -127,3 +127,13 @@ def test_terminal_view_escapes_hostile_text(tmp_path: Path) -> None:
     assert (
         "fetch_weather" in proc.stdout and "not captured" not in proc.stdout.split("send_report")[0]
     )
+
+
+def test_version_and_help() -> None:
+    from rampart_otel import __version__
+
+    for args, expected in ((["--version"], f"rampart-otel {__version__}"), (["--help"], "inspect")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "rampart_otel.cli", *args], capture_output=True, text=True
+        )
+        assert proc.returncode == 0 and expected in proc.stdout
