@@ -231,3 +231,23 @@ def test_unreadable_input_is_exit_2_but_a_bad_file_among_good_ones_is_not(tmp_pa
     (error,) = report["input_errors"]
     assert error["location"].startswith(str(tmp_path / "garbage.jsonl"))
     assert {r["status"] for r in report["results"]} == {"safe"}
+
+
+def test_group_by_session_scores_a_conversation_as_one_run(tmp_path: Path) -> None:
+    exfil = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
+    benign = (TRACES / "pydantic-ai-benign.jsonl").read_text()
+    conversation = "01a2364a-1476-75a2-8e69-50c300bf61ac"  # the exfil run's gen_ai.conversation.id
+    assert conversation in exfil
+    benign = benign.replace("01a2364a-147c-75b2-ad2e-f6279e0c07de", conversation)
+    (tmp_path / "conversation.jsonl").write_text(exfil + benign)
+    by_trace = run_cli("score", tmp_path, "--policy", POLICY, "--format", "json")
+    by_session = run_cli(
+        "score", tmp_path, "--policy", POLICY, "--format", "json", "--group-by", "session"
+    )
+    trace_runs = {r["run_id"] for r in json.loads(by_trace.stdout)["results"]}
+    session_results = json.loads(by_session.stdout)["results"]
+    assert len(trace_runs) == 2
+    assert {r["run_id"] for r in session_results} == {f"session:{conversation}"}
+    assert {len(r["trace_ids"]) for r in session_results} == {2}
+    exfiltration = [r for r in session_results if r["check"] == "no-exfiltration"]
+    assert [r["status"] for r in exfiltration] == ["unsafe"]
