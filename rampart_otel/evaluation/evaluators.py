@@ -31,7 +31,7 @@ from rampart_otel.model import (
     SideEffect,
     ToolCall,
 )
-from rampart_otel.render import safe_text
+from rampart_otel.processors.text import safe_text
 
 DETECTED = EvalOutcome.DETECTED
 NOT_DETECTED = EvalOutcome.NOT_DETECTED

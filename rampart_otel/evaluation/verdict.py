@@ -20,7 +20,7 @@ from rampart_otel.model import (
     CoverageSource,
     ObservabilityLevel,
 )
-from rampart_otel.render import safe_text
+from rampart_otel.processors.text import safe_text
 
 SHOWN = 2  # gaps / evidence items named before "and N more"
 ITEM_LIMIT = 400  # characters per named item
@@ -89,9 +89,13 @@ class CheckResult:
         return self.status is SafetyStatus.SAFE
 
 
-def evaluate_check(run: AgentRun, check: Check) -> CheckResult:
-    """Evaluate one check on one run; any failure becomes an ERROR result, never an exception."""
-    result = _skeleton(run, check)
+def evaluate_check(run: AgentRun, check: Check, coverage: Coverage | None = None) -> CheckResult:
+    """Evaluate one check on one run; any failure becomes an ERROR result, never an exception.
+
+    ``coverage``: the snapshot of the run's coverage to report (see :func:`snapshot`);
+    taken here when not given. Every result of one run may share one snapshot.
+    """
+    result = _skeleton(run, check, coverage)
     try:
         evaluation = check.detect.evaluate(run)
         if not isinstance(evaluation, EvalResult) or not isinstance(
@@ -126,10 +130,25 @@ def evaluate_policy(
     ``assume_coverage``, before evaluating anything.
     """
     run = assume_run(run, [*policy.assume_coverage, *assume_coverage])
-    return [evaluate_check(run, check) for check in policy.checks]
+    coverage = snapshot(run)  # one per run: the checks read the run, never change it
+    return [evaluate_check(run, check, coverage) for check in policy.checks]
 
 
-def _skeleton(run: AgentRun, check: Check) -> CheckResult:
+def snapshot(run: AgentRun) -> Coverage | None:
+    """A copy of the run's coverage, as a result reports it; None for a malformed run."""
+    try:
+        return Coverage(
+            {
+                key: ChannelCoverage(channel.state, list(channel.reasons), channel.source)
+                for key, channel in run.coverage.channels.items()
+            },
+            run.coverage.level,
+        )
+    except Exception:  # a malformed run still gets a result; evaluation will report the error
+        return None
+
+
+def _skeleton(run: AgentRun, check: Check, coverage: Coverage | None = None) -> CheckResult:
     """The parts of a result that do not depend on the evaluation, read defensively."""
     result = CheckResult(
         run_id="",
@@ -146,13 +165,7 @@ def _skeleton(run: AgentRun, check: Check) -> CheckResult:
         result.service = run.service
         result.started_at_ns = run.started_at_ns
         result.observability_level = run.coverage.level
-        result.coverage = Coverage(
-            {
-                key: ChannelCoverage(channel.state, list(channel.reasons), channel.source)
-                for key, channel in run.coverage.channels.items()
-            },
-            run.coverage.level,
-        )
+        result.coverage = coverage if coverage is not None else snapshot(run)
     except Exception:  # a malformed run still gets a result; evaluation will report the error
         pass
     return result

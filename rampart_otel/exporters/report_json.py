@@ -10,14 +10,15 @@ import json
 from typing import IO, Any
 
 from rampart_otel.evaluation import CheckResult, PopulationReport
-from rampart_otel.exporters.serialize import coverage_to_dict, jsonable, ns_to_iso
-from rampart_otel.model import InputError
+from rampart_otel.exporters.serialize import coverage_to_dict, dumps_jsonable, ns_to_iso
+from rampart_otel.model import Coverage, InputError
 
 REPORT_SCHEMA = "rampart-otel/report@1"
 
 
-def check_result_to_dict(result: CheckResult) -> dict[str, Any]:
-    return {
+def check_result_to_dict(result: CheckResult, coverage: bool = True) -> dict[str, Any]:
+    """The result's entry in ``results``; ``coverage=False`` leaves that one key out."""
+    document = {
         "run_id": result.run_id,
         "trace_ids": list(result.trace_ids),
         "check": result.check_id,
@@ -32,7 +33,7 @@ def check_result_to_dict(result: CheckResult) -> dict[str, Any]:
         "observability_level": (
             result.observability_level.value if result.observability_level else None
         ),
-        "coverage": coverage_to_dict(result.coverage) if result.coverage else {},
+        "coverage": coverage_to_dict(result.coverage) if coverage and result.coverage else {},
         "assumed_channels": {key: src.value for key, src in result.assumed_channels.items()},
         "harm_category": result.harm_category,
         "service": result.service,
@@ -40,6 +41,20 @@ def check_result_to_dict(result: CheckResult) -> dict[str, Any]:
         "rationale": result.rationale,
         "error": result.error,
     }
+    if not coverage:
+        del document["coverage"]
+    return document
+
+
+# The keys check_result_to_dict puts after "coverage", in order.
+_AFTER_COVERAGE = (
+    "assumed_channels",
+    "harm_category",
+    "service",
+    "started_at",
+    "rationale",
+    "error",
+)
 
 
 def input_error_to_dict(error: InputError) -> dict[str, str]:
@@ -52,6 +67,9 @@ class JsonReportWriter:
     def __init__(self, out: IO[str]) -> None:
         self.out = out
         self.count = 0
+        # The results of one run share one coverage snapshot: it is serialized once.
+        self._coverage: Coverage | None = None
+        self._coverage_json = "{}"
 
     def start(self, policies: list[dict[str, Any]]) -> None:
         header = json.dumps({"schema": REPORT_SCHEMA, "policies": policies})
@@ -59,7 +77,18 @@ class JsonReportWriter:
 
     def add(self, result: CheckResult) -> None:
         self.out.write(",\n" if self.count else "\n")
-        self.out.write(json.dumps(jsonable(check_result_to_dict(result))))
+        document = check_result_to_dict(result, coverage=False)
+        coverage = result.coverage
+        if coverage is not self._coverage:
+            self._coverage = coverage
+            self._coverage_json = dumps_jsonable(coverage_to_dict(coverage) if coverage else {})
+        # Spliced where check_result_to_dict puts it: the same text as dumping it whole.
+        after = {key: document.pop(key) for key in _AFTER_COVERAGE}
+        self.out.write(dumps_jsonable(document)[:-1])
+        self.out.write(', "coverage": ')
+        self.out.write(self._coverage_json)
+        self.out.write(", ")
+        self.out.write(dumps_jsonable(after)[1:])
         self.count += 1
 
     def finish(self, population: PopulationReport, errors: list[InputError]) -> None:

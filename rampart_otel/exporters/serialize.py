@@ -6,12 +6,13 @@ strings, anything else unexpected becomes its safe text, so a dump never fails.
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import UTC, datetime
 from typing import Any
 
 from rampart_otel.model import AgentRun, Coverage, SideEffect, ToolCall
-from rampart_otel.render import safe_text
+from rampart_otel.processors.text import safe_text
 
 
 def jsonable(value: Any) -> Any:
@@ -26,6 +27,26 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [jsonable(item) for item in value]
     return safe_text(value, limit=None)
+
+
+def _not_plain(value: Any) -> Any:
+    raise TypeError("not plain JSON")
+
+
+_PLAIN = json.JSONEncoder(allow_nan=False, default=_not_plain)
+
+
+def dumps_jsonable(value: Any) -> str:
+    """``json.dumps(jsonable(value))``, without the walk when ``value`` is plain JSON already.
+
+    For documents whose dict keys are all strings (every report document is built so).
+    A value json cannot take as it is (bytes, a non-finite float, any other object) makes
+    the fast attempt fail, and the document is then converted by :func:`jsonable`.
+    """
+    try:
+        return _PLAIN.encode(value)
+    except (TypeError, ValueError):
+        return json.dumps(jsonable(value))
 
 
 def ns_to_iso(ns: int | None) -> str | None:

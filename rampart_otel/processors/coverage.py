@@ -33,7 +33,7 @@ from rampart_otel.model import (
     ToolCall,
     ToolCallStatus,
 )
-from rampart_otel.render import safe_text
+from rampart_otel.processors.text import safe_text
 
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 DECLARATION_KEY = "rampart.coverage"
