@@ -14,8 +14,10 @@ In one process, alternating for ``--rounds`` rounds, it times:
 
 and reports spans/s for each, their medians and the median of the per-round ratio
 score/decode (DESIGN.md asks for at least 0.5). Then, in child processes, the peak RSS of
-a full score of a quarter of the input and of all of it (1x and 4x the size): memory is
-bounded by the traces open at once, not by the size of the file.
+a full score of ``--rss-runs`` runs and of four times as many (1x and 4x the size): memory
+is bounded by the traces open at once, not by the size of the file. Traces stay open until
+50,000 spans have been read after their last one (the assembler's idle window), so the 1x
+input should be larger than that window (the default, 10,000 runs, is about 58,000 spans).
 
 Run: ``python bench/bench_score.py`` (``--help`` for options).
 """
@@ -65,12 +67,13 @@ def fresh_trace_id(copy: int, index: int) -> str:
     return f"{copy + 1:016x}{index + 1:016x}"
 
 
-def write_input(directory: Path, runs: int, proto: bool) -> tuple[Path, Path, Path | None, int]:
-    """The full input, a quarter of it (for the memory comparison), and the protobuf form."""
+def write_input(
+    directory: Path, runs: int, proto: bool, name: str = "traces"
+) -> tuple[Path, Path | None, int]:
+    """``runs`` traces as JSON Lines, and as length-prefixed protobuf too with ``proto``."""
     samples = load_samples(SAMPLES)
-    full = directory / "traces.jsonl"
-    quarter = directory / "traces-quarter.jsonl"
-    proto_path = directory / "traces.binpb" if proto else None
+    full = directory / f"{name}.jsonl"
+    proto_path = directory / f"{name}.binpb" if proto else None
     records: list[tuple[str, str, bytes]] = []  # trace id, JSON line, length-prefixed proto
     if proto:
         from rampart_otel.receivers.otlp_json import spans_from_json_bytes
@@ -87,10 +90,8 @@ def write_input(directory: Path, runs: int, proto: bool) -> tuple[Path, Path, Pa
     copies = -(-runs // len(samples))
     with (
         full.open("w") as out,
-        quarter.open("w") as out_quarter,
         proto_path.open("wb") if proto_path else open(os.devnull, "wb") as out_proto,
     ):
-        written = 0
         for copy in range(copies):
             for trace_id, line, record in records:
                 index = indexes[trace_id]
@@ -100,13 +101,10 @@ def write_input(directory: Path, runs: int, proto: bool) -> tuple[Path, Path, Pa
                 spans += line.count('"spanId"')
                 text = line.replace(trace_id, new_id) + "\n"
                 out.write(text)
-                if written < runs // 4:
-                    out_quarter.write(text)
                 if proto_path:
                     old_raw, new_raw = bytes.fromhex(trace_id), bytes.fromhex(new_id)
                     out_proto.write(record.replace(old_raw, new_raw))
-            written += len(samples)
-    return full, quarter, proto_path, spans
+    return full, proto_path, spans
 
 
 # ---- measurement ----------------------------------------------------------------------
@@ -174,6 +172,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
     parser.add_argument("--policy", type=Path, default=POLICY)
     parser.add_argument("--proto", action="store_true", help="length-prefixed protobuf too")
+    parser.add_argument("--rss-runs", type=int, default=10_000, help="1x input for RSS")
     parser.add_argument("--no-rss", action="store_true", help="skip the memory comparison")
     parser.add_argument("--keep", type=Path, help="write the input here and keep it")
     args = parser.parse_args()
@@ -182,7 +181,7 @@ def main() -> None:
         directory = args.keep or Path(tmp)
         directory.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        full, quarter, proto_path, expected = write_input(directory, args.runs, args.proto)
+        full, proto_path, expected = write_input(directory, args.runs, args.proto)
         print(
             f"input: {args.runs} runs, {expected} spans, JSON Lines {mib(full):.0f} MiB"
             + (f", protobuf {mib(proto_path):.0f} MiB" if proto_path else "")
@@ -212,10 +211,18 @@ def main() -> None:
 
         if not args.no_rss:
             print(f"\npeak RSS of a full score, in a child process ({args.policy.name}):")
-            print(f"{'input':>8}  {'MiB':>7}  {'peak RSS MiB':>12}  {'seconds':>7}")
-            for label, path in (("1x", quarter), ("4x", full)):
+            print(
+                f"{'input':>8}  {'runs':>6}  {'spans':>7}  {'MiB':>7}  {'peak RSS MiB':>12}"
+                f"  {'seconds':>7}  {'score spans/s':>13}"
+            )
+            for label, runs in (("1x", args.rss_runs), ("4x", 4 * args.rss_runs)):
+                path, _, spans = write_input(directory, runs, False, f"rss-{label}")
                 rss, seconds = peak_rss_of_score(path, args.policy)
-                print(f"{label:>8}  {mib(path):>7.0f}  {rss:>12.0f}  {seconds:>7.1f}")
+                print(
+                    f"{label:>8}  {runs:>6}  {spans:>7}  {mib(path):>7.0f}  {rss:>12.0f}"
+                    f"  {seconds:>7.1f}  {spans / seconds:>13,.0f}"
+                )
+                path.unlink()
         print(f"\nthis process: peak RSS {_self_rss():.0f} MiB")
 
 
