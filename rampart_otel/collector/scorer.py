@@ -252,7 +252,9 @@ def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Call
                         "polarity": check.polarity,
                         "status": "error",
                         "summary": f"Run could not be read: {type(error).__name__}: {error}",
+                        "harm_category": check.harm_category,
                     },
+                    policy_version=policy.version,
                 )
                 for policy in policies
                 for check in policy.checks
@@ -274,6 +276,7 @@ def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Call
                         result.started_at_ns,
                         scored_at,
                         document,
+                        policy_version=policy.version,
                     )
                 )
         return rows

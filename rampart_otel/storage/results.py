@@ -1,11 +1,11 @@
 """Verdicts given by the collector, in SQLite (``results.db``, WAL) inside the data directory.
 
-One row per (run, revision, policy, check) with the JSON result, indexed for the audit
-queries to come (time, service, check, status). Each scored run revision also records
-the span ids it covered: a run is scored again only when its span set grows, so replaying
-segments after a crash never scores the same spans twice under one revision. The
-scorer's resume point (``checkpoint``) is written in the same transaction as the results
-it covers, so the two never disagree.
+One row per (run, revision, policy, policy version, check) with the JSON result, indexed
+for the audit's aggregate queries (``schema`` has the layout and its migrations). Each
+scored run revision also records the span ids it covered: a run is scored again only when
+its span set grows, so replaying segments after a crash never scores the same spans twice
+under one revision. The scorer's resume point (``checkpoint``) is written in the same
+transaction as the results it covers, so the two never disagree.
 """
 
 from __future__ import annotations
@@ -19,45 +19,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from rampart_otel.storage.schema import SCHEMA_VERSION, SchemaError, prepare, stored_version
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    digest TEXT NOT NULL,
-    span_ids BLOB NOT NULL,
-    span_count INTEGER NOT NULL,
-    trace_ids TEXT NOT NULL,
-    service TEXT,
-    started_at_ns INTEGER,
-    scored_at REAL NOT NULL,
-    PRIMARY KEY (run_id, revision)
-);
-CREATE UNIQUE INDEX IF NOT EXISTS runs_digest ON runs (run_id, digest);
-CREATE TABLE IF NOT EXISTS results (
-    run_id TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    policy TEXT NOT NULL,
-    check_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    service TEXT,
-    started_at_ns INTEGER,
-    scored_at REAL NOT NULL,
-    result TEXT NOT NULL,
-    PRIMARY KEY (run_id, revision, policy, check_id)
-);
-CREATE INDEX IF NOT EXISTS results_time ON results (scored_at);
-CREATE INDEX IF NOT EXISTS results_service ON results (service, scored_at);
-CREATE INDEX IF NOT EXISTS results_check ON results (check_id, scored_at);
-CREATE INDEX IF NOT EXISTS results_status ON results (status, scored_at);
-CREATE TABLE IF NOT EXISTS checkpoint (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    segment INTEGER NOT NULL,
-    offset INTEGER NOT NULL
-);
-"""
+# The layout and its migrations live in ``schema``; re-exported for callers of the store.
+__all__ = [
+    "SCHEMA_VERSION",
+    "ResultRow",
+    "ResultsStore",
+    "SchemaError",
+    "open_reader",
+    "span_set",
+    "unpack_span_ids",
+    "version_text",
+]
 
 
 def span_set(span_ids: Iterable[str]) -> tuple[bytes, str]:
@@ -81,6 +55,13 @@ class ResultRow:
     started_at_ns: int | None
     scored_at: float
     result: dict[str, Any]
+    policy_version: int | str | None = None  # None: a policy without a version
+    run_at: float | None = None  # audit time; None: started_at_ns, else scored_at
+
+
+def version_text(version: int | str | None) -> str:
+    """A policy version as stored in ``results.policy_version`` ('' for none)."""
+    return "" if version is None else str(version)
 
 
 class ResultsStore:
@@ -92,11 +73,12 @@ class ResultsStore:
             self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
-            self.db.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
+            self.db.execute("PRAGMA busy_timeout=5000")
+            prepare(self.db)
         self.db.execute("PRAGMA busy_timeout=5000")
+
+    def schema_version(self) -> int | None:
+        return stored_version(self.db)
 
     def close(self) -> None:
         self.db.close()
@@ -124,14 +106,16 @@ class ResultsStore:
     # -- audit side --------------------------------------------------------------------
 
     def results(self, limit: int | None = None) -> Iterator[ResultRow]:
+        """Every stored row, all revisions and policy versions, in scoring order."""
         query = (
             "SELECT run_id, revision, policy, check_id, status, service, started_at_ns,"
-            " scored_at, result FROM results ORDER BY scored_at, run_id, revision, check_id"
+            " scored_at, result, policy_version, run_at FROM results"
+            " ORDER BY scored_at, run_id, revision, check_id"
         )
         if limit is not None:
             query += f" LIMIT {int(limit)}"
         for row in self.db.execute(query):
-            yield ResultRow(*row[:8], json.loads(row[8]))
+            yield ResultRow(*row[:8], json.loads(row[8]), row[9], row[10])
 
     def status_counts(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT status, count(*) FROM results GROUP BY status"))
@@ -176,8 +160,24 @@ class _Transaction:
         )
 
     def add_result(self, row: ResultRow) -> None:
+        """Store a verdict; it supersedes earlier revisions of its (run, policy, version, check)."""
+        version = version_text(row.policy_version)
+        run_at = row.run_at
+        if run_at is None:
+            run_at = row.started_at_ns / 1e9 if row.started_at_ns is not None else row.scored_at
+        key = (row.run_id, row.policy, version, row.check_id, row.revision)
+        if row.revision > 0:
+            self.db.execute(
+                "UPDATE results SET current = 0 WHERE run_id = ? AND policy = ?"
+                " AND policy_version = ? AND check_id = ? AND revision < ? AND current",
+                key,
+            )
         self.db.execute(
-            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO results (run_id, revision, policy, check_id, status, service,"
+            " started_at_ns, scored_at, result, policy_version, run_at, current)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NOT EXISTS (SELECT 1 FROM results"
+            " WHERE run_id = ? AND policy = ? AND policy_version = ? AND check_id = ?"
+            " AND revision > ?))",
             (
                 row.run_id,
                 row.revision,
@@ -188,6 +188,23 @@ class _Transaction:
                 row.started_at_ns,
                 row.scored_at,
                 json.dumps(row.result, default=str),
+                version,
+                run_at,
+                *key,
+            ),
+        )
+        self.db.execute(
+            "INSERT INTO policy_checks VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT DO UPDATE SET harm_category = excluded.harm_category"
+            " WHERE harm_category IS NULL AND excluded.harm_category IS NOT NULL",
+            (
+                row.policy,
+                version,
+                row.check_id,
+                json.dumps(row.policy_version),
+                row.result.get("polarity"),
+                row.result.get("harm_category"),
+                row.scored_at,
             ),
         )
 
@@ -197,3 +214,22 @@ class _Transaction:
             " ON CONFLICT (id) DO UPDATE SET segment = excluded.segment, offset = excluded.offset",
             (segment, offset),
         )
+
+
+def open_reader(path: Path) -> ResultsStore:
+    """A read-only store at the current schema: an older file is migrated first, in place.
+
+    Raises SchemaError for a file from a newer rampart-otel, sqlite3.Error if unreadable.
+    """
+    reader = ResultsStore(path, readonly=True)
+    version = reader.schema_version()
+    if version == SCHEMA_VERSION:
+        return reader
+    reader.close()
+    if version is not None and version > SCHEMA_VERSION:
+        raise SchemaError(
+            f"{path} has schema version {version}; this rampart-otel reads up to "
+            f"{SCHEMA_VERSION} (upgrade rampart-otel)"
+        )
+    ResultsStore(path).close()  # migrates (or creates the tables of an empty file)
+    return ResultsStore(path, readonly=True)
