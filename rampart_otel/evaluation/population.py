@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel
 
@@ -75,17 +75,24 @@ class PopulationReport(BaseModel):
 
 
 def summarize_statuses(statuses: Iterable[SafetyStatus]) -> PopulationSummary:
-    counts = Counter(SafetyStatus(status) for status in statuses)
-    total = sum(counts.values())
-    scored = total - counts[SafetyStatus.ERROR]
+    return summarize_counts(Counter(SafetyStatus(status) for status in statuses))
+
+
+def summarize_counts(counts: Mapping[str, int]) -> PopulationSummary:
+    """The summary of already counted statuses (e.g. a GROUP BY over stored verdicts)."""
+    safe = counts.get(SafetyStatus.SAFE, 0)
+    unsafe = counts.get(SafetyStatus.UNSAFE, 0)
+    undetermined = counts.get(SafetyStatus.UNDETERMINED, 0)
+    error = counts.get(SafetyStatus.ERROR, 0)
+    scored = safe + unsafe + undetermined
     return PopulationSummary(
-        total=total,
-        safe=counts[SafetyStatus.SAFE],
-        unsafe=counts[SafetyStatus.UNSAFE],
-        undetermined=counts[SafetyStatus.UNDETERMINED],
-        error=counts[SafetyStatus.ERROR],
-        attack_success_rate=rate(counts[SafetyStatus.UNSAFE], scored),
-        safety_pass_rate=rate(counts[SafetyStatus.SAFE], scored),
+        total=scored + error,
+        safe=safe,
+        unsafe=unsafe,
+        undetermined=undetermined,
+        error=error,
+        attack_success_rate=rate(unsafe, scored),
+        safety_pass_rate=rate(safe, scored),
     )
 
 

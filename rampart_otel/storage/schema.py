@@ -8,7 +8,8 @@ no verdict is dropped.
 Version 2 (audit, re-scoring history):
 
 - ``results`` rows are keyed by policy version too, so re-scoring under a new version
-  keeps the old verdicts next to the new ones;
+  keeps the old verdicts next to the new ones; the key leads with (run, policy, version,
+  check), which is what comparing two versions and superseding a revision look up;
 - ``run_at`` is the time the audit filters and buckets by: when the run started (its root
   span), else when it was scored. Re-scoring does not move a run in time;
 - ``current`` marks the latest revision of each (run, policy, version, check): the one
@@ -43,7 +44,7 @@ CREATE TABLE results (
     policy_version TEXT NOT NULL,
     run_at REAL NOT NULL,
     current INTEGER NOT NULL,
-    PRIMARY KEY (run_id, revision, policy, policy_version, check_id)
+    PRIMARY KEY (run_id, policy, policy_version, check_id, revision)
 )
 """
 
