@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from rampart_otel.conventions import genai
+from span_factory import event, span
 
-from .helpers import event, span
+from rampart_otel.conventions import genai
 
 CALL_PART = {"type": "tool_call", "id": "call_1", "name": "fetch_weather"}
 

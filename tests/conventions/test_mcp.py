@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rampart_otel.conventions import mcp
+from span_factory import span
 
-from .helpers import span
+from rampart_otel.conventions import mcp
 
 
 def test_tools_call_is_an_execution() -> None:

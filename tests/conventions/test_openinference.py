@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rampart_otel.conventions import openinference
+from span_factory import span
 
-from .helpers import span
+from rampart_otel.conventions import openinference
 
 OUT = "llm.output_messages.0.message."
 

@@ -5,9 +5,9 @@ Current OpenLLMetry releases write GenAI ``gen_ai.output.messages`` (see the sam
 
 from __future__ import annotations
 
-from rampart_otel.conventions import openllmetry
+from span_factory import span
 
-from .helpers import span
+from rampart_otel.conventions import openllmetry
 
 C = "gen_ai.completion.0."
 

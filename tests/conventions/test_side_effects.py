@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rampart_otel.conventions.side_effects import side_effects
+from span_factory import span
 
-from .helpers import span
+from rampart_otel.conventions.side_effects import side_effects
 
 
 def only(s: object) -> tuple[str, dict]:

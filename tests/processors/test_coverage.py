@@ -7,16 +7,14 @@ import pathlib
 from typing import Any
 
 import pytest
+from span_factory import mk
 
 from rampart_otel.model import (
     AgentRun,
     ChannelState,
     CoverageSource,
-    Event,
     ObservabilityLevel,
-    Resource,
     Run,
-    Scope,
     Span,
 )
 from rampart_otel.processors.coverage import assume, observability_level
@@ -27,41 +25,6 @@ TRACE = "0af7651916cd43dd8448eb211c80319c"
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 CORE = ("response", "tool_calls", "tool_calls.arguments", "tool_calls.results")
 HTTP = "side_effects.http_request"
-
-
-def mk(
-    span_id: str,
-    name: str,
-    attributes: dict[str, Any] | None = None,
-    *,
-    parent: str | None = None,
-    kind: str = "INTERNAL",
-    start: int = 0,
-    end: int | None = -1,
-    trace_id: str = TRACE,
-    resource: dict[str, Any] | None = None,
-    dropped_attributes: int = 0,
-    dropped_events: int = 0,
-    events: list[Event] | None = None,
-) -> Span:
-    return Span(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name,
-        kind=kind,
-        start_ns=start,
-        end_ns=start + 10 if end == -1 else end,
-        status_code="UNSET",
-        status_message="",
-        attributes=dict(attributes or {}),
-        events=list(events or []),
-        links=[],
-        resource=Resource(resource or {"service.name": "weather-agent"}),
-        scope=Scope("test"),
-        dropped_attributes_count=dropped_attributes,
-        dropped_events_count=dropped_events,
-    )
 
 
 def run_of(*spans: Span) -> AgentRun:

@@ -11,44 +11,13 @@ import pathlib
 from typing import Any
 
 import pytest
+from span_factory import mk
 
-from rampart_otel.model import AgentRun, Event, Resource, Run, Scope, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, Run, Span, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
 TRACE = "0af7651916cd43dd8448eb211c80319c"
-
-
-def mk(
-    span_id: str,
-    name: str,
-    attributes: dict[str, Any] | None = None,
-    *,
-    parent: str | None = None,
-    kind: str = "INTERNAL",
-    start: int = 0,
-    end: int | None = None,
-    status: str = "UNSET",
-    trace_id: str = TRACE,
-    resource: dict[str, Any] | None = None,
-    events: list[Event] | None = None,
-) -> Span:
-    return Span(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_span_id=parent,
-        name=name,
-        kind=kind,
-        start_ns=start,
-        end_ns=end if end is not None else start + 10,
-        status_code=status,
-        status_message="",
-        attributes=dict(attributes or {}),
-        events=list(events or []),
-        links=[],
-        resource=Resource(resource or {"service.name": "weather-agent"}),
-        scope=Scope("test"),
-    )
 
 
 def run_of(*spans: Span) -> AgentRun:

@@ -1,4 +1,4 @@
-"""Span builders for hand-written attribute dicts: the quirks recorded samples cannot show."""
+"""The one span builder for tests that need hand-written spans (quirks samples cannot show)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def span(
     parent: str | None = None,
     trace_id: str = TRACE,
     start: int | None = None,
-    end: int | None = -1,
+    end: int | None = -1,  # -1: ended 10 ns after start; None: never ended
     status: str = "UNSET",
     events: list[Event] | None = None,
     resource: dict[str, Any] | None = None,
@@ -36,13 +36,13 @@ def span(
         name=name,
         kind=kind,
         start_ns=start_ns,
-        end_ns=start_ns + 500 if end == -1 else end,
+        end_ns=start_ns + 10 if end == -1 else end,
         status_code=status,
         status_message="",
         attributes=dict(attributes or {}),
         events=list(events or []),
         links=[],
-        resource=Resource(resource if resource is not None else {"service.name": "agent"}),
+        resource=Resource(resource if resource is not None else {"service.name": "weather-agent"}),
         scope=Scope("test"),
         dropped_attributes_count=dropped_attributes,
         dropped_events_count=dropped_events,
@@ -51,3 +51,9 @@ def span(
 
 def event(name: str, attributes: dict[str, Any]) -> Event:
     return Event(name=name, time_ns=None, attributes=attributes)
+
+
+def mk(span_id: str, name: str, attributes: dict[str, Any] | None = None, **options: Any) -> Span:
+    """``span`` keyed by id first, starting at 0 unless told: for hand-built span trees."""
+    options.setdefault("start", 0)
+    return span(name, attributes, span_id=span_id, **options)
