@@ -229,6 +229,56 @@ def audit(
         raise UsageError(str(error)) from None
 
 
+@app.command()
+def replay(
+    paths: PathsArg,
+    to: Annotated[str, typer.Option("--to", help="OTLP endpoint URL (HTTP: base or /v1/traces).")],
+    protocol: Annotated[
+        str, typer.Option("--protocol", help="http/protobuf, http/json or grpc.")
+    ] = "http/protobuf",
+    speed: Annotated[
+        float | None,
+        typer.Option(help="Keep the recording's timing, X times faster. [default: no waits]"),
+    ] = None,
+    max_gap: Annotated[
+        float, typer.Option(help="With --speed: cut longer waits to this many seconds.")
+    ] = 60.0,
+    header: Annotated[
+        list[str] | None, typer.Option("--header", help="KEY=VALUE request header; repeat.")
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Per request, retries included.")] = 10.0,
+    max_batch: Annotated[int, typer.Option(help="Largest request, in spans.")] = 512,
+) -> None:
+    """Re-send recorded traces to an OTLP endpoint with their ids and timestamps."""
+    from rampart_otel.exporters.otlp_send import EndpointError, parse_headers
+    from rampart_otel.replay import ReplayError
+    from rampart_otel.replay import replay as run_replay
+
+    check_paths(paths)
+    try:
+        headers = parse_headers(header or [])
+        code, _ = run_replay(
+            paths,
+            to,
+            protocol,
+            headers,
+            sys.stdout,
+            speed=speed,
+            max_gap=max_gap,
+            timeout=timeout,
+            max_batch=max_batch,
+            on_error=report_input_error,
+            on_refused=_warn,
+        )
+    except (ReplayError, EndpointError) as error:
+        raise UsageError(str(error)) from None
+    raise SystemExit(code)
+
+
+def _warn(message: str) -> None:
+    print(f"rampart-otel: warning: {message}", file=sys.stderr, flush=True)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,324 @@
+"""Send trace requests we encoded ourselves through the real OTLP exporters' transport.
+
+Why: a replay must look on the wire like the instrumented agent it stands for -- the same
+retries (HTTP 429/502/503/504 honouring ``Retry-After``; gRPC UNAVAILABLE and the other
+transient codes honouring ``RetryInfo``), headers, TLS and compression, including the
+standard ``OTEL_EXPORTER_OTLP_*`` environment variables -- while keeping the recorded
+trace/span ids and timestamps, which the exporters' public ``export(ReadableSpan)`` cannot
+carry faithfully. So each exporter is built as an agent would build it and only its last
+step is given our bytes:
+
+- OTLP/HTTP (protobuf or JSON): the exporter's HTTP client, ``_client.export(bytes)``,
+  which compresses and retries. A response hook on the ``requests`` session handed to the
+  exporter keeps the last response, for the partial-success body the exporter drops.
+- OTLP/gRPC: a subclass whose ``_translate_data`` passes our ``ExportTraceServiceRequest``
+  through the exporter's own ``_export`` retry loop, with a stub that keeps the response.
+
+Both lean on exporter internals of opentelemetry-python 1.45; an exporter without them is
+reported in one line (``SenderUnavailable``), never half-used.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
+
+import grpc
+from google.protobuf.message import DecodeError
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from rampart_otel.receivers.otlp_proto import request_to_json_dict
+
+TransportProtocol = Literal["http/protobuf", "http/json", "grpc"]
+PROTOCOLS: tuple[TransportProtocol, ...] = ("http/protobuf", "http/json", "grpc")
+
+
+class EndpointError(ValueError):
+    """An endpoint URL or header that cannot be used; the message is one line."""
+
+
+class SenderUnavailable(RuntimeError):
+    """The installed exporter lacks the internals we send through; one line."""
+
+
+@dataclass(slots=True)
+class SendResult:
+    accepted: bool  # the endpoint took the request, perhaps only partly
+    rejected: int  # spans refused: partial success, or all of them when not accepted
+    message: str  # the endpoint's own words, or the transport error; "" when none
+    unreachable: bool = False  # no connection could be made at all
+
+
+class TraceSender(Protocol):
+    def send(self, request: ExportTraceServiceRequest) -> SendResult: ...
+
+    def close(self) -> None: ...
+
+
+# -- endpoints ----------------------------------------------------------------------------
+
+
+def http_endpoint(url: str, signal_path: str) -> str:
+    """The URL to POST to: a bare base URL (no path) gets ``/v1/<signal>``, as in OTLP."""
+    text = url.strip()
+    if "://" not in text:
+        text = f"http://{text}"
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise EndpointError(f"{url!r} is not an http:// or https:// URL")
+    _port(parts, url)
+    if parts.path in ("", "/"):
+        text = text.rstrip("/") + signal_path
+    return text
+
+
+def grpc_endpoint(url: str) -> str:
+    """``http://HOST:PORT`` (plaintext) or ``https://HOST:PORT`` (TLS), as the exporter takes."""
+    text = url.strip()
+    if "://" not in text:
+        text = f"http://{text}"  # a bare HOST:PORT is plaintext, like our own receiver
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https", "grpc") or not parts.hostname:
+        raise EndpointError(f"{url!r} is not HOST:PORT or an http(s):// URL")
+    if parts.path not in ("", "/"):
+        raise EndpointError(f"{url!r}: an OTLP/gRPC endpoint has no path")
+    port = _port(parts, url) or (443 if parts.scheme == "https" else 4317)
+    scheme = "https" if parts.scheme == "https" else "http"
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{scheme}://{host}:{port}"
+
+
+def address(url: str) -> tuple[str, int]:
+    """(host, port) of a URL :func:`http_endpoint` or :func:`grpc_endpoint` returned."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.hostname or "", port
+
+
+def _port(parts: Any, url: str) -> int | None:
+    try:
+        return parts.port
+    except ValueError:
+        raise EndpointError(f"{url!r}: the port is not a number from 0 to 65535") from None
+
+
+def reachable(url: str, timeout: float) -> str | None:
+    """None if a TCP connection to the endpoint opens, else why not (one line)."""
+    host, port = address(url)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except OSError as error:
+        return (error.strerror or str(error) or type(error).__name__).lower()
+
+
+def parse_headers(pairs: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` pairs (the value may hold ``=``) to lower-cased header names."""
+    headers: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key or any(c.isspace() for c in key):
+            raise EndpointError(f"header {pair!r}: expected KEY=VALUE")
+        headers[key.lower()] = value.strip()
+    return headers
+
+
+def span_count(request: ExportTraceServiceRequest) -> int:
+    return sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+
+
+# -- OTLP/HTTP ------------------------------------------------------------------------------
+
+
+class HttpTraceSender:
+    """OTLP/HTTP, protobuf or JSON, through the HTTP exporter's retrying client."""
+
+    def __init__(
+        self, url: str, headers: dict[str, str], timeout: float, json_body: bool = False
+    ) -> None:
+        import requests
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        self.url = url
+        self.json_body = json_body
+        self._response: Any = None
+        session = requests.Session()
+        session.hooks["response"].append(self._keep)
+        wanted = dict(headers)
+        if json_body:
+            wanted["content-type"] = "application/json"
+        self._exporter = OTLPSpanExporter(
+            endpoint=url, headers=wanted, timeout=timeout, session=session
+        )
+        client = getattr(self._exporter, "_client", None)
+        if not callable(getattr(client, "export", None)):
+            raise SenderUnavailable(
+                "this opentelemetry-exporter-otlp-proto-http has no retrying client to send "
+                "pre-encoded requests through; install opentelemetry-exporter-otlp-proto-http>=1.45"
+            )
+        self._client = client
+
+    def _keep(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        self._response = response
+
+    def send(self, request: ExportTraceServiceRequest) -> SendResult:
+        if self.json_body:
+            body = json.dumps(request_to_json_dict(request), separators=(",", ":")).encode()
+        else:
+            body = request.SerializeToString()
+        self._response = None
+        outcome = self._client.export(body)
+        response = self._response
+        count = span_count(request)
+        if outcome.success:
+            rejected, message = _partial_success(response)
+            return SendResult(True, rejected, message)
+        if outcome.status_code is None:  # never answered: refused, reset, timed out
+            error = outcome.error
+            text = f"{type(error).__name__}: {error}" if error is not None else "no response"
+            return SendResult(False, count, text, unreachable=True)
+        detail = _status_message(response) or outcome.reason or ""
+        return SendResult(False, count, f"HTTP {outcome.status_code} {detail}".strip())
+
+    def close(self) -> None:
+        self._exporter.shutdown()
+
+
+def _is_json(response: Any) -> bool:
+    return "json" in (response.headers.get("content-type") or "").lower()
+
+
+def _partial_success(response: Any) -> tuple[int, str]:
+    """(rejected spans, message) from a 2xx ``ExportTraceServiceResponse`` body."""
+    body = getattr(response, "content", b"") or b""
+    if not body:
+        return 0, ""
+    try:
+        if _is_json(response):
+            partial = json.loads(body).get("partialSuccess") or {}
+            return int(partial.get("rejectedSpans") or 0), str(partial.get("errorMessage") or "")
+        parsed = ExportTraceServiceResponse.FromString(body).partial_success
+        return parsed.rejected_spans, parsed.error_message
+    except (ValueError, AttributeError, DecodeError):
+        return 0, ""  # an answer we cannot read still accepted the request
+
+
+def _status_message(response: Any) -> str:
+    """The ``google.rpc.Status`` message of an error body, if it has one."""
+    body = getattr(response, "content", b"") or b""
+    if not body:
+        return ""
+    try:
+        if _is_json(response):
+            return str(json.loads(body).get("message") or "")
+        return Status.FromString(body).message
+    except (ValueError, AttributeError, DecodeError):
+        return ""
+
+
+# -- OTLP/gRPC ------------------------------------------------------------------------------
+
+
+class _RecordingStub:
+    """The exporter's TraceService stub, keeping the last response or error for us."""
+
+    def __init__(self, stub: Any, sink: GrpcTraceSender) -> None:
+        self._stub = stub
+        self._sink = sink
+
+    def Export(self, request: Any, **kwargs: Any) -> Any:  # the stub's method name
+        try:
+            response = self._stub.Export(request, **kwargs)
+        except grpc.RpcError as error:
+            self._sink.last_error = error
+            raise
+        self._sink.last_response = response
+        return response
+
+
+def _pre_encoded_exporter(sink: GrpcTraceSender) -> type:
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+    class PreEncodedSpanExporter(OTLPSpanExporter):  # type: ignore[misc]
+        """Takes an ``ExportTraceServiceRequest`` where the SDK exporter takes spans."""
+
+        @property
+        def _client(self) -> Any:
+            return self.__dict__.get("_recording_client")
+
+        @_client.setter
+        def _client(self, stub: Any) -> None:  # set by the exporter, on start and reconnect
+            recording = None if stub is None else _RecordingStub(stub, sink)
+            self.__dict__["_recording_client"] = recording
+
+        def _translate_data(self, data: Any) -> Any:
+            return data
+
+        def _count_data(self, data: Any) -> int:
+            return span_count(data)
+
+    return PreEncodedSpanExporter
+
+
+class GrpcTraceSender:
+    """OTLP/gRPC through the gRPC exporter's ``_export`` retry loop."""
+
+    def __init__(self, url: str, headers: dict[str, str], timeout: float) -> None:
+        from opentelemetry.exporter.otlp.proto.grpc.exporter import OTLPExporterMixin
+
+        if not callable(getattr(OTLPExporterMixin, "_export", None)):
+            raise SenderUnavailable(
+                "this opentelemetry-exporter-otlp-proto-grpc has no export loop to send "
+                "pre-encoded requests through; install opentelemetry-exporter-otlp-proto-grpc>=1.45"
+            )
+        self.url = url
+        self.last_response: Any = None
+        self.last_error: grpc.RpcError | None = None
+        exporter_class = _pre_encoded_exporter(self)
+        self._exporter = exporter_class(
+            endpoint=url, headers=tuple(headers.items()) or None, timeout=timeout
+        )
+
+    def send(self, request: ExportTraceServiceRequest) -> SendResult:
+        self.last_response = None
+        self.last_error = None
+        outcome = self._exporter._export(request)
+        if outcome.name == "SUCCESS" and self.last_response is not None:
+            partial = self.last_response.partial_success
+            return SendResult(True, partial.rejected_spans, partial.error_message)
+        count = span_count(request)
+        error = self.last_error
+        if error is None:
+            return SendResult(False, count, "the exporter gave up (shut down)")
+        code = error.code()  # type: ignore[attr-defined]
+        details = error.details() or ""  # type: ignore[attr-defined]
+        return SendResult(
+            False,
+            count,
+            f"{code.name}: {details}".strip(),
+            unreachable=code == grpc.StatusCode.UNAVAILABLE,
+        )
+
+    def close(self) -> None:
+        self._exporter.shutdown()
+
+
+def make_trace_sender(
+    url: str, protocol: TransportProtocol, headers: dict[str, str], timeout: float
+) -> TraceSender:
+    """A sender for ``protocol``; ``url`` as given (a bare HTTP base URL gets /v1/traces)."""
+    if protocol == "grpc":
+        return GrpcTraceSender(grpc_endpoint(url), headers, timeout)
+    if protocol in ("http/protobuf", "http/json"):
+        return HttpTraceSender(
+            http_endpoint(url, "/v1/traces"), headers, timeout, json_body=protocol == "http/json"
+        )
+    raise EndpointError(f"protocol {protocol!r} is not one of {', '.join(PROTOCOLS)}")
