@@ -215,18 +215,98 @@ def collect(
 @app.command()
 def audit(
     data_dir: Annotated[Path, typer.Option(help="The collector's data directory.")],
+    since: Annotated[
+        str | None, typer.Option(help="Runs started at or after: ISO 8601 (UTC) or 24h, 7d.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Runs started before: ISO 8601 (UTC) or 24h, 7d.")
+    ] = None,
+    service: Annotated[list[str] | None, typer.Option(help="service.name; repeatable.")] = None,
+    check: Annotated[list[str] | None, typer.Option(help="Check id; repeatable.")] = None,
+    status: Annotated[
+        list[str] | None, typer.Option(help="safe, unsafe, undetermined or error; repeatable.")
+    ] = None,
+    policy: Annotated[str | None, typer.Option(help="Policy name. [default: every policy]")] = None,
+    policy_version: Annotated[
+        str | None, typer.Option(help="Policy version. [default: the latest of each policy]")
+    ] = None,
+    bucket: Annotated[str, typer.Option(help="Trend buckets: auto, hour, day or week.")] = "auto",
+    limit: Annotated[
+        str, typer.Option(help="List the N most recent matching results, or all.")
+    ] = "100",
     json_output: Annotated[
-        bool, typer.Option("--json", help="JSON report (rampart-otel/report@1).")
+        bool, typer.Option("--json", help="JSON (rampart-otel/report@1 with aggregates).")
     ] = False,
 ) -> None:
-    """List the verdicts the collector has stored."""
-    from rampart_otel.collector.commands import audit as run_audit
-    from rampart_otel.collector.config import ConfigError
+    """Verdicts the collector stored: counts and rates per check, per service, over time."""
+    from rampart_otel.audit import AuditError
+    from rampart_otel.audit.command import AuditOptions
+    from rampart_otel.audit.command import audit as run_audit
+
+    options = AuditOptions(
+        since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
+        policy, policy_version, bucket, limit, json_output,
+    )  # fmt: skip
+    try:
+        run_audit(data_dir, options, sys.stdout)
+    except AuditError as error:
+        raise UsageError(str(error)) from None
+
+
+@app.command()
+def rescore(
+    data_dir: Annotated[Path, typer.Option(help="The collector's data directory.")],
+    policy: Annotated[Path, typer.Option(help="The policy file, with a new version.")],
+    assume_coverage: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--assume-coverage", help="Channel key taken as observed; reported as assumed."
+        ),
+    ] = None,
+) -> None:
+    """Re-score the stored runs under a policy version, keeping the earlier verdicts."""
+    from rampart_otel.audit import AuditError
+    from rampart_otel.audit.rescore import rescore as run_rescore
 
     try:
-        run_audit(data_dir, json_output, sys.stdout)
-    except ConfigError as error:
+        run_rescore(data_dir, policy, assume_coverage or [], sys.stdout)
+    except AuditError as error:
         raise UsageError(str(error)) from None
+
+
+@app.command()
+def diff(
+    reports: Annotated[
+        list[Path] | None, typer.Argument(help="Two JSON reports (score or audit --json).")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Compare two policy versions stored here instead.")
+    ] = None,
+    policy: Annotated[str | None, typer.Option(help="Policy name (with --data-dir).")] = None,
+    from_version: Annotated[
+        str | None, typer.Option("--from", help="Version before. [default: the one before --to]")
+    ] = None,
+    to_version: Annotated[
+        str | None, typer.Option("--to", help="Version after. [default: the latest]")
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="JSON (rampart-otel/diff@1).")
+    ] = False,
+) -> None:
+    """Runs whose verdict changed between two policy versions or two reports.
+
+    Exit code 0: no verdict changed; 1: some did; 2: usage error or unreadable input.
+    """
+    from rampart_otel.audit import AuditError
+    from rampart_otel.audit.diff import DiffRequest
+    from rampart_otel.audit.diff import diff as run_diff
+
+    request = DiffRequest(list(reports or []), data_dir, policy, from_version, to_version)
+    try:
+        changed = run_diff(request, json_output, sys.stdout)
+    except AuditError as error:
+        raise UsageError(str(error)) from None
+    raise SystemExit(EXIT_FAILED if changed else EXIT_OK)
 
 
 @app.command()

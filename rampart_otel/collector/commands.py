@@ -1,15 +1,14 @@
-"""The ``collect`` and ``audit`` commands' bodies; ``cli`` only declares their options.
+"""The ``collect`` command's body; ``cli`` only declares its options (``audit`` is in
+``rampart_otel.audit``).
 
-Both raise ``ConfigError`` for anything the user can fix: the CLI turns it into its
+It raises ``ConfigError`` for anything the user can fix: the CLI turns it into its
 one-line error and exit code 2.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -85,74 +84,3 @@ def _announce(collector: Any, out: IO[str]) -> None:
 def _hostport(address: tuple[str, int]) -> str:
     host, port = address
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def audit(data_dir: Path, json_output: bool, out: IO[str]) -> None:
-    from rampart_otel.exporters.report_json import REPORT_SCHEMA
-    from rampart_otel.storage.results import ResultsStore
-
-    path = data_dir / "results.db"
-    if not path.is_file():
-        raise ConfigError(f"{data_dir}: no results.db (is this a collector's data directory?)")
-    store = ResultsStore(path, readonly=True)
-    try:
-        rows = list(store.results())
-    finally:
-        store.close()
-    if json_output:
-        policies = {
-            json.dumps(row.result["policy"], sort_keys=True): row.result["policy"]
-            for row in rows
-            if isinstance(row.result.get("policy"), dict)
-        }
-        report = {
-            "schema": REPORT_SCHEMA,
-            "policies": list(policies.values()),
-            "results": [row.result for row in rows],
-            "population_summary": _population(rows),
-            "input_errors": [],
-        }
-        json.dump(report, out, indent=2)
-        out.write("\n")
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    from rampart_otel.render import safe_text
-
-    table = Table(title=f"{len(rows)} results in {data_dir}", title_justify="left")
-    for column in ("run", "rev", "check", "status", "service", "summary"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(
-            safe_text(row.run_id, 40),
-            str(row.revision),
-            safe_text(row.check_id, 40),
-            row.status,
-            safe_text(row.service or "", 30),
-            safe_text(str(row.result.get("summary", "")), 200),
-        )
-    Console(file=out, highlight=False, soft_wrap=True).print(table)
-
-
-@dataclass(frozen=True, slots=True)
-class _Tally:
-    status: Any
-    harm_category: str | None
-    check_id: str
-
-
-def _population(rows: list[Any]) -> dict[str, Any]:
-    """Over each (run, policy, check)'s latest revision: a revision supersedes the earlier."""
-    from rampart_otel.evaluation import SafetyStatus, summarize_population
-
-    latest: dict[tuple[str, str, str], Any] = {}
-    for row in rows:
-        key = (row.run_id, row.policy, row.check_id)
-        if key not in latest or row.revision > latest[key].revision:
-            latest[key] = row
-    tallies = [
-        _Tally(SafetyStatus(row.status), row.result.get("harm_category"), row.check_id)
-        for row in latest.values()
-    ]
-    return summarize_population(tallies).model_dump()  # type: ignore[arg-type]

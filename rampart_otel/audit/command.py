@@ -1,0 +1,104 @@
+"""The body of ``rampart-otel audit``; ``cli`` only declares its options.
+
+Opening the store migrates an older ``results.db`` in place first (``open_reader``), so an
+audit works on any data directory a collector ever wrote.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from rampart_otel.audit import AuditError
+from rampart_otel.audit.aggregate import aggregate, listed, select_versions
+from rampart_otel.audit.timespec import BUCKET_CHOICES, parse_time
+from rampart_otel.evaluation import SafetyStatus
+from rampart_otel.storage.audit_queries import Filters, policy_versions
+from rampart_otel.storage.results import ResultsStore, SchemaError, open_reader
+
+DEFAULT_LIMIT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class AuditOptions:
+    since: str | None = None
+    until: str | None = None
+    services: tuple[str, ...] = ()
+    checks: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+    policy: str | None = None
+    policy_version: str | None = None
+    bucket: str = "auto"
+    limit: str = str(DEFAULT_LIMIT)
+    json_output: bool = False
+
+
+def open_results(data_dir: Path) -> ResultsStore:
+    """The data directory's results.db, read-only, at the current schema."""
+    path = data_dir / "results.db"
+    if not path.is_file():
+        raise AuditError(f"{data_dir}: no results.db (is this a collector's data directory?)")
+    try:
+        return open_reader(path)
+    except SchemaError as error:
+        raise AuditError(str(error)) from None
+    except sqlite3.Error as error:
+        raise AuditError(f"{path}: cannot read: {error}") from None
+
+
+def parse_limit(text: str) -> int | None:
+    """``--limit``: a count, or ``all`` (None)."""
+    if text.strip().lower() == "all":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise AuditError(f"--limit: {text!r} is not a count of results or 'all'")
+    return value
+
+
+def filters_from(options: AuditOptions, now: float) -> Filters:
+    statuses = {s.value for s in SafetyStatus}
+    for status in options.statuses:
+        if status not in statuses:
+            raise AuditError(f"--status: {status!r} is not one of {', '.join(sorted(statuses))}")
+    since = parse_time(options.since, now, "--since") if options.since else None
+    until = parse_time(options.until, now, "--until") if options.until else None
+    if since is not None and until is not None and since >= until:
+        raise AuditError("--since must be before --until")
+    return Filters(
+        since=since,
+        until=until,
+        services=tuple(dict.fromkeys(options.services)),
+        checks=tuple(dict.fromkeys(options.checks)),
+        statuses=tuple(dict.fromkeys(options.statuses)),
+    )
+
+
+def audit(data_dir: Path, options: AuditOptions, out: IO[str]) -> None:
+    if options.bucket not in BUCKET_CHOICES:
+        raise AuditError(f"--bucket: {options.bucket!r} is not one of {', '.join(BUCKET_CHOICES)}")
+    limit = parse_limit(options.limit)
+    filters = filters_from(options, time.time())
+    store = open_results(data_dir)
+    try:
+        db = store.db
+        stored = policy_versions(db)
+        versions = select_versions(stored, options.policy, options.policy_version)
+        aggregates = aggregate(db, versions, filters, options.bucket)
+        results = listed(db, versions, filters, limit)
+        if options.json_output:
+            from rampart_otel.audit.report import write_audit_json
+
+            write_audit_json(out, data_dir, stored, aggregates, results, limit)
+        else:
+            from rampart_otel.audit.terminal import write_audit_terminal
+
+            write_audit_terminal(out, data_dir, stored, aggregates, results)
+    finally:
+        store.close()

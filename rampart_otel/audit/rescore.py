@@ -1,0 +1,160 @@
+"""``rampart-otel rescore``: the stored runs evaluated again under a policy version.
+
+The spans are read back from the data directory's segments (``read_paths``), grouped into
+runs as the collector grouped them (``assemble``), and evaluated by the collector's own
+evaluator (``scorer.make_evaluator``: normalize, evaluate_policy, result documents), so a
+re-scored verdict differs from the stored one only where the policy does.
+
+Each run is re-scored exactly as its latest stored revision was scored: with that
+revision's span set, under that revision number. New rows are keyed by the policy version;
+the earlier version's verdicts stay. A run already scored under this version is skipped,
+so an interrupted re-score resumes, and running it again after more traffic scores only
+the new runs. It can run beside a live collector (both write through SQLite's lock).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from rampart_otel.audit import AuditError
+from rampart_otel.audit.command import open_results
+from rampart_otel.model import InputError, Run, Span
+from rampart_otel.processors.assemble import GroupBy, assemble
+from rampart_otel.receivers.files import read_paths
+from rampart_otel.storage import audit_queries as q
+from rampart_otel.storage.results import ResultRow, ResultsStore, unpack_span_ids, version_text
+from rampart_otel.storage.segments import list_segments
+
+BATCH_RUNS = 200  # runs per write transaction: short enough not to stall a live scorer
+
+
+@dataclass(slots=True)
+class RescoreStats:
+    rescored: int = 0
+    already: int = 0  # scored under this version before
+    unscored: int = 0  # runs in the segments the collector never scored (still open, no policy)
+    spans_missing: int = 0  # stored runs whose spans are no longer all in the segments
+    input_errors: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+
+def rescore(data_dir: Path, policy_path: Path, assume_coverage: list[str], out: IO[str]) -> None:
+    from rampart_otel.collector.scorer import make_evaluator
+    from rampart_otel.scoring import ScoreUsageError, load_checked_policy
+
+    try:
+        policy = load_checked_policy(policy_path, assume_coverage)
+    except ScoreUsageError as error:
+        raise AuditError(str(error)) from None
+    open_results(data_dir).close()  # exists, readable, migrated
+    segments = [path for _, path in list_segments(data_dir / "segments")]
+    store = ResultsStore(data_dir / "results.db")
+    try:
+        stats = _rescore(
+            store, segments, make_evaluator([policy_path], assume_coverage), policy.name,
+            version_text(policy.version),
+        )  # fmt: skip
+    finally:
+        store.close()
+    label = policy.name if policy.version is None else f"{policy.name} v{policy.version}"
+    _report(stats, label, out)
+
+
+def _rescore(
+    store: ResultsStore,
+    segments: list[Path],
+    evaluate: Callable[[Run], list[ResultRow]],
+    policy: str,
+    version: str,
+) -> RescoreStats:
+    db = store.db
+    stats = RescoreStats()
+    group_by: GroupBy = "session" if q.session_runs(db) else "trace"
+    handled: set[str] = set()  # each run once, however many pieces the assembler emits
+    pending: dict[str, dict[str, Span]] = {}  # spans so far of runs short of their span set
+    batch: list[ResultRow] = []
+    batched = 0
+
+    for run in assemble(_batches(segments, stats), group_by=group_by):
+        if run.run_id in handled:
+            continue
+        stored = q.latest_run(db, run.run_id)
+        if stored is None:
+            stats.unscored += 1
+            handled.add(run.run_id)
+            continue
+        if q.has_results(db, run.run_id, stored.revision, policy, version):
+            stats.already += 1
+            handled.add(run.run_id)
+            pending.pop(run.run_id, None)
+            continue
+        spans = pending.pop(run.run_id, {})
+        for span in run.spans:  # as the assembler merges a span sent twice
+            known = spans.get(span.span_id)
+            if known is None or known.end_ns is None:
+                spans[span.span_id] = span
+        wanted = unpack_span_ids(stored.span_ids)
+        if not wanted <= {bytes.fromhex(span_id) for span_id in spans}:
+            pending[run.run_id] = spans  # a late part of the run is further on
+            continue
+        exact = [span for span in spans.values() if bytes.fromhex(span.span_id) in wanted]
+        rows = evaluate(Run(run.run_id, stored.trace_ids, exact, run.session_id, stored.revision))
+        for row in rows:
+            if row.started_at_ns is None:  # keep the run where the audit already has it
+                row.run_at = q.run_time(db, run.run_id, stored.revision)
+            stats.verdicts[row.status] = stats.verdicts.get(row.status, 0) + 1
+        batch.extend(rows)
+        handled.add(run.run_id)
+        stats.rescored += 1
+        batched += 1
+        if batched >= BATCH_RUNS:
+            _write(store, batch)
+            batched = 0
+    _write(store, batch)
+    stats.spans_missing = len(pending)
+    return stats
+
+
+def _write(store: ResultsStore, rows: list[ResultRow]) -> None:
+    if rows:
+        with store.transaction() as txn:
+            for row in rows:
+                txn.add_result(row)
+        rows.clear()
+
+
+def _batches(segments: list[Path], stats: RescoreStats) -> Iterator[list[Span]]:
+    for item in read_paths(segments):
+        if isinstance(item, InputError):
+            stats.input_errors += 1
+            print(f"rampart-otel: warning: {item.location}: {item.message}", file=sys.stderr)
+            continue
+        yield item
+
+
+def _report(stats: RescoreStats, label: str, out: IO[str]) -> None:
+    verdicts = stats.verdicts
+    counts = ", ".join(f"{verdicts.get(s, 0)} {s}" for s in ("safe", "unsafe", "undetermined"))
+    lines = [
+        f"rampart-otel rescore: {stats.rescored} runs re-scored under {label} "
+        f"({counts}, {verdicts.get('error', 0)} error)"
+    ]
+    if stats.already:
+        lines.append(
+            f"  {stats.already} runs already had verdicts of {label} and were left as they are"
+            " (to re-evaluate changed checks, raise the policy's version)"
+        )
+    if stats.spans_missing:
+        lines.append(
+            f"  {stats.spans_missing} stored runs could not be re-scored: some of their spans"
+            " are no longer in the segments"
+        )
+    if stats.unscored:
+        lines.append(f"  {stats.unscored} runs in the segments were never scored; skipped")
+    if stats.input_errors:
+        lines.append(f"  {stats.input_errors} unreadable records in the segments (see above)")
+    out.write("\n".join(lines) + "\n")

@@ -1,0 +1,272 @@
+"""The read side of ``results.db`` for ``audit``, ``diff`` and ``rescore``: SQL that counts.
+
+Every aggregate is a ``GROUP BY`` over one range of the covering index ``results_audit``
+(policy, version, current, run time, then check, status and service), so a million stored
+verdicts are counted without reading one JSON document. Only listed results and changed
+verdicts are read whole. Each query covers one policy version; callers merge.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+GroupBy = Literal["check", "service", "bucket"]
+_GROUP_COLUMN = {"check": "check_id", "service": "service"}
+
+
+@dataclass(frozen=True, slots=True)
+class CheckInfo:
+    polarity: str | None
+    harm_category: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyVersion:
+    """One version of one policy that has verdicts stored."""
+
+    policy: str
+    version: str  # as stored ('' for none)
+    value: int | str | None  # as the policy file wrote it
+    first_scored_at: float
+    checks: dict[str, CheckInfo] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return self.policy if self.value is None else f"{self.policy} v{self.value}"
+
+
+def policy_versions(db: sqlite3.Connection) -> dict[str, list[PolicyVersion]]:
+    """Every stored policy's versions, oldest first (by when each was first scored)."""
+    rows = db.execute(
+        "SELECT policy, policy_version, version_json, check_id, polarity, harm_category,"
+        " first_scored_at FROM policy_checks ORDER BY policy, policy_version, check_id"
+    ).fetchall()
+    found: dict[tuple[str, str], tuple[Any, float, dict[str, CheckInfo]]] = {}
+    for policy, version, version_json, check, polarity, harm, first in rows:
+        value, earliest, checks = found.get((policy, version), (None, first, {}))
+        checks[check] = CheckInfo(polarity, harm)
+        found[(policy, version)] = (json.loads(version_json), min(earliest, first), checks)
+    by_policy: dict[str, list[PolicyVersion]] = {}
+    for (policy, version), (value, first, checks) in found.items():
+        by_policy.setdefault(policy, []).append(
+            PolicyVersion(policy, version, value, first, checks)
+        )
+    for versions in by_policy.values():
+        versions.sort(key=lambda v: (v.first_scored_at, v.version))
+    return by_policy
+
+
+def latest(versions: list[PolicyVersion]) -> PolicyVersion:
+    """The highest version when all are integers; otherwise the one scored first most recently."""
+    if all(isinstance(v.value, int) for v in versions):
+        return max(versions, key=lambda v: v.value)  # type: ignore[arg-type, return-value]
+    return versions[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Which current verdicts count: run time in [since, until), and any of each list."""
+
+    since: float | None = None
+    until: float | None = None
+    services: tuple[str, ...] = ()
+    checks: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Buckets:
+    """Time buckets: ``width`` seconds each, aligned on ``origin`` (epoch seconds, UTC)."""
+
+    name: str
+    width: float
+    origin: float = 0.0
+
+    def start(self, index: int) -> float:
+        return self.origin + index * self.width
+
+
+def _where(version: PolicyVersion, filters: Filters, alias: str = "") -> tuple[str, list[Any]]:
+    p = f"{alias}." if alias else ""
+    clauses = [f"{p}policy = ?", f"{p}policy_version = ?", f"{p}current = 1"]
+    params: list[Any] = [version.policy, version.version]
+    if filters.since is not None:
+        clauses.append(f"{p}run_at >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append(f"{p}run_at < ?")
+        params.append(filters.until)
+    for column, values in (
+        ("service", filters.services),
+        ("check_id", filters.checks),
+        ("status", filters.statuses),
+    ):
+        if values:
+            clauses.append(f"{p}{column} IN ({', '.join('?' * len(values))})")
+            params.extend(values)
+    return " AND ".join(clauses), params
+
+
+def counts(
+    db: sqlite3.Connection,
+    version: PolicyVersion,
+    filters: Filters,
+    by: GroupBy,
+    buckets: Buckets | None = None,
+) -> list[tuple[Any, str, int]]:
+    """(group, status, count) for one policy version's current verdicts."""
+    where, params = _where(version, filters)
+    if by == "bucket":
+        if buckets is None:
+            raise ValueError("grouping by bucket needs the buckets")
+        key = "CAST((run_at - ?) / ? AS INTEGER)"
+        params = [buckets.origin, buckets.width, *params]
+    else:
+        key = _GROUP_COLUMN[by]
+    query = (
+        f"SELECT {key} AS grp, status, count(*) FROM results INDEXED BY results_audit"
+        f" WHERE {where} GROUP BY grp, status"
+    )
+    return db.execute(query, params).fetchall()
+
+
+def time_range(
+    db: sqlite3.Connection, version: PolicyVersion, filters: Filters
+) -> tuple[float, float] | None:
+    """Earliest and latest run time among the matching verdicts (None when there are none)."""
+    where, params = _where(version, filters)
+    row = db.execute(
+        f"SELECT min(run_at), max(run_at) FROM results INDEXED BY results_audit WHERE {where}",
+        params,
+    ).fetchone()
+    return None if row[0] is None else (row[0], row[1])
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResult:
+    run_id: str
+    revision: int
+    policy: str
+    policy_version: str
+    check_id: str
+    status: str
+    service: str | None
+    run_at: float
+    result: dict[str, Any]
+
+
+_LISTED = "run_id, revision, policy, policy_version, check_id, status, service, run_at, result"
+
+
+def listing(
+    db: sqlite3.Connection, version: PolicyVersion, filters: Filters, newest: int | None
+) -> Iterator[StoredResult]:
+    """Matching verdicts by run time: the ``newest`` N latest first, or all oldest first."""
+    where, params = _where(version, filters)
+    query = f"SELECT {_LISTED} FROM results INDEXED BY results_audit WHERE {where}"
+    if newest is None:
+        query += " ORDER BY run_at"
+    else:
+        query += " ORDER BY run_at DESC LIMIT ?"
+        params.append(newest)
+    for row in db.execute(query, params):
+        yield StoredResult(*row[:8], json.loads(row[8]))
+
+
+# -- comparing two versions of one policy ------------------------------------------------------
+
+
+def _join(before: PolicyVersion, after: PolicyVersion) -> tuple[str, list[Any]]:
+    where, params = _where(before, Filters(), "a")
+    return (
+        "FROM results a JOIN results b ON b.run_id = a.run_id AND b.policy = a.policy"
+        " AND b.policy_version = ? AND b.check_id = a.check_id AND b.current = 1"
+        f" WHERE {where}",
+        [after.version, *params],
+    )
+
+
+def paired_statuses(
+    db: sqlite3.Connection, before: PolicyVersion, after: PolicyVersion
+) -> Iterator[tuple[str, str, str, str]]:
+    """(run, check, status before, status after) for every check both versions scored."""
+    join, params = _join(before, after)
+    yield from db.execute(f"SELECT a.run_id, a.check_id, a.status, b.status {join}", params)
+
+
+def runs_only_in(db: sqlite3.Connection, one: PolicyVersion, other: PolicyVersion) -> int:
+    """Runs with current verdicts under ``one`` and none at all under ``other``."""
+    where, params = _where(one, Filters(), "a")
+    row = db.execute(
+        f"SELECT count(DISTINCT a.run_id) FROM results a WHERE {where} AND NOT EXISTS"
+        " (SELECT 1 FROM results b WHERE b.run_id = a.run_id AND b.policy = a.policy"
+        " AND b.policy_version = ?)",
+        [*params, other.version],
+    ).fetchone()
+    return row[0]
+
+
+def current_result(
+    db: sqlite3.Connection, version: PolicyVersion, run_id: str, check_id: str
+) -> StoredResult | None:
+    row = db.execute(
+        f"SELECT {_LISTED} FROM results WHERE run_id = ? AND policy = ? AND policy_version = ?"
+        " AND check_id = ? AND current = 1",
+        (run_id, version.policy, version.version, check_id),
+    ).fetchone()
+    return None if row is None else StoredResult(*row[:8], json.loads(row[8]))
+
+
+# -- what rescore reads ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """A run's latest scored revision: the span set a re-score must evaluate."""
+
+    run_id: str
+    revision: int
+    span_ids: bytes  # packed, as ``runs.span_ids``
+    trace_ids: list[str]
+
+
+def latest_run(db: sqlite3.Connection, run_id: str) -> StoredRun | None:
+    row = db.execute(
+        "SELECT revision, span_ids, trace_ids FROM runs WHERE run_id = ?"
+        " ORDER BY revision DESC LIMIT 1",
+        (run_id,),
+    ).fetchone()
+    return None if row is None else StoredRun(run_id, row[0], row[1], json.loads(row[2]))
+
+
+def has_results(
+    db: sqlite3.Connection, run_id: str, revision: int, policy: str, version: str
+) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM results WHERE run_id = ? AND policy = ? AND policy_version = ?"
+        " AND revision = ? LIMIT 1",
+        (run_id, policy, version, revision),
+    ).fetchone()
+    return row is not None
+
+
+def run_time(db: sqlite3.Connection, run_id: str, revision: int) -> float | None:
+    """The audit time the run's verdicts already have, under any policy."""
+    row = db.execute(
+        "SELECT run_at FROM results WHERE run_id = ? AND revision = ? LIMIT 1", (run_id, revision)
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def session_runs(db: sqlite3.Connection) -> bool:
+    """Whether the collector grouped runs by session (their ids say so)."""
+    query = "SELECT 1 FROM runs WHERE run_id >= 'session:' AND run_id < 'session;' LIMIT 1"
+    row = db.execute(query).fetchone()
+    return row is not None
+
+
+def stored_run_count(db: sqlite3.Connection) -> int:
+    return db.execute("SELECT count(DISTINCT run_id) FROM runs").fetchone()[0]
