@@ -159,7 +159,7 @@ def _versions(
         policy = next(iter(stored))
     if policy not in stored:
         raise AuditError(f"--policy: no verdicts of policy {policy!r} ({_names(stored)})")
-    versions = _ordered(stored[policy])
+    versions = q.version_order(stored[policy])
     after = _find(versions, to_version, "--to") if to_version is not None else versions[-1]
     if from_version is not None:
         before = _find(versions, from_version, "--from")
@@ -174,13 +174,6 @@ def _versions(
     if before == after:
         raise AuditError("--from and --to name the same version")
     return before, after
-
-
-def _ordered(versions: list[PolicyVersion]) -> list[PolicyVersion]:
-    """Oldest to latest, as ``audit`` picks the latest."""
-    if all(isinstance(v.value, int) for v in versions):
-        return sorted(versions, key=lambda v: v.value)  # type: ignore[arg-type, return-value]
-    return list(versions)
 
 
 def _find(versions: list[PolicyVersion], version: str, option: str) -> PolicyVersion:

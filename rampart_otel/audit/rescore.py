@@ -23,7 +23,7 @@ from typing import IO
 from rampart_otel.audit import AuditError
 from rampart_otel.audit.command import open_results
 from rampart_otel.model import InputError, Run, Span
-from rampart_otel.processors.assemble import GroupBy, assemble
+from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
 from rampart_otel.receivers.files import read_paths
 from rampart_otel.storage import audit_queries as q
 from rampart_otel.storage.results import ResultRow, ResultsStore, unpack_span_ids, version_text
@@ -70,7 +70,9 @@ def _rescore(
     evaluate: Callable[[Run], list[ResultRow]],
     policy: str,
     version: str,
+    idle_spans: int = DEFAULT_IDLE_SPANS,
 ) -> RescoreStats:
+    """Re-score every stored run the segments hold; ``idle_spans`` as ``score`` assembles."""
     db = store.db
     stats = RescoreStats()
     group_by: GroupBy = "session" if q.session_runs(db) else "trace"
@@ -79,7 +81,7 @@ def _rescore(
     batch: list[ResultRow] = []
     batched = 0
 
-    for run in assemble(_batches(segments, stats), group_by=group_by):
+    for run in assemble(_batches(segments, stats), group_by=group_by, idle=idle_spans):
         if run.run_id in handled:
             continue
         stored = q.latest_run(db, run.run_id)

@@ -39,7 +39,7 @@ class PolicyVersion:
 
 
 def policy_versions(db: sqlite3.Connection) -> dict[str, list[PolicyVersion]]:
-    """Every stored policy's versions, oldest first (by when each was first scored)."""
+    """Every stored policy's versions, oldest to latest (``version_order``)."""
     rows = db.execute(
         "SELECT policy, policy_version, version_json, check_id, polarity, harm_category,"
         " first_scored_at FROM policy_checks ORDER BY policy, policy_version, check_id"
@@ -54,16 +54,20 @@ def policy_versions(db: sqlite3.Connection) -> dict[str, list[PolicyVersion]]:
         by_policy.setdefault(policy, []).append(
             PolicyVersion(policy, version, value, first, checks)
         )
-    for versions in by_policy.values():
-        versions.sort(key=lambda v: (v.first_scored_at, v.version))
-    return by_policy
+    return {policy: version_order(versions) for policy, versions in by_policy.items()}
+
+
+def version_order(versions: list[PolicyVersion]) -> list[PolicyVersion]:
+    """Oldest to latest: by number when every version is an integer (a result without a
+    version predates versioning), else by when each version was first scored."""
+    if all(v.value is None or isinstance(v.value, int) for v in versions):
+        return sorted(versions, key=lambda v: (v.value is not None, v.value or 0))
+    return sorted(versions, key=lambda v: (v.first_scored_at, v.version))
 
 
 def latest(versions: list[PolicyVersion]) -> PolicyVersion:
-    """The highest version when all are integers; otherwise the one scored first most recently."""
-    if all(isinstance(v.value, int) for v in versions):
-        return max(versions, key=lambda v: v.value)  # type: ignore[arg-type, return-value]
-    return versions[-1]
+    """What ``audit`` reads by default and ``diff`` compares to: the last in version order."""
+    return version_order(versions)[-1]
 
 
 @dataclass(frozen=True, slots=True)

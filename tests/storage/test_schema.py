@@ -65,7 +65,8 @@ def write_schema_1(path: Path) -> None:
         ("a", 0, "p", "c1", "safe", "svc", 5_000_000_000, 10.0, document("a", "c1", "safe", 3)),
         ("a", 1, "p", "c1", "unsafe", "svc", 5_000_000_000, 20.0, document("a", "c1", "unsafe", 3)),
         ("a", 0, "p", "c2", "error", "svc", 5_000_000_000, 10.0, document("a", "c2", "error", 3)),
-        ("b", 0, "p", "c1", "undetermined", None, None, 30.0, document("b", "c1", "unsure", 3)),
+        ("b", 0, "p", "c1", "undetermined", None, None, 30.0,
+         document("b", "c1", "undetermined", 3)),
         ("c", 0, "p", "c1", "safe", "svc", 7_000_000_000, 40.0, document("c", "c1", "safe", None)),
     ]  # fmt: skip
     db.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)

@@ -1,0 +1,144 @@
+"""``rampart-otel audit`` as a user runs it: report@1 JSON with aggregates over every match
+while the listing is capped, rich tables on the terminal that stored text cannot restyle,
+one-line errors, and a schema-1 results.db read after migrating it in place."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from storage.test_schema import write_schema_1
+
+from audit.test_aggregate import START, build
+from rampart_otel.storage.results import SCHEMA_VERSION, ResultRow, ResultsStore
+
+HOSTILE_SERVICE = "svc\x1b[31m-red\x1b]0;title\x07"
+HOSTILE_SUMMARY = "[bold red]not markup[/] \x1b[2Jcleared?\nsecond line"
+
+
+def audit(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rampart_otel.cli", "audit", "--data-dir", str(data_dir), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("audit-cli")
+    build(directory / "results.db")
+    store = ResultsStore(directory / "results.db")
+    with store.transaction() as txn:
+        document = {"run_id": "evil", "check": "c9", "status": "unsafe", "summary": HOSTILE_SUMMARY}
+        txn.add_result(
+            ResultRow("evil", 0, "guard", "c9", "unsafe", HOSTILE_SERVICE, int(START * 1e9),
+                      START, document, policy_version=2)
+        )  # fmt: skip
+    store.close()
+    return directory
+
+
+def test_json_is_report_1_with_aggregates_over_every_match_and_a_capped_listing(data_dir):
+    proc = audit(data_dir, "--json", "--policy", "guard", "--limit", "3")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["schema"] == "rampart-otel/report@1"
+    assert report["policies"] == [{"name": "guard", "version": 2}]
+    assert len(report["results"]) == 3
+    aggregates = report["aggregates"]
+    matching = aggregates["results"]["matching"]
+    assert aggregates["results"] == {"matching": matching, "listed": 3, "limit": 3}
+    assert report["population_summary"]["overall"]["total"] == matching > 3
+    assert aggregates["overall"] == report["population_summary"]["overall"]
+    assert sum(row["total"] for row in aggregates["by_check"]) == matching
+    assert sum(row["total"] for row in aggregates["by_service"]) == matching
+    assert sum(b["total"] for b in aggregates["trend"]["buckets"]) == matching
+    assert aggregates["trend"]["bucket"] == "day"  # ten days of runs
+    assert aggregates["time_basis"] == "run_start"
+    assert [(p["name"], p["version"], p["selected"]) for p in aggregates["policies"]] == [
+        ("guard", 1, False), ("guard", 2, True), ("other", "2024-a", False),
+        ("other", "2024-b", False),
+    ]  # fmt: skip
+    row = aggregates["by_check"][0]
+    assert row["policy"] == {"name": "guard", "version": 2}
+    assert set(row) >= {"check", "harm_category", "polarity", "safe", "attack_success_rate"}
+
+
+def test_limits_and_filters(data_dir):
+    every = json.loads(audit(data_dir, "--json", "--policy", "guard", "--limit", "all").stdout)
+    matching = every["aggregates"]["results"]["matching"]
+    assert len(every["results"]) == matching
+    none = json.loads(audit(data_dir, "--json", "--policy", "guard", "--limit", "0").stdout)
+    assert none["results"] == [] and none["aggregates"]["results"]["matching"] == matching
+    narrow = ("--policy", "guard", "--status", "error", "--service", "svc-a", "--bucket", "hour",
+              "--since", "2024-05-03", "--until", "2024-05-06T12:00Z")  # fmt: skip
+    filtered = json.loads(audit(data_dir, "--json", "--limit", "all", *narrow).stdout)
+    assert filtered["results"]
+    for result in filtered["results"]:
+        assert result["status"] == "error"
+    assert filtered["aggregates"]["filters"] == {
+        "since": "2024-05-03T00:00:00Z",
+        "until": "2024-05-06T12:00:00Z",
+        "service": ["svc-a"],
+        "check": [],
+        "status": ["error"],
+    }
+    assert filtered["aggregates"]["trend"]["bucket"] == "hour"
+    assert all(b["end"] > b["start"] for b in filtered["aggregates"]["trend"]["buckets"])
+    recent = json.loads(audit(data_dir, "--json", "--since", "1h").stdout)  # all in 2024
+    assert recent["results"] == [] and recent["aggregates"]["overall"]["total"] == 0
+
+
+def test_terminal_tables_with_stored_text_neutralized(data_dir):
+    proc = audit(data_dir, "--policy", "guard", "--limit", "all")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for title in ("By check", "By service", "Trend by day", "Results: all"):
+        assert title in out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "[bold red]not markup[/]" in out  # printed as text, not interpreted
+    assert "svc-red" in out
+    assert "policy guard v2  (also stored: guard v1" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--since", "yesterday"), "--since: 'yesterday'"),
+        (("--status", "fine"), "--status: 'fine'"),
+        (("--policy", "nope"), "no verdicts of policy 'nope'"),
+        (("--policy-version", "1"), "--policy-version needs --policy"),
+        (("--bucket", "month"), "--bucket: 'month'"),
+        (("--limit", "-1"), "--limit: '-1'"),
+        (("--since", "2024-05-05", "--until", "2024-05-01"), "--since must be before --until"),
+    ],
+)
+def test_mistakes_are_one_line_errors_with_exit_code_2(data_dir, args, message):
+    proc = audit(data_dir, *args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("rampart-otel: error: ") and message in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_no_results_db_is_exit_code_2(tmp_path):
+    proc = audit(tmp_path)
+    assert proc.returncode == 2 and "no results.db" in proc.stderr
+
+
+def test_a_schema_1_results_db_is_migrated_and_audited(tmp_path):
+    write_schema_1(tmp_path / "results.db")
+    proc = audit(tmp_path, "--json", "--limit", "all")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["policies"] == [{"name": "p", "version": 3}]  # over the unversioned ''
+    assert sorted((r["run_id"], r["check"], r["status"]) for r in report["results"]) == [
+        ("a", "c1", "unsafe"), ("a", "c2", "error"), ("b", "c1", "undetermined"),
+    ]  # fmt: skip
+    db = sqlite3.connect(tmp_path / "results.db")
+    assert db.execute("SELECT value FROM meta").fetchone() == (str(SCHEMA_VERSION),)
