@@ -37,7 +37,8 @@ class RescoreStats:
     rescored: int = 0
     already: int = 0  # scored under this version before
     unscored: int = 0  # runs in the segments the collector never scored (still open, no policy)
-    spans_missing: int = 0  # stored runs whose spans are no longer all in the segments
+    spans_missing: int = 0  # stored runs only some of whose spans are left in the segments
+    not_in_segments: int = 0  # stored runs none of whose spans are left (retention)
     input_errors: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
 
@@ -118,6 +119,8 @@ def _rescore(
             batched = 0
     _write(store, batch)
     stats.spans_missing = len(pending)
+    seen = stats.rescored + stats.already + stats.spans_missing
+    stats.not_in_segments = max(q.stored_run_count(db) - seen, 0)
     return stats
 
 
@@ -150,10 +153,11 @@ def _report(stats: RescoreStats, label: str, out: IO[str]) -> None:
             f"  {stats.already} runs already had verdicts of {label} and were left as they are"
             " (to re-evaluate changed checks, raise the policy's version)"
         )
-    if stats.spans_missing:
+    missing = stats.spans_missing + stats.not_in_segments
+    if missing:
         lines.append(
-            f"  {stats.spans_missing} stored runs could not be re-scored: some of their spans"
-            " are no longer in the segments"
+            f"  {missing} stored runs could not be re-scored: their spans are no longer (all) in"
+            " the segments; their earlier verdicts stay"
         )
     if stats.unscored:
         lines.append(f"  {stats.unscored} runs in the segments were never scored; skipped")

@@ -155,3 +155,36 @@ def test_versions_are_kept_apart_and_only_the_latest_revision_is_current(tmp_pat
     assert run_at.fetchone() == (101.0,)  # no start time: when it was scored
     versions = store.db.execute("SELECT policy_version, version_json FROM policy_checks")
     assert sorted(versions) == [("1", "1"), ("2", "2")]
+
+
+def test_a_collector_keeps_scoring_into_a_schema_1_results_db(tmp_path):
+    from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    write_schema_1(data_dir / "results.db")
+    db = sqlite3.connect(data_dir / "results.db")
+    db.execute("DELETE FROM checkpoint")  # the old checkpoint names segments this dir lacks
+    db.commit()
+    db.close()
+    write_config(tmp_path / "policy.yaml", POLICY)
+    settings = write_config(
+        tmp_path / "c.yaml", "policies: [policy.yaml]\nassembly:\n  idle_seconds: 0.2\n"
+    )
+    running = spawn(data_dir, settings)
+    try:
+        OTLPSpanExporter(endpoint=running.traces_url, timeout=30).export(
+            make_traces(2, tool="delete_file")
+        )
+        wait_for(
+            lambda: running.metrics().get("rampart_otel_runs_scored_total", 0) >= 2, 90, "scores"
+        )
+    finally:
+        assert running.terminate() == 0, running.log.read_text()
+    store = ResultsStore(data_dir / "results.db", readonly=True)
+    assert store.schema_version() == SCHEMA_VERSION
+    by_policy = store.db.execute(
+        "SELECT policy, policy_version, count(*) FROM results GROUP BY 1, 2 ORDER BY 1, 2"
+    ).fetchall()
+    assert by_policy == [("p", "", 1), ("p", "3", 4), ("test", "1", 4)]
