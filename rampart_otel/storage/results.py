@@ -76,6 +76,7 @@ class ResultsStore:
             self.db.execute("PRAGMA busy_timeout=5000")
             prepare(self.db)
         self.db.execute("PRAGMA busy_timeout=5000")
+        self._registered: set[tuple[str, str, str]] = set()  # (policy, version, check) stored
 
     def schema_version(self) -> int | None:
         return stored_version(self.db)
@@ -101,7 +102,7 @@ class ResultsStore:
         return latest, seen
 
     def transaction(self) -> _Transaction:
-        return _Transaction(self.db)
+        return _Transaction(self.db, self._registered)
 
     # -- audit side --------------------------------------------------------------------
 
@@ -124,8 +125,10 @@ class ResultsStore:
 class _Transaction:
     """One write transaction: runs and results of a scoring round, plus the checkpoint."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, registered: set[tuple[str, str, str]]) -> None:
         self.db = db
+        self.registered = registered
+        self.registering: set[tuple[str, str, str]] = set()
 
     def __enter__(self) -> _Transaction:
         self.db.execute("BEGIN IMMEDIATE")
@@ -133,6 +136,8 @@ class _Transaction:
 
     def __exit__(self, kind: object, error: object, trace: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        if kind is None:  # known stored only once committed
+            self.registered |= self.registering
 
     def add_run(
         self,
@@ -193,6 +198,10 @@ class _Transaction:
                 *key,
             ),
         )
+        check = (row.policy, version, row.check_id)
+        if check in self.registered or check in self.registering:
+            return
+        self.registering.add(check)
         self.db.execute(
             "INSERT INTO policy_checks VALUES (?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT DO UPDATE SET harm_category = excluded.harm_category"

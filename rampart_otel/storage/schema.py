@@ -14,7 +14,8 @@ Version 2 (audit, re-scoring history):
   span), else when it was scored. Re-scoring does not move a run in time;
 - ``current`` marks the latest revision of each (run, policy, version, check): the one
   ``audit`` counts, found through an index instead of a scan for the maximum;
-- ``results_audit`` covers every aggregate query (no table lookups on a million rows);
+- ``results_audit``, ``results_by_check`` and ``results_by_service`` cover every aggregate
+  query (no table lookups, no sorting a million rows);
 - ``policy_checks`` lists each (policy, version, check) ever scored, with the check's
   polarity and harm category: the versions to choose from without scanning ``results``.
 """
@@ -48,10 +49,17 @@ CREATE TABLE results (
 )
 """
 
+# Each audit index leads with (policy, version, current) and covers every column an
+# aggregate reads; then by run time (time windows, trend, listing), by check, by service,
+# so a GROUP BY over a whole history streams in index order instead of sorting.
 _INDEXES_V2 = (
     "CREATE INDEX IF NOT EXISTS results_time ON results (scored_at)",
     "CREATE INDEX IF NOT EXISTS results_audit ON results"
     " (policy, policy_version, current, run_at, check_id, status, service)",
+    "CREATE INDEX IF NOT EXISTS results_by_check ON results"
+    " (policy, policy_version, current, check_id, status, run_at, service)",
+    "CREATE INDEX IF NOT EXISTS results_by_service ON results"
+    " (policy, policy_version, current, service, status, run_at, check_id)",
 )
 
 _POLICY_CHECKS = """
@@ -115,6 +123,8 @@ def prepare(db: sqlite3.Connection) -> None:
             _create(db)
         elif version < SCHEMA_VERSION:
             _MIGRATIONS[version](db)
+        for statement in _INDEXES_V2:  # indexes added within a version appear on next open
+            db.execute(statement)
         db.execute(
             "INSERT INTO meta VALUES ('schema_version', ?)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",

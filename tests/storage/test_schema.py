@@ -188,3 +188,16 @@ def test_a_collector_keeps_scoring_into_a_schema_1_results_db(tmp_path):
         "SELECT policy, policy_version, count(*) FROM results GROUP BY 1, 2 ORDER BY 1, 2"
     ).fetchall()
     assert by_policy == [("p", "", 1), ("p", "3", 4), ("test", "1", 4)]
+
+
+def test_a_version_is_registered_even_when_its_first_transaction_rolled_back(tmp_path):
+    store = ResultsStore(tmp_path / "results.db")
+    with pytest.raises(RuntimeError), store.transaction() as txn:
+        txn.add_result(row("r", 0, 7))
+        raise RuntimeError("crash before commit")
+    assert store.db.execute("SELECT count(*) FROM policy_checks").fetchone() == (0,)
+    with store.transaction() as txn:
+        txn.add_result(row("r", 0, 7))
+    with store.transaction() as txn:
+        txn.add_result(row("s", 0, 7))
+    assert store.db.execute("SELECT policy_version FROM policy_checks").fetchall() == [("7",)]
