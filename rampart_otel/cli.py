@@ -201,13 +201,20 @@ def collect(
             help="Require 'Authorization: Bearer TOKEN' from clients.",
         ),
     ] = None,
+    export_to: Annotated[
+        str | None,
+        typer.Option(help="Also send each verdict as an OTLP event to this endpoint (logs)."),
+    ] = None,
+    export_protocol: Annotated[
+        str | None, typer.Option(help="http/protobuf or grpc. [default: http/protobuf]")
+    ] = None,
 ) -> None:
     """Receive OTLP traces, store them durably, and score each run as it completes."""
     from rampart_otel.collector.commands import collect as run_collect
     from rampart_otel.collector.config import ConfigError
 
     try:
-        run_collect(config, http, grpc, data_dir, policy, auth_token)
+        run_collect(config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol)
     except ConfigError as error:
         raise UsageError(str(error)) from None
 

@@ -24,6 +24,8 @@ def collect(
     data_dir: Path | None,
     policies: list[Path] | None,
     auth_token: str | None,
+    export_to: str | None = None,
+    export_protocol: str | None = None,
 ) -> None:
     overrides: dict[str, Any] = {
         "http.endpoint": http,
@@ -31,6 +33,8 @@ def collect(
         "data_dir": str(data_dir) if data_dir is not None else None,
         "policies": [str(path) for path in policies] if policies else None,
         "auth_token": auth_token or env_token(),
+        "export.otlp.endpoint": export_to,
+        "export.otlp.protocol": export_protocol,
     }
     config = load_config(config_path, overrides)
     _check_policies(config)

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 MiB = 1024 * 1024
 
@@ -81,6 +88,54 @@ class ScoringConfig(_Section):
     assume_coverage: list[str] = Field(default_factory=list)
 
 
+class OtlpExportConfig(_Section):
+    """Verdicts as ``gen_ai.evaluation.result`` events to an OTLP logs endpoint (off if unset)."""
+
+    endpoint: str | None = None
+    protocol: Literal["http/protobuf", "grpc"] = "http/protobuf"
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_seconds: float = Field(10.0, gt=0, le=600)
+    queue_size: int = Field(10000, ge=1)
+    batch_size: int = Field(512, ge=1, le=100_000)
+
+    @model_validator(mode="after")
+    def _valid_endpoint(self) -> OtlpExportConfig:
+        from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
+
+        if self.endpoint is not None:
+            if self.protocol == "grpc":
+                grpc_endpoint(self.endpoint)
+            else:
+                http_endpoint(self.endpoint, "/v1/logs")
+        return self
+
+
+class ExportConfig(_Section):
+    otlp: OtlpExportConfig = Field(default_factory=OtlpExportConfig)
+
+
+class RetentionConfig(_Section):
+    """Delete whole segments by age or total size; never one holding unscored data."""
+
+    max_age: float | None = None  # seconds, or 12h / 7d / 2w
+    max_bytes: int | None = None  # bytes, or 500MB / 10GiB
+    check_interval_seconds: float = Field(60.0, gt=0)
+
+    @field_validator("max_age", mode="before")
+    @classmethod
+    def _age(cls, value: object) -> float | None:
+        from rampart_otel.storage.retention import parse_duration
+
+        return parse_duration(value)
+
+    @field_validator("max_bytes", mode="before")
+    @classmethod
+    def _size(cls, value: object) -> int | None:
+        from rampart_otel.storage.retention import parse_size
+
+        return parse_size(value)
+
+
 class CollectorConfig(_Section):
     http: ReceiverConfig = Field(default_factory=ReceiverConfig)
     grpc: GrpcConfig = Field(default_factory=GrpcConfig)
@@ -92,6 +147,8 @@ class CollectorConfig(_Section):
     storage: StorageConfig = Field(default_factory=StorageConfig)
     assembly: AssemblyConfig = Field(default_factory=AssemblyConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    export: ExportConfig = Field(default_factory=ExportConfig)
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
     shutdown_timeout_seconds: float = Field(30.0, gt=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 

@@ -95,6 +95,21 @@ class Metrics:
             lines.append(f"{PREFIX}{key}_total {scorer.get(key, 0)}")
         family("scoring_lag_bytes", "gauge", "Stored bytes the scorer has not read yet.")
         lines.append(f"{PREFIX}scoring_lag_bytes {scorer.get('lag_bytes', 0)}")
+        export = scorer.get("verdict_export")
+        if isinstance(export, dict):
+            family(
+                "verdict_export_events_total",
+                "counter",
+                "Verdict events for the OTLP export: exported, failed (the exporter gave up), "
+                "dropped (queue full or still queued at stop).",
+            )
+            for outcome in ("exported", "failed", "dropped"):
+                lines.append(
+                    f'{PREFIX}verdict_export_events_total{{outcome="{outcome}"}} '
+                    f"{export.get(outcome, 0)}"
+                )
+            family("verdict_export_queue_events", "gauge", "Verdict events waiting to be sent.")
+            lines.append(f"{PREFIX}verdict_export_queue_events {export.get('queued', 0)}")
         return "\n".join(lines) + "\n"
 
 

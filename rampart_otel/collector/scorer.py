@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rampart_otel.collector.config import CollectorConfig
+from rampart_otel.collector.verdict_export import start_verdict_export
+from rampart_otel.exporters.otlp_verdicts import VerdictExporter
 from rampart_otel.model import Run, Span
 from rampart_otel.processors.assemble import RunAssembler
 from rampart_otel.receivers.errors import DecodeError
@@ -62,9 +64,11 @@ class Scorer:
         group_by: str = "trace",
         late_cache_runs: int = 1000,
         clock: Callable[[], float] = time.monotonic,
+        on_commit: Callable[[list[tuple[Run, list[ResultRow]]]], None] | None = None,
     ) -> None:
         self.segments_dir = segments_dir
         self.store = store
+        self.on_commit = on_commit  # runs scored and their rows, once committed
         self.evaluate = evaluate
         self.clock = clock
         self.assembler = RunAssembler(
@@ -154,6 +158,7 @@ class Scorer:
         checkpoint = self.checkpoint()
         if not runs and checkpoint == self._saved:
             return  # nothing new: no empty write transaction every poll
+        committed: list[tuple[Run, list[ResultRow]]] = []
         with self.store.transaction() as txn:
             for run in runs:
                 run = self._with_earlier_spans(run)
@@ -175,9 +180,15 @@ class Scorer:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
+                committed.append((run, rows))
             checkpoint = self.checkpoint()
             txn.set_checkpoint(*checkpoint)
         self._saved = checkpoint
+        if committed and self.on_commit is not None:
+            try:
+                self.on_commit(committed)
+            except Exception:  # a consumer's failure must never stop scoring
+                log.exception("after-commit hook failed")
 
     def checkpoint(self) -> Position:
         """Where a restart must read from: the first record of the oldest open trace."""
@@ -307,6 +318,7 @@ def run_process(config_json: str, conn: Connection) -> None:
     except Exception as error:
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
+    export = start_verdict_export(config)
     scorer = Scorer(
         data_dir / "segments",
         store,
@@ -315,6 +327,7 @@ def run_process(config_json: str, conn: Connection) -> None:
         max_wait=config.assembly.max_wait_seconds,
         group_by=config.assembly.group_by,
         late_cache_runs=config.assembly.late_cache_runs,
+        on_commit=export.submit if export is not None else None,
     )
     verdicts = store.status_counts()
     scorer.stats.verdicts = verdicts
@@ -324,24 +337,29 @@ def run_process(config_json: str, conn: Connection) -> None:
             read = scorer.step()
             now = time.monotonic()
             if now - last_report >= REPORT_EVERY:
-                conn.send(_report(scorer))
+                conn.send(_report(scorer, export))
                 last_report = now
             if conn.poll(0 if read else 0.1):
                 message = conn.recv()
                 if message == "drain":
                     scorer.drain()
-                    conn.send(_report(scorer) | {"drained": True})
+                    if export is not None:
+                        export.close(config.export.otlp.timeout_seconds)
+                    conn.send(_report(scorer, export) | {"drained": True})
                     return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the collector is gone: stop where we are, the checkpoint is consistent
     finally:
+        if export is not None:
+            export.close(0)  # no-op after a drain; else what is queued is counted dropped
         store.close()
         lock.close()
 
 
-def _report(scorer: Scorer) -> dict[str, Any]:
+def _report(scorer: Scorer, export: VerdictExporter | None = None) -> dict[str, Any]:
     stats = scorer.stats
-    return {
+    extra = {"verdict_export": export.report()} if export is not None else {}
+    return extra | {
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),
         "runs_scored": stats.runs_scored,

@@ -21,8 +21,10 @@ def test_shipped_config_is_valid_and_documents_every_setting():
     assert config.model_dump(exclude={"data_dir"}) == defaults.model_dump(exclude={"data_dir"})
     assert config.data_dir == SHIPPED.parent / "rampart-data"
     text = SHIPPED.read_text()
-    for section, model in (("", defaults), *((f"{k}.", getattr(defaults, k)) for k in (
-        "http", "grpc", "limits", "storage", "assembly", "scoring"))):  # fmt: skip
+    sections = ["http", "grpc", "limits", "storage", "assembly", "scoring", "retention"]
+    models = [(f"{k}.", getattr(defaults, k)) for k in sections]
+    models.append(("export.otlp.", defaults.export.otlp))
+    for section, model in [("", defaults), *models]:
         for key in type(model).model_fields:
             assert f"{key}:" in text, f"{section}{key} is not documented"
 
@@ -46,6 +48,10 @@ def test_command_line_overrides_the_file_and_paths_are_relative_to_it(tmp_path):
         ("nonsense: 1\n", "nonsense"),
         ("http: [\n", "not valid YAML"),
         ("- a list\n", "mapping"),
+        ("export:\n  otlp:\n    endpoint: ftp://x\n", "export.otlp"),
+        ("export:\n  otlp:\n    protocol: thrift\n", "export.otlp.protocol"),
+        ("retention:\n  max_age: soon\n", "retention.max_age"),
+        ("retention:\n  max_bytes: lots\n", "retention.max_bytes"),
     ],
 )
 def test_bad_settings_are_one_line_errors(tmp_path, text, message):
@@ -74,6 +80,9 @@ def test_collect_with_a_bad_config_or_policy_exits_2_in_one_line(tmp_path):
     result = run_cli("collect", "--policy", str(policy), "--data-dir", str(tmp_path / "d"))
     assert result.returncode == 2
     assert result.stderr.startswith("rampart-otel: error: ")
+    result = run_cli("collect", "--export-to", "ftp://x", "--data-dir", str(tmp_path / "d"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "export.otlp" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_data_directory_serves_one_collector(tmp_path):

@@ -1,0 +1,336 @@
+"""Each verdict as an OpenTelemetry event on any OTLP endpoint, tied to the scored trace.
+
+The convention is the GenAI semantic conventions' ``gen_ai.evaluation.result`` event
+(development status): ``gen_ai.evaluation.name``, ``gen_ai.evaluation.score.label`` /
+``.score.value``, ``gen_ai.evaluation.explanation``, ``error.type``; the event "SHOULD be
+parented to the GenAI operation span being evaluated". In current OpenTelemetry an event
+is a log record with an ``event_name`` (span events are being phased out in its favour),
+so each (run, check) result becomes one SDK log record carrying the trace id and span id
+of the scored trace's root span, sent over OTLP logs by the real ``OTLPLogExporter``
+(HTTP/protobuf or gRPC). A backend then shows the verdict on the agent's own trace.
+
+It runs in the scorer process, after the results are committed, and never makes scoring
+wait: ``submit`` only puts small records on a bounded queue (when full they are dropped and
+counted); one thread emits them in batches and flushes each through the exporter, which
+retries within its timeout. ``results.db`` stays the record; export is best effort and
+every record is counted as exported, failed or dropped (``/metrics``).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rampart_otel.model import Run
+from rampart_otel.storage.results import ResultRow
+
+log = logging.getLogger(__name__)
+
+EVENT_NAME = "gen_ai.evaluation.result"
+SCOPE = "rampart_otel.verdicts"
+# Severity per status: what a log backend filters on. An unsafe or undetermined verdict
+# needs a look; an error is the evaluation itself failing.
+_SEVERITY = {"safe": "INFO", "undetermined": "WARN", "unsafe": "WARN", "error": "ERROR"}
+_SCORE_VALUE = {"safe": 1.0, "unsafe": 0.0}  # so a backend can average a pass rate
+WARN_EVERY = 60.0  # seconds between warnings about a failing endpoint
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictEvent:
+    """What one log record needs, without holding on to the run's spans."""
+
+    trace_id: str
+    span_id: str | None
+    timestamp_ns: int
+    severity: str
+    attributes: dict[str, Any]
+
+
+def root_span(run: Run) -> tuple[str, str | None, Any]:
+    """(trace id, span id, span) of the run's earliest root: the span the verdict is about."""
+    ids = {span.span_id for span in run.spans}
+    roots = [s for s in run.spans if s.parent_span_id is None or s.parent_span_id not in ids]
+    if not roots:
+        return (run.trace_ids[0] if run.trace_ids else ""), None, None
+    root = min(roots, key=lambda s: (s.parent_span_id is not None, s.start_ns or 0))
+    return root.trace_id, root.span_id, root
+
+
+def verdict_events(run: Run, rows: Sequence[ResultRow]) -> list[VerdictEvent]:
+    """One event per stored result of the run's revision."""
+    trace_id, span_id, root = root_span(run)
+    response_id = root.attributes.get("gen_ai.response.id") if root is not None else None
+    return [
+        VerdictEvent(
+            trace_id,
+            span_id,
+            int(row.scored_at * 1e9),
+            _SEVERITY.get(row.status, "INFO"),
+            evaluation_attributes(row, run.trace_ids, response_id),
+        )
+        for row in rows
+    ]
+
+
+def evaluation_attributes(
+    row: ResultRow, trace_ids: Sequence[str], response_id: object = None
+) -> dict[str, Any]:
+    """The ``gen_ai.evaluation.result`` attributes, then rampart-otel's own (``rampart.*``)."""
+    result = row.result
+    attributes: dict[str, Any] = {
+        "gen_ai.evaluation.name": row.check_id,
+        "gen_ai.evaluation.score.label": row.status,
+    }
+    if row.status in _SCORE_VALUE:
+        attributes["gen_ai.evaluation.score.value"] = _SCORE_VALUE[row.status]
+    summary = result.get("summary")
+    if summary:
+        attributes["gen_ai.evaluation.explanation"] = str(summary)
+    if row.status == "error":
+        attributes["error.type"] = _error_type(result.get("error") or summary)
+    if isinstance(response_id, str) and response_id:
+        attributes["gen_ai.response.id"] = response_id
+    policy = result.get("policy") if isinstance(result.get("policy"), dict) else {}
+    optional = {
+        "rampart.policy.name": row.policy,
+        "rampart.policy.version": _scalar(policy.get("version")),
+        "rampart.check.polarity": result.get("polarity"),
+        "rampart.harm_category": result.get("harm_category"),
+        "rampart.observability_level": result.get("observability_level"),
+        "rampart.run.id": row.run_id,
+        "rampart.run.revision": row.revision,
+        "rampart.trace_ids": list(trace_ids) or None,
+        "rampart.service.name": row.service,
+        "rampart.assumed_channels": sorted(result.get("assumed_channels") or ()) or None,
+    }
+    attributes.update({key: value for key, value in optional.items() if value is not None})
+    return attributes
+
+
+def _scalar(value: object) -> str | int | float | None:
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return str(value)
+
+
+def _error_type(error: object) -> str:
+    """A low-cardinality ``error.type``: the exception class when the text starts with one."""
+    name = str(error or "").partition(":")[0].strip()
+    return name if name.isidentifier() else "_OTHER"
+
+
+# -- the export thread ----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ExportStats:
+    submitted: int = 0
+    exported: int = 0
+    failed: int = 0  # the exporter gave up on them (endpoint down, refused)
+    dropped: int = 0  # never handed to the exporter: queue full, or still queued at stop
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, **counts: int) -> None:
+        with self.lock:
+            for name, count in counts.items():
+                setattr(self, name, getattr(self, name) + count)
+
+    def snapshot(self, queued: int) -> dict[str, int]:
+        with self.lock:
+            return {
+                "submitted": self.submitted,
+                "exported": self.exported,
+                "failed": self.failed,
+                "dropped": self.dropped,
+                "queued": queued,
+            }
+
+
+def _counting_exporter(inner: Any, stats: ExportStats) -> Any:
+    """The real exporter, counting each record it sent or gave up on."""
+    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+
+    last_warning = [-WARN_EVERY]
+
+    class Counting(LogRecordExporter):  # type: ignore[misc]
+        def export(self, batch: Sequence[Any]) -> Any:
+            try:
+                result = inner.export(batch)
+            except Exception:
+                log.exception("verdict export failed")
+                result = LogRecordExportResult.FAILURE
+            if result == LogRecordExportResult.SUCCESS:
+                stats.add(exported=len(batch))
+            else:
+                stats.add(failed=len(batch))
+                now = time.monotonic()
+                if now - last_warning[0] >= WARN_EVERY:  # a down endpoint: once a minute
+                    last_warning[0] = now
+                    log.warning(
+                        "verdict export failing: %d verdict events not delivered so far",
+                        stats.failed,
+                    )
+            return result
+
+        def shutdown(self) -> None:
+            inner.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return True
+
+    return Counting()
+
+
+def make_log_exporter(endpoint: str, protocol: str, headers: dict[str, str], timeout: float) -> Any:
+    """The real OTLPLogExporter for ``protocol``; an HTTP URL without a path gets /v1/logs."""
+    from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
+
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+
+        return OTLPLogExporter(
+            endpoint=grpc_endpoint(endpoint),
+            headers=tuple(headers.items()) or None,
+            timeout=timeout,
+        )
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import (
+        OTLPLogExporter as HttpLogExporter,
+    )
+
+    return HttpLogExporter(
+        endpoint=http_endpoint(endpoint, "/v1/logs"), headers=headers, timeout=timeout
+    )
+
+
+_STOP = object()
+
+
+class VerdictExporter:
+    """Bounded queue → one thread → SDK LoggerProvider → the real OTLP log exporter."""
+
+    def __init__(
+        self,
+        exporter: Any,
+        queue_size: int = 10000,
+        batch_size: int = 512,
+        resource_attributes: dict[str, Any] | None = None,
+    ) -> None:
+        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+        from opentelemetry.sdk.resources import Resource
+
+        from rampart_otel import __version__
+
+        self.stats = ExportStats()
+        self.batch_size = batch_size
+        self._queue: queue.Queue[VerdictEvent] = queue.Queue(queue_size)
+        attributes = {"service.name": "rampart-otel", "service.version": __version__}
+        attributes.update(resource_attributes or {})
+        self._provider = LoggerProvider(
+            resource=Resource.create(attributes), shutdown_on_exit=False
+        )
+        self._provider.add_log_record_processor(
+            BatchLogRecordProcessor(
+                _counting_exporter(exporter, self.stats),
+                max_export_batch_size=batch_size,
+                max_queue_size=2 * batch_size,  # never fuller than one batch: nothing dropped
+                schedule_delay_millis=60_000,  # we flush each batch ourselves
+            )
+        )
+        self._logger = self._provider.get_logger(SCOPE, __version__)
+        self._closing = threading.Event()  # finish what is queued, then stop
+        self._abort = threading.Event()  # stop now: out of time
+        self._thread = threading.Thread(target=self._run, name="verdict-export", daemon=True)
+        self._thread.start()
+
+    # -- scorer side: never blocks ---------------------------------------------------------
+
+    def submit(self, scored: Sequence[tuple[Run, Sequence[ResultRow]]]) -> None:
+        """Queue the events of committed results; what does not fit is dropped and counted."""
+        dropped = submitted = 0
+        for run, rows in scored:
+            for event in verdict_events(run, rows):
+                try:
+                    self._queue.put_nowait(event)
+                    submitted += 1
+                except queue.Full:
+                    dropped += 1
+        self.stats.add(submitted=submitted, dropped=dropped)
+        if dropped:
+            log.warning("verdict export queue full: %d verdict events dropped", dropped)
+
+    def report(self) -> dict[str, int]:
+        return self.stats.snapshot(self._queue.qsize())
+
+    # -- export thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._abort.is_set():
+            try:
+                first = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                if self._closing.is_set():
+                    return
+                continue
+            batch = [first]
+            while len(batch) < self.batch_size:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            if self._abort.is_set():  # the provider is shut down: these would vanish
+                self.stats.add(dropped=len(batch))
+                return
+            for event in batch:
+                self._emit(event)
+            self._provider.force_flush()
+
+    def _emit(self, event: VerdictEvent) -> None:
+        from opentelemetry import trace
+        from opentelemetry._logs import LogRecord, SeverityNumber
+
+        context = None
+        if event.span_id:
+            span_context = trace.SpanContext(
+                int(event.trace_id, 16),
+                int(event.span_id, 16),
+                is_remote=True,
+                trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+            )
+            context = trace.set_span_in_context(trace.NonRecordingSpan(span_context))
+        self._logger.emit(
+            LogRecord(
+                timestamp=event.timestamp_ns,
+                context=context,
+                severity_text=event.severity,
+                severity_number=getattr(SeverityNumber, event.severity),
+                attributes=event.attributes,
+                event_name=EVENT_NAME,
+            )
+        )
+
+    def close(self, timeout: float) -> None:
+        """Send what is queued for up to ``timeout`` seconds; count the rest as dropped."""
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            self._abort.set()
+        self._provider.shutdown()  # also cuts short an export still waiting out retries
+        self._thread.join(5)
+        left = 0
+        while True:
+            try:
+                self._queue.get_nowait()
+                left += 1
+            except queue.Empty:
+                break
+        if left:
+            self.stats.add(dropped=left)
+            log.warning("verdict export: %d verdict events still queued at stop, dropped", left)
