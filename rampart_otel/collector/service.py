@@ -26,6 +26,7 @@ from typing import IO
 import uvicorn
 
 from rampart_otel.collector.config import CollectorConfig, ConfigError
+from rampart_otel.collector.housekeeping import Housekeeping
 from rampart_otel.collector.metrics import Metrics
 from rampart_otel.collector.scorer import run_process
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
@@ -178,6 +179,7 @@ class Collector:
             )
         self.scorer = ScorerProcess(config, self.metrics) if config.policies else None
         self._register_gauges()
+        self.housekeeping = Housekeeping(config, self.writer, self.metrics)
         self.bound = Bound()
         self.ready = threading.Event()
         self.stopped = threading.Event()
@@ -309,9 +311,11 @@ class Collector:
             await asyncio.to_thread(self._close)
 
     async def _supervise(self) -> None:
-        while self.scorer is not None:
+        while True:
             await asyncio.sleep(1.0)
-            self.scorer.ensure_running()
+            if self.scorer is not None:
+                self.scorer.ensure_running()
+            await self.housekeeping.tick()
 
     def _close(self) -> None:
         self.writer.close()
