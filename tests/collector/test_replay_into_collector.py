@@ -32,12 +32,6 @@ def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def every_result() -> tuple[str, ...]:
-    """``audit`` lists the latest results only, up to ``--limit``, where it has that option."""
-    helped = run_cli("audit", "--help")
-    return ("--limit", "all") if "--limit" in helped.stdout else ()
-
-
 def _dir(protocol: str) -> str:
     return protocol.replace("/", "-")
 
@@ -89,7 +83,7 @@ def audited(
                 collector.kill()
     found = {}
     for protocol in PROTOCOLS:
-        proc = run_cli("audit", "--data-dir", tmp / _dir(protocol), "--json", *every_result())
+        proc = run_cli("audit", "--data-dir", tmp / _dir(protocol), "--json", "--limit", "all")
         assert proc.returncode == 0, proc.stderr
         found[protocol] = by_trace_and_check(json.loads(proc.stdout)["results"])
     yield found
