@@ -46,49 +46,109 @@ def check_result_to_dict(result: CheckResult, coverage: bool = True) -> dict[str
     return document
 
 
-# The keys check_result_to_dict puts after "coverage", in order.
-_AFTER_COVERAGE = (
-    "assumed_channels",
-    "harm_category",
-    "service",
-    "started_at",
-    "rationale",
-    "error",
-)
-
-
 def input_error_to_dict(error: InputError) -> dict[str, str]:
     return {"location": error.location, "message": error.message}
 
 
 class JsonReportWriter:
-    """Streams one report: ``start``, ``add`` per result, ``finish``."""
+    """Streams one report: ``start``, ``add`` per result, ``finish``.
+
+    Each entry is written as the text ``json.dumps`` gives for :func:`check_result_to_dict`
+    (with :func:`jsonable` for anything not plain JSON), assembled from separately dumped
+    values: dumping a dict with string keys is the dumps of its values joined with the same
+    separators. The values the results of one run share (ids, coverage, service, start) and
+    those of one check (id, polarity, harm category) are dumped once and reused while they
+    stay equal; only the verdict's own values are dumped per result.
+    """
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
         self.count = 0
-        # The results of one run share one coverage snapshot: it is serialized once.
-        self._coverage: Coverage | None = None
-        self._coverage_json = "{}"
+        self._run_key: tuple[Any, ...] | None = None
+        self._run_coverage: Coverage | None = None  # the results of one run share one snapshot
+        self._run_head = ""  # '{"run_id": ..., "trace_ids": ...'
+        self._run_middle = ""  # ', "observability_level": ..., "coverage": ...'
+        self._run_tail = ""  # ', "service": ..., "started_at": ...'
+        self._checks: dict[tuple[Any, ...], tuple[str, str]] = {}
 
     def start(self, policies: list[dict[str, Any]]) -> None:
         header = json.dumps({"schema": REPORT_SCHEMA, "policies": policies})
         self.out.write(header[:-1] + ', "results": [')
 
     def add(self, result: CheckResult) -> None:
-        self.out.write(",\n" if self.count else "\n")
-        document = check_result_to_dict(result, coverage=False)
+        level = result.observability_level
         coverage = result.coverage
-        if coverage is not self._coverage:
-            self._coverage = coverage
-            self._coverage_json = dumps_jsonable(coverage_to_dict(coverage) if coverage else {})
-        # Spliced where check_result_to_dict puts it: the same text as dumping it whole.
-        after = {key: document.pop(key) for key in _AFTER_COVERAGE}
-        self.out.write(dumps_jsonable(document)[:-1])
-        self.out.write(', "coverage": ')
-        self.out.write(self._coverage_json)
-        self.out.write(", ")
-        self.out.write(dumps_jsonable(after)[1:])
+        run_key = (
+            result.run_id,
+            result.trace_ids,
+            level,
+            result.service,
+            result.started_at_ns,
+        )
+        if run_key != self._run_key or coverage is not self._run_coverage:
+            self._run_key = (*run_key[:1], list(result.trace_ids), *run_key[2:])
+            self._run_coverage = coverage
+            self._run_head = (
+                f'{{"run_id": {dumps_jsonable(result.run_id)}, '
+                f'"trace_ids": {dumps_jsonable(list(result.trace_ids))}'
+            )
+            covered = dumps_jsonable(coverage_to_dict(coverage) if coverage else {})
+            self._run_middle = (
+                f', "observability_level": {dumps_jsonable(level.value if level else None)}'
+                f', "coverage": {covered}'
+            )
+            self._run_tail = (
+                f', "service": {dumps_jsonable(result.service)}'
+                f', "started_at": {dumps_jsonable(ns_to_iso(result.started_at_ns))}'
+            )
+        check_key = (result.check_id, result.polarity, result.harm_category)
+        check = self._checks.get(check_key)
+        if check is None:
+            check = self._checks[check_key] = (
+                f', "check": {dumps_jsonable(result.check_id)}'
+                f', "polarity": {dumps_jsonable(result.polarity)}',
+                f', "harm_category": {dumps_jsonable(result.harm_category)}',
+            )
+        evidence = result.evidence
+        operands = result.undetermined_operands
+        assumed = result.assumed_channels
+        error = result.error
+        self.out.write(
+            "".join(
+                (
+                    ",\n" if self.count else "\n",
+                    self._run_head,
+                    check[0],
+                    ', "status": ',
+                    dumps_jsonable(result.status.value),
+                    ', "summary": ',
+                    dumps_jsonable(result.summary),
+                    ', "evidence": ',
+                    dumps_jsonable(
+                        [
+                            {"trace_id": item.trace_id, "span_id": item.span_id, "text": item.text}
+                            for item in evidence
+                        ]
+                    )
+                    if evidence
+                    else "[]",
+                    ', "undetermined_operands": ',
+                    dumps_jsonable(list(operands)) if operands else "[]",
+                    self._run_middle,
+                    ', "assumed_channels": ',
+                    dumps_jsonable({key: src.value for key, src in assumed.items()})
+                    if assumed
+                    else "{}",
+                    check[1],
+                    self._run_tail,
+                    ', "rationale": ',
+                    dumps_jsonable(result.rationale),
+                    ', "error": ',
+                    "null" if error is None else dumps_jsonable(error),
+                    "}",
+                )
+            )
+        )
         self.count += 1
 
     def finish(self, population: PopulationReport, errors: list[InputError]) -> None:
