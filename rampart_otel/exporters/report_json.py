@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-from rampart_otel.evaluation import CheckResult, PopulationReport
+from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
 from rampart_otel.exporters.serialize import coverage_to_dict, dumps_jsonable, ns_to_iso
 from rampart_otel.model import Coverage, InputError
 
 REPORT_SCHEMA = "rampart-otel/report@1"
+_STATUS_JSON = {status: json.dumps(status.value) for status in SafetyStatus}
 
 
 def check_result_to_dict(result: CheckResult, coverage: bool = True) -> dict[str, Any]:
@@ -44,6 +45,10 @@ def check_result_to_dict(result: CheckResult, coverage: bool = True) -> dict[str
     if not coverage:
         del document["coverage"]
     return document
+
+
+def _status_json(status: SafetyStatus) -> str:
+    return _STATUS_JSON[status] if type(status) is SafetyStatus else dumps_jsonable(status.value)
 
 
 def input_error_to_dict(error: InputError) -> dict[str, str]:
@@ -120,7 +125,7 @@ class JsonReportWriter:
                     self._run_head,
                     check[0],
                     ', "status": ',
-                    dumps_jsonable(result.status.value),
+                    _status_json(result.status),
                     ', "summary": ',
                     dumps_jsonable(result.summary),
                     ', "evidence": ',

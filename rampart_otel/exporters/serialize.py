@@ -34,6 +34,8 @@ def _not_plain(value: Any) -> Any:
 
 
 _PLAIN = json.JSONEncoder(allow_nan=False, default=_not_plain)
+# What JSONEncoder.encode does with a str when ensure_ascii is on (the default).
+_encode_str = json.encoder.encode_basestring_ascii
 
 
 def dumps_jsonable(value: Any) -> str:
@@ -43,6 +45,8 @@ def dumps_jsonable(value: Any) -> str:
     A value json cannot take as it is (bytes, a non-finite float, any other object) makes
     the fast attempt fail, and the document is then converted by :func:`jsonable`.
     """
+    if type(value) is str:
+        return _encode_str(value)
     try:
         return _PLAIN.encode(value)
     except (TypeError, ValueError):
