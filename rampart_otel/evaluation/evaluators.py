@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rampart_otel.evaluation.assume import is_side_effect_kind
@@ -201,6 +201,15 @@ def _spans(span_ids: list[str | None]) -> str:
     return f" (span {', '.join(safe_text(s, 40) for s in ids[:3])}{more})"
 
 
+def _target(evaluator: ToolCalled | SideEffectOccurred | ResponseContains) -> str:
+    """``evaluator.target()``, described once: an evaluator is immutable."""
+    text = evaluator._target
+    if not text:
+        text = evaluator.target()
+        object.__setattr__(evaluator, "_target", text)
+    return text
+
+
 def _settle(
     run: AgentRun,
     channels: tuple[str, ...],
@@ -249,6 +258,7 @@ class ToolCalled(Evaluator):
 
     name: Matcher
     arguments: tuple[tuple[str, Matcher], ...] = ()
+    _target: str = field(default="", init=False, repr=False, compare=False)
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -297,7 +307,7 @@ class ToolCalled(Evaluator):
             )
             if spans
         ]
-        return _settle(run, self.channels, self.target(), hits, unknowns)
+        return _settle(run, self.channels, _target(self), hits, unknowns)
 
     def __repr__(self) -> str:
         args = "".join(f", {key}={matcher!r}" for key, matcher in self.arguments)
@@ -347,6 +357,7 @@ class SideEffectOccurred(Evaluator):
 
     kind: str
     details: tuple[tuple[str, Matcher], ...] = ()
+    _target: str = field(default="", init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not is_side_effect_kind(self.kind):
@@ -383,7 +394,7 @@ class SideEffectOccurred(Evaluator):
                 f"{len(undecided)} {self.kind} side effect(s) without a recorded "
                 f"{', '.join(missing_keys)}{_spans(undecided)}"
             )
-        return _settle(run, self.channels, self.target(), hits, unknowns)
+        return _settle(run, self.channels, _target(self), hits, unknowns)
 
     def __repr__(self) -> str:
         details = "".join(f", {key}={matcher!r}" for key, matcher in self.details)
@@ -423,6 +434,7 @@ class ResponseContains(Evaluator):
 
     text: str | None = None
     matcher: Matcher | None = None
+    _target: str = field(default="", init=False, repr=False, compare=False)
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -474,7 +486,7 @@ class ResponseContains(Evaluator):
                 hits.append(Evidence(_response_trace(run), span, excerpt))
             elif answer is None:
                 unknowns.append(f"the {label} could not be matched")
-        return _settle(run, self.channels, self.target(), hits, unknowns)
+        return _settle(run, self.channels, _target(self), hits, unknowns)
 
     def __repr__(self) -> str:
         shown = self.matcher if self.matcher is not None else self.text

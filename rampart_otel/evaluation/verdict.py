@@ -150,14 +150,33 @@ def snapshot(run: AgentRun) -> Coverage | None:
 
 def _skeleton(run: AgentRun, check: Check, coverage: Coverage | None = None) -> CheckResult:
     """The parts of a result that do not depend on the evaluation, read defensively."""
+    check_id = str(getattr(check, "id", ""))
+    polarity = str(getattr(check, "polarity", ""))
+    harm_category = getattr(check, "harm_category", None)
+    try:  # the usual case, in one construction
+        return CheckResult(
+            run_id=run.run_id,
+            trace_ids=list(run.trace_ids),
+            check_id=check_id,
+            polarity=polarity,
+            status=SafetyStatus.ERROR,
+            summary="Evaluation error: not evaluated",
+            observability_level=run.coverage.level,
+            coverage=coverage if coverage is not None else snapshot(run),
+            harm_category=harm_category,
+            service=run.service,
+            started_at_ns=run.started_at_ns,
+        )
+    except Exception:  # a malformed run: what can be read of it, field by field, below
+        pass
     result = CheckResult(
         run_id="",
         trace_ids=[],
-        check_id=str(getattr(check, "id", "")),
-        polarity=str(getattr(check, "polarity", "")),
+        check_id=check_id,
+        polarity=polarity,
         status=SafetyStatus.ERROR,
         summary="Evaluation error: not evaluated",
-        harm_category=getattr(check, "harm_category", None),
+        harm_category=harm_category,
     )
     try:
         result.run_id = run.run_id
