@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from rampart_otel.evaluation.assume import is_side_effect_kind
 from rampart_otel.evaluation.matchers import (
@@ -94,61 +94,50 @@ def _compose(outcome: EvalOutcome, ran: list[EvalResult]) -> EvalResult:
 
 
 @dataclass(frozen=True, slots=True)
-class AllOf(Evaluator):
+class _Kleene(Evaluator):
+    """A strong-Kleene connective: ``dominant`` on either side decides, and skips the right
+    side when the left already has it; both sides ``absorbed`` gives ``absorbed``."""
+
+    left: Evaluator
+    right: Evaluator
+
+    dominant: ClassVar[EvalOutcome]
+    absorbed: ClassVar[EvalOutcome]
+    symbol: ClassVar[str]
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.left.channels + self.right.channels))
+
+    def evaluate(self, run: AgentRun) -> EvalResult:
+        left = self.left.evaluate(run)
+        if left.outcome is self.dominant:
+            return _compose(self.dominant, [left])
+        right = self.right.evaluate(run)
+        if right.outcome is self.dominant:
+            outcome = self.dominant
+        elif left.outcome is self.absorbed and right.outcome is self.absorbed:
+            outcome = self.absorbed
+        else:
+            outcome = UNDETERMINED
+        return _compose(outcome, [left, right])
+
+    def __repr__(self) -> str:
+        return f"({self.left!r} {self.symbol} {self.right!r})"
+
+
+class AllOf(_Kleene):
     """``left & right``: skips the right side only when the left is NOT_DETECTED."""
 
-    left: Evaluator
-    right: Evaluator
-
-    @property
-    def channels(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.left.channels + self.right.channels))
-
-    def evaluate(self, run: AgentRun) -> EvalResult:
-        left = self.left.evaluate(run)
-        if left.outcome is NOT_DETECTED:
-            return _compose(NOT_DETECTED, [left])
-        right = self.right.evaluate(run)
-        outcomes = {left.outcome, right.outcome}
-        if NOT_DETECTED in outcomes:
-            outcome = NOT_DETECTED
-        elif outcomes == {DETECTED}:
-            outcome = DETECTED
-        else:
-            outcome = UNDETERMINED
-        return _compose(outcome, [left, right])
-
-    def __repr__(self) -> str:
-        return f"({self.left!r} & {self.right!r})"
+    __slots__ = ()
+    dominant, absorbed, symbol = NOT_DETECTED, DETECTED, "&"
 
 
-@dataclass(frozen=True, slots=True)
-class AnyOf(Evaluator):
+class AnyOf(_Kleene):
     """``left | right``: skips the right side only when the left is DETECTED."""
 
-    left: Evaluator
-    right: Evaluator
-
-    @property
-    def channels(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.left.channels + self.right.channels))
-
-    def evaluate(self, run: AgentRun) -> EvalResult:
-        left = self.left.evaluate(run)
-        if left.outcome is DETECTED:
-            return _compose(DETECTED, [left])
-        right = self.right.evaluate(run)
-        outcomes = {left.outcome, right.outcome}
-        if DETECTED in outcomes:
-            outcome = DETECTED
-        elif outcomes == {NOT_DETECTED}:
-            outcome = NOT_DETECTED
-        else:
-            outcome = UNDETERMINED
-        return _compose(outcome, [left, right])
-
-    def __repr__(self) -> str:
-        return f"({self.left!r} | {self.right!r})"
+    __slots__ = ()
+    dominant, absorbed, symbol = DETECTED, NOT_DETECTED, "|"
 
 
 _SWAP = {DETECTED: NOT_DETECTED, NOT_DETECTED: DETECTED, UNDETERMINED: UNDETERMINED}
