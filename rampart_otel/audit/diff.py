@@ -134,8 +134,7 @@ def compare_versions(
                 ordered.append((old.run_at, Change(run_id, check, old.result, new.result)))
         ordered.sort(key=lambda item: (item[0], item[1].run_id, item[1].check))
         comparison.changes = [change for _, change in ordered]
-        comparison.runs_only_before = q.runs_only_in(db, before, after)
-        comparison.runs_only_after = q.runs_only_in(db, after, before)
+        comparison.runs_only_before, comparison.runs_only_after = q.runs_only(db, before, after)
         comparison.checks_only_before = sorted(before.checks.keys() - after.checks.keys())
         comparison.checks_only_after = sorted(after.checks.keys() - before.checks.keys())
         return comparison

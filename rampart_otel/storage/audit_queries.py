@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rampart_otel.storage.schema import PRIMARY_KEY_INDEX
+
 GroupBy = Literal["check", "service", "bucket"]
 _GROUP_COLUMN = {"check": "check_id", "service": "service"}
 
@@ -130,21 +132,54 @@ def counts(
     sort; a time window that is a small part of the history seeks in the time index
     instead. Time buckets always read the time index.
     """
-    where, params = _where(version, filters)
     if by == "bucket":
         if buckets is None:
             raise ValueError("grouping by bucket needs the buckets")
-        key = "CAST((run_at - ?) / ? AS INTEGER)"
-        params = [buckets.origin, buckets.width, *params]
-        index = "results_audit"
-    else:
-        key = _GROUP_COLUMN[by]
-        index = "results_audit" if _narrow(db, version, filters) else f"results_by_{by}"
+        return _bucket_counts(db, version, filters, buckets)
+    where, params = _where(version, filters)
+    key = _GROUP_COLUMN[by]
+    index = "results_audit" if _narrow(db, version, filters) else f"results_by_{by}"
     query = (
-        f"SELECT {key} AS grp, status, count(*) FROM results INDEXED BY {index}"
-        f" WHERE {where} GROUP BY grp, status"
+        f"SELECT {key} AS grp, {_STATUS_SUMS} FROM results INDEXED BY {index}"
+        f" WHERE {where} GROUP BY grp"
     )
-    return db.execute(query, params).fetchall()
+    return [
+        (group, status, count)
+        for group, *sums in db.execute(query, params)
+        for status, count in zip(_STATUSES, sums, strict=True)
+        if count
+    ]
+
+
+_STATUSES = ("safe", "unsafe", "undetermined", "error")
+# Statuses summed per group rather than grouped by: the GROUP BY then follows the index.
+_STATUS_SUMS = ", ".join(f"sum(status = '{status}')" for status in _STATUSES)
+
+
+def _bucket_counts(
+    db: sqlite3.Connection, version: PolicyVersion, filters: Filters, buckets: Buckets
+) -> list[tuple[Any, str, int]]:
+    """One range read of the time index per bucket, statuses summed as it goes.
+
+    The index is in run-time order, so each bucket is a contiguous range and nothing is
+    sorted (a GROUP BY on the bucket number would sort every row).
+    """
+    found = time_range(db, version, filters)
+    if found is None:
+        return []
+    where, params = _where(version, filters)
+    query = (
+        f"SELECT {_STATUS_SUMS} FROM results INDEXED BY results_audit"
+        f" WHERE {where} AND run_at >= ? AND run_at < ?"
+    )
+    rows: list[tuple[Any, str, int]] = []
+    first = int((found[0] - buckets.origin) // buckets.width)
+    last = int((found[1] - buckets.origin) // buckets.width)
+    for index in range(first, last + 1):
+        bounds = [buckets.start(index), buckets.start(index + 1)]
+        sums = db.execute(query, [*params, *bounds]).fetchone()
+        rows.extend((index, s, n) for s, n in zip(_STATUSES, sums, strict=True) if n)
+    return rows
 
 
 def _narrow(db: sqlite3.Connection, version: PolicyVersion, filters: Filters) -> bool:
@@ -210,34 +245,40 @@ def listing(
 # -- comparing two versions of one policy ------------------------------------------------------
 
 
-def _join(before: PolicyVersion, after: PolicyVersion) -> tuple[str, list[Any]]:
+def paired_statuses(
+    db: sqlite3.Connection, before: PolicyVersion, after: PolicyVersion
+) -> Iterator[tuple[str, str, str, str]]:
+    """(run, check, status before, status after) for every check both versions scored.
+
+    Both sides read ``results_by_check`` only: a scan of one version, a seek per verdict
+    in the other, no result document touched.
+    """
     where, params = _where(before, Filters(), "a")
-    return (
-        "FROM results a JOIN results b ON b.run_id = a.run_id AND b.policy = a.policy"
-        " AND b.policy_version = ? AND b.check_id = a.check_id AND b.current = 1"
-        f" WHERE {where}",
+    yield from db.execute(
+        "SELECT a.run_id, a.check_id, a.status, b.status"
+        " FROM results a INDEXED BY results_by_check JOIN results b INDEXED BY results_by_check"
+        " ON b.policy = a.policy AND b.policy_version = ? AND b.current = 1"
+        f" AND b.check_id = a.check_id AND b.run_id = a.run_id WHERE {where}",
         [after.version, *params],
     )
 
 
-def paired_statuses(
+def runs_only(
     db: sqlite3.Connection, before: PolicyVersion, after: PolicyVersion
-) -> Iterator[tuple[str, str, str, str]]:
-    """(run, check, status before, status after) for every check both versions scored."""
-    join, params = _join(before, after)
-    yield from db.execute(f"SELECT a.run_id, a.check_id, a.status, b.status {join}", params)
+) -> tuple[int, int]:
+    """Runs with verdicts under ``before`` and none under ``after``, and the other way round.
 
-
-def runs_only_in(db: sqlite3.Connection, one: PolicyVersion, other: PolicyVersion) -> int:
-    """Runs with current verdicts under ``one`` and none at all under ``other``."""
-    where, params = _where(one, Filters(), "a")
+    One pass over the primary key, which is in run order: no sort, no result document.
+    """
     row = db.execute(
-        f"SELECT count(DISTINCT a.run_id) FROM results a WHERE {where} AND NOT EXISTS"
-        " (SELECT 1 FROM results b WHERE b.run_id = a.run_id AND b.policy = a.policy"
-        " AND b.policy_version = ?)",
-        [*params, other.version],
+        "SELECT coalesce(sum(has_before AND NOT has_after), 0),"
+        " coalesce(sum(has_after AND NOT has_before), 0) FROM ("
+        " SELECT max(policy_version = ?) AS has_before, max(policy_version = ?) AS has_after"
+        f" FROM results INDEXED BY {PRIMARY_KEY_INDEX}"
+        " WHERE policy = ? AND policy_version IN (?, ?) GROUP BY run_id)",
+        (before.version, after.version, before.policy, before.version, after.version),
     ).fetchone()
-    return row[0]
+    return row[0], row[1]
 
 
 def current_result(

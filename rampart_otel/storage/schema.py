@@ -51,13 +51,18 @@ CREATE TABLE results (
 
 # Each audit index leads with (policy, version, current) and covers every column an
 # aggregate reads; then by run time (time windows, trend, listing), by check, by service,
-# so a GROUP BY over a whole history streams in index order instead of sorting.
+# so a GROUP BY over a whole history streams in index order instead of sorting. The check
+# index holds the run id too: ``diff`` pairs two versions' verdicts through it alone.
+# SQLite's name for the index of ``results``' PRIMARY KEY (run, policy, version, check,
+# revision): the one index in run order, which ``diff`` reads to count runs per version.
+PRIMARY_KEY_INDEX = "sqlite_autoindex_results_1"
+
 _INDEXES_V2 = (
     "CREATE INDEX IF NOT EXISTS results_time ON results (scored_at)",
     "CREATE INDEX IF NOT EXISTS results_audit ON results"
     " (policy, policy_version, current, run_at, check_id, status, service)",
     "CREATE INDEX IF NOT EXISTS results_by_check ON results"
-    " (policy, policy_version, current, check_id, status, run_at, service)",
+    " (policy, policy_version, current, check_id, run_id, status, run_at, service)",
     "CREATE INDEX IF NOT EXISTS results_by_service ON results"
     " (policy, policy_version, current, service, status, run_at, check_id)",
 )

@@ -234,7 +234,43 @@ def test_aggregates_read_only_a_covering_index(data, filters, index, sorts):
         query, params = recorder.queries[-1]
         plan = " ".join(r[-1] for r in store.db.execute(f"EXPLAIN QUERY PLAN {query}", params))
         assert f"COVERING INDEX {index.get(by, 'results_audit')} " in plan, plan
-        if by != "bucket":  # whole history: the GROUP BY streams in index order
-            assert ("TEMP B-TREE" in plan) is sorts, plan
+        if by == "bucket":  # one range per bucket, nothing sorted
+            assert "run_at>? AND run_at<?)" in plan and "TEMP B-TREE" not in plan, plan
+            continue
+        assert ("TEMP B-TREE" in plan) is sorts, plan  # whole history: streamed in index order
         if filters.since is not None:  # a narrow window: a seek in the time index
             assert "current=? AND run_at>?)" in plan, plan
+
+
+def test_comparing_two_versions_reads_indexes_only_and_counts_runs_on_each_side(data):
+    store, stored = data
+    v1, v2 = q.policy_versions(store.db)["guard"]
+    recorder = Recorder(store.db)
+    pairs = list(q.paired_statuses(recorder, v1, v2))  # type: ignore[arg-type]
+    before = {(i.run_id, i.check): i.status for i in reference(stored, "guard", 1, Filters())}
+    after = {(i.run_id, i.check): i.status for i in reference(stored, "guard", 2, Filters())}
+    assert sorted(pairs) == sorted((r, c, before[r, c], after[r, c]) for r, c in before)
+    query, params = recorder.queries[-1]
+    plan = [r[-1] for r in store.db.execute(f"EXPLAIN QUERY PLAN {query}", params)]
+    assert all("COVERING INDEX results_by_check" in step for step in plan), plan
+    assert "check_id=? AND run_id=?)" in plan[-1], plan
+    assert q.runs_only(store.db, v1, v2) == (0, 0)
+    recorder = Recorder(store.db)
+    q.runs_only(recorder, v1, v2)  # type: ignore[arg-type]
+    query, params = recorder.queries[-1]
+    plan = [r[-1] for r in store.db.execute(f"EXPLAIN QUERY PLAN {query}", params)]
+    assert any("COVERING INDEX sqlite_autoindex_results_1" in step for step in plan), plan
+    assert not any("TEMP B-TREE" in step for step in plan), plan
+
+
+def test_runs_only_one_version_scored_are_counted_per_side(tmp_path):
+    store = ResultsStore(tmp_path / "results.db")
+    with store.transaction() as txn:
+        for version, runs in ((1, "ab"), (2, "bcd")):
+            for run in runs:
+                document = {"run_id": run, "policy": {"name": "p", "version": version}}
+                txn.add_result(ResultRow(run, 0, "p", "c1", "safe", None, None, 1.0, document,
+                                         policy_version=version))  # fmt: skip
+    v1, v2 = q.policy_versions(store.db)["p"]
+    assert q.runs_only(store.db, v1, v2) == (1, 2)
+    assert [p[0] for p in q.paired_statuses(store.db, v1, v2)] == ["b"]
