@@ -138,7 +138,14 @@ def counts(
         return _bucket_counts(db, version, filters, buckets)
     where, params = _where(version, filters)
     key = _GROUP_COLUMN[by]
-    index = "results_audit" if _narrow(db, version, filters) else f"results_by_{by}"
+    narrow = _narrow(db, version, filters)
+    index = "results_audit" if narrow else f"results_by_{by}"
+    if by == "service" and not narrow:  # (service, status) is the index's own order
+        query = (
+            f"SELECT {key}, status, count(*) FROM results INDEXED BY {index}"
+            f" WHERE {where} GROUP BY {key}, status"
+        )
+        return db.execute(query, params).fetchall()
     query = (
         f"SELECT {key} AS grp, {_STATUS_SUMS} FROM results INDEXED BY {index}"
         f" WHERE {where} GROUP BY grp"
