@@ -4,6 +4,7 @@ one-line errors, and a schema-1 results.db read after migrating it in place."""
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import subprocess
@@ -14,6 +15,9 @@ import pytest
 from storage.test_schema import write_schema_1
 
 from audit.test_aggregate import START, build
+from rampart_otel.audit import AuditError
+from rampart_otel.audit.command import AuditOptions
+from rampart_otel.audit.command import audit as run_audit
 from rampart_otel.storage.results import SCHEMA_VERSION, ResultRow, ResultsStore
 
 HOSTILE_SERVICE = "svc\x1b[31m-red\x1b]0;title\x07"
@@ -108,21 +112,27 @@ def test_terminal_tables_with_stored_text_neutralized(data_dir):
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("options", "message"),
     [
-        (("--since", "yesterday"), "--since: 'yesterday'"),
-        (("--status", "fine"), "--status: 'fine'"),
-        (("--policy", "nope"), "no verdicts of policy 'nope'"),
-        (("--policy-version", "1"), "--policy-version needs --policy"),
-        (("--bucket", "month"), "--bucket: 'month'"),
-        (("--limit", "-1"), "--limit: '-1'"),
-        (("--since", "2024-05-05", "--until", "2024-05-01"), "--since must be before --until"),
+        ({"since": "yesterday"}, "--since: 'yesterday'"),
+        ({"statuses": ("fine",)}, "--status: 'fine'"),
+        ({"policy": "nope"}, "no verdicts of policy 'nope'"),
+        ({"policy_version": "1"}, "--policy-version needs --policy"),
+        ({"bucket": "month"}, "--bucket: 'month'"),
+        ({"limit": "-1"}, "--limit: '-1'"),
+        ({"since": "2024-05-05", "until": "2024-05-01"}, "--since must be before --until"),
     ],
 )
-def test_mistakes_are_one_line_errors_with_exit_code_2(data_dir, args, message):
-    proc = audit(data_dir, *args)
+def test_mistakes_are_one_line_errors(data_dir, options, message):
+    with pytest.raises(AuditError) as raised:
+        run_audit(data_dir, AuditOptions(**options), io.StringIO())
+    assert message in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_mistake_is_exit_code_2_in_one_line(data_dir):
+    proc = audit(data_dir, "--since", "yesterday")
     assert proc.returncode == 2
-    assert proc.stderr.startswith("rampart-otel: error: ") and message in proc.stderr
+    assert proc.stderr.startswith("rampart-otel: error: --since: 'yesterday'")
     assert proc.stderr.count("\n") == 1
 
 

@@ -6,6 +6,7 @@ scoring the recordings under each version -- and the old verdicts are still ther
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -17,6 +18,9 @@ from typing import Any
 
 import pytest
 from collector.harness import spawn, wait_for, write_config
+
+from rampart_otel.audit import AuditError
+from rampart_otel.audit.diff import DiffRequest, diff
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "traces"
@@ -186,15 +190,21 @@ def test_rescore_resumes_and_a_version_bump_alone_changes_nothing(rescored: Hist
     assert not diff["differs"]
 
 
-def test_diff_trouble_is_exit_code_2_in_one_line(rescored: History) -> None:
-    v1 = rescored.tmp / "v1.json"
+def test_diff_trouble_is_one_line_and_exit_code_2(rescored: History) -> None:
+    v1, data_dir = rescored.tmp / "v1.json", rescored.data_dir
+    for request in (
+        DiffRequest([v1]),
+        DiffRequest([v1, v1], data_dir),
+        DiffRequest([], data_dir, from_version="9"),
+        DiffRequest([], data_dir, from_version="2", to_version="2"),
+        DiffRequest([], data_dir, policy="nope"),
+        DiffRequest([v1, rescored.policies[1]]),  # not a JSON report
+    ):
+        with pytest.raises(AuditError) as raised:
+            diff(request, False, io.StringIO())
+        assert "\n" not in str(raised.value), request
     for args in (
-        ("diff", v1),
-        ("diff", v1, v1, "--data-dir", rescored.data_dir),
-        ("diff", "--data-dir", rescored.data_dir, "--from", "9"),
-        ("diff", "--data-dir", rescored.data_dir, "--from", "2", "--to", "2"),
-        ("diff", "--data-dir", rescored.data_dir, "--policy", "nope"),
-        ("diff", v1, rescored.policies[1]),  # not a JSON report
+        ("diff", "--data-dir", data_dir, "--from", "9"),
         ("rescore", "--data-dir", rescored.tmp / "nothing", "--policy", rescored.policies[1]),
     ):
         proc = run_cli(*args)
