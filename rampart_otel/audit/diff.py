@@ -40,12 +40,16 @@ class DiffRequest:
 class Side:
     source: str  # the data directory or the report file
     policy: dict[str, Any] | None  # {"name", "version"} when one policy is known
+    report: bool = False  # a report file: it names the side, the policy follows
 
     def label(self) -> str:
-        if self.policy is None:
-            return self.source
-        name, version = self.policy.get("name"), self.policy.get("version")
-        return str(name) if version is None else f"{name} v{version}"
+        policy = None
+        if self.policy is not None:
+            name, version = self.policy.get("name"), self.policy.get("version")
+            policy = str(name) if version is None else f"{name} v{version}"
+        if not self.report:
+            return policy or self.source
+        return self.source if policy is None else f"{self.source} ({policy})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +200,8 @@ def compare_reports(before_path: Path, after_path: Path) -> Comparison:
     before_policy, before = _load_report(before_path)
     after_policy, after = _load_report(after_path)
     comparison = Comparison(
-        Side(str(before_path), before_policy), Side(str(after_path), after_policy)
+        Side(str(before_path), before_policy, report=True),
+        Side(str(after_path), after_policy, report=True),
     )
     runs: set[str] = set()
     for key, old in before.items():
