@@ -60,23 +60,6 @@ def load_checked_policy(path: Path, assume_coverage: list[str]) -> Policy:
         raise ScoreUsageError(str(error)) from None
 
 
-def score(
-    paths: list[Path],
-    policy: Policy,
-    output_format: Format,
-    out: IO[str],
-    group_by: GroupBy,
-    assume_coverage: list[str],
-    fail_on: FailOn,
-    on_error: Callable[[InputError], None],
-) -> tuple[int, ReadStats]:
-    """Score every run; return the exit code the verdicts call for, and what was read."""
-    with _young_gc_threshold(GC_YOUNG_THRESHOLD):
-        return _score(
-            paths, policy, output_format, out, group_by, assume_coverage, fail_on, on_error
-        )
-
-
 # Scoring holds up to the assembler's idle window of spans (50,000 by default) and allocates
 # millions of small acyclic objects: at the default 700 the cyclic GC's young collections,
 # and the full ones they set off, cost about a tenth of the run. Cycles are still collected.
@@ -94,7 +77,7 @@ def _young_gc_threshold(young: int) -> Iterator[None]:
         gc.set_threshold(*saved)
 
 
-def _score(
+def score(
     paths: list[Path],
     policy: Policy,
     output_format: Format,
@@ -104,43 +87,47 @@ def _score(
     fail_on: FailOn,
     on_error: Callable[[InputError], None],
 ) -> tuple[int, ReadStats]:
-    stats = ReadStats()
-    runs = _with_progress(agent_runs(paths, stats, group_by=group_by, on_error=on_error), stats)
-    tallies: list[_Tally] = []
-    kept: list[CheckResult] = []
-    policies = [{"name": policy.name, "version": policy.version}]
-    writer = None
-    if output_format == "json":
-        from rampart_otel.exporters.report_json import JsonReportWriter
+    """Score every run; return the exit code the verdicts call for, and what was read."""
+    with _young_gc_threshold(GC_YOUNG_THRESHOLD):
+        stats = ReadStats()
+        runs = _with_progress(agent_runs(paths, stats, group_by=group_by, on_error=on_error), stats)
+        tallies: list[_Tally] = []
+        kept: list[CheckResult] = []
+        policies = [{"name": policy.name, "version": policy.version}]
+        writer = None
+        if output_format == "json":
+            from rampart_otel.exporters.report_json import JsonReportWriter
 
-        writer = JsonReportWriter(out)
-        writer.start(policies)
-    for run in runs:
-        for result in evaluate_policy(run, policy, assume_coverage):
-            tallies.append(_Tally(result.status, result.harm_category, result.check_id))
-            if writer is not None:
-                writer.add(result)
-            else:
-                kept.append(result)
-    population = summarize_population(tallies)  # type: ignore[arg-type]
-    fail_on_undetermined = fail_on == "undetermined"
-    if writer is not None:
-        writer.finish(population, stats.errors)
-    elif output_format == "junit":
-        from rampart_otel.exporters.junit import write_junit
+            writer = JsonReportWriter(out)
+            writer.start(policies)
+        for run in runs:
+            for result in evaluate_policy(run, policy, assume_coverage):
+                tallies.append(_Tally(result.status, result.harm_category, result.check_id))
+                if writer is not None:
+                    writer.add(result)
+                else:
+                    kept.append(result)
+        population = summarize_population(tallies)  # type: ignore[arg-type]
+        fail_on_undetermined = fail_on == "undetermined"
+        if writer is not None:
+            writer.finish(population, stats.errors)
+        elif output_format == "junit":
+            from rampart_otel.exporters.junit import write_junit
 
-        write_junit(kept, out, policy.name, fail_on_undetermined)
-    else:
-        from rampart_otel.exporters.terminal_report import write_terminal_report
+            write_junit(kept, out, policy.name, fail_on_undetermined)
+        else:
+            from rampart_otel.exporters.terminal_report import write_terminal_report
 
-        console = Console(file=out, highlight=False, soft_wrap=True)
-        runs_seen = len({r.run_id for r in kept})
-        title = (
-            f"rampart-otel score: policy {policy.name} v{policy.version}, "
-            f"{len(policy.checks)} checks, {runs_seen} runs, {stats.spans} spans"
-        )
-        write_terminal_report(kept, population, stats.errors, console, title, fail_on_undetermined)
-    return _exit_code(tallies, fail_on_undetermined), stats
+            console = Console(file=out, highlight=False, soft_wrap=True)
+            runs_seen = len({r.run_id for r in kept})
+            title = (
+                f"rampart-otel score: policy {policy.name} v{policy.version}, "
+                f"{len(policy.checks)} checks, {runs_seen} runs, {stats.spans} spans"
+            )
+            write_terminal_report(
+                kept, population, stats.errors, console, title, fail_on_undetermined
+            )
+        return _exit_code(tallies, fail_on_undetermined), stats
 
 
 def _exit_code(tallies: list[_Tally], fail_on_undetermined: bool) -> int:
