@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import io
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
+from cli_runner import run_cli as run_rampart
 from otlp_sink import Failure, RunningSink, Sink
 
 from rampart_otel.receivers.files import read_path
@@ -46,13 +46,7 @@ def recorded() -> dict[tuple[str, str], tuple]:
 
 
 def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", "replay", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
+    return run_rampart("replay", *args, timeout=120)
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -8,10 +8,10 @@ import io
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 from storage.test_schema import write_schema_1
 
 from audit.test_aggregate import START, build
@@ -25,12 +25,7 @@ HOSTILE_SUMMARY = "[bold red]not markup[/] \x1b[2Jcleared?\nsecond line"
 
 
 def audit(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", "audit", "--data-dir", str(data_dir), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli("audit", "--data-dir", data_dir, *args, timeout=120)
 
 
 @pytest.fixture(scope="module")

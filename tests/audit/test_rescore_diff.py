@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 from collector.harness import spawn, wait_for, write_config
 
 from rampart_otel.audit import AuditError
@@ -32,16 +31,6 @@ POLICY_V2 = POLICY_V1.replace("version: 1", "version: 2").replace(
 )
 # Version 3 only raises the version: every verdict stays.
 POLICY_V3 = POLICY_V2.replace("version: 2", "version: 3")
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
 
 
 def post_samples(traces_url: str) -> None:

@@ -9,21 +9,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
 LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
 
 
 @pytest.fixture(scope="module")

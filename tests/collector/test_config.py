@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 from collector.harness import POLICY, make_traces, spawn, write_config
 from rampart_otel.collector.config import CollectorConfig, ConfigError, load_config
@@ -59,15 +58,6 @@ def test_bad_settings_are_one_line_errors(tmp_path, text, message):
         load_config(write_config(tmp_path / "c.yaml", text))
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_collect_with_a_bad_config_or_policy_exits_2_in_one_line(tmp_path):

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cli_runner import run_cli
 
 from collector.harness import Subprocess, spawn, wait_for, write_config
 
@@ -29,16 +30,6 @@ POLICY = REPO / "samples" / "policy.yaml"
 TRACES = REPO / "samples" / "traces"
 # One library per exporter, each run as samples/record.py recorded its exfil case.
 RUNS = (("pydantic-ai", "http"), ("openinference", "grpc"))
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=REPO,
-    )
 
 
 def audit(data_dir: Path) -> dict[str, Any]:

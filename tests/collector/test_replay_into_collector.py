@@ -6,13 +6,12 @@ check."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 
 from collector.harness import Subprocess, spawn, wait_for, write_config
 
@@ -20,16 +19,6 @@ REPO = Path(__file__).resolve().parents[2]
 POLICY = REPO / "samples" / "policy.yaml"
 TRACES = REPO / "samples" / "traces"
 PROTOCOLS = ("http/protobuf", "http/json", "grpc")
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=REPO,
-    )
 
 
 def _dir(protocol: str) -> str:
