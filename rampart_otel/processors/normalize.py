@@ -142,36 +142,47 @@ def _link(spans: list[Span]) -> tuple[list[_View], list[Span]]:
 
 
 def _classify(span: Span) -> _View:
-    view = _View(span)
     attrs = span.attributes
     oi_kind = openinference.span_kind(span) if openinference.SPAN_KIND in attrs else None
     tl_kind = openllmetry.span_kind(span) if openllmetry.SPAN_KIND in attrs else None
     role = genai.span_role(span)
-    view.model = (
+    model = (
         role == "model" or oi_kind in openinference.MODEL_KINDS or openllmetry.is_model_span(span)
     )
-    view.agent = role == "agent" or oi_kind == "AGENT" or tl_kind in openllmetry.AGENT_KINDS
-    if view.model:
-        view.output = _model_output(span, oi_kind is not None)
-    reports = [
-        report
-        for report in (
-            genai.tool_execution(span) if role == "tool" else None,
-            openinference.tool_execution(span) if oi_kind == "TOOL" else None,
-            openllmetry.tool_execution(span) if tl_kind == "tool" else None,
-            mcp.tool_execution(span) if mcp.METHOD in attrs else None,
-        )
-        if report is not None
-    ]
-    if reports:
-        view.execution = _merge_same_span(reports)
-    if not view.model:
-        view.effects = effects.side_effects(span)
-        if mcp.METHOD in attrs:
+    view = _View(
+        span,
+        model,
+        role == "agent" or oi_kind == "AGENT" or tl_kind in openllmetry.AGENT_KINDS,
+        _model_output(span, oi_kind is not None) if model else None,
+    )
+    has_mcp = mcp.METHOD in attrs
+    # Each convention's report of the execution, merged into the first one found.
+    execution = genai.tool_execution(span) if role == "tool" else None
+    if oi_kind == "TOOL":
+        execution = _merge_report(execution, openinference.tool_execution(span))
+    if tl_kind == "tool":
+        execution = _merge_report(execution, openllmetry.tool_execution(span))
+    if has_mcp:
+        execution = _merge_report(execution, mcp.tool_execution(span))
+    view.execution = execution
+    if not model:
+        found_effects = effects.side_effects(span)
+        if has_mcp:
             found = mcp.side_effect(span)
             if found is not None:
-                view.effects.append((found[0], found[1], "mcp"))
+                found_effects.append((found[0], found[1], "mcp"))
+        view.effects = found_effects
     return view
+
+
+def _merge_report(first: ToolReport | None, other: ToolReport | None) -> ToolReport | None:
+    """Two conventions on one span describe one execution (MCP + execute_tool, say)."""
+    if other is None:
+        return first
+    if first is None:
+        return other
+    _fill_report(first, other)
+    return first
 
 
 def _model_output(span: Span, openinference_span: bool) -> ModelOutput:
@@ -194,14 +205,6 @@ def _model_output(span: Span, openinference_span: bool) -> ModelOutput:
             merged.text, merged.text_captured = output.text, True
         merged.requests.extend(output.requests)  # same-span duplicates merge by id later
     return merged
-
-
-def _merge_same_span(reports: list[ToolReport]) -> ToolReport:
-    """Two conventions on one span describe one execution (MCP + execute_tool, say)."""
-    first = reports[0]
-    for other in reports[1:]:
-        _fill_report(first, other)
-    return first
 
 
 def _fill_report(into: ToolReport, other: ToolReport) -> None:
