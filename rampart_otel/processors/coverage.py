@@ -376,13 +376,19 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
     """Lost spans (a trace in pieces), spans never ended, dropped attributes or events."""
     findings = _split(facts)
     groups: dict[tuple[str, tuple[str, ...]], list[Span]] = {}
+    roles = facts.roles
     for span in facts.spans:
-        role = facts.roles.get(span.span_id, SpanRole())
-        if span.end_ns is None:
-            groups.setdefault(("unended_span", _fed(role, unended=True)), []).append(span)
-        dropped_attrs = span.dropped_attributes_count or any(
-            event.dropped_attributes_count for event in span.events
+        unended = span.end_ns is None
+        dropped_attrs = span.dropped_attributes_count or (
+            span.events and any(event.dropped_attributes_count for event in span.events)
         )
+        if not (unended or dropped_attrs or span.dropped_events_count):
+            continue  # the usual span: nothing to report, no role needed
+        role = roles.get(span.span_id)
+        if role is None:
+            role = SpanRole()
+        if unended:
+            groups.setdefault(("unended_span", _fed(role, unended=True)), []).append(span)
         if dropped_attrs:
             groups.setdefault(("dropped_attributes", _fed(role)), []).append(span)
         if span.dropped_events_count:
