@@ -40,6 +40,24 @@ class ToolReport:
     span: Span
     convention: str
 
+    @classmethod
+    def requested(
+        cls, span: Span, convention: str, name: Any, call_id: Any, raw: Any, captured: bool
+    ) -> ToolReport:
+        """A call a model asked for; ``raw`` arguments are parsed only when captured."""
+        return cls(
+            name=as_str(name) or "",
+            call_id=as_str(call_id) or None,
+            arguments=parse_arguments(raw) if captured else None,
+            arguments_captured=captured,
+            result=None,
+            result_captured=False,
+            executed=False,
+            error=False,
+            span=span,
+            convention=convention,
+        )
+
 
 @dataclass(slots=True)
 class ModelOutput:

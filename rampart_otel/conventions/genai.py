@@ -238,18 +238,8 @@ def _request_from_part(part: dict[str, Any], span: Span) -> ToolReport:
         )
     else:
         raw = part.get("arguments")
-    captured = raw is not None
-    return ToolReport(
-        name=as_str(part.get("name")) or "",
-        call_id=as_str(part.get("id")) or None,
-        arguments=parse_arguments(raw),
-        arguments_captured=captured,
-        result=None,
-        result_captured=False,
-        executed=False,
-        error=False,
-        span=span,
-        convention=GEN_AI,
+    return ToolReport.requested(
+        span, GEN_AI, part.get("name"), part.get("id"), raw, raw is not None
     )
 
 

@@ -105,17 +105,13 @@ def model_output(span: Span) -> ModelOutput:
         text_missing = text_missing or missing
         for _, call in sorted(indexed(message, "message.tool_calls.").items()):
             raw = call.get("tool_call.function.arguments")
-            report = ToolReport(
-                name=as_str(call.get("tool_call.function.name")) or "",
-                call_id=as_str(call.get("tool_call.id")) or None,
-                arguments=parse_arguments(raw) if captured(raw) else None,
-                arguments_captured=captured(raw),
-                result=None,
-                result_captured=False,
-                executed=False,
-                error=False,
-                span=span,
-                convention=OPENINFERENCE,
+            report = ToolReport.requested(
+                span,
+                OPENINFERENCE,
+                call.get("tool_call.function.name"),
+                call.get("tool_call.id"),
+                raw,
+                captured(raw),
             )
             content_seen = content_seen or report.arguments_captured
             output.requests.append(report)

@@ -148,33 +148,15 @@ def _requests(choice: dict[str, Any], span: Span) -> list[ToolReport]:
     for _, call in sorted(indexed(choice, "tool_calls.").items()):
         raw = call.get("arguments")
         found.append(
-            ToolReport(
-                name=as_str(call.get("name")) or "",
-                call_id=as_str(call.get("id")) or None,
-                arguments=parse_arguments(raw),
-                arguments_captured=raw is not None,
-                result=None,
-                result_captured=False,
-                executed=False,
-                error=False,
-                span=span,
-                convention=OPENLLMETRY,
+            ToolReport.requested(
+                span, OPENLLMETRY, call.get("name"), call.get("id"), raw, raw is not None
             )
         )
     if "function_call.name" in choice:  # pre-tools OpenAI function calling
         raw = choice.get("function_call.arguments")
         found.append(
-            ToolReport(
-                name=as_str(choice["function_call.name"]) or "",
-                call_id=None,
-                arguments=parse_arguments(raw),
-                arguments_captured=raw is not None,
-                result=None,
-                result_captured=False,
-                executed=False,
-                error=False,
-                span=span,
-                convention=OPENLLMETRY,
+            ToolReport.requested(
+                span, OPENLLMETRY, choice["function_call.name"], None, raw, raw is not None
             )
         )
     return found
