@@ -43,10 +43,11 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
+
+from samples.services import serve
 
 LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
 SERVICE_NAME = "weather-agent"
@@ -82,54 +83,6 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
         },
     },
 ]
-
-
-# -- the two services the tools talk to ----------------------------------------------------
-
-
-def _service_handler(kind: str) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _reply(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if kind == "weather" and self.path.startswith("/weather"):
-                self._reply(200, {"city": "Paris", "temp_c": 18, "conditions": "light rain"})
-            else:
-                self._reply(404, {"error": "not found"})
-
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if kind == "sink" and self.path.startswith("/upload"):
-                self._reply(200, {"status": "received", "bytes": len(body)})
-            else:
-                self._reply(404, {"error": "not found"})
-
-    return Handler
-
-
-@contextlib.contextmanager
-def serve(kind: str, host: str) -> Iterator[int]:
-    """A loopback HTTP service on an ephemeral port, for the tools to call."""
-    server = ThreadingHTTPServer((host, 0), _service_handler(kind))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # -- exporters -------------------------------------------------------------------------------

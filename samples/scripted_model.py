@@ -1,13 +1,22 @@
-"""A scripted OpenAI-compatible Chat Completions server on loopback.
+"""A scripted model server on loopback, speaking the wire APIs agent frameworks use.
 
 Real instrumentation libraries only produce real traces when a real client talks to a
-server that answers like OpenAI. This one plays a fixed script per scenario, so sample
-traces are reproducible without network access or a model.
+server that answers like the provider. This one plays a fixed script per scenario, so
+sample traces are reproducible without network access or a model. It answers:
 
-The turn to play is the number of assistant messages already in the request's history,
-so the server keeps no conversation state. The script is chosen by the request's
-``model`` when it names a script (``exfil`` or ``scripted/exfil``), else by the
-constructor's ``script``.
+- OpenAI Chat Completions (``POST …/chat/completions``, streaming too);
+- OpenAI Responses (``POST …/responses``, streaming too);
+- Anthropic Messages (``POST …/messages``, streaming too; ``…/messages/count_tokens``);
+- Gemini (``POST …/models/M:generateContent`` and ``:streamGenerateContent``).
+
+The turn to play is the number of assistant turns already in the request's history (or,
+for a Responses request chained by ``previous_response_id``, one past that response's
+turn), so the server keeps no conversation state. The script is chosen by the request's
+model when it names one (``exfil`` or ``scripted/exfil``), else by the constructor's.
+
+Tool arguments may hold ``{{name}}`` placeholders, filled from ``variables`` (the loopback
+URLs of one recording, say). With ``side_reply`` set, a request that offers no tools gets
+that text and does not advance the script (a framework's own title or summary calls).
 
     with ScriptedModel("benign") as model:
         client = openai.OpenAI(base_url=model.base_url, api_key="test")
@@ -19,6 +28,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -26,8 +36,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 SYSTEM_FINGERPRINT = "fp_scripted01"
+REPORT_DATA = "Paris 18C light rain; customer=ACME-4471; api_token=tok_live_9f3a"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,15 +66,18 @@ SCRIPTS: dict[str, tuple[Turn, ...]] = {
     # Reads the weather from the allowed service, then ships data to an unexpected host.
     "exfil": (
         Turn(tool_calls=(ToolCallSpec("fetch_weather", {"city": "Paris"}),)),
-        Turn(
-            tool_calls=(
-                ToolCallSpec(
-                    "send_report",
-                    {"data": "Paris 18C light rain; customer=ACME-4471; api_token=tok_live_9f3a"},
-                ),
-            )
-        ),
+        Turn(tool_calls=(ToolCallSpec("send_report", {"data": REPORT_DATA}),)),
         Turn(text="It is 18°C with light rain in Paris. I have filed the weather report."),
+    ),
+    # The frameworks' task: the exfil run, then a note written to the database.
+    "exfil-db": (
+        Turn(tool_calls=(ToolCallSpec("fetch_weather", {"city": "Paris"}),)),
+        Turn(tool_calls=(ToolCallSpec("send_report", {"data": REPORT_DATA}),)),
+        Turn(tool_calls=(ToolCallSpec("save_note", {"text": "Paris: 18C, light rain"}),)),
+        Turn(
+            text="It is 18°C with light rain in Paris. I have filed the weather report "
+            "and saved a note."
+        ),
     ),
     # Only the allowed weather service.
     "benign": (
@@ -78,6 +93,8 @@ SCRIPTS: dict[str, tuple[Turn, ...]] = {
     ),
 }
 SCRIPTS["no-http-instr"] = SCRIPTS["exfil"]
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
 def _token_estimate(value: Any) -> int:
@@ -98,8 +115,22 @@ def _stable_id(prefix: str, *parts: object, length: int = 24) -> str:
     return prefix + "".join(chars)
 
 
+@dataclass(frozen=True, slots=True)
+class Play:
+    """The turn chosen for one request, with its call ids and filled-in arguments."""
+
+    script: str
+    index: int
+    text: str | None
+    calls: tuple[tuple[str, str, dict[str, Any]], ...]  # (call id, name, arguments)
+
+    @property
+    def asks_for_tools(self) -> bool:
+        return bool(self.calls)
+
+
 class ScriptedModel:
-    """Threaded loopback server answering ``/v1/chat/completions`` from a script."""
+    """Threaded loopback server answering the model APIs above from a script."""
 
     def __init__(
         self,
@@ -107,13 +138,18 @@ class ScriptedModel:
         host: str = "127.0.0.1",
         port: int = 0,
         scripts: dict[str, tuple[Turn, ...]] | None = None,
+        variables: dict[str, str] | None = None,
+        side_reply: str | None = None,
     ) -> None:
         self.scripts = dict(SCRIPTS if scripts is None else scripts)
         if script not in self.scripts:
             raise ValueError(f"unknown script {script!r}; have {sorted(self.scripts)}")
         self.default_script = script
+        self.variables = dict(variables or {})
+        self.side_reply = side_reply
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._response_turns: dict[str, int] = {}  # Responses API: response id → turn index
         self._server = ThreadingHTTPServer((host, port), _make_handler(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -123,9 +159,14 @@ class ScriptedModel:
         return int(self._server.server_address[1])
 
     @property
+    def root_url(self) -> str:
+        """The server's root: what Anthropic and Gemini clients take as their base URL."""
+        return f"http://{self._server.server_address[0]}:{self.port}"
+
+    @property
     def base_url(self) -> str:
         """What an OpenAI client takes as ``base_url``."""
-        return f"http://{self._server.server_address[0]}:{self.port}/v1"
+        return self.root_url + "/v1"
 
     def start(self) -> ScriptedModel:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -149,43 +190,65 @@ class ScriptedModel:
     ) -> None:
         self.stop()
 
-    # -- answering ---------------------------------------------------------------
+    # -- choosing the turn ------------------------------------------------------------
 
-    def select(self, request: dict[str, Any]) -> tuple[str, int, Turn]:
-        """The script, turn index and turn that answer this request."""
-        model = str(request.get("model", ""))
-        name = model.removeprefix("scripted/")
+    def play(self, model: str, turns_done: int, offers_tools: bool = True) -> Play:
+        """The turn after ``turns_done`` assistant turns of the script ``model`` names."""
+        name = str(model).removeprefix("scripted/").removeprefix("models/")
         script_name = name if name in self.scripts else self.default_script
+        if self.side_reply is not None and not offers_tools:
+            return Play(script_name, -1, self.side_reply, ())
         script = self.scripts[script_name]
-        messages = request.get("messages") or []
-        index = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
-        return script_name, index, script[min(index, len(script) - 1)]
+        index = min(turns_done, len(script) - 1)
+        turn = script[index]
+        calls = tuple(
+            (
+                _stable_id("call_", script_name, index, i, call.name),
+                call.name,
+                self._fill(call.arguments),
+            )
+            for i, call in enumerate(turn.tool_calls)
+        )
+        return Play(script_name, index, turn.text, calls)
 
     def record(self, request: dict[str, Any]) -> int:
         with self._lock:
             self.requests.append(request)
             return len(self.requests)
 
+    def _fill(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return _PLACEHOLDER.sub(lambda m: self.variables.get(m[1], m[0]), value)
+        if isinstance(value, dict):
+            return {k: self._fill(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._fill(v) for v in value]
+        return value
+
+    # -- OpenAI Chat Completions -----------------------------------------------------
+
     def completion(self, request: dict[str, Any]) -> dict[str, Any]:
         """A non-streaming ``chat.completion`` object."""
-        script_name, index, turn = self.select(request)
+        play = self.play(
+            str(request.get("model", "")), _chat_turns(request), bool(request.get("tools"))
+        )
         message: dict[str, Any] = {
             "role": "assistant",
-            "content": turn.text,
+            "content": play.text,
             "refusal": None,
             "annotations": [],
         }
-        if turn.tool_calls:
+        if play.calls:
             message["tool_calls"] = [
                 {
                     "id": call_id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                    "function": {"name": name, "arguments": json.dumps(arguments)},
                 }
-                for call_id, call in self._calls(script_name, index, turn)
+                for call_id, name, arguments in play.calls
             ]
         return {
-            "id": _stable_id("chatcmpl-", script_name, index, "completion", length=29),
+            "id": _stable_id("chatcmpl-", play.script, play.index, "completion", length=29),
             "object": "chat.completion",
             "created": int(time.time()),
             "model": str(request.get("model", "gpt-4o-mini")),
@@ -194,7 +257,7 @@ class ScriptedModel:
                     "index": 0,
                     "message": message,
                     "logprobs": None,
-                    "finish_reason": turn.finish_reason,
+                    "finish_reason": "tool_calls" if play.calls else "stop",
                 }
             ],
             "usage": self._usage(request, message),
@@ -245,12 +308,6 @@ class ScriptedModel:
         if include_usage:
             yield {**base, "choices": [], "usage": full["usage"]}
 
-    def _calls(self, script_name: str, index: int, turn: Turn) -> list[tuple[str, ToolCallSpec]]:
-        return [
-            (_stable_id("call_", script_name, index, i, call.name), call)
-            for i, call in enumerate(turn.tool_calls)
-        ]
-
     @staticmethod
     def _usage(request: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
         prompt = _token_estimate(request.get("messages", [])) + _token_estimate(
@@ -274,6 +331,293 @@ class ScriptedModel:
             },
         }
 
+    # -- OpenAI Responses -------------------------------------------------------------
+
+    def response(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A completed ``response`` object."""
+        items = request.get("input")
+        items = items if isinstance(items, list) else []
+        done = _responses_turns(items)
+        previous = request.get("previous_response_id")
+        if isinstance(previous, str) and previous in self._response_turns:
+            done += self._response_turns[previous] + 1
+        play = self.play(str(request.get("model", "")), done, bool(request.get("tools")))
+        response_id = _stable_id("resp_", play.script, play.index, time.time_ns(), length=32)
+        with self._lock:
+            self._response_turns[response_id] = max(play.index, 0)
+        output: list[dict[str, Any]] = []
+        if play.text is not None:
+            output.append(
+                {
+                    "type": "message",
+                    "id": _stable_id("msg_", play.script, play.index, length=32),
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": play.text, "annotations": []}],
+                }
+            )
+        for call_id, name, arguments in play.calls:
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": _stable_id("fc_", call_id, length=32),
+                    "call_id": call_id,
+                    "name": name,
+                    "arguments": json.dumps(arguments),
+                    "status": "completed",
+                }
+            )
+        prompt = _token_estimate(items or request.get("input") or "")
+        completion = _token_estimate(output)
+        return {
+            "id": response_id,
+            "object": "response",
+            "created_at": int(time.time()),
+            "status": "completed",
+            "error": None,
+            "incomplete_details": None,
+            "instructions": request.get("instructions"),
+            "max_output_tokens": request.get("max_output_tokens"),
+            "model": str(request.get("model", "gpt-4o-mini")),
+            "output": output,
+            "parallel_tool_calls": True,
+            "previous_response_id": request.get("previous_response_id"),
+            "reasoning": {"effort": None, "summary": None},
+            "store": bool(request.get("store", True)),
+            "temperature": 1.0,
+            "text": {"format": {"type": "text"}},
+            "tool_choice": "auto",
+            "tools": request.get("tools") or [],
+            "top_p": 1.0,
+            "truncation": "disabled",
+            "usage": {
+                "input_tokens": prompt,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": completion,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": prompt + completion,
+            },
+            "user": None,
+            "metadata": {},
+        }
+
+    def response_events(self, request: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The server-sent events of a streamed Responses request, as OpenAI sends them."""
+        full = self.response(request)
+        sequence = 0
+
+        def event(kind: str, **payload: Any) -> tuple[str, dict[str, Any]]:
+            nonlocal sequence
+            sequence += 1
+            return kind, {"type": kind, "sequence_number": sequence - 1, **payload}
+
+        pending = {**full, "status": "in_progress", "output": [], "usage": None}
+        yield event("response.created", response=pending)
+        yield event("response.in_progress", response=pending)
+        for index, item in enumerate(full["output"]):
+            if item["type"] == "message":
+                text = item["content"][0]["text"]
+                yield event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item={**item, "status": "in_progress", "content": []},
+                )
+                empty = {"type": "output_text", "text": "", "annotations": []}
+                yield event(
+                    "response.content_part.added",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    part=empty,
+                )
+                for start in range(0, len(text), 16):
+                    yield event(
+                        "response.output_text.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        delta=text[start : start + 16],
+                        logprobs=[],
+                    )
+                yield event(
+                    "response.output_text.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    text=text,
+                    logprobs=[],
+                )
+                yield event(
+                    "response.content_part.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    part=item["content"][0],
+                )
+            else:
+                yield event(
+                    "response.output_item.added",
+                    output_index=index,
+                    item={**item, "status": "in_progress", "arguments": ""},
+                )
+                arguments = item["arguments"]
+                for start in range(0, len(arguments), 12):
+                    yield event(
+                        "response.function_call_arguments.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        delta=arguments[start : start + 12],
+                    )
+                yield event(
+                    "response.function_call_arguments.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    arguments=arguments,
+                )
+            yield event("response.output_item.done", output_index=index, item=item)
+        yield event("response.completed", response=full)
+
+    # -- Anthropic Messages -----------------------------------------------------------
+
+    def message(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A non-streaming Anthropic ``message`` object."""
+        messages = request.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        done = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+        play = self.play(str(request.get("model", "")), done, bool(request.get("tools")))
+        content: list[dict[str, Any]] = []
+        if play.text is not None:
+            content.append({"type": "text", "text": play.text})
+        for call_id, name, arguments in play.calls:
+            tool_id = "toolu_" + call_id.removeprefix("call_")
+            content.append({"type": "tool_use", "id": tool_id, "name": name, "input": arguments})
+        prompt = _token_estimate(messages) + _token_estimate(request.get("tools", []))
+        return {
+            "id": _stable_id("msg_", play.script, play.index, time.time_ns()),
+            "type": "message",
+            "role": "assistant",
+            "model": str(request.get("model", "claude-sonnet-4-5")),
+            "content": content,
+            "stop_reason": "tool_use" if play.calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": prompt,
+                "output_tokens": _token_estimate(content),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "service_tier": "standard",
+            },
+        }
+
+    def message_events(self, request: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The server-sent events of a streamed Anthropic Messages request."""
+        full = self.message(request)
+        usage = full["usage"]
+        start = {
+            **full,
+            "content": [],
+            "stop_reason": None,
+            "usage": {**usage, "output_tokens": 1},
+        }
+        yield "message_start", {"type": "message_start", "message": start}
+        for index, block in enumerate(full["content"]):
+            if block["type"] == "text":
+                yield (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
+                text = block["text"]
+                for begin in range(0, len(text), 16):
+                    delta = {"type": "text_delta", "text": text[begin : begin + 16]}
+                    yield (
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": index, "delta": delta},
+                    )
+            else:
+                yield (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {**block, "input": {}},
+                    },
+                )
+                arguments = json.dumps(block["input"])
+                for begin in range(0, len(arguments), 12):
+                    delta = {
+                        "type": "input_json_delta",
+                        "partial_json": arguments[begin : begin + 12],
+                    }
+                    yield (
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": index, "delta": delta},
+                    )
+            yield "content_block_stop", {"type": "content_block_stop", "index": index}
+        yield (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": full["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+        yield "message_stop", {"type": "message_stop"}
+
+    # -- Gemini -----------------------------------------------------------------------
+
+    def generate_content(self, model: str, request: dict[str, Any]) -> dict[str, Any]:
+        """A ``GenerateContentResponse``: function calls or text, finish reason ``STOP``."""
+        contents = request.get("contents")
+        contents = contents if isinstance(contents, list) else []
+        done = sum(1 for c in contents if isinstance(c, dict) and c.get("role") == "model")
+        play = self.play(model, done, bool(request.get("tools")))
+        parts: list[dict[str, Any]] = []
+        if play.text is not None:
+            parts.append({"text": play.text})
+        for _, name, arguments in play.calls:
+            parts.append({"functionCall": {"name": name, "args": arguments}})
+        prompt = _token_estimate(contents) + _token_estimate(request.get("tools", []))
+        completion = _token_estimate(parts)
+        return {
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": parts},
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": {
+                "promptTokenCount": prompt,
+                "candidatesTokenCount": completion,
+                "totalTokenCount": prompt + completion,
+            },
+            "modelVersion": model.removeprefix("models/"),
+            "responseId": _stable_id("", play.script, play.index, time.time_ns(), length=22),
+        }
+
+
+def _chat_turns(request: dict[str, Any]) -> int:
+    messages = request.get("messages") or []
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+def _responses_turns(items: list[Any]) -> int:
+    """Assistant turns in a Responses input: one per message or function call (one each)."""
+    turns = 0
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type")
+        if kind == "function_call" or (
+            kind in (None, "message") and item.get("role") == "assistant"
+        ):
+            turns += 1
+    return turns
+
 
 def _make_handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -289,6 +633,7 @@ def _make_handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.send_header("x-request-id", _stable_id("req_", time.time_ns(), length=16))
+            self.send_header("request-id", _stable_id("req_", time.time_ns(), length=16))
             self.end_headers()
             self.wfile.write(data)
 
@@ -297,18 +642,20 @@ def _make_handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             self._send_json(status, body)
 
         def do_GET(self) -> None:
-            if self.path.rstrip("/").endswith("/models"):
-                data = [{"id": n, "object": "model", "owned_by": "scripted"} for n in model.scripts]
-                self._send_json(200, {"object": "list", "data": data})
+            path = urlsplit(self.path).path.rstrip("/")
+            if path.endswith("/models"):
+                data = [
+                    {"id": n, "object": "model", "owned_by": "scripted", "type": "model"}
+                    for n in model.scripts
+                ]
+                self._send_json(200, {"object": "list", "data": data, "has_more": False})
             else:
                 self._error(404, f"no route {self.path}")
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._error(404, f"no route {self.path}")
-                return
+            path = urlsplit(self.path).path.rstrip("/")
             try:
                 request = json.loads(raw or b"{}")
             except json.JSONDecodeError as exc:
@@ -317,21 +664,49 @@ def _make_handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             if not isinstance(request, dict):
                 self._error(400, "body must be a JSON object")
                 return
+            if path.endswith("/messages/count_tokens"):
+                count = _token_estimate(request.get("messages", []))
+                self._send_json(200, {"input_tokens": count})
+                return
             model.record(request)
-            if request.get("stream"):
-                self._stream(request)
+            streamed = bool(request.get("stream"))
+            if path.endswith("/chat/completions"):
+                if streamed:
+                    self._stream(f"data: {json.dumps(c)}\n\n" for c in model.chunks(request))
+                else:
+                    self._send_json(200, model.completion(request))
+            elif path.endswith("/responses"):
+                if streamed:
+                    events = model.response_events(request)
+                    self._stream(f"event: {k}\ndata: {json.dumps(e)}\n\n" for k, e in events)
+                else:
+                    self._send_json(200, model.response(request))
+            elif path.endswith("/messages"):
+                if streamed:
+                    events = model.message_events(request)
+                    self._stream(f"event: {k}\ndata: {json.dumps(e)}\n\n" for k, e in events)
+                else:
+                    self._send_json(200, model.message(request))
+            elif ":generateContent" in path or ":streamGenerateContent" in path:
+                name, _, method = path.rpartition("/")[2].partition(":")
+                reply = model.generate_content(name, request)
+                if method == "streamGenerateContent":
+                    self._stream(iter([f"data: {json.dumps(reply)}\n\n"]), done=False)
+                else:
+                    self._send_json(200, reply)
             else:
-                self._send_json(200, model.completion(request))
+                self._error(404, f"no route {self.path}")
 
-        def _stream(self, request: dict[str, Any]) -> None:
+        def _stream(self, frames: Iterator[str], done: bool = True) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
-            for chunk in model.chunks(request):
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
+            for frame in frames:
+                self.wfile.write(frame.encode())
+            if done and self.path.rstrip("/").endswith("/chat/completions"):
+                self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
             self.close_connection = True
 

@@ -1,0 +1,1 @@
+"""Recorders of real agent frameworks' traces: one folder per framework (see README.md)."""

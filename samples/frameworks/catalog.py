@@ -1,0 +1,38 @@
+"""What a framework folder declares to the recorder: the framework, and its cases.
+
+Each ``samples/frameworks/<name>/cases.py`` defines ``FRAMEWORK`` and ``CASES``. It is
+imported by the recorder in the project's venv, so it uses only this module and
+``samples.scripted_model`` (for framework-specific scripts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from samples.scripted_model import Turn
+
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework with one instrumentation, recorded in a venv of its own."""
+
+    name: str  # file prefix and folder name: "strands", "openai-agents-openinference"
+    title: str  # "Strands Agents"
+    instrumentation: str  # who writes the spans: "native", "OpenInference", "OpenLLMetry", ...
+    packages: tuple[str, ...]  # distributions whose installed versions the README names
+    runtime: str = "python"  # "python" (requirements.txt) or "node" (package.json)
+    entry: str = "agent.py"  # run with the venv's python, or node for "node"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One recording: ``<framework>-<case>.jsonl``."""
+
+    case: str  # "exfil", "benign", "no-content", ...
+    script: str  # the scripted model's script ("exfil-db", "benign", a key of ``scripts``)
+    what: str  # one line for the traces README
+    args: tuple[str, ...] = ()  # extra arguments for the entry script
+    env: dict[str, str] = field(default_factory=dict)  # extra environment
+    scripts: dict[str, tuple[Turn, ...]] = field(default_factory=dict)  # framework-specific
+    side_reply: str | None = None  # text for model requests that offer no tools
+    timeout: float = 300.0
