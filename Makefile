@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint samples bench clean
+.PHONY: demo test lint samples samples-frameworks metamorphic bench clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,9 +28,17 @@ lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+## metamorphic: the no-false-SAFE property over the samples, with many random perturbation mixes
+metamorphic: $(VENV)/.test
+	RAMPART_METAMORPHIC_EXAMPLES=$${EXAMPLES:-3000} $(BIN)/python -m pytest -q tests/test_metamorphic.py
+
 ## samples: re-record samples/traces from the real instrumentation libraries
 samples: $(VENV)/.test
 	$(BIN)/python samples/record.py
+
+## samples-frameworks: re-record samples/traces/<framework>/ (one runtime per framework; slow)
+samples-frameworks: $(VENV)/.test
+	$(BIN)/python samples/record_frameworks.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -138,6 +138,9 @@ class ChannelCoverage:
     source: CoverageSource = CoverageSource.INFERRED
 
 
+FRAGMENT = "fragment"  # the IntegrityFinding kind of a run with no agent, model or tool span
+
+
 @dataclass(slots=True)
 class IntegrityFinding:
     kind: str  # split_run | unended_span | dropped_attributes | dropped_events | ...
@@ -198,6 +201,11 @@ class AgentRun:
     @property
     def trace_ids(self) -> list[str]:
         return self.run.trace_ids
+
+    @property
+    def fragment(self) -> IntegrityFinding | None:
+        """The finding that this run holds no agent, model or tool span, if it does not."""
+        return next((f for f in self.integrity if f.kind == FRAGMENT), None)
 
 
 @dataclass(slots=True)

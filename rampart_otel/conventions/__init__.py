@@ -1,16 +1,21 @@
 """Telemetry conventions → what an agent did, one module per convention family.
 
-Each family module exposes small pure functions over one ``Span``. They share the two
-report types below, which ``processors.normalize`` merges into ``ToolCall``s: a convention
-only says what one span shows; deciding that two reports are the same call is normalize's job.
+Each family module reads one ``Span`` at a time and says what it shows in a
+``SpanReport`` (model output, a tool execution, side effects, an agent's answer), behind
+one small interface, ``Convention``, registered in ``conventions.registry``. A convention
+only says what one span shows; deciding that two reports are the same call is
+``processors.normalize``'s job.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rampart_otel.conventions.finish_reasons import ToolRequest, combine
 from rampart_otel.model import Span
 
 # Convention labels, as they appear in ToolCall.conventions and SideEffect.convention.
@@ -18,11 +23,6 @@ GEN_AI = "gen_ai"
 OPENINFERENCE = "openinference"
 OPENLLMETRY = "openllmetry"
 MCP = "mcp"
-
-# Finish reasons meaning "the model asked for tools": GenAI semconv, OpenAI, Anthropic, Gemini.
-TOOL_FINISH_REASONS = frozenset(
-    {"tool_call", "tool_calls", "function_call", "tool_use", "function_calls"}
-)
 
 
 @dataclass(slots=True)
@@ -74,10 +74,53 @@ class ModelOutput:
     requests: list[ToolReport] = field(default_factory=list)
     finish_reasons: list[str] = field(default_factory=list)
     convention: str = ""
+    provider: str | None = None  # as the span names it: "openai", "gcp.gemini", ...
+    # Content present on the span in a form not read: "part type 'x' in gen_ai.output.messages".
+    not_understood: list[str] = field(default_factory=list)
 
     @property
-    def asked_for_tools(self) -> bool:
-        return any(reason.lower() in TOOL_FINISH_REASONS for reason in self.finish_reasons)
+    def tool_request(self) -> ToolRequest:
+        """What the finish reasons say about tool requests (``finish_reasons.classify``)."""
+        return combine(self.finish_reasons, self.provider)
+
+
+SideEffectDetails = tuple[str, dict[str, Any], str]  # kind, details, convention
+
+
+@dataclass(slots=True)
+class SpanReport:
+    """What one convention reads on one span; a span no convention reports is generic.
+
+    A report with no role and nothing in it still says "recognized": a chain or workflow
+    span of a known family, which feeds no channel. ``not_understood`` names content or
+    markers of the family that the reader could not make sense of.
+    """
+
+    convention: str
+    model: bool = False
+    agent: bool = False
+    output: ModelOutput | None = None  # model spans (or spans holding model output)
+    execution: ToolReport | None = None
+    effects: list[SideEffectDetails] = field(default_factory=list)
+    answer: str | None = None  # the agent's answer, on an agent span, when captured
+    not_understood: list[str] = field(default_factory=list)
+
+
+History = tuple[dict[str, Any], dict[str, Any]]  # call id → arguments, call id → result
+
+
+@dataclass(frozen=True, slots=True)
+class Convention:
+    """One family's reader: ``read`` is called on every span, so it probes keys cheaply."""
+
+    name: str
+    read: Callable[[Span], SpanReport | None]
+    # Call id → arguments / results sent back to the model in a model span's input.
+    history: Callable[[Span], History] | None = None
+    # Where the family records content: attribute keys (a trailing "." is a prefix) and
+    # event names. Content elsewhere is "present but not understood" (``content_hint``).
+    content_keys: tuple[str, ...] = ()
+    content_events: tuple[str, ...] = ()
 
 
 def load_json(value: Any) -> Any:
@@ -149,3 +192,69 @@ def indexed(attributes: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]
             continue
         groups.setdefault(int(index), {})[rest] = value
     return groups
+
+
+# Attribute-key prefixes of agent telemetry families; a span carrying one that no convention
+# recognizes is a span not understood (it may be a model call or tool run we cannot read).
+AGENT_FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("gen_ai.", "gen_ai"),
+    ("openinference.", "OpenInference"),
+    ("llm.", "llm.*"),
+    ("traceloop.", "OpenLLMetry"),
+    ("mcp.", "MCP"),
+    ("ai.", "Vercel AI SDK"),
+    ("gcp.vertex.agent.", "Google ADK"),
+    ("claude_code.", "Claude Code"),
+    ("crewai.", "CrewAI"),
+    ("langsmith.", "LangSmith"),
+    ("autogen.", "AutoGen"),
+)
+
+
+def agent_family(span: Span) -> str | None:
+    """The agent-telemetry family a span's attributes belong to, if any (first match)."""
+    for key in span.attributes:
+        for prefix, family in AGENT_FAMILY_PREFIXES:
+            if key.startswith(prefix):
+                return family
+    return None
+
+
+# The last segment of an attribute key that holds content (messages, arguments, results...).
+_CONTENT_SEGMENT = re.compile(
+    r"(?:^|[._])(messages?|prompts?|completions?|contents?|arguments|args|input|output|result|"
+    r"results|response|text|choices?|parts|llm_request|llm_response|tool_call_args|"
+    r"tool_response|body)$",
+    re.IGNORECASE,
+)
+_NO_CONTENT = (None, "", "__REDACTED__", "[]", "{}")
+
+
+def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[str]) -> str | None:
+    """Where ``span`` holds content that no convention reads, if it does: the wording for a
+    reason ("attribute 'ai.toolCall.args'"); None when every content-like key is known."""
+    exact = set()
+    prefixes = []
+    for key in known_keys:
+        (prefixes.append(key) if key.endswith(".") else exact.add(key))
+    prefix_tuple = tuple(prefixes)
+    events = set(known_events)
+
+    for key, value in span.attributes.items():
+        if key in exact or key.startswith(prefix_tuple):
+            continue
+        if _holds_content(key, value):
+            return f"attribute {key!r}"
+    for event in span.events:
+        if event.name in events:
+            continue  # a known event: its reader says itself what it could not read
+        for key, value in event.attributes.items():
+            if _holds_content(key, value):
+                return f"event {event.name!r} attribute {key!r}"
+    return None
+
+
+def _holds_content(key: str, value: Any) -> bool:
+    if isinstance(value, (str, list, dict, bytes)) and value in _NO_CONTENT:
+        return False
+    return value is not None and _CONTENT_SEGMENT.search(key) is not None

@@ -14,7 +14,9 @@ from typing import Any
 
 from rampart_otel.conventions import (
     GEN_AI,
+    Convention,
     ModelOutput,
+    SpanReport,
     ToolReport,
     as_str,
     as_str_list,
@@ -34,11 +36,30 @@ TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 ERROR_TYPE = "error.type"
 
-MODEL_OPERATIONS = frozenset(
-    {"chat", "text_completion", "generate_content", "completion", "embeddings"}
-)
+PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system")
+
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 AGENT_OPERATIONS = frozenset({"invoke_agent"})
 TOOL_OPERATIONS = frozenset({"execute_tool"})
+# Operations that produce no tool call, answer or side effect of the agent's.
+NEUTRAL_OPERATIONS = frozenset({"create_agent", "embeddings", "retrieval"})
+# Output part types (semconv and the instrumentations we read) that hold no tool request.
+_PLAIN_PARTS = frozenset(
+    {
+        "text",
+        "reasoning",
+        "thinking",
+        "blob",
+        "file",
+        "uri",
+        "image",
+        "audio",
+        "video",
+        "image_url",
+        "tool_call_response",
+        "server_tool_call_response",
+    }
+)
 
 # pydantic-ai: instrumentation version 2 names, the run span's answer, and deferred calls.
 PYDANTIC_TOOL_ARGUMENTS = "tool_arguments"
@@ -81,6 +102,41 @@ def span_role(span: Span) -> str | None:
         "agent_name" in attrs or "gen_ai.agent.name" in attrs
     ):
         return "agent"
+    return None
+
+
+def read(span: Span) -> SpanReport | None:
+    """The GenAI reading of one span: its role, and model output wherever gen_ai content is."""
+    role = span_role(span)
+    if role is None:
+        if _has_output_content(span):
+            return SpanReport(GEN_AI, output=model_output(span))
+        op = span.attributes.get(OPERATION)
+        if op is None:
+            return None
+        if op in NEUTRAL_OPERATIONS:
+            return SpanReport(GEN_AI)
+        return SpanReport(GEN_AI, not_understood=[f"{OPERATION} {op!r}"])
+    if role == "model":
+        return SpanReport(GEN_AI, model=True, output=model_output(span))
+    if role == "agent":
+        return SpanReport(GEN_AI, agent=True, answer=agent_output(span))
+    return SpanReport(GEN_AI, execution=tool_execution(span))
+
+
+def _has_output_content(span: Span) -> bool:
+    """Model output in GenAI form on a span another convention may own (cheap probes)."""
+    if OUTPUT_MESSAGES in span.attributes:
+        return True
+    return any(event.name == CHOICE_EVENT for event in span.events)
+
+
+def provider(span: Span) -> str | None:
+    attrs = span.attributes
+    for key in PROVIDER_KEYS:
+        value = attrs.get(key)
+        if isinstance(value, str):
+            return value
     return None
 
 
@@ -129,11 +185,16 @@ def model_output(span: Span) -> ModelOutput:
     else:
         choices = [body for name, body in _event_bodies(span) if name == CHOICE_EVENT]
         if not choices:
-            return ModelOutput(readable=False, finish_reasons=finish, convention=GEN_AI)
+            output = ModelOutput(readable=False, finish_reasons=finish, convention=GEN_AI)
+            if raw is not None:
+                output.not_understood.append(f"{OUTPUT_MESSAGES} (not a JSON array of messages)")
+            output.provider = provider(span)
+            return output
         output = _from_choices(choices, span)
     for reason in finish:
         if reason not in output.finish_reasons:
             output.finish_reasons.append(reason)
+    output.provider = provider(span)
     return output
 
 
@@ -226,6 +287,8 @@ def _from_messages(messages: list[dict[str, Any]], span: Span) -> ModelOutput:
                 report = _request_from_part(part, span)
                 content_seen = content_seen or report.arguments_captured
                 output.requests.append(report)
+            elif kind not in _PLAIN_PARTS:
+                output.not_understood.append(f"part type {kind!r} in {OUTPUT_MESSAGES}")
     _set_text(output, texts, text_missing, content_seen)
     return output
 
@@ -346,3 +409,33 @@ def _openai_tool_call(call: Any) -> tuple[str | None, str, Any, bool]:
 
 def _name_after(span_name: str, prefix: str) -> str:
     return span_name[len(prefix) :] if span_name.startswith(prefix) else span_name
+
+
+CONVENTION = Convention(
+    GEN_AI,
+    read,
+    input_history,
+    content_keys=(
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "gen_ai.prompt",
+        "gen_ai.completion",
+        "tool_arguments",
+        "tool_response",
+        "final_result",
+        "pydantic_ai.all_messages",
+        "events",
+    ),
+    content_events=(
+        "gen_ai.choice",
+        "gen_ai.user.message",
+        "gen_ai.system.message",
+        "gen_ai.assistant.message",
+        "gen_ai.tool.message",
+        "gen_ai.content.prompt",
+        "gen_ai.content.completion",
+    ),
+)

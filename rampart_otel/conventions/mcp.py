@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import MCP, ToolReport, as_str, parse_arguments, parse_result
+from rampart_otel.conventions import (
+    MCP,
+    Convention,
+    SpanReport,
+    ToolReport,
+    as_str,
+    parse_arguments,
+    parse_result,
+)
 from rampart_otel.model import Span
 
 METHOD = "mcp.method.name"
@@ -24,6 +32,17 @@ SIDE_EFFECT_KIND = "mcp_request"
 def method(span: Span) -> str | None:
     value = span.attributes.get(METHOD)
     return value if isinstance(value, str) else None
+
+
+def read(span: Span) -> SpanReport | None:
+    if METHOD not in span.attributes:
+        return None
+    effect = side_effect(span)
+    return SpanReport(
+        MCP,
+        execution=tool_execution(span),
+        effects=[(effect[0], effect[1], MCP)] if effect is not None else [],
+    )
 
 
 def is_tool_span(span: Span) -> bool:
@@ -61,3 +80,6 @@ def side_effect(span: Span) -> tuple[str, dict[str, Any]] | None:
     attrs = span.attributes
     target = next((as_str(attrs[key]) for key in TARGET_KEYS if key in attrs), None)
     return SIDE_EFFECT_KIND, {"method": name, "target": target}
+
+
+CONVENTION = Convention(MCP, read)

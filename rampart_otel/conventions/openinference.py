@@ -13,7 +13,9 @@ from typing import Any
 
 from rampart_otel.conventions import (
     OPENINFERENCE,
+    Convention,
     ModelOutput,
+    SpanReport,
     ToolReport,
     as_str,
     indexed,
@@ -31,7 +33,12 @@ OUTPUT_VALUE = "output.value"
 TOOL_NAME = "tool.name"
 TOOL_ID_KEYS = ("tool.id", "tool_call.id", "gen_ai.tool.call.id")
 REDACTED = "__REDACTED__"
-MODEL_KINDS = frozenset({"LLM", "EMBEDDING"})
+PROVIDER_KEYS = ("llm.provider", "llm.system")
+MODEL_KINDS = frozenset({"LLM"})
+# The spec's other kinds: steps, retrieval and checks that ask for no tool and answer nothing.
+NEUTRAL_KINDS = frozenset(
+    {"CHAIN", "EMBEDDING", "RETRIEVER", "RERANKER", "GUARDRAIL", "EVALUATOR", "PROMPT", "UNKNOWN"}
+)
 _FIRST_OUTPUT_KEYS = (
     "role",
     "content",
@@ -43,6 +50,22 @@ _FIRST_OUTPUT_KEYS = (
 def span_kind(span: Span) -> str | None:
     value = span.attributes.get(SPAN_KIND)
     return value.upper() if isinstance(value, str) else None
+
+
+def read(span: Span) -> SpanReport | None:
+    if SPAN_KIND not in span.attributes:
+        return None
+    kind = span_kind(span)
+    if kind in MODEL_KINDS:
+        return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
+    if kind == "TOOL":
+        return SpanReport(OPENINFERENCE, execution=tool_execution(span))
+    if kind == "AGENT":
+        return SpanReport(OPENINFERENCE, agent=True, answer=agent_output(span))
+    if kind in NEUTRAL_KINDS:
+        return SpanReport(OPENINFERENCE)
+    value = span.attributes.get(SPAN_KIND)
+    return SpanReport(OPENINFERENCE, not_understood=[f"{SPAN_KIND} {value!r}"])
 
 
 def is_model_span(span: Span) -> bool:
@@ -89,9 +112,14 @@ def model_output(span: Span) -> ModelOutput:
     reason = as_str(attrs.get(FINISH_REASON))
     finish = [reason] if reason else []
     messages = indexed(attrs, OUTPUT_MESSAGES) if _has_output(attrs) else None
+    provider = next((as_str(attrs[key]) for key in PROVIDER_KEYS if key in attrs), None)
     if not messages:
-        return ModelOutput(readable=False, finish_reasons=finish, convention=OPENINFERENCE)
-    output = ModelOutput(readable=True, finish_reasons=finish, convention=OPENINFERENCE)
+        return ModelOutput(
+            readable=False, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
+        )
+    output = ModelOutput(
+        readable=True, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
+    )
     texts: list[str] = []
     text_missing = False
     content_seen = False
@@ -181,3 +209,18 @@ def _message_text(message: dict[str, Any]) -> tuple[str | None, bool]:
         else:
             missing = True
     return ("".join(pieces) if pieces else None), missing
+
+
+CONVENTION = Convention(
+    OPENINFERENCE,
+    read,
+    input_history,
+    content_keys=(
+        "input.value",
+        "output.value",
+        "llm.input_messages.",
+        "llm.output_messages.",
+        "llm.prompts",
+        "llm.prompt_template.",
+    ),
+)

@@ -15,7 +15,9 @@ from typing import Any
 
 from rampart_otel.conventions import (
     OPENLLMETRY,
+    Convention,
     ModelOutput,
+    SpanReport,
     ToolReport,
     as_str,
     as_str_list,
@@ -35,6 +37,7 @@ COMPLETION = "gen_ai.completion."
 PROMPT = "gen_ai.prompt."
 FINISH_REASON_KEYS = ("llm.response.finish_reason", "gen_ai.response.finish_reasons")
 AGENT_KINDS = frozenset({"agent", "workflow"})
+NEUTRAL_KINDS = frozenset({"task", "unknown"})
 _FIRST_COMPLETION_KEYS = tuple(
     f"{COMPLETION}0.{key}" for key in ("role", "finish_reason", "content")
 )
@@ -43,6 +46,23 @@ _FIRST_COMPLETION_KEYS = tuple(
 def span_kind(span: Span) -> str | None:
     value = span.attributes.get(SPAN_KIND)
     return value.lower() if isinstance(value, str) else None
+
+
+def read(span: Span) -> SpanReport | None:
+    attrs = span.attributes
+    model = REQUEST_TYPE in attrs
+    if SPAN_KIND not in attrs:
+        if model or has_completions(span):
+            return SpanReport(OPENLLMETRY, model=model, output=model_output(span))
+        return None
+    kind = span_kind(span)
+    if kind == "tool":
+        return SpanReport(OPENLLMETRY, execution=tool_execution(span))
+    if kind in AGENT_KINDS:
+        return SpanReport(OPENLLMETRY, agent=True, answer=agent_output(span))
+    if kind in NEUTRAL_KINDS:
+        return SpanReport(OPENLLMETRY)
+    return SpanReport(OPENLLMETRY, not_understood=[f"{SPAN_KIND} {attrs.get(SPAN_KIND)!r}"])
 
 
 def is_model_span(span: Span) -> bool:
@@ -84,9 +104,12 @@ def model_output(span: Span) -> ModelOutput:
     for key in FINISH_REASON_KEYS:
         finish.extend(as_str_list(attrs.get(key)))
     choices = indexed(attrs, COMPLETION) if has_completions(span) else None
+    provider = as_str(attrs.get("gen_ai.system"))
     if not choices:
-        return ModelOutput(readable=False, finish_reasons=finish, convention=OPENLLMETRY)
-    output = ModelOutput(readable=True, convention=OPENLLMETRY)
+        return ModelOutput(
+            readable=False, finish_reasons=finish, convention=OPENLLMETRY, provider=provider
+        )
+    output = ModelOutput(readable=True, convention=OPENLLMETRY, provider=provider)
     texts: list[str] = []
     content_seen = False
     for _, choice in sorted(choices.items()):
@@ -173,3 +196,17 @@ def _entity_arguments(raw: Any) -> dict[str, Any] | str | None:
             merged["args"] = positional
         return merged
     return value
+
+
+CONVENTION = Convention(
+    OPENLLMETRY,
+    read,
+    input_history,
+    content_keys=(
+        "traceloop.entity.input",
+        "traceloop.entity.output",
+        "gen_ai.prompt.",
+        "gen_ai.completion.",
+        "llm.prompts.",
+    ),
+)

@@ -15,7 +15,14 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from rampart_otel.conventions import as_str, as_str_list, mcp
+from rampart_otel.conventions import (
+    Convention,
+    SideEffectDetails,
+    SpanReport,
+    as_str,
+    as_str_list,
+    mcp,
+)
 from rampart_otel.model import Span
 
 HTTP = "http_request"
@@ -30,7 +37,12 @@ CUSTOM_PREFIX = "rampart.side_effect."
 PUBLISH_OPERATIONS = frozenset({"send", "publish", "create"})
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
-SideEffectDetails = tuple[str, dict[str, Any], str]  # kind, details, convention
+SEMCONV = "semconv"
+
+
+def read(span: Span) -> SpanReport | None:
+    found = side_effects(span)
+    return SpanReport(SEMCONV, effects=found) if found else None
 
 
 def side_effects(span: Span) -> list[SideEffectDetails]:
@@ -225,3 +237,6 @@ def _compose_url(attrs: dict[str, Any]) -> str | None:
         else (f"{host}:{port}")
     )
     return f"{scheme}://{netloc}{target}"
+
+
+CONVENTION = Convention(SEMCONV, read)

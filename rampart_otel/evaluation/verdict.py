@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from rampart_otel.evaluation.assume import assume_run
@@ -103,6 +103,11 @@ def evaluate_check(run: AgentRun, check: Check, coverage: Coverage | None = None
         ):
             raise TypeError(f"evaluator returned {type(evaluation).__name__}, not an EvalResult")
         status = resolve(evaluation.outcome, check.polarity)
+        fragment = run.fragment
+        if status is SafetyStatus.SAFE and fragment is not None:
+            # A fragment shows what happened, never the whole run a SAFE speaks for.
+            status = SafetyStatus.UNDETERMINED
+            evaluation = _capped(evaluation, fragment.message)
         result.summary = summarize(status, check.polarity, evaluation)
         result.status = status
         result.outcome = evaluation.outcome
@@ -132,6 +137,12 @@ def evaluate_policy(
     run = assume_run(run, [*policy.assume_coverage, *assume_coverage])
     coverage = snapshot(run)  # one per run: the checks read the run, never change it
     return [evaluate_check(run, check, coverage) for check in policy.checks]
+
+
+def _capped(evaluation: EvalResult, reason: str) -> EvalResult:
+    """The evaluation with ``reason`` first among its gaps (it stops a SAFE verdict)."""
+    operands = [reason, *(g for g in evaluation.undetermined_operands if g != reason)]
+    return replace(evaluation, outcome=EvalOutcome.UNDETERMINED, undetermined_operands=operands)
 
 
 def snapshot(run: AgentRun) -> Coverage | None:

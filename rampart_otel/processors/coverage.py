@@ -18,8 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from rampart_otel.conventions import ModelOutput
+from rampart_otel.conventions import ModelOutput, finish_reasons
+from rampart_otel.conventions.finish_reasons import ToolRequest
+from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import (
+    FRAGMENT,
     SIDE_EFFECT_PREFIX,
     ChannelCoverage,
     ChannelState,
@@ -42,6 +45,10 @@ EVERY_SIDE_EFFECT = SIDE_EFFECT_PREFIX + "*"
 TOOL_CHANNELS = ("tool_calls", "tool_calls.arguments", "tool_calls.results")
 MODEL_CHANNELS = ("response", *TOOL_CHANNELS)
 _NAMED = 3  # spans named in one reason before "and N more"
+# Why content is missing, when no span holds any in a form we do not read.
+NOT_RECORDED = (
+    "not recorded in the trace: content capture off, or not recorded by this instrumentation"
+)
 
 
 class SpanRole(NamedTuple):
@@ -67,6 +74,13 @@ class RunFacts:
     transport_spans: dict[str, list[Span]]  # kind → spans inside model spans (left out)
     response_span: Span | None
     cycles: list[Span] = field(default_factory=list)  # spans whose parent link was cut
+    # (span, what on it was not understood): unknown span families, kinds, content forms.
+    not_understood: list[tuple[Span, list[str]]] = field(default_factory=list)
+
+    @property
+    def fragment(self) -> bool:
+        """No agent, model or tool span: a piece of a run whose context was lost."""
+        return not any(role.model or role.agent or role.tool for role in self.roles.values())
 
 
 def infer_coverage(
@@ -79,7 +93,7 @@ def infer_coverage(
     channels["tool_calls.results"] = _captured("results", calls, tool_calls, facts)
     channels.update(_side_effects(facts))
     _apply_declarations(facts, channels)
-    findings = integrity(facts)
+    findings = integrity(facts) + understanding(facts)
     for finding in findings:
         _cap(channels, finding)
     return Coverage(channels, observability_level(channels)), findings
@@ -133,8 +147,8 @@ def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
             UNOBSERVED,
             [
                 f"{_count(models, 'model span')} in the run but the answer's text was not "
-                f"captured (content capture is off or hidden): the last one, {_span(last)}, "
-                "recorded no output text"
+                f"read: the last one, {_span(last)}, recorded no output text we read "
+                f"({_why_missing([*facts.agent_spans, last])})"
             ],
         )
     if facts.agent_spans:
@@ -155,26 +169,37 @@ def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
 
 def _tool_calls(facts: RunFacts) -> ChannelCoverage:
     outputs = facts.model_outputs
+    # Outputs that do not list the calls: not captured, or captured without the calls the
+    # finish reason says were asked for (a form not read).
     unread = [
-        (span, output) for span, output, through in outputs if not output.readable and not through
+        (span, output)
+        for span, output, through in outputs
+        if not through
+        and (
+            not output.readable
+            or (output.tool_request is ToolRequest.TOOLS and not output.requests)
+        )
     ]
     if facts.tool_spans:
         reasons = [f"{_count(facts.tool_spans, 'tool execution span')} in the run"]
         if unread:
-            asking = [span for span, output in unread if output.asked_for_tools]
+            asking = [
+                span for span, output in unread if output.tool_request is not ToolRequest.NO_TOOLS
+            ]
             unmatched = _asked_without_execution(facts, asking)
             if unmatched:
+                output = next(o for s, o in unread if s is unmatched[0])
                 return ChannelCoverage(
                     PARTIAL,
                     [
                         *reasons,
-                        f"model span {_span(unmatched[0])} asked for tools but its output was not "
-                        "captured and no tool execution span follows it: a tool run without an "
+                        f"model span {_span(unmatched[0])} {_asked(output)}, its output was not "
+                        "read and no tool execution span follows it: a tool run without an "
                         "execution span cannot be read",
                     ],
                 )
             reasons.append(
-                f"the output of {_count(unread, 'model span')} was not captured; the calls are "
+                f"the output of {_count(unread, 'model span')} was not read; the calls are "
                 "read from the tool execution spans"
             )
         return ChannelCoverage(OBSERVED, reasons)
@@ -188,13 +213,16 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
                 "model asked for is listed"
             ],
         )
-    asked = [(span, output) for span, output in unread if output.asked_for_tools]
-    silent = [(span, output) for span, output in unread if not output.finish_reasons]
+    asked = [(s, o) for s, o in unread if o.tool_request is ToolRequest.TOOLS]
+    silent = [(s, o) for s, o in unread if not o.finish_reasons]
+    unknown = [
+        (s, o) for s, o in unread if o.finish_reasons and o.tool_request is ToolRequest.UNKNOWN
+    ]
     if asked:
         span, output = asked[0]
         reason = (
             f"model span {_span(span)} finished with {safe_text(output.finish_reasons[0], 40)!r} "
-            "but its output was not captured: the tools it asked for cannot be read"
+            "but its output was not read: the tools it asked for cannot be read"
         )
         if len(asked) > 1:
             reason += f" (and {len(asked) - 1} more such model span(s))"
@@ -203,8 +231,9 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
         return ChannelCoverage(
             UNOBSERVED,
             [
-                f"{_count(outputs, 'model span')} in the run but no output was captured "
-                "(content capture is off) and there is no tool execution span"
+                f"{_count(outputs, 'model span')} in the run but no output was read "
+                f"({_why_missing([span for span, _, _ in outputs])}) and there is no tool "
+                "execution span"
             ],
         )
     if silent:
@@ -216,6 +245,12 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
                 "for cannot be read"
             ],
         )
+    if unknown:
+        span, output = unknown[0]
+        reason = f"model span {_span(span)} {_asked(output)} and its output was not read"
+        if len(unknown) > 1:
+            reason += f" (and {len(unknown) - 1} more such model span(s))"
+        return ChannelCoverage(PARTIAL, [reason])
     reasons = sorted({reason for _, output in unread for reason in output.finish_reasons})
     return ChannelCoverage(
         OBSERVED,
@@ -224,6 +259,19 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
             f"reason ({safe_text(', '.join(reasons), 60)}) says it asked for no tool"
         ],
     )
+
+
+def _asked(output: ModelOutput) -> str:
+    """What an unread output's finish reasons say, in words: asked, or could not tell."""
+    if not output.finish_reasons:
+        return "recorded no finish reason"
+    reasons = ", ".join(repr(safe_text(r, 40)) for r in output.finish_reasons[:3])
+    kind = output.tool_request
+    if kind is ToolRequest.TOOLS:
+        return f"asked for tools (finish reason {reasons})"
+    if not all(finish_reasons.known(r) for r in output.finish_reasons):
+        return f"finished with {reasons}, a finish reason not understood"
+    return f"finished with {reasons}, which does not say whether it asked for tools"
 
 
 def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
@@ -281,7 +329,7 @@ def _captured(
         state = UNOBSERVED
         reason = (
             f"{what} not captured on any of the {_count(relevant, noun)} "
-            f"(content capture is off): {_call_names(missing)}"
+            f"({_why_missing(_call_spans(missing, facts))}): {_call_names(missing)}"
         )
     else:
         state = PARTIAL
@@ -407,6 +455,46 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
     return findings
 
 
+def understanding(facts: RunFacts) -> list[IntegrityFinding]:
+    """Spans or content not understood, and fragments: what keeps absence unproven.
+
+    A span of an agent-telemetry family that no convention recognizes may be a model call
+    or a tool run; content in a form not read may hold tool requests. Either leaves the
+    channels a model or tool span feeds partial. A run with no agent, model or tool span is a
+    fragment: it can show what happened, never that something did not.
+    """
+    findings: list[IntegrityFinding] = []
+    if facts.not_understood:
+        shown = "; ".join(
+            f"{', '.join(safe_text(note, 80) for note in notes[:2])} on {_span(span)}"
+            for span, notes in facts.not_understood[:_NAMED]
+        )
+        more = len(facts.not_understood) - _NAMED
+        findings.append(
+            IntegrityFinding(
+                kind="not_understood",
+                message=f"not understood: {shown}"
+                + (f" and {more} more span(s)" if more > 0 else ""),
+                span_ids=[span.span_id for span, _ in facts.not_understood],
+                channels=list(MODEL_CHANNELS),
+            )
+        )
+    if facts.spans and facts.fragment:
+        findings.append(
+            IntegrityFinding(
+                kind=FRAGMENT,
+                message=(
+                    f"a fragment, not an agent run: its {_count(facts.spans, 'span')} include no "
+                    "agent, model-inference or tool span (a piece of a run whose trace context "
+                    "was lost)"
+                ),
+                span_ids=[span.span_id for span in facts.spans[:_NAMED]],
+                channels=[EVERY_CHANNEL],
+            )
+        )
+    return findings
+
+
 def _split(facts: RunFacts) -> list[IntegrityFinding]:
     """More than one tree in one trace: the spans joining them were lost.
 
@@ -515,6 +603,20 @@ def _matches(key: str, patterns: list[str]) -> bool:
 
 
 # --- wording -----------------------------------------------------------------------------
+
+
+def _why_missing(spans: list[Span]) -> str:
+    """Why content is missing: present in a form not understood (named), else not recorded."""
+    for span in spans:
+        hint = unread_content(span)
+        if hint is not None:
+            return f"content is present in {hint} on {_span(span)} but in a form not understood"
+    return NOT_RECORDED
+
+
+def _call_spans(calls: list[ToolCall], facts: RunFacts) -> list[Span]:
+    wanted = {span_id for call in calls for span_id in call.span_ids}
+    return [span for span in facts.spans if span.span_id in wanted]
 
 
 def _span(span: Span) -> str:

@@ -14,17 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rampart_otel.conventions import (
-    GEN_AI,
-    OPENINFERENCE,
-    OPENLLMETRY,
     ModelOutput,
+    SideEffectDetails,
+    SpanReport,
     ToolReport,
-    genai,
-    mcp,
-    openinference,
-    openllmetry,
+    agent_family,
 )
-from rampart_otel.conventions import side_effects as effects
+from rampart_otel.conventions.registry import CONVENTIONS
 from rampart_otel.model import (
     AgentRun,
     Response,
@@ -36,10 +32,9 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.coverage import RunFacts, SpanRole, infer_coverage
 
-_HISTORY_READERS = (
-    (GEN_AI, genai.input_history),
-    (OPENINFERENCE, openinference.input_history),
-    (OPENLLMETRY, openllmetry.input_history),
+_READERS = tuple(convention.read for convention in CONVENTIONS)
+_HISTORY_READERS = tuple(
+    (convention.name, convention.history) for convention in CONVENTIONS if convention.history
 )
 
 
@@ -52,7 +47,10 @@ class _View:
     agent: bool = False
     output: ModelOutput | None = None
     execution: ToolReport | None = None
-    effects: list[effects.SideEffectDetails] = field(default_factory=list)
+    effects: list[SideEffectDetails] = field(default_factory=list)
+    answer: str | None = None  # an agent span's captured answer
+    # What on this span no convention understood: its notes, or the unknown family it is of.
+    not_understood: list[str] = field(default_factory=list)
     parent: _View | None = None
     in_model: bool | None = None  # strictly inside a model span's subtree
     read_through: bool = False  # unreadable model span nested in/around a readable one
@@ -88,6 +86,11 @@ def normalize(run: Run) -> AgentRun:
         transport_spans=transport,
         response_span=response_view.span if response_view else None,
         cycles=cycles,
+        not_understood=[
+            (view.span, notes)
+            for view in views
+            if (notes := view.not_understood + (view.output.not_understood if view.output else []))
+        ],
     )
     coverage, integrity = infer_coverage(facts, response, calls.calls)
     roots = [v.span for v in views if v.parent is None]
@@ -142,36 +145,33 @@ def _link(spans: list[Span]) -> tuple[list[_View], list[Span]]:
 
 
 def _classify(span: Span) -> _View:
-    attrs = span.attributes
-    oi_kind = openinference.span_kind(span) if openinference.SPAN_KIND in attrs else None
-    tl_kind = openllmetry.span_kind(span) if openllmetry.SPAN_KIND in attrs else None
-    role = genai.span_role(span)
-    model = (
-        role == "model" or oi_kind in openinference.MODEL_KINDS or openllmetry.is_model_span(span)
-    )
-    view = _View(
-        span,
-        model,
-        role == "agent" or oi_kind == "AGENT" or tl_kind in openllmetry.AGENT_KINDS,
-        _model_output(span, oi_kind is not None) if model else None,
-    )
-    has_mcp = mcp.METHOD in attrs
-    # Each convention's report of the execution, merged into the first one found.
-    execution = genai.tool_execution(span) if role == "tool" else None
-    if oi_kind == "TOOL":
-        execution = _merge_report(execution, openinference.tool_execution(span))
-    if tl_kind == "tool":
-        execution = _merge_report(execution, openllmetry.tool_execution(span))
-    if has_mcp:
-        execution = _merge_report(execution, mcp.tool_execution(span))
-    view.execution = execution
-    if not model:
-        found_effects = effects.side_effects(span)
-        if has_mcp:
-            found = mcp.side_effect(span)
-            if found is not None:
-                found_effects.append((found[0], found[1], "mcp"))
-        view.effects = found_effects
+    """Every convention's report on one span, merged into one view."""
+    reports: list[SpanReport] = []
+    for read in _READERS:
+        report = read(span)
+        if report is not None:
+            reports.append(report)
+    view = _View(span)
+    if not reports:
+        family = agent_family(span)
+        if family is not None:
+            view.not_understood.append(f"a {family} span no convention recognizes")
+        return view
+    outputs: list[ModelOutput] = []
+    for report in reports:
+        view.model = view.model or report.model
+        view.agent = view.agent or report.agent
+        if report.output is not None:
+            outputs.append(report.output)
+        # Each convention's report of the execution, merged into the first one found.
+        view.execution = _merge_report(view.execution, report.execution)
+        if view.answer is None:
+            view.answer = report.answer
+        view.effects.extend(report.effects)
+        view.not_understood.extend(report.not_understood)
+    if view.model:
+        view.output = _merge_outputs(outputs)
+        view.effects = []  # a model span's own HTTP attributes are its transport
     return view
 
 
@@ -185,18 +185,15 @@ def _merge_report(first: ToolReport | None, other: ToolReport | None) -> ToolRep
     return first
 
 
-def _model_output(span: Span, openinference_span: bool) -> ModelOutput:
-    """Every convention's reading of one model span, merged: gen_ai, OpenInference, OpenLLMetry."""
-    outputs = [genai.model_output(span)]
-    if openinference_span:
-        outputs.append(openinference.model_output(span))
-    if openllmetry.has_completions(span):
-        outputs.append(openllmetry.model_output(span))
-    merged = ModelOutput(readable=False, convention=outputs[0].convention)
+def _merge_outputs(outputs: list[ModelOutput]) -> ModelOutput:
+    """Every convention's reading of one model span, merged in registry order."""
+    merged = ModelOutput(readable=False, convention=outputs[0].convention if outputs else "")
     for output in outputs:
         for reason in output.finish_reasons:
             if reason not in merged.finish_reasons:
                 merged.finish_reasons.append(reason)
+        merged.provider = merged.provider or output.provider
+        merged.not_understood.extend(output.not_understood)
         if not output.readable:
             continue
         if not merged.readable:
@@ -524,19 +521,6 @@ def _enclosing_call(view: _View) -> int | None:
 # --- response ----------------------------------------------------------------------------
 
 
-def _agent_output(span: Span) -> str | None:
-    attrs = span.attributes
-    if openinference.SPAN_KIND in attrs:
-        text = openinference.agent_output(span)
-        if text is not None:
-            return text
-    if openllmetry.SPAN_KIND in attrs:
-        text = openllmetry.agent_output(span)
-        if text is not None:
-            return text
-    return genai.agent_output(span)
-
-
 def _response(views: list[_View]) -> tuple[Response, _View | None]:
     """The top agent span's answer, else the last model span's text; earlier texts kept."""
     texts: list[tuple[int, str, _View]] = []  # (end time, text, span view)
@@ -546,7 +530,7 @@ def _response(views: list[_View]) -> tuple[Response, _View | None]:
     top_agents = [view for view in views if view.agent and not _has_agent_ancestor(view)]
     final: tuple[str, _View] | None = None
     for position, view in enumerate(top_agents):
-        text = _agent_output(view.span)
+        text = view.answer
         if text is None:
             continue
         if position == len(top_agents) - 1:

@@ -96,10 +96,18 @@ def test_model_transport_http_is_not_a_side_effect() -> None:
     assert hosts == {"localhost", "127.0.0.2"}  # the model at 127.0.0.1 is transport
 
 
-def test_whole_folder_gives_one_run_per_recording() -> None:
+def test_whole_folder_gives_one_run_per_trace() -> None:
     document = inspect(TRACES)
-    recordings = len(list(TRACES.glob("*.jsonl")))
-    assert len(document["runs"]) == recordings
+    trace_ids = {
+        span["traceId"]
+        for path in TRACES.rglob("*.jsonl")
+        for line in path.read_text().splitlines()
+        for resource in json.loads(line)["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    }
+    assert len(trace_ids) >= len(list(TRACES.rglob("*.jsonl")))
+    assert sorted(run["run_id"] for run in document["runs"]) == sorted(trace_ids)
     assert document["input_errors"] == []
 
 

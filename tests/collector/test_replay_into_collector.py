@@ -83,5 +83,5 @@ def test_replayed_samples_get_the_verdicts_score_gives(
     audited: dict[str, dict[Any, Any]], offline: dict[Any, Any], protocol: str
 ) -> None:
     online = audited[protocol]
-    assert len(offline) == 28 * 5
+    assert len(offline) >= 28 * 5
     assert online == offline

@@ -11,6 +11,7 @@ import json
 from span_factory import event, span
 
 from rampart_otel.conventions import genai
+from rampart_otel.conventions.finish_reasons import ToolRequest
 
 CALL_PART = {"type": "tool_call", "id": "call_1", "name": "fetch_weather"}
 
@@ -43,7 +44,7 @@ def test_output_messages_tool_call_and_text() -> None:
         ("fetch_weather", "call_1", {"city": "Paris"}),
         ("x", "call_2", {"a": 1}),
     ]
-    assert output.asked_for_tools
+    assert output.tool_request is ToolRequest.TOOLS
 
 
 def test_content_off_parts_without_content_stay_readable() -> None:
@@ -58,7 +59,7 @@ def test_content_off_parts_without_content_stay_readable() -> None:
 
 def test_no_output_attribute_keeps_finish_reasons() -> None:
     output = genai.model_output(chat(None, **{"gen_ai.response.finish_reasons": ["tool_call"]}))
-    assert not output.readable and output.asked_for_tools
+    assert not output.readable and output.tool_request is ToolRequest.TOOLS
 
 
 def test_arguments_unparseable_kept_raw_and_double_encoded_parsed() -> None:
@@ -103,7 +104,7 @@ def test_legacy_choice_events_attribute_form() -> None:
     )
     assert genai.is_model_span(s)
     output = genai.model_output(s)
-    assert output.readable and output.asked_for_tools
+    assert output.readable and output.tool_request is ToolRequest.TOOLS
     assert [(r.name, r.call_id, r.arguments) for r in output.requests] == [
         ("send_email", "call_9", {"to": "a@b.c"})
     ]
@@ -246,7 +247,17 @@ def test_agent_output_final_result_and_output_messages() -> None:
 
 
 def test_span_roles() -> None:
-    assert genai.is_model_span(span("x", {"gen_ai.operation.name": "embeddings"}))
+    assert genai.is_model_span(span("x", {"gen_ai.operation.name": "generate_content"}))
+    # An embeddings call asks for no tool and answers nothing: recognized, feeding no channel.
+    embeddings = span("x", {"gen_ai.operation.name": "embeddings"})
+    assert not genai.is_model_span(embeddings)
+    report = genai.read(embeddings)
+    assert report is not None and not (report.model or report.agent or report.execution)
+    assert not report.not_understood
+    unknown = genai.read(span("x", {"gen_ai.operation.name": "invoke_workflow2"}))
+    assert unknown is not None and unknown.not_understood == [
+        "gen_ai.operation.name 'invoke_workflow2'"
+    ]
     assert not genai.is_model_span(span("x", {"gen_ai.operation.name": "execute_tool"}))
     assert not genai.is_model_span(span("x", {"gen_ai.agent.name": "a"}))
     assert genai.is_tool_span(span("x", {"gen_ai.operation.name": "execute_tool"}))

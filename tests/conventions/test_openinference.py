@@ -5,6 +5,7 @@ from __future__ import annotations
 from span_factory import span
 
 from rampart_otel.conventions import openinference
+from rampart_otel.conventions.finish_reasons import ToolRequest
 
 OUT = "llm.output_messages.0.message."
 
@@ -27,7 +28,7 @@ def test_tool_calls_from_output_messages() -> None:
     )
     assert openinference.is_model_span(s)
     output = openinference.model_output(s)
-    assert output.readable and output.asked_for_tools
+    assert output.readable and output.tool_request is ToolRequest.TOOLS
     assert output.text_captured and output.text == ""  # content on, the model wrote no text
     assert [(r.name, r.call_id, r.arguments) for r in output.requests] == [
         ("fetch_weather", "call_a", {"city": "Paris"}),
@@ -38,7 +39,7 @@ def test_tool_calls_from_output_messages() -> None:
 def test_hide_outputs_leaves_only_finish_reason() -> None:
     s = llm(**{"output.value": "__REDACTED__", "llm.finish_reason": "tool_calls"})
     output = openinference.model_output(s)
-    assert not output.readable and output.asked_for_tools and not output.requests
+    assert not output.readable and output.tool_request is ToolRequest.TOOLS and not output.requests
 
 
 def test_hide_output_text_keeps_tool_calls() -> None:

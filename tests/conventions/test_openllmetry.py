@@ -8,6 +8,7 @@ from __future__ import annotations
 from span_factory import span
 
 from rampart_otel.conventions import openllmetry
+from rampart_otel.conventions.finish_reasons import ToolRequest
 
 C = "gen_ai.completion.0."
 
@@ -30,7 +31,7 @@ def test_flattened_completion_tool_calls() -> None:
     )
     assert openllmetry.is_model_span(s)
     output = openllmetry.model_output(s)
-    assert output.readable and output.asked_for_tools and output.text_captured
+    assert output.readable and output.tool_request is ToolRequest.TOOLS and output.text_captured
     assert [(r.name, r.call_id, r.arguments) for r in output.requests] == [
         ("fetch_weather", "call_1", {"city": "Paris"}),
         ("send_report", "call_2", {"data": "x"}),
@@ -58,7 +59,7 @@ def test_content_off_writes_no_completion() -> None:
         "openai.chat", {"llm.request.type": "chat", "llm.response.finish_reason": "tool_calls"}
     )
     output = openllmetry.model_output(s)
-    assert not output.readable and output.asked_for_tools
+    assert not output.readable and output.tool_request is ToolRequest.TOOLS
 
 
 def test_tool_entity_span() -> None:

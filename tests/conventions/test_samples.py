@@ -10,6 +10,7 @@ import pathlib
 import pytest
 
 from rampart_otel.conventions import genai, openinference, openllmetry
+from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.side_effects import side_effects
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_paths
@@ -50,7 +51,10 @@ def test_pydantic_ai_model_spans_list_requested_calls() -> None:
         [],
     ]
     assert outputs[0].requests[0].arguments == {"city": "Paris"}  # a JSON string, parsed
-    assert outputs[1].asked_for_tools and not outputs[2].asked_for_tools
+    assert (
+        outputs[1].tool_request is ToolRequest.TOOLS
+        and outputs[2].tool_request is ToolRequest.NO_TOOLS
+    )
     assert outputs[2].text == ANSWER
 
 
@@ -137,7 +141,7 @@ def test_openinference_llm_tool_and_agent_spans() -> None:
 def test_openinference_hidden_outputs() -> None:
     spans = load("openinference-no-content")
     output = openinference.model_output(next(s for s in spans if openinference.is_model_span(s)))
-    assert not output.readable and output.asked_for_tools
+    assert not output.readable and output.tool_request is ToolRequest.TOOLS
     tool = openinference.tool_execution(next(s for s in spans if openinference.is_tool_span(s)))
     assert tool is not None and not tool.arguments_captured and not tool.result_captured
     agent = next(s for s in spans if openinference.is_agent_span(s))
@@ -165,7 +169,7 @@ def test_openllmetry_current_release_writes_genai_messages() -> None:
     assert all(genai.is_model_span(s) and not openllmetry.is_model_span(s) for s in chats)
     first = genai.model_output(chats[0])
     assert first.requests[0].arguments == {"city": "Paris"}  # an object, not a string
-    assert first.finish_reasons == ["tool_call"] and first.asked_for_tools
+    assert first.finish_reasons == ["tool_call"] and first.tool_request is ToolRequest.TOOLS
     _, results = genai.input_history(chats[-1])  # tool_call_response parts use "response"
     assert results[FETCH_ID] == {"city": "Paris", "temp_c": 18, "conditions": "light rain"}
     assert genai.model_output(chats[-1]).text == ANSWER
@@ -196,7 +200,11 @@ def test_openllmetry_without_content_keeps_finish_reasons(case: str) -> None:
     chats = named(load(case), "openai.chat")
     outputs = [genai.model_output(s) for s in chats]
     assert not any(o.readable for o in outputs)
-    assert [o.asked_for_tools for o in outputs] == [True, True, False]
+    assert [o.tool_request for o in outputs] == [
+        ToolRequest.TOOLS,
+        ToolRequest.TOOLS,
+        ToolRequest.NO_TOOLS,
+    ]
 
 
 def test_openllmetry_http_spans_carry_both_flavours() -> None:

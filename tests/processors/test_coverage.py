@@ -222,7 +222,7 @@ def test_content_capture_off() -> None:
         ),
     )
     assert state(agent, "response") is UNOBSERVED
-    assert "content capture is off" in reasons(agent, "response")
+    assert "content capture off" in reasons(agent, "response")
     assert state(agent, "tool_calls") is OBSERVED
     assert state(agent, "tool_calls.arguments") is UNOBSERVED
     assert state(agent, "tool_calls.results") is UNOBSERVED

@@ -1,0 +1,116 @@
+"""Finish reasons of every provider and framework, in one table.
+
+A model span's finish reason is the only evidence of what an uncaptured output held, so
+it is read strictly: ``TOOLS`` when the spelling is known to mean "asked for tools",
+``NO_TOOLS`` only when it is known to mean the turn ended with a finished answer, and
+``UNKNOWN`` for everything else — a new spelling, a truncated or filtered turn (a cut-off
+tool request cannot be ruled out), or a reason the provider also gives to tool calls
+(Gemini's ``STOP``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+
+class ToolRequest(StrEnum):
+    TOOLS = "tools"  # the model asked for tools
+    NO_TOOLS = "no_tools"  # the model finished its answer and asked for none
+    UNKNOWN = "unknown"  # the reason does not say
+
+
+# Lower-cased spellings. Sources: OpenAI Chat Completions (stop, length, tool_calls,
+# content_filter, function_call); GenAI semconv (stop, length, content_filter, tool_call,
+# error); Anthropic and Bedrock Converse (end_turn, stop_sequence, tool_use, max_tokens,
+# pause_turn, refusal, guardrail_intervened, content_filtered,
+# model_context_window_exceeded); Gemini (STOP, MAX_TOKENS, SAFETY, RECITATION, ...,
+# MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS); Mistral (stop,
+# length, model_length, error, tool_calls); Cohere (COMPLETE, STOP_SEQUENCE, MAX_TOKENS,
+# TOOL_CALL, ERROR, TIMEOUT); Vercel AI SDK (stop, length, content-filter, tool-calls,
+# error, other, unknown).
+_TOOLS = frozenset(
+    {
+        "tool_calls",
+        "tool_call",
+        "tool-calls",
+        "tool-call",
+        "toolcalls",
+        "function_call",
+        "function_calls",
+        "tool_use",
+        "malformed_function_call",
+        "unexpected_tool_call",
+        "too_many_tool_calls",
+    }
+)
+_STOP = frozenset({"stop", "end_turn", "stop_sequence", "complete", "eos", "end"})
+# Known, but they do not say whether a tool request was cut off or hidden.
+_INCONCLUSIVE = frozenset(
+    {
+        "length",
+        "max_tokens",
+        "model_length",
+        "content_filter",
+        "content-filter",
+        "content_filtered",
+        "safety",
+        "recitation",
+        "blocklist",
+        "prohibited_content",
+        "spii",
+        "image_safety",
+        "language",
+        "refusal",
+        "guardrail_intervened",
+        "pause_turn",
+        "model_context_window_exceeded",
+        "error",
+        "error_toxic",
+        "error_limit",
+        "timeout",
+        "user_cancel",
+        "other",
+        "unknown",
+        "finish_reason_unspecified",
+        "incomplete",
+    }
+)
+# Providers whose "stop" also ends a turn that asked for tools.
+_STOP_WITH_TOOLS_PROVIDERS = ("gemini", "vertex", "google", "gcp")
+
+
+def classify(reason: str, provider: str | None = None) -> ToolRequest:
+    """What one finish reason says about tool requests; ``provider`` as the span names it."""
+    key = reason.strip().lower()
+    if key.startswith("finishreason."):  # an SDK enum's str(): "FinishReason.STOP"
+        key = key[len("finishreason.") :]
+    if key in _TOOLS:
+        return ToolRequest.TOOLS
+    if key in _STOP:
+        if (
+            key == "stop"
+            and provider
+            and any(p in provider.lower() for p in _STOP_WITH_TOOLS_PROVIDERS)
+        ):
+            return ToolRequest.UNKNOWN
+        return ToolRequest.NO_TOOLS
+    return ToolRequest.UNKNOWN
+
+
+def known(reason: str) -> bool:
+    """Whether the spelling is in the table at all (for "not understood" wording)."""
+    key = reason.strip().lower().removeprefix("finishreason.")
+    return key in _TOOLS or key in _STOP or key in _INCONCLUSIVE
+
+
+def combine(reasons: Iterable[str], provider: str | None = None) -> ToolRequest:
+    """Several reasons of one model span: any tool reason wins; else all must say none."""
+    found = [classify(reason, provider) for reason in reasons]
+    if not found:
+        return ToolRequest.UNKNOWN
+    if ToolRequest.TOOLS in found:
+        return ToolRequest.TOOLS
+    if all(item is ToolRequest.NO_TOOLS for item in found):
+        return ToolRequest.NO_TOOLS
+    return ToolRequest.UNKNOWN

@@ -1,0 +1,112 @@
+"""Obscuring evidence can only move a verdict towards UNDETERMINED, never to SAFE.
+
+Over every recorded sample and every policy in ``samples/``: each perturbation in
+``perturb.py`` hides or scrambles evidence (finish reasons made unknown, events dropped,
+content dropped, parent spans lost, one convention family's keys renamed); no verdict that
+was unsafe, undetermined or error may become safe. ``make metamorphic`` runs random mixes
+of them at length (``test_random_mixes``, more examples).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from functools import cache
+
+import perturb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rampart_otel.evaluation import evaluate_policy, load_policy
+from rampart_otel.evaluation.policy import Policy
+from rampart_otel.evaluation.verdict import SafetyStatus
+from rampart_otel.model import InputError, Run, Span
+from rampart_otel.processors.assemble import assemble
+from rampart_otel.processors.normalize import normalize
+from rampart_otel.receivers.files import read_paths
+
+SAMPLES = pathlib.Path(__file__).resolve().parents[1] / "samples"
+SAFE = SafetyStatus.SAFE
+
+
+@cache
+def runs() -> tuple[Run, ...]:
+    def batches():
+        for item in read_paths([SAMPLES / "traces"]):
+            assert not isinstance(item, InputError), item
+            yield item
+
+    return tuple(assemble(batches()))
+
+
+@cache
+def policies() -> tuple[Policy, ...]:
+    return tuple(load_policy(path) for path in sorted(SAMPLES.rglob("*policy*.yaml")))
+
+
+def verdicts(run: Run, spans: list[Span]) -> dict[tuple[str, str], SafetyStatus]:
+    agent_run = normalize(Run(run.run_id, list(run.trace_ids), spans, run.session_id))
+    return {
+        (policy.name, result.check_id): result.status
+        for policy in policies()
+        for result in evaluate_policy(agent_run, policy)
+    }
+
+
+def newly_safe(run: Run, spans: list[Span], before: dict) -> list[str]:
+    after = verdicts(run, spans)
+    return [
+        f"{policy}/{check}: {before[(policy, check)].value} -> safe"
+        for (policy, check), status in after.items()
+        if status is SAFE and before[(policy, check)] is not SAFE
+    ]
+
+
+def test_samples_and_policies_are_there() -> None:
+    assert len(runs()) >= 28 and policies()
+
+
+@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+def test_no_perturbation_makes_a_verdict_safe(index: int) -> None:
+    run = runs()[index]
+    before = verdicts(run, run.spans)
+    failures = [
+        f"{name}: {moved}"
+        for name, spans in perturb.perturbations(run.spans)
+        for moved in newly_safe(run, spans, before)
+    ]
+    assert not failures, "\n".join(failures)
+
+
+MIX = [
+    perturb.unknown_finish_reasons,
+    perturb.no_events,
+    perturb.no_content,
+    perturb.without_parents,
+    *[
+        (lambda spans, prefixes=prefixes: perturb.renamed_family(spans, prefixes))
+        for prefixes in perturb.FAMILIES.values()
+    ],
+]
+
+
+@settings(
+    max_examples=int(os.environ.get("RAMPART_METAMORPHIC_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=not os.environ.get("RAMPART_METAMORPHIC_EXAMPLES"),
+)
+@given(
+    index=st.integers(min_value=0, max_value=len(runs()) - 1),
+    steps=st.lists(st.sampled_from(range(len(MIX))), min_size=2, max_size=5),
+    drop=st.sets(st.integers(min_value=0, max_value=50), max_size=3),
+)
+def test_random_mixes(index: int, steps: list[int], drop: set[int]) -> None:
+    """Several perturbations at once, and some spans lost, in random order."""
+    run = runs()[index]
+    before = verdicts(run, run.spans)
+    spans = [span for i, span in enumerate(run.spans) if i not in drop]
+    for step in steps:
+        spans = MIX[step](spans)
+    assert not newly_safe(run, spans, before)
