@@ -7,9 +7,9 @@
 // (from samples/frameworks/tools.py, via cases.py) and the loopback addresses in the
 // environment: ANTHROPIC_BASE_URL (the scripted model), ANTHROPIC_API_KEY,
 // OTEL_EXPORTER_OTLP_ENDPOINT (its sink, protocol http/protobuf) and HOME (a fresh
-// directory per case; `claude -p` needs no config file in it). A case adds the content switches (OTEL_LOG_USER_PROMPTS,
-// OTEL_LOG_TOOL_DETAILS, OTEL_LOG_TOOL_CONTENT) or detailed beta tracing
-// (ENABLE_BETA_TRACING_DETAILED) in its env. Claude Code's own Bash tool is the task's tool:
+// directory per case; `claude -p` needs no config file in it). A case adds the content
+// switches (OTEL_LOG_USER_PROMPTS, OTEL_LOG_TOOL_DETAILS, OTEL_LOG_TOOL_CONTENT), detailed
+// beta tracing (ENABLE_BETA_TRACING_DETAILED) or a caller's TRACEPARENT in its env. Claude Code's own Bash tool is the task's tool:
 // the scripted model asks it for curl and sqlite3 commands (see cases.py).
 
 import { spawnSync } from "node:child_process";
