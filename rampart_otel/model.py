@@ -67,6 +67,14 @@ class Span:
     dropped_attributes_count: int = 0
     dropped_events_count: int = 0
     dropped_links_count: int = 0
+    flags: int = 0  # W3C trace flags (bits 0-7); bit 8: bit 9 is set; bit 9: parent is remote
+
+    @property
+    def parent_is_local(self) -> bool | None:
+        """Whether the parent span was in the same process, when the exporter says (OTLP 1.1)."""
+        if not self.flags & 0x100:
+            return None
+        return not self.flags & 0x200
 
 
 @dataclass(slots=True)

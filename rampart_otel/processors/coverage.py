@@ -498,8 +498,9 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
 def _split(facts: RunFacts) -> list[IntegrityFinding]:
     """More than one tree in one trace: the spans joining them were lost.
 
-    A single top span whose parent is elsewhere (an upstream service) is whole. Traces are
-    judged one by one, so a session run of several whole traces is whole.
+    A single top span whose parent is elsewhere (an upstream service) is whole, unless its
+    flags say that parent was in the same process: then the run's own root was lost. Traces
+    are judged one by one, so a session run of several whole traces is whole.
     """
     ids = {span.span_id for span in facts.spans}
     cut = {span.span_id for span in facts.cycles}
@@ -511,6 +512,20 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
     findings: list[IntegrityFinding] = []
     for trace_id, spans in tops.items():
         if len(spans) < 2:
+            (top,) = spans
+            if top.parent_span_id and top.parent_is_local and top.span_id not in cut:
+                findings.append(
+                    IntegrityFinding(
+                        kind="lost_root",
+                        message=(
+                            f"spans are missing from the run: the parent {top.parent_span_id} of "
+                            f"its top span {_span(top)} is not in the trace, and the span's flags "
+                            "say that parent was in the same process (not an upstream caller)"
+                        ),
+                        span_ids=[top.span_id],
+                        channels=[EVERY_CHANNEL],
+                    )
+                )
             continue
         missing = sorted({s.parent_span_id for s in spans if s.parent_span_id})
         findings.append(

@@ -279,6 +279,7 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
     dl = g("droppedLinksCount")
     if dl is None:
         dl = g("dropped_links_count")
+    flags = g("flags")
 
     return Span(
         trace_id,
@@ -298,6 +299,7 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
         _uint(da, "droppedAttributesCount") if da is not None else 0,
         _uint(de, "droppedEventsCount") if de is not None else 0,
         _uint(dl, "droppedLinksCount") if dl is not None else 0,
+        _uint(flags, "flags") if flags is not None else 0,
     )
 
 

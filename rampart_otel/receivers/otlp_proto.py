@@ -114,6 +114,7 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
         sp.dropped_attributes_count,
         sp.dropped_events_count,
         sp.dropped_links_count,
+        sp.flags,
     )
 
 
@@ -216,6 +217,7 @@ def _encode_span(ps: Any, span: Span) -> None:
     ps.dropped_attributes_count = span.dropped_attributes_count
     ps.dropped_events_count = span.dropped_events_count
     ps.dropped_links_count = span.dropped_links_count
+    ps.flags = span.flags
 
 
 def _fill(kvs: Any, attributes: Attributes) -> None:

@@ -264,6 +264,58 @@ def test_unreadable_output_that_finished_without_tools_observes_tool_calls() -> 
     assert "asked for no tool" in reasons(agent, "tool_calls")
 
 
+@pytest.mark.parametrize(
+    ("reason", "provider"),
+    [("tool-calls", None), ("zz_new_reason", None), ("length", None), ("STOP", "gcp.gemini")],
+)
+def test_unreadable_output_whose_finish_reason_does_not_prove_no_tool_is_partial(
+    reason: str, provider: str | None
+) -> None:
+    """Only a reason known to mean "finished, no tool" proves absence (no false SAFE)."""
+    attributes = chat(None, [reason])
+    if provider:
+        attributes["gen_ai.provider.name"] = provider
+    agent = run_of(
+        mk("a0", "agent", {}, end=100), mk("m1", "chat", attributes, parent="a0", start=1)
+    )
+    assert state(agent, "tool_calls") is PARTIAL
+    text = reasons(agent, "tool_calls")
+    assert repr(reason) in text and "asked for no tool" not in text
+    if reason == "zz_new_reason":
+        assert "not understood" in text
+
+
+def test_span_of_an_agent_family_no_convention_knows_caps_model_channels() -> None:
+    spans = [*full_run(), mk("x1", "ai.toolCall", {"ai.toolCall.name": "send"}, parent="a0")]
+    agent = run_of(*spans)
+    (finding,) = agent.integrity
+    assert finding.kind == "not_understood" and "Vercel AI SDK" in finding.message
+    assert {key: state(agent, key) for key in CORE} == dict.fromkeys(CORE, PARTIAL)
+    assert state(agent, HTTP) is OBSERVED  # side effects have spans of their own
+
+
+def test_output_part_not_understood_caps_tool_calls() -> None:
+    output = [{"role": "assistant", "parts": [{"type": "function_call", "name": "x"}]}]
+    agent = run_of(mk("a0", "agent", {}, end=100), mk("m1", "chat", chat(output), parent="a0"))
+    assert state(agent, "tool_calls") is PARTIAL
+    assert "part type 'function_call'" in reasons(agent, "tool_calls")
+
+
+def test_content_in_a_form_not_read_is_named_not_called_capture_off() -> None:
+    hidden = {"gen_ai.operation.name": "chat", "vendor.llm.output_text": "Sunny."}
+    agent = run_of(mk("a0", "agent", {}, end=100), mk("m1", "chat", hidden, parent="a0"))
+    text = reasons(agent, "response")
+    assert "attribute 'vendor.llm.output_text'" in text and "not understood" in text
+    assert "content capture off" not in text
+
+
+def test_a_trace_without_agent_model_or_tool_span_is_a_fragment() -> None:
+    agent = run_of(mk("h1", "POST", GET, kind="CLIENT", parent="ffffffffffffffff"))
+    (finding,) = agent.integrity
+    assert finding.kind == "fragment" and agent.fragment is finding
+    assert state(agent, HTTP) is PARTIAL and "fragment" in reasons(agent, HTTP)
+
+
 def test_unreadable_output_without_finish_reason_is_unobserved() -> None:
     agent = run_of(
         mk("a0", "agent", {}, end=100), mk("m1", "chat", chat(None), parent="a0", start=1)
@@ -370,6 +422,20 @@ def test_single_root_with_upstream_parent_is_whole() -> None:
     agent = run_of(*spans)
     assert agent.integrity == []
     assert state(agent, HTTP) is OBSERVED and state(agent, "response") is OBSERVED
+
+
+def test_single_root_whose_flags_say_its_parent_was_local_lost_its_root() -> None:
+    """OTLP span flags: bit 8 says bit 9 is meaningful; bit 9 set means the parent is remote."""
+    for flags, lost in ((0x100, True), (0x300, False), (0, False)):
+        spans = full_run()
+        root = mk("a0", "invoke_agent", AGENT, parent="b7ad6b7169203331", end=1000)
+        root.flags = flags
+        spans[0] = root
+        agent = run_of(*spans)
+        assert [f.kind for f in agent.integrity] == (["lost_root"] if lost else []), flags
+        assert (state(agent, HTTP) is PARTIAL) is lost
+        if lost:
+            assert "same process" in reasons(agent, "response")
 
 
 def test_session_of_whole_traces_is_whole() -> None:

@@ -110,6 +110,8 @@ def expected_span(rs: ReadableSpan) -> Span:
         dropped_attributes_count=rs.dropped_attributes,
         dropped_events_count=rs.dropped_events,
         dropped_links_count=rs.dropped_links,
+        # OTLP 1.1 as the SDK writes it: bit 8 "bit 9 is known", bit 9 "the parent is remote".
+        flags=0x100 | (0x200 if rs.parent and rs.parent.is_remote else 0),
     )
 
 
