@@ -5,7 +5,7 @@ from samples.frameworks.catalog import Case, Framework
 FRAMEWORK = Framework(
     name="vercel-ai-v6",
     title="Vercel AI SDK 6",
-    instrumentation="native (ai.* spans, experimental_telemetry)",
+    instrumentation="native",
     packages=(
         "ai",
         "@ai-sdk/openai",

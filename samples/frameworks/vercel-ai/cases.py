@@ -5,7 +5,7 @@ from samples.frameworks.catalog import Case, Framework
 FRAMEWORK = Framework(
     name="vercel-ai",
     title="Vercel AI SDK 7",
-    instrumentation="@ai-sdk/otel OpenTelemetry (GenAI semconv)",
+    instrumentation="@ai-sdk/otel",
     packages=(
         "ai",
         "@ai-sdk/openai",
