@@ -107,8 +107,20 @@ def _make_handler(sink: RecordingSink) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
+        def _body(self) -> bytes:
+            """The request body, sized or chunked (Node's OTLP exporters stream it chunked)."""
+            if "chunked" not in (self.headers.get("Transfer-Encoding") or "").lower():
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            parts = []
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()  # the CRLF closing the chunk
+            while self.rfile.readline().strip():  # trailers, up to the blank line
+                pass
+            return b"".join(parts)
+
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = self._body()
             encoding = (self.headers.get("Content-Encoding") or "").lower()
             if encoding == "gzip":
                 body = gzip.decompress(body)
