@@ -228,6 +228,7 @@ _CONTENT_SEGMENT = re.compile(
     re.IGNORECASE,
 )
 _NO_CONTENT = (None, "", "__REDACTED__", "[]", "{}")
+_METADATA = re.compile(r"token|usage", re.IGNORECASE)  # llm.token_count.prompt is a number
 
 
 def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[str]) -> str | None:
@@ -257,4 +258,8 @@ def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[s
 def _holds_content(key: str, value: Any) -> bool:
     if isinstance(value, (str, list, dict, bytes)) and value in _NO_CONTENT:
         return False
-    return value is not None and _CONTENT_SEGMENT.search(key) is not None
+    return (
+        value is not None
+        and _CONTENT_SEGMENT.search(key) is not None
+        and _METADATA.search(key) is None
+    )

@@ -59,7 +59,10 @@ def read(span: Span) -> SpanReport | None:
     if kind in MODEL_KINDS:
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
     if kind == "TOOL":
-        return SpanReport(OPENINFERENCE, execution=tool_execution(span))
+        report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
+        if TOOL_NAME not in span.attributes:  # the span's name is a guess at the tool's
+            report.not_understood.append(f"TOOL span without {TOOL_NAME}")
+        return report
     if kind == "AGENT":
         return SpanReport(OPENINFERENCE, agent=True, answer=agent_output(span))
     if kind in NEUTRAL_KINDS:
