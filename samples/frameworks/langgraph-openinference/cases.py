@@ -1,0 +1,27 @@
+from samples.frameworks.catalog import Case, Framework
+
+FRAMEWORK = Framework(
+    name="langgraph-openinference",
+    title="LangChain create_agent (LangGraph)",
+    instrumentation="OpenInference",
+    packages=(
+        "langchain",
+        "langgraph",
+        "langchain-core",
+        "langchain-openai",
+        "openinference-instrumentation-langchain",
+        "openai",
+    ),
+)
+# OpenInference's TraceConfig reads these; a user hiding content sets all four.
+_HIDE = {
+    "OPENINFERENCE_HIDE_INPUTS": "true",
+    "OPENINFERENCE_HIDE_OUTPUTS": "true",
+    "OPENINFERENCE_HIDE_INPUT_MESSAGES": "true",
+    "OPENINFERENCE_HIDE_OUTPUT_MESSAGES": "true",
+}
+CASES = [
+    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
+    Case("benign", "benign", "fetch_weather only; answer"),
+    Case("no-content", "exfil-db", "the exfil run with OPENINFERENCE_HIDE_* = true", env=_HIDE),
+]
