@@ -402,9 +402,10 @@ class _CallMerger:
 
     def _merge(self, index: int, report: ToolReport) -> None:
         call = self.calls[index]
-        if report.call_id and call.call_id is None:
-            call.call_id = report.call_id
-            self._by_id.setdefault(report.call_id, index)
+        if report.call_id:
+            if call.call_id is None:
+                call.call_id = report.call_id
+            self._by_id.setdefault(report.call_id, index)  # another layer's id: an alias
         call.name = call.name or report.name
         if report.arguments_captured and (
             not call.arguments_captured
@@ -423,19 +424,24 @@ class _CallMerger:
             call.conventions.append(convention)
 
     def _related_request(self, report: ToolReport, view: _View) -> int | None:
-        """An id-less request another convention already reported on this model request.
+        """The same request, already reported on this model request by another reader.
 
-        The same request is read on the same span by two conventions, or on a model span
-        nested in another (pydantic-ai's chat span around an instrumented client's span).
+        The same request is read on the same span by two conventions (no id, or the same
+        id), or on a model span nested directly in another: two layers of one model call
+        (pydantic-ai's or an agent SDK's span around an instrumented client's span), which
+        may even name the call by different ids (a response item id and a call id).
         """
         for index in self._by_name.get(report.name, ()):
-            if report.call_id and self.calls[index].call_id is not None:
-                continue  # two different ids are two calls
+            call_id = self.calls[index].call_id
             requests = self._requests[index]
             if any(
                 other is view and convention == report.convention for other, convention in requests
             ):
                 continue  # this convention on this span already reported that one
+            if report.call_id and call_id is not None and call_id != report.call_id:
+                if any(_layers(view, other) for other, _ in requests):
+                    return index  # two ids of one call: the outer layer's is kept
+                continue  # otherwise, two different ids are two calls
             if any(_related(view, other) for other, _ in requests):
                 return index
         return None
@@ -469,6 +475,19 @@ class _CallMerger:
 
 def _related(a: _View, b: _View) -> bool:
     return a is b or _is_ancestor(a, b) or _is_ancestor(b, a)
+
+
+def _layers(a: _View, b: _View) -> bool:
+    """Two model spans, one inside the other with no tool or agent span between them."""
+    if a is b or not (a.model and b.model):
+        return False
+    inner, outer = (a, b) if _is_ancestor(b, a) else (b, a)
+    current = inner.parent
+    while current is not None and current is not outer:
+        if current.execution is not None or current.agent:
+            return False
+        current = current.parent
+    return current is outer
 
 
 def _is_ancestor(ancestor: _View, view: _View) -> bool:

@@ -510,3 +510,27 @@ def test_no_content_sample_calls_without_arguments() -> None:
     ]
     (ol,) = sample("openllmetry-no-content.jsonl")
     assert ol.tool_calls == []  # nothing on the spans names a tool
+
+
+def test_two_layers_of_one_model_call_with_different_ids_are_one_call() -> None:
+    """An SDK's model span around an instrumented client's: a response item id and a call id."""
+    spans = [
+        mk("a0", "agent", {"gen_ai.operation.name": "invoke_agent"}, end=100),
+        mk("m1", "openai.response", chat_out(tool_part("call_1", "fetch", {"c": 1})), parent="a0"),
+        mk("m2", "openai.response", chat_out(tool_part("fc_1", "fetch", {"c": 1})), parent="m1"),
+        mk("t1", "execute_tool fetch", execute("call_1", "fetch"), parent="a0", start=20),
+    ]
+    (call,) = run_of(*spans).tool_calls
+    assert call.call_id == "call_1" and call.status is ToolCallStatus.EXECUTED
+    assert call.span_ids == ["m1", "m2", "t1"]
+
+
+def test_different_ids_are_different_calls_on_one_span_or_across_a_tool() -> None:
+    same_span = chat_out(tool_part("c1", "fetch", {"c": 1}), tool_part("c2", "fetch", {"c": 2}))
+    assert len(run_of(mk("m1", "chat", same_span)).tool_calls) == 2
+    spans = [
+        mk("m1", "chat", chat_out(tool_part("c1", "fetch", {"c": 1})), end=100),
+        mk("t1", "execute_tool sub", execute("c0", "sub"), parent="m1", start=5, end=50),
+        mk("m2", "chat", chat_out(tool_part("c2", "fetch", {"c": 1})), parent="t1", start=6),
+    ]
+    assert [c.call_id for c in run_of(*spans).tool_calls if c.name == "fetch"] == ["c1", "c2"]
