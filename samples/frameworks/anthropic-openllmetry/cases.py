@@ -22,4 +22,19 @@ CASES = [
         "(ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content)",
         env={"ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE": "content"},
     ),
+    Case(
+        "tool-runner",
+        "exfil-db",
+        "the exfil run through the SDK's own tool runner (client.beta.messages.tool_runner): "
+        "the SDK's agent and tool spans beside OpenLLMetry's",
+        args=("--tool-runner",),
+    ),
+    Case(
+        "tool-runner-content",
+        "exfil-db",
+        "the tool-runner run with the SDK's spans in content mode: tool arguments and results "
+        "on the SDK's tool spans",
+        args=("--tool-runner",),
+        env={"ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE": "content"},
+    ),
 ]
