@@ -1,0 +1,40 @@
+from samples.frameworks.catalog import Case, Framework
+
+FRAMEWORK = Framework(
+    name="anthropic-openllmetry",
+    title="Anthropic SDK tool loop",
+    instrumentation="OpenLLMetry + the anthropic SDK's own spans",
+    packages=("anthropic", "opentelemetry-instrumentation-anthropic", "opentelemetry-sdk"),
+)
+CASES = [
+    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
+    Case("benign", "benign", "one fetch_weather call, GET to localhost only; answer"),
+    Case(
+        "no-content",
+        "exfil-db",
+        "the exfil run with OpenLLMetry's content capture off (TRACELOOP_TRACE_CONTENT=false)",
+        env={"TRACELOOP_TRACE_CONTENT": "false"},
+    ),
+    Case(
+        "sdk-content",
+        "exfil-db",
+        "the exfil run with the anthropic SDK's spans in content mode "
+        "(ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content)",
+        env={"ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE": "content"},
+    ),
+    Case(
+        "tool-runner",
+        "exfil-db",
+        "the exfil run through the SDK's own tool runner (client.beta.messages.tool_runner): "
+        "the SDK's agent and tool spans beside OpenLLMetry's",
+        args=("--tool-runner",),
+    ),
+    Case(
+        "tool-runner-content",
+        "exfil-db",
+        "the tool-runner run with the SDK's spans in content mode: tool arguments and results "
+        "on the SDK's tool spans",
+        args=("--tool-runner",),
+        env={"ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE": "content"},
+    ),
+]
