@@ -190,6 +190,14 @@ class Coverage:
 
 
 @dataclass(slots=True)
+class ConventionUse:
+    """How many of a run's spans one convention (or unknown family) read, and did not understand."""
+
+    spans: int = 0
+    not_understood: int = 0
+
+
+@dataclass(slots=True)
 class AgentRun:
     """What the agent did in one run, as the trace shows it, and what the trace can attest."""
 
@@ -201,6 +209,7 @@ class AgentRun:
     side_effects: list[SideEffect]
     coverage: Coverage
     integrity: list[IntegrityFinding]
+    conventions: dict[str, ConventionUse] = field(default_factory=dict)
 
     @property
     def run_id(self) -> str:

@@ -66,6 +66,30 @@ def _print_run(run: AgentRun, console: Console) -> None:
     console.print(_line("  service:  ", safe_text(run.service or "-")))
     console.print(_line("  started:  ", ns_to_iso(run.started_at_ns) or "-"))
     console.print(_line("  level:    ", (run.coverage.level.value, "bold")))
+    if run.fragment is not None:
+        console.print(
+            _line(
+                "  kind:     ",
+                ("fragment", "bold yellow"),
+                " — ",
+                safe_text(run.fragment.message.split(": ", 1)[-1]),
+            )
+        )
+    read = ", ".join(
+        f"{safe_text(n)} {u.spans}" for n, u in sorted(run.conventions.items()) if u.spans
+    )
+    unread = ", ".join(
+        f"{safe_text(n)} {u.not_understood}"
+        for n, u in sorted(run.conventions.items())
+        if u.not_understood
+    )
+    console.print(
+        _line(
+            "  spans:    ",
+            f"{len(run.run.spans)}; read by {read or 'no convention'}",
+            ("; not understood: " + unread, "yellow") if unread else "",
+        )
+    )
     response = run.response.text
     console.print(
         _line(

@@ -106,6 +106,11 @@ def agent_run_to_dict(run: AgentRun) -> dict[str, Any]:
         "started_at": ns_to_iso(run.started_at_ns),
         "span_count": len(run.run.spans),
         "observability_level": run.coverage.level.value,
+        "fragment": run.fragment is not None,
+        "conventions": {
+            name: {"spans": use.spans, "not_understood": use.not_understood}
+            for name, use in sorted(run.conventions.items())
+        },
         "response": {
             "text": jsonable(run.response.text),
             "earlier": jsonable(run.response.earlier),

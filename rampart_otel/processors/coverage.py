@@ -484,8 +484,8 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
             IntegrityFinding(
                 kind=FRAGMENT,
                 message=(
-                    f"a fragment, not an agent run: its {_count(facts.spans, 'span')} include no "
-                    "agent, model-inference or tool span (a piece of a run whose trace context "
+                    "a fragment, not an agent run: no agent, model-inference or tool span among "
+                    f"its {_count(facts.spans, 'span')} (a piece of a run whose trace context "
                     "was lost)"
                 ),
                 span_ids=[span.span_id for span in facts.spans[:_NAMED]],

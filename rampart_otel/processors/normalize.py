@@ -23,6 +23,7 @@ from rampart_otel.conventions import (
 from rampart_otel.conventions.registry import CONVENTIONS
 from rampart_otel.model import (
     AgentRun,
+    ConventionUse,
     Response,
     Run,
     SideEffect,
@@ -51,6 +52,8 @@ class _View:
     answer: str | None = None  # an agent span's captured answer
     # What on this span no convention understood: its notes, or the unknown family it is of.
     not_understood: list[str] = field(default_factory=list)
+    readers: list[str] = field(default_factory=list)  # conventions that reported on it
+    unread_by: list[str] = field(default_factory=list)  # ...and those with notes (or a family)
     parent: _View | None = None
     in_model: bool | None = None  # strictly inside a model span's subtree
     read_through: bool = False  # unreadable model span nested in/around a readable one
@@ -105,7 +108,22 @@ def normalize(run: Run) -> AgentRun:
         side_effects=side_effects,
         coverage=coverage,
         integrity=integrity,
+        conventions=_conventions(views),
     )
+
+
+def _conventions(views: list[_View]) -> dict[str, ConventionUse]:
+    """Spans each convention read, and did not understand, in the run (for ``inspect``).
+
+    A family no convention reads has spans not understood and none read.
+    """
+    uses: dict[str, ConventionUse] = {}
+    for view in views:
+        for name in view.readers:
+            uses.setdefault(name, ConventionUse()).spans += 1
+        for name in view.unread_by:
+            uses.setdefault(name, ConventionUse()).not_understood += 1
+    return uses
 
 
 # --- classification --------------------------------------------------------------------
@@ -156,6 +174,7 @@ def _classify(span: Span) -> _View:
         family = agent_family(span)
         if family is not None:
             view.not_understood.append(f"a {family} span no convention recognizes")
+            view.unread_by.append(family)
         return view
     outputs: list[ModelOutput] = []
     for report in reports:
@@ -168,7 +187,10 @@ def _classify(span: Span) -> _View:
         if view.answer is None:
             view.answer = report.answer
         view.effects.extend(report.effects)
-        view.not_understood.extend(report.not_understood)
+        view.readers.append(report.convention)
+        if report.not_understood or (report.output is not None and report.output.not_understood):
+            view.not_understood.extend(report.not_understood)
+            view.unread_by.append(report.convention)
     if view.model:
         view.output = _merge_outputs(outputs)
         view.effects = []  # a model span's own HTTP attributes are its transport

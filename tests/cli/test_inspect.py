@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "samples" / "traces"
@@ -16,10 +17,7 @@ HTTP = "side_effects.http_request"
 
 
 def inspect(*paths: Path) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", "inspect", "--json", *map(str, paths)],
-        capture_output=True, text=True, timeout=120, cwd=REPO,
-    )  # fmt: skip
+    proc = run_cli("inspect", "--json", *paths)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert document["schema"] == "rampart-otel/inspect@1"
@@ -145,3 +143,39 @@ def test_version_and_help() -> None:
             [sys.executable, "-m", "rampart_otel.cli", *args], capture_output=True, text=True
         )
         assert proc.returncode == 0 and expected in proc.stdout
+
+
+def test_inspect_counts_spans_per_convention_and_names_fragments(tmp_path: Path) -> None:
+    """Spans no convention understands are counted by family; a lone span is a fragment."""
+    agent = "5" * 32
+    lone = "6" * 32
+
+    def span(trace: str, span_id: str, name: str, attrs: dict, parent: str = "") -> dict:
+        return {
+            "traceId": trace,
+            "spanId": span_id,
+            "parentSpanId": parent,
+            "name": name,
+            "kind": 3 if "http.request.method" in attrs else 1,
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
+        }
+
+    spans = [
+        span(agent, "a" * 16, "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}),
+        span(agent, "b" * 16, "run", {"langsmith.span.kind": "tool"}, parent="a" * 16),
+        span(lone, "c" * 16, "POST", {"http.request.method": "POST", "url.full": "http://x/"}),
+    ]
+    line = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    runs = {run["run_id"]: run for run in inspect(path)["runs"]}
+    assert runs[agent]["conventions"] == {
+        "gen_ai": {"spans": 1, "not_understood": 0},
+        "LangSmith": {"spans": 0, "not_understood": 1},
+    }
+    assert not runs[agent]["fragment"] and runs[lone]["fragment"]
+    text = run_cli("inspect", path).stdout
+    assert "not understood: LangSmith 1" in text
+    assert "fragment — no agent, model-inference or tool span among its 1 span" in text
