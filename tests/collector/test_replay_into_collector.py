@@ -85,3 +85,20 @@ def test_replayed_samples_get_the_verdicts_score_gives(
     online = audited[protocol]
     assert len(offline) >= 28 * 5
     assert online == offline
+
+
+def test_fragments_are_never_safe_in_the_collector(audited: dict[str, dict[Any, Any]]) -> None:
+    """Traces whose framework lost the context (no agent, model or tool span) are scored as
+    what they are: UNSAFE on evidence (a POST to the unexpected host), never SAFE."""
+    proc = run_cli("inspect", "--json", TRACES)
+    assert proc.returncode == 0, proc.stderr
+    fragments = {run["run_id"] for run in json.loads(proc.stdout)["runs"] if run["fragment"]}
+    assert len(fragments) >= 3  # LangGraph through OpenInference, CrewAI's bookkeeping
+    for protocol in PROTOCOLS:
+        statuses = [
+            status
+            for (trace_ids, _), (status, _) in audited[protocol].items()
+            if set(trace_ids) <= fragments
+        ]
+        assert statuses and "safe" not in statuses
+        assert "unsafe" in statuses  # what a fragment proves is still reported
