@@ -1,0 +1,180 @@
+"""The README's support matrix, computed from the recorded samples, so it cannot drift.
+
+    python samples/support_matrix.py            # print the table
+    python samples/support_matrix.py --write    # put it into README.md between its markers
+
+One row per framework recording set: what rampart-otel reads from its ``exfil`` run (the
+agent's run; fragments of it are counted apart) and what is left when content capture is
+off (``no-content``). ``tests/test_support_matrix.py`` fails when README.md differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from rampart_otel.model import AgentRun, ChannelState  # noqa: E402
+from rampart_otel.pipeline import ReadStats, agent_runs  # noqa: E402
+from samples.record_frameworks import discover  # noqa: E402
+
+TRACES = REPO / "samples" / "traces"
+README = REPO / "README.md"
+BEGIN, END = "<!-- support-matrix -->", "<!-- /support-matrix -->"
+# The three libraries of samples/record.py: (title, instrumentation, file prefix).
+LIBRARIES = (
+    ("OpenAI SDK", "OpenInference", "openinference"),
+    ("OpenAI SDK", "OpenLLMetry", "openllmetry"),
+    ("pydantic-ai", "native (GenAI semconv)", "pydantic-ai"),
+)
+_STATE = {ChannelState.OBSERVED: "yes", ChannelState.PARTIAL: "partial"}
+_KINDS = {"http_request": "HTTP", "db_query": "DB", "process_exec": "process", "mcp_request": "MCP"}
+
+
+@dataclass(frozen=True)
+class Row:
+    framework: str
+    instrumentation: str
+    versions: str
+    folder: Path | None  # None: top-level samples
+    prefix: str
+
+
+def rows() -> Iterator[Row]:
+    for title, instrumentation, prefix in LIBRARIES:
+        yield Row(
+            title, instrumentation, _scope_versions(TRACES / f"{prefix}-exfil.jsonl"), None, prefix
+        )
+    for entry in discover():
+        folder = TRACES / entry.name
+        if not (folder / f"{entry.name}-exfil.jsonl").exists():
+            continue
+        framework = entry.framework
+        versions = _versions(folder, framework.packages)
+        yield Row(framework.title, framework.instrumentation, versions, folder, entry.name)
+
+
+def _versions(folder: Path, packages: tuple[str, ...]) -> str:
+    """The first two of the framework's packages, as its traces README says they were."""
+    readme = folder / "README.md"
+    text = readme.read_text(encoding="utf-8") if readme.exists() else ""
+    found = re.search(r"^Recorded with: (.*)\.$", text, re.MULTILINE)
+    if not found:
+        return "?"
+    recorded = dict(re.findall(r"`([^`]+)` ([^,]+)", found.group(1)))
+    named = [f"{name} {recorded[name]}" for name in packages if name in recorded]
+    return ", ".join(named[:2]) or "?"
+
+
+def _scope_versions(path: Path) -> str:
+    """Instrumentation versions as the spans' scopes name them (the top-level samples)."""
+    runs = _runs(path)
+    scopes = sorted(
+        {
+            f"{span.scope.name} {span.scope.version}"
+            for run in runs
+            for span in run.run.spans
+            if span.scope.version
+            and not span.scope.name.startswith("opentelemetry.instrumentation.requests")
+        }
+    )
+    return ", ".join(scopes[:2]) or "?"
+
+
+def _runs(path: Path) -> list[AgentRun]:
+    return list(agent_runs([path], ReadStats()))
+
+
+def _case(row: Row, case: str) -> Path:
+    folder = row.folder if row.folder is not None else TRACES
+    return folder / f"{row.prefix}-{case}.jsonl"
+
+
+def _state(run: AgentRun, key: str) -> str:
+    return _STATE.get(run.coverage.get(key).state, "no")
+
+
+def cells(row: Row) -> list[str]:
+    runs = _runs(_case(row, "exfil"))
+    agents = [run for run in runs if run.fragment is None]
+    fragments = [run for run in runs if run.fragment is not None]
+    run = agents[0] if agents else runs[0]
+    names = [call.name for call in run.tool_calls]
+    calls = f"{_state(run, 'tool_calls')} ({len(names)}: {', '.join(dict.fromkeys(names))})"
+    kinds = sorted({_KINDS.get(e.kind, e.kind) for e in run.side_effects})
+    attributed = sum(e.tool_call_index is not None for e in run.side_effects)
+    effects = f"{', '.join(kinds) or 'none'}; {attributed}/{len(run.side_effects)} attributed"
+    if fragments:
+        effects += f"; {sum(len(f.side_effects) for f in fragments)} in fragments"
+    off = "not recorded"
+    no_content = _case(row, "no-content")
+    if no_content.exists():
+        quiet = next((r for r in _runs(no_content) if r.fragment is None), None)
+        if quiet is not None:
+            off = ", ".join(
+                f"{label} {_state(quiet, key)}"
+                for label, key in (
+                    ("calls", "tool_calls"),
+                    ("args", "tool_calls.arguments"),
+                    ("results", "tool_calls.results"),
+                    ("answer", "response"),
+                )
+            )
+    return [
+        row.framework,
+        row.instrumentation,
+        row.versions,
+        calls,
+        _state(run, "tool_calls.arguments"),
+        _state(run, "tool_calls.results"),
+        effects,
+        _state(run, "response"),
+        off,
+    ]
+
+
+def table() -> str:
+    head = (
+        "| framework | spans by | recorded with | tool calls | arguments | results "
+        "| side effects | answer | content capture off |"
+    )
+    lines = [head, "|" + "---|" * 9]
+    for row in rows():
+        lines.append("| " + " | ".join(cells(row)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def in_readme(text: str) -> str | None:
+    """The table now between the README's markers, or None when they are missing."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        return None
+    return text[start + len(BEGIN) : end].strip("\n") + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="update README.md in place")
+    args = parser.parse_args(argv)
+    current = table()
+    if not args.write:
+        sys.stdout.write(current)
+        return 0
+    text = README.read_text(encoding="utf-8")
+    if in_readme(text) is None:
+        print(f"error: {README} has no {BEGIN} ... {END} markers", file=sys.stderr)
+        return 2
+    start, end = text.find(BEGIN) + len(BEGIN), text.find(END)
+    README.write_text(text[:start] + "\n" + current + text[end:], encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
