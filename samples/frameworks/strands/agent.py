@@ -2,12 +2,14 @@
 
 Strands writes its spans itself (``strands.telemetry``); ``StrandsTelemetry`` sets up the
 global provider with the OTLP exporter from ``OTEL_EXPORTER_OTLP_*``, as its docs show.
-``OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`` switches it to the latest
-GenAI conventions (set by the case).
+``OTEL_SEMCONV_STABILITY_OPT_IN`` picks the convention and redaction (set by the case:
+``gen_ai_latest_experimental`` for the latest GenAI conventions, used by
+``samples/frameworks/strands-latest/``; ``gen_ai_unredacted_attributes=`` to redact content).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from samples.frameworks import tools
@@ -23,7 +25,7 @@ def main() -> int:
     tools.instrument_clients()
 
     model = OpenAIModel(
-        client_args={"base_url": tools_base_url(), "api_key": "sk-scripted-0000"},
+        client_args={"base_url": os.environ["OPENAI_BASE_URL"], "api_key": "sk-scripted-0000"},
         model_id="gpt-4o-mini",
     )
     agent = Agent(
@@ -38,12 +40,6 @@ def main() -> int:
     telemetry.tracer_provider.force_flush()
     telemetry.tracer_provider.shutdown()
     return 0
-
-
-def tools_base_url() -> str:
-    import os
-
-    return os.environ["OPENAI_BASE_URL"]
 
 
 if __name__ == "__main__":
