@@ -160,6 +160,15 @@ def parse_result(value: Any) -> Any:
     return load_json(value)
 
 
+def parse_stringified_result(value: Any) -> Any:
+    """A result recorded as the JSON text of the returned value (``JSON.stringify``): a
+    string returned is a JSON string literal, whose text is then read like any raw result."""
+    decoded = load_json(value)
+    if isinstance(decoded, str) and decoded != value:
+        return load_json(decoded)
+    return decoded
+
+
 def as_str(value: Any) -> str | None:
     if isinstance(value, str):
         return value
