@@ -3,10 +3,11 @@
 Each span is classified once (cheap key probes; a prefix scan only on model spans), then:
 tool calls are merged across the conventions and spans that report them (model request
 + execution span, or two instrumentations of one call are ONE call); side effects are the
-side-effect spans outside every model-inference subtree (inside one they are the model's
-transport), each attributed to the tool call whose execution span encloses it; the
-response is the top agent span's output, else the last model span's text. Coverage and
-integrity are inferred from the same classification (``processors.coverage``).
+side-effect spans outside every model-inference subtree (inside one, with no tool execution
+span in between, they are the model's transport), each attributed to the tool call whose
+execution span encloses it; the response is the top agent span's output, else the last
+model span's text. Coverage and integrity are inferred from the same classification
+(``processors.coverage``).
 """
 
 from __future__ import annotations
@@ -223,7 +224,12 @@ def _order(view: _View) -> tuple[int, int]:
 
 
 def _resolve_in_model(view: _View) -> bool:
-    """Memoized walk up the parents: is any ancestor a model span?"""
+    """Memoized walk up the parents: is a model span above, with no tool run in between?
+
+    Only a model span's own requests are its transport. A tool execution span is the
+    agent's wherever it sits (the Vercel AI SDK's legacy spans nest tools inside the model
+    step span), so it and everything under it are outside the model's transport.
+    """
     chain: list[_View] = []
     current = view
     while True:
@@ -231,6 +237,9 @@ def _resolve_in_model(view: _View) -> bool:
             answer = current.in_model
             break
         chain.append(current)
+        if current.execution is not None:
+            answer = False
+            break
         parent = current.parent
         if parent is None or parent.model:
             answer = parent is not None
