@@ -13,6 +13,7 @@ model span's text. Coverage and integrity are inferred from the same classificat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from rampart_otel.conventions import (
     ModelOutput,
@@ -22,6 +23,7 @@ from rampart_otel.conventions import (
     agent_family,
 )
 from rampart_otel.conventions.registry import CONVENTIONS
+from rampart_otel.conventions.side_effects import DB, is_preparation
 from rampart_otel.model import (
     AgentRun,
     Response,
@@ -515,7 +517,34 @@ def _side_effects(views: list[_View]) -> tuple[list[SideEffect], dict[str, list[
                     convention=convention,
                 )
             )
-    return found, transport
+    return _fold_preparations(found), transport
+
+
+def _fold_preparations(found: list[SideEffect]) -> list[SideEffect]:
+    """A statement prepared, then run, is one query: the run stands for its preparation.
+
+    A preparation runs nothing (``side_effects.PREPARE``); it is left out when a later run
+    of the same statement, in the same trace and tool call, reports the execution. One
+    kept otherwise: its statement may have run through a call that recorded no span.
+    """
+    waiting: dict[tuple[Any, ...], list[int]] = {}
+    folded: set[int] = set()
+    for index, effect in enumerate(found):  # in start order
+        details = effect.details
+        if effect.kind != DB or not details.get("statement"):
+            continue
+        key = (
+            effect.trace_id,
+            effect.tool_call_index,
+            details.get("system"),
+            details.get("namespace"),
+            details["statement"],
+        )
+        if is_preparation(details):
+            waiting.setdefault(key, []).append(index)
+        elif waiting.get(key):
+            folded.add(waiting[key].pop(0))
+    return [effect for index, effect in enumerate(found) if index not in folded]
 
 
 def _enclosing_call(view: _View) -> int | None:
