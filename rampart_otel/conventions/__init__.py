@@ -23,6 +23,7 @@ GEN_AI = "gen_ai"
 OPENINFERENCE = "openinference"
 OPENLLMETRY = "openllmetry"
 MCP = "mcp"
+VERCEL_AI = "vercel_ai"
 
 
 @dataclass(slots=True)
