@@ -23,6 +23,7 @@ GEN_AI = "gen_ai"
 OPENINFERENCE = "openinference"
 OPENLLMETRY = "openllmetry"
 MCP = "mcp"
+VERCEL_AI = "vercel_ai"
 
 
 @dataclass(slots=True)
@@ -158,6 +159,15 @@ def parse_arguments(value: Any) -> dict[str, Any] | str | None:
 def parse_result(value: Any) -> Any:
     """A tool result; JSON text is decoded to its value, anything else is kept as is."""
     return load_json(value)
+
+
+def parse_stringified_result(value: Any) -> Any:
+    """A result recorded as the JSON text of the returned value (``JSON.stringify``): a
+    string returned is a JSON string literal, whose text is then read like any raw result."""
+    decoded = load_json(value)
+    if isinstance(decoded, str) and decoded != value:
+        return load_json(decoded)
+    return decoded
 
 
 def as_str(value: Any) -> str | None:

@@ -28,7 +28,7 @@ class ToolRequest(StrEnum):
 # MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS); Mistral (stop,
 # length, model_length, error, tool_calls); Cohere (COMPLETE, STOP_SEQUENCE, MAX_TOKENS,
 # TOOL_CALL, ERROR, TIMEOUT); Vercel AI SDK (stop, length, content-filter, tool-calls,
-# error, other, unknown).
+# error, other, unknown; interrupted since AI SDK 7).
 _TOOLS = frozenset(
     {
         "tool_calls",
@@ -72,6 +72,7 @@ _INCONCLUSIVE = frozenset(
         "user_cancel",
         "other",
         "unknown",
+        "interrupted",
         "finish_reason_unspecified",
         "incomplete",
     }

@@ -23,6 +23,7 @@ from rampart_otel.conventions import (
     load_json,
     parse_arguments,
     parse_result,
+    parse_stringified_result,
 )
 from rampart_otel.model import Event, Span
 
@@ -41,8 +42,9 @@ PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system")
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 AGENT_OPERATIONS = frozenset({"invoke_agent"})
 TOOL_OPERATIONS = frozenset({"execute_tool"})
-# Operations that produce no tool call, answer or side effect of the agent's.
-NEUTRAL_OPERATIONS = frozenset({"create_agent", "embeddings", "retrieval"})
+# Operations that produce no tool call, answer or side effect of the agent's; the Vercel AI
+# SDK's ``agent_step`` groups one step's model call and tool runs, each with its own span.
+NEUTRAL_OPERATIONS = frozenset({"create_agent", "embeddings", "retrieval", "rerank", "agent_step"})
 # Output part types (semconv and the instrumentations we read) that hold no tool request.
 _PLAIN_PARTS = frozenset(
     {
@@ -160,13 +162,15 @@ def tool_execution(span: Span) -> ToolReport | None:
     name = as_str(attrs.get(TOOL_NAME)) or _name_after(span.name, "execute_tool ")
     arguments_raw = attrs.get(TOOL_CALL_ARGUMENTS, attrs.get(PYDANTIC_TOOL_ARGUMENTS))
     result_raw = attrs.get(TOOL_CALL_RESULT, attrs.get(PYDANTIC_TOOL_RESPONSE))
+    # The semconv result is the value's JSON text: a string returned is a JSON string literal.
+    read_result = parse_stringified_result if TOOL_CALL_RESULT in attrs else parse_result
     deferred = PYDANTIC_DEFERRAL in attrs  # waiting for approval or an external run: not run
     return ToolReport(
         name=name,
         call_id=as_str(attrs.get(TOOL_CALL_ID)) or None,
         arguments=parse_arguments(arguments_raw),
         arguments_captured=arguments_raw is not None,
-        result=parse_result(result_raw),
+        result=read_result(result_raw),
         result_captured=result_raw is not None,
         executed=not deferred,
         error=not deferred and (span.status_code == "ERROR" or ERROR_TYPE in attrs),

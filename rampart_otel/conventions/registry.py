@@ -14,6 +14,7 @@ from rampart_otel.conventions import (
     mcp,
     openinference,
     openllmetry,
+    vercel_ai,
 )
 from rampart_otel.conventions import side_effects as effects
 from rampart_otel.model import Span
@@ -23,6 +24,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     openinference.CONVENTION,
     openllmetry.CONVENTION,
     mcp.CONVENTION,
+    vercel_ai.CONVENTION,
     effects.CONVENTION,
 )
 

@@ -2,7 +2,8 @@
 
 Each family is read under its current names first, then the legacy ones (semconv before
 the 1.2x stabilisations): ``http.method`` / ``http.url`` / ``net.peer.*``, ``db.system`` /
-``db.statement``, ``messaging.operation``, ``rpc.system``. A span may carry more than one
+``db.statement``, ``messaging.operation``, ``rpc.system``. A DB span that only prepares a
+statement says so in its ``operation`` (``prepare``). A span may carry more than one
 family (Elasticsearch queries are DB spans with HTTP attributes); each is reported.
 A span with ``rampart.side_effect.kind`` declares its own kind, details from
 ``rampart.side_effect.*``.
@@ -31,6 +32,12 @@ MESSAGE = "message_publish"
 RPC = "rpc_call"
 PROCESS = "process_exec"
 STANDARD_KINDS = (HTTP, DB, MESSAGE, RPC, PROCESS, mcp.SIDE_EFFECT_KIND)
+
+# A DB client span is one database call, "the logical database operation as observed by the
+# caller" (semconv). Preparing a statement is a call that compiles it and runs nothing; the
+# statement runs in the calls after it, each a span of its own. better-sqlite3's plugin sets
+# no db.operation.name: only the span name tells ``prepare: INSERT`` from ``run: INSERT``.
+PREPARE = "prepare"
 
 CUSTOM_KIND = "rampart.side_effect.kind"
 CUSTOM_PREFIX = "rampart.side_effect."
@@ -108,15 +115,30 @@ def http_details(span: Span) -> dict[str, Any]:
 
 def db_details(span: Span) -> dict[str, Any]:
     attrs = span.attributes
+    operation = as_str(_first(attrs, "db.operation.name", "db.operation"))
+    if operation is None and _names_preparation(span.name):
+        operation = PREPARE
     return {
         "system": as_str(_first(attrs, "db.system.name", "db.system")),
         "statement": as_str(_first(attrs, "db.query.text", "db.statement")),
-        "operation": as_str(_first(attrs, "db.operation.name", "db.operation")),
+        "operation": operation,
         "collection": as_str(
             _first(attrs, "db.collection.name", "db.sql.table", "db.mongodb.collection")
         ),
         "namespace": as_str(_first(attrs, "db.namespace", "db.name")),
     }
+
+
+def is_preparation(details: dict[str, Any]) -> bool:
+    """A DB call that compiled a statement without running it (``db_details``)."""
+    operation = details.get("operation")
+    return isinstance(operation, str) and operation.strip().lower() == PREPARE
+
+
+def _names_preparation(name: str) -> bool:
+    """``prepare: INSERT`` (the better-sqlite3 plugin's name for ``Database.prepare``)."""
+    head = name.partition(":")[0] if ":" in name else name.partition(" ")[0]
+    return head.strip().lower() == PREPARE
 
 
 def message_details(span: Span) -> dict[str, Any]:

@@ -278,12 +278,14 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
     """Unreadable model spans that asked for tools with no tool span before the next model call.
 
     Execution spans attest the calls only if every tool has them; a turn that asked for
-    tools and ran none that is visible shows one that may not.
+    tools and ran none that is visible shows one that may not. A tool span inside the model
+    span counts too: some SDKs' model span is the whole step, tool runs included.
     """
     if not asking:
         return []
     starts = sorted((span.trace_id, span.start_ns or 0) for span, _, _ in facts.model_outputs)
     tools = [(span.trace_id, span.start_ns or 0) for span in facts.tool_spans]
+    by_id = {span.span_id: span for span in facts.spans}
     unmatched: list[Span] = []
     for span in asking:
         begin = span.end_ns if span.end_ns is not None else span.start_ns or 0
@@ -291,9 +293,22 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
         until = following[0] if following else None
         if not any(
             t == span.trace_id and s >= begin and (until is None or s < until) for t, s in tools
-        ):
+        ) and not any(_inside(tool, span, by_id) for tool in facts.tool_spans):
             unmatched.append(span)
     return unmatched
+
+
+def _inside(span: Span, ancestor: Span, by_id: dict[str, Span]) -> bool:
+    """Whether ``ancestor`` is above ``span`` (a parent cycle ends the walk)."""
+    seen: set[str] = set()
+    parent = span.parent_span_id
+    while parent and parent not in seen:
+        if parent == ancestor.span_id:
+            return span.trace_id == ancestor.trace_id
+        seen.add(parent)
+        above = by_id.get(parent)
+        parent = above.parent_span_id if above is not None else None
+    return False
 
 
 def _captured(

@@ -3,15 +3,17 @@
 Each span is classified once (cheap key probes; a prefix scan only on model spans), then:
 tool calls are merged across the conventions and spans that report them (model request
 + execution span, or two instrumentations of one call are ONE call); side effects are the
-side-effect spans outside every model-inference subtree (inside one they are the model's
-transport), each attributed to the tool call whose execution span encloses it; the
-response is the top agent span's output, else the last model span's text. Coverage and
-integrity are inferred from the same classification (``processors.coverage``).
+side-effect spans outside every model-inference subtree (inside one, with no tool execution
+span in between, they are the model's transport), each attributed to the tool call whose
+execution span encloses it; the response is the top agent span's output, else the last
+model span's text. Coverage and integrity are inferred from the same classification
+(``processors.coverage``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from rampart_otel.conventions import (
     ModelOutput,
@@ -21,6 +23,7 @@ from rampart_otel.conventions import (
     agent_family,
 )
 from rampart_otel.conventions.registry import CONVENTIONS
+from rampart_otel.conventions.side_effects import DB, is_preparation
 from rampart_otel.model import (
     AgentRun,
     ConventionUse,
@@ -245,7 +248,12 @@ def _order(view: _View) -> tuple[int, int]:
 
 
 def _resolve_in_model(view: _View) -> bool:
-    """Memoized walk up the parents: is any ancestor a model span?"""
+    """Memoized walk up the parents: is a model span above, with no tool run in between?
+
+    Only a model span's own requests are its transport. A tool execution span is the
+    agent's wherever it sits (the Vercel AI SDK's legacy spans nest tools inside the model
+    step span), so it and everything under it are outside the model's transport.
+    """
     chain: list[_View] = []
     current = view
     while True:
@@ -253,6 +261,9 @@ def _resolve_in_model(view: _View) -> bool:
             answer = current.in_model
             break
         chain.append(current)
+        if current.execution is not None:
+            answer = False
+            break
         parent = current.parent
         if parent is None or parent.model:
             answer = parent is not None
@@ -547,7 +558,34 @@ def _side_effects(views: list[_View]) -> tuple[list[SideEffect], dict[str, list[
                     convention=convention,
                 )
             )
-    return found, transport
+    return _fold_preparations(found), transport
+
+
+def _fold_preparations(found: list[SideEffect]) -> list[SideEffect]:
+    """A statement prepared, then run, is one query: the run stands for its preparation.
+
+    A preparation runs nothing (``side_effects.PREPARE``); it is left out when a later run
+    of the same statement, in the same trace and tool call, reports the execution. One
+    kept otherwise: its statement may have run through a call that recorded no span.
+    """
+    waiting: dict[tuple[Any, ...], list[int]] = {}
+    folded: set[int] = set()
+    for index, effect in enumerate(found):  # in start order
+        details = effect.details
+        if effect.kind != DB or not details.get("statement"):
+            continue
+        key = (
+            effect.trace_id,
+            effect.tool_call_index,
+            details.get("system"),
+            details.get("namespace"),
+            details["statement"],
+        )
+        if is_preparation(details):
+            waiting.setdefault(key, []).append(index)
+        elif waiting.get(key):
+            folded.add(waiting[key].pop(0))
+    return [effect for index, effect in enumerate(found) if index not in folded]
 
 
 def _enclosing_call(view: _View) -> int | None:

@@ -262,3 +262,43 @@ def test_span_roles() -> None:
     assert not genai.is_model_span(span("x", {"gen_ai.agent.name": "a"}))
     assert genai.is_tool_span(span("x", {"gen_ai.operation.name": "execute_tool"}))
     assert genai.tool_execution(span("chat", {"gen_ai.operation.name": "chat"})) is None
+
+
+def test_result_is_the_json_text_of_the_value() -> None:
+    """``gen_ai.tool.call.result`` is the value's JSON text (Vercel AI SDK 7): a string the
+    tool returned is a JSON string literal, whose text is then read like any raw result."""
+
+    def result(raw: str) -> object:
+        attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": raw}
+        report = genai.tool_execution(span("execute_tool f", attrs))
+        assert report is not None and report.result_captured
+        return report.result
+
+    assert result(json.dumps(json.dumps({"status": "received"}))) == {"status": "received"}
+    assert result(json.dumps("saved note 1")) == "saved note 1"
+    assert result(json.dumps({"a": 1})) == {"a": 1}
+    assert result("plain text") == "plain text"
+
+
+def test_vercel_ai_step_and_rerank_are_neutral() -> None:
+    for operation in ("agent_step", "rerank"):
+        report = genai.read(span("step 1", {"gen_ai.operation.name": operation}))
+        assert report is not None and not (report.model or report.agent or report.execution)
+        assert report.not_understood == []
+
+
+def test_merged_agent_output_answers_with_its_text_parts_only() -> None:
+    """Vercel AI SDK 7's root: one assistant message merging the answer and every step's
+    calls and results; only the text is the answer, the calls are not asked for again."""
+    parts = [
+        {"type": "text", "content": "Filed."},
+        {"type": "tool_call", "id": "c1", "name": "send", "arguments": {"data": "x"}},
+        {"type": "tool_call_response", "id": "c1", "response": "ok"},
+    ]
+    attrs = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}]),
+    }
+    report = genai.read(span("invoke_agent gpt-4o-mini", attrs))
+    assert report is not None and report.agent and report.answer == "Filed."
+    assert report.output is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from span_factory import span
 
-from rampart_otel.conventions.side_effects import side_effects
+from rampart_otel.conventions.side_effects import is_preparation, side_effects
 
 
 def only(s: object) -> tuple[str, dict]:
@@ -219,3 +219,16 @@ def test_db_over_http_reports_both() -> None:
 
 def test_plain_span_has_none() -> None:
     assert side_effects(span("work", {"some.attr": 1})) == []
+
+
+def test_db_preparation_is_named_as_such() -> None:
+    """better-sqlite3's plugin: ``prepare: INSERT`` compiles, ``run: INSERT`` executes."""
+    attrs = {"db.system.name": "sqlite3", "db.query.text": "INSERT INTO notes (text) VALUES (?)"}
+    prepared = only(span("prepare: INSERT", attrs, kind="CLIENT"))[1]
+    ran = only(span("run: INSERT", attrs, kind="CLIENT"))[1]
+    assert prepared["operation"] == "prepare" and is_preparation(prepared)
+    assert ran["operation"] is None and not is_preparation(ran)
+    declared = only(span("PREPARE", {**attrs, "db.operation.name": "PREPARE"}, kind="CLIENT"))[1]
+    assert is_preparation(declared)
+    named_after = only(span("prepare: x", {**attrs, "db.operation.name": "SELECT"}))[1]
+    assert not is_preparation(named_after)  # the operation attribute wins over the name

@@ -348,6 +348,18 @@ def test_unreadable_turns_each_followed_by_a_tool_span_stay_observed() -> None:
     assert "read from the tool execution spans" in reasons(agent, "tool_calls")
 
 
+def test_unreadable_step_span_holding_its_tool_runs_stays_observed() -> None:
+    """The Vercel AI SDK's legacy step span: model call and tool runs inside one span."""
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(None, ["tool_call"]), parent="a0", start=1, end=100),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="m1", start=20, end=60),
+        mk("m2", "chat", chat(None, ["stop"]), parent="a0", start=120),
+    )
+    assert state(agent, "tool_calls") is OBSERVED
+    assert "read from the tool execution spans" in reasons(agent, "tool_calls")
+
+
 def test_some_unreadable_turns_without_finish_reason_is_partial() -> None:
     agent = run_of(
         mk("a0", "agent", {}, end=500),

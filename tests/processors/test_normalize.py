@@ -308,6 +308,73 @@ def test_side_effect_attributed_to_enclosing_tool_call() -> None:
     assert agent.side_effects[1].convention == "http"
 
 
+def test_a_tool_run_inside_a_model_span_is_the_agents_not_transport() -> None:
+    """A model span whose subtree holds a tool run (the Vercel AI SDK's legacy step span):
+    only the model's own requests are transport; the tool's requests are side effects."""
+    agent = run_of(
+        ROOT,
+        mk("m1", "chat", chat_out(tool_part("c1", "send")), parent="a0", start=1, end=100),
+        mk(
+            "h0",
+            "POST",
+            http("POST", "https://api.openai.com/v1/responses"),
+            parent="m1",
+            kind="CLIENT",
+            start=2,
+        ),
+        mk("t1", "execute_tool send", execute("c1", "send"), parent="m1", start=20, end=40),
+        mk("g1", "send.inner", {}, parent="t1", start=21, end=39),
+        mk(
+            "h1",
+            "POST",
+            http("POST", "https://evil.example/u"),
+            parent="g1",
+            kind="CLIENT",
+            start=22,
+        ),
+    )
+    assert [(e.details["host"], e.tool_call_index) for e in agent.side_effects] == [
+        ("evil.example", 0)
+    ]
+    (call,) = agent.tool_calls
+    assert call.status is ToolCallStatus.EXECUTED and call.span_ids == ["m1", "t1"]
+    assert agent.coverage.get("side_effects.http_request").state.value == "observed"
+
+
+def db(statement: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "db.system.name": "sqlite3",
+        "db.query.text": statement,
+        "db.namespace": "n.db",
+        **extra,
+    }
+
+
+def test_a_prepared_statement_and_its_runs_are_its_runs() -> None:
+    """``prepare:`` compiles, ``run:`` executes: run twice, two queries; a preparation no run
+    follows (in its tool call) is kept, since its statement may have run without a span."""
+    insert, select = "INSERT INTO t VALUES (?)", "SELECT * FROM t"
+    agent = run_of(
+        ROOT,
+        mk("m1", "chat", chat_out(tool_part("c1", "a"), tool_part("c2", "b")), parent="a0"),
+        mk("t1", "execute_tool a", execute("c1", "a"), parent="a0", start=10, end=40),
+        mk("p1", "prepare: INSERT", db(insert), parent="t1", kind="CLIENT", start=11),
+        mk("r1", "run: INSERT", db(insert), parent="t1", kind="CLIENT", start=12),
+        mk("r2", "run: INSERT", db(insert), parent="t1", kind="CLIENT", start=13),
+        mk("p2", "prepare: SELECT", db(select), parent="t1", kind="CLIENT", start=14),
+        mk("t2", "execute_tool b", execute("c2", "b"), parent="a0", start=50, end=80),
+        mk("p3", "prepare: INSERT", db(insert), parent="t2", kind="CLIENT", start=51),
+        mk("r3", "run: INSERT", db(insert, **{"db.namespace": "other.db"}), parent="t2", start=52),
+    )
+    assert [(e.span_id, e.details["operation"], e.tool_call_index) for e in agent.side_effects] == [
+        ("r1", None, 0),
+        ("r2", None, 0),
+        ("p2", "prepare", 0),
+        ("p3", "prepare", 1),  # the run that follows is on another database
+        ("r3", None, 1),
+    ]
+
+
 def test_plain_span_named_after_the_tool_holds_its_side_effects() -> None:
     """Hand-instrumented tools (OpenLLMetry samples): a span named like the requested tool."""
     agent = run_of(
