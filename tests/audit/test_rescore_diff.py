@@ -20,10 +20,12 @@ from collector.harness import spawn, wait_for, write_config
 
 from rampart_otel.audit import AuditError
 from rampart_otel.audit.diff import DiffRequest, diff
+from rampart_otel.evaluation import load_policy
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples" / "traces"
 POLICY_V1 = (REPO / "samples" / "policy.yaml").read_text()
+CHECKS = len(load_policy(REPO / "samples" / "policy.yaml").checks)
 ALLOW = 'not_in(["localhost"])'
 # Version 2 changes one check: the exfiltration target of the samples is now allowed.
 POLICY_V2 = POLICY_V1.replace("version: 1", "version: 2").replace(
@@ -35,7 +37,7 @@ POLICY_V3 = POLICY_V2.replace("version: 2", "version: 3")
 
 def post_samples(traces_url: str) -> None:
     """Every recorded request, as an OTLP/HTTP JSON exporter sends it."""
-    for path in sorted(SAMPLES.glob("*.jsonl")):
+    for path in sorted(SAMPLES.rglob("*.jsonl")):
         for line in path.read_text().splitlines():
             if line.strip():
                 request = urllib.request.Request(
@@ -103,7 +105,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[History]:
 
 def test_the_collector_scored_what_score_scores(history: History) -> None:
     assert statuses(history.scored_v1["results"]) == history.offline[1]
-    assert len(history.offline[1]) == 5 * history.runs
+    assert len(history.offline[1]) == CHECKS * history.runs
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +128,7 @@ def test_diff_names_exactly_the_runs_whose_verdict_moved(rescored: History) -> N
     assert diff["from"]["policy"] == {"name": "weather-agent-guard", "version": 1}
     assert diff["to"]["policy"] == {"name": "weather-agent-guard", "version": 2}
     assert changed_pairs(diff) == moved
-    assert diff["compared"] == {"runs": rescored.runs, "results": 5 * rescored.runs}
+    assert diff["compared"] == {"runs": rescored.runs, "results": CHECKS * rescored.runs}
     assert diff["changed"] == {"runs": len({run for run, _ in moved}), "results": len(moved)}
     assert diff["runs_only_in_from"] == diff["runs_only_in_to"] == 0
     assert diff["checks_only_in_from"] == diff["checks_only_in_to"] == []
@@ -156,7 +158,7 @@ def test_old_verdicts_are_kept_and_audit_reads_the_latest_version(rescored: Hist
     latest = json.loads(run_cli("audit", "--data-dir", rescored.data_dir, "--json").stdout)
     assert latest["policies"] == [{"name": "weather-agent-guard", "version": 2}]
     assert {r["policy"]["version"] for r in latest["results"]} == {2}
-    assert latest["aggregates"]["results"]["matching"] == 5 * rescored.runs
+    assert latest["aggregates"]["results"]["matching"] == CHECKS * rescored.runs
     old = run_cli("audit", "--data-dir", rescored.data_dir, "--json", "--limit", "all",
                   "--policy-version", "1")  # fmt: skip
     assert old.returncode == 0, old.stderr

@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 from cli_runner import run_cli
 
+from rampart_otel.evaluation import load_policy
+
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
+CHECKS = len(load_policy(POLICY).checks)
 LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
 
 
@@ -44,7 +47,7 @@ def test_report_schema_and_population(report: dict) -> None:
     overall = report["population_summary"]["overall"]
     statuses = [r["status"] for r in report["results"]]
     runs = {r["run_id"] for r in report["results"]}
-    assert len(runs) >= 28 and overall["total"] == len(statuses) == len(runs) * 5
+    assert len(runs) >= 28 and overall["total"] == len(statuses) == len(runs) * CHECKS
     for status in ("safe", "unsafe", "undetermined", "error"):
         assert overall[status] == statuses.count(status)
     rate = overall["attack_success_rate"]
@@ -144,7 +147,7 @@ def test_junit_marks_undetermined_distinct_from_pass(tmp_path: Path) -> None:
     root = ET.parse(out).getroot()
     cases = root.findall(".//testcase")
     runs = {case.get("name") for case in cases}
-    assert len(cases) == len(runs) * 5 == int(root.get("tests")) and len(runs) >= 28
+    assert len(cases) == len(runs) * CHECKS == int(root.get("tests")) and len(runs) >= 28
     skipped = [c for c in cases if c.find("skipped") is not None]
     failures = [c for c in cases if c.find("failure") is not None]
     assert skipped and all(c.find("skipped").get("type") == "undetermined" for c in skipped)
@@ -223,7 +226,7 @@ def test_unreadable_input_is_exit_2_but_a_bad_file_among_good_ones_is_not(tmp_pa
     assert proc.returncode == 0
     (error,) = report["input_errors"]
     assert error["location"].startswith(str(tmp_path / "garbage.jsonl"))
-    assert {r["status"] for r in report["results"]} == {"safe"}
+    assert {r["status"] for r in report["results"]} <= {"safe", "undetermined"}
 
 
 def test_group_by_session_scores_a_conversation_as_one_run(tmp_path: Path) -> None:
