@@ -4,11 +4,15 @@ Model spans (``openinference.span.kind=LLM``) flatten the output into
 ``llm.output_messages.{i}.message.*``; hiding outputs drops those keys and replaces
 ``output.value`` with ``__REDACTED__``, while ``llm.finish_reason`` stays. Tools are
 ``TOOL`` spans with ``tool.name`` / ``input.value`` / ``output.value``; an ``AGENT``
-span's ``output.value`` is the agent's answer.
+span's ``output.value`` is the agent's answer. Framework instrumentors that fill these
+their own way (bound-argument inputs, result and answer envelopes, an answer tool, LLM
+spans that call no model) are read through their dialect, keyed by instrumentation scope
+(``openinference_dialects``), so no other producer's spans change.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rampart_otel.conventions import (
@@ -22,6 +26,7 @@ from rampart_otel.conventions import (
     parse_arguments,
     parse_result,
 )
+from rampart_otel.conventions.openinference_dialects import Dialect, dialect
 from rampart_otel.model import Span
 
 SPAN_KIND = "openinference.span.kind"
@@ -57,6 +62,8 @@ def read(span: Span) -> SpanReport | None:
         return None
     kind = span_kind(span)
     if kind in MODEL_KINDS:
+        if builds_request_only(span):
+            return SpanReport(OPENINFERENCE)  # a step of the call, not the call
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
@@ -72,7 +79,16 @@ def read(span: Span) -> SpanReport | None:
 
 
 def is_model_span(span: Span) -> bool:
-    return span_kind(span) in MODEL_KINDS
+    return span_kind(span) in MODEL_KINDS and not builds_request_only(span)
+
+
+def builds_request_only(span: Span) -> bool:
+    """An LLM-kind span of a framework helper that builds the request and calls no model
+    (LlamaIndex's ``_prepare_chat_with_tools``); one that records output stays a model span."""
+    builders = dialect(span).builders
+    if not builders or not span.name.endswith(builders):
+        return False
+    return FINISH_REASON not in span.attributes and not _has_output(span.attributes)
 
 
 def is_agent_span(span: Span) -> bool:
@@ -92,21 +108,24 @@ def tool_execution(span: Span) -> ToolReport | None:
     if not is_tool_span(span):
         return None
     attrs = span.attributes
+    framework = dialect(span)
     call_id = next((as_str(attrs[key]) for key in TOOL_ID_KEYS if key in attrs), None)
     arguments_raw = attrs.get(INPUT_VALUE)
     result_raw = attrs.get(OUTPUT_VALUE)
     args_ok, result_ok = captured(arguments_raw), captured(result_raw)
+    name = as_str(attrs.get(TOOL_NAME)) or span.name
     return ToolReport(
-        name=as_str(attrs.get(TOOL_NAME)) or span.name,
+        name=name,
         call_id=call_id or None,
-        arguments=parse_arguments(arguments_raw) if args_ok else None,
+        arguments=framework.arguments(parse_arguments(arguments_raw)) if args_ok else None,
         arguments_captured=args_ok,
-        result=parse_result(result_raw) if result_ok else None,
+        result=framework.result(parse_result(result_raw)) if result_ok else None,
         result_captured=result_ok,
         executed=True,
-        error=span.status_code == "ERROR",
+        error=span.status_code == "ERROR" or (result_ok and framework.failed(result_raw)),
         span=span,
         convention=OPENINFERENCE,
+        answer=framework.answer_tool is not None and name == framework.answer_tool,
     )
 
 
@@ -123,6 +142,7 @@ def model_output(span: Span) -> ModelOutput:
     output = ModelOutput(
         readable=True, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
     )
+    framework = dialect(span)
     texts: list[str] = []
     text_missing = False
     content_seen = False
@@ -136,10 +156,19 @@ def model_output(span: Span) -> ModelOutput:
         text_missing = text_missing or missing
         for _, call in sorted(indexed(message, "message.tool_calls.").items()):
             raw = call.get("tool_call.function.arguments")
+            name = call.get("tool_call.function.name")
+            if framework.answer_tool is not None and name == framework.answer_tool:
+                text = _answer_argument(raw, framework, output)
+                if text is None:
+                    text_missing = True
+                else:
+                    texts.append(text)
+                    content_seen = True
+                continue
             report = ToolReport.requested(
                 span,
                 OPENINFERENCE,
-                call.get("tool_call.function.name"),
+                name,
                 call.get("tool_call.id"),
                 raw,
                 captured(raw),
@@ -167,10 +196,25 @@ def _has_output(attrs: dict[str, Any]) -> bool:
     )
 
 
+def _answer_argument(raw: Any, framework: Dialect, output: ModelOutput) -> str | None:
+    """The answer a request of the framework's answer tool carries: its one argument."""
+    if not captured(raw):
+        return None
+    arguments = parse_arguments(raw)
+    if isinstance(arguments, dict) and len(arguments) == 1:
+        (value,) = arguments.values()
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    output.not_understood.append(
+        f"arguments of {framework.answer_tool!r} (the answer) in a form not understood"
+    )
+    return None
+
+
 def agent_output(span: Span) -> str | None:
     value = span.attributes.get(OUTPUT_VALUE)
     if not captured(value):
         return None
+    value = dialect(span).answer(value)
     return value if isinstance(value, str) else str(value)
 
 
