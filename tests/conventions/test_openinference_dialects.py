@@ -8,6 +8,7 @@ show (errors, parallel calls, a builder span that recorded output).
 
 from __future__ import annotations
 
+import copy
 import pathlib
 from functools import cache
 from typing import Any
@@ -259,6 +260,33 @@ def test_coverage(framework: str, case: str) -> None:
         assert state(run, DB) is UNOBSERVED
     assert run.coverage.level.value == "tool_and_side_effects"
     assert run.integrity == []
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_output_value_read_when_output_messages_are_hidden_alone(framework: str) -> None:
+    """OPENINFERENCE_HIDE_OUTPUT_MESSAGES without HIDE_OUTPUTS keeps ``output.value``: the
+    OpenAI instrumentor's chat.completion (CrewAI) and smolagents' ChatMessage say the
+    same; LlamaIndex's ``"assistant: ..."`` text names no calls, so it stays unread."""
+    spans = sorted((s for run in runs(framework, "exfil") for s in run.run.spans), key=start)
+    models = list(filter(openinference.is_model_span, spans))
+    assert len(models) == 4
+    for model in models:
+        full = openinference.model_output(model)
+        hidden = copy.copy(model)
+        hidden.attributes = {
+            k: v
+            for k, v in model.attributes.items()
+            if not k.startswith("llm.output_messages.") and k != "llm.finish_reason"
+        }
+        alone = openinference.model_output(hidden)
+        if framework == "llamaindex":
+            assert not alone.readable and not alone.requests
+            continue
+        assert alone.readable and (alone.text, alone.text_captured) == (full.text, True)
+        assert [(r.name, r.call_id, r.arguments) for r in alone.requests] == [
+            (r.name, r.call_id, r.arguments) for r in full.requests
+        ]
+        assert alone.finish_reasons == full.finish_reasons  # CrewAI: choices[].finish_reason
 
 
 # --- quirks the recordings cannot show ----------------------------------------------------------
