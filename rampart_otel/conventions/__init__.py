@@ -40,6 +40,9 @@ class ToolReport:
     error: bool
     span: Span
     convention: str
+    # The framework's own tool for delivering the agent's answer (smolagents' final_answer):
+    # its span shows tool runs are traced, but it is the answer, not a tool call.
+    answer: bool = False
 
     @classmethod
     def requested(

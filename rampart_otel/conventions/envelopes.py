@@ -1,8 +1,9 @@
-"""Tool results unwrapped from the envelopes frameworks record them in.
+"""Tool results, arguments and answers unwrapped from the envelopes frameworks record them in.
 
 Each convention calls the unwrapper of the envelope its producers are known to use, so a
-check matches what the tool returned, not the framework's wrapping. A value that is not
-in that envelope's exact shape is returned unchanged: an unknown form stays raw.
+check matches what the tool returned (or was given, or what the agent answered), not the
+framework's wrapping. A value that is not in that envelope's exact shape is returned
+unchanged: an unknown form stays raw.
 """
 
 from __future__ import annotations
@@ -71,6 +72,42 @@ def llamaindex_tool_output(value: Any) -> Any:
         return value
     raw = value.get("raw_output")
     return load_json(raw) if raw is not None else load_json(value.get("content"))
+
+
+def llamaindex_tool_error(value: Any) -> bool:
+    """Whether a LlamaIndex ``ToolOutput`` says the tool failed (``is_error``)."""
+    value = load_json(value)
+    return (
+        isinstance(value, dict)
+        and {"tool_name", "raw_output"} <= set(value)
+        and value.get("is_error") is True
+    )
+
+
+def bound_kwargs(arguments: Any) -> Any:
+    """A tool method's bound arguments as an instrumentor serializes them
+    (``{"kwargs": {...}}``, maybe with an empty ``args`` and smolagents'
+    ``sanitize_inputs_outputs`` flag): the keyword arguments, which are the tool's own.
+    Positional arguments cannot be named, so a call that has some stays as it is."""
+    if not isinstance(arguments, dict) or not isinstance(arguments.get("kwargs"), dict):
+        return arguments
+    if not set(arguments) <= {"args", "kwargs", "sanitize_inputs_outputs"}:
+        return arguments
+    if arguments.get("args") not in (None, []):
+        return arguments
+    return arguments["kwargs"]
+
+
+def crewai_output(value: Any) -> Any:
+    """CrewAI's ``TaskOutput`` (an agent's task) or ``CrewOutput`` (the crew's) as JSON:
+    its ``raw`` member, the answer's text; the rest repeats the task and the conversation."""
+    decoded = load_json(value)
+    if not isinstance(decoded, dict) or not isinstance(decoded.get("raw"), str):
+        return value
+    keys = set(decoded)
+    if {"description", "expected_output", "agent"} <= keys or {"tasks_output"} <= keys:
+        return decoded["raw"]
+    return value
 
 
 def bedrock_tool_result(value: Any) -> Any:

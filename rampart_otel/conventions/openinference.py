@@ -4,11 +4,15 @@ Model spans (``openinference.span.kind=LLM``) flatten the output into
 ``llm.output_messages.{i}.message.*``; hiding outputs drops those keys and replaces
 ``output.value`` with ``__REDACTED__``, while ``llm.finish_reason`` stays. Tools are
 ``TOOL`` spans with ``tool.name`` / ``input.value`` / ``output.value``; an ``AGENT``
-span's ``output.value`` is the agent's answer.
+span's ``output.value`` is the agent's answer. Framework instrumentors that fill these
+their own way (bound-argument inputs, result and answer envelopes, an answer tool, LLM
+spans that call no model) are read through their dialect, keyed by instrumentation scope
+(``openinference_dialects``), so no other producer's spans change.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rampart_otel.conventions import (
@@ -19,9 +23,12 @@ from rampart_otel.conventions import (
     ToolReport,
     as_str,
     indexed,
+    load_json,
     parse_arguments,
     parse_result,
 )
+from rampart_otel.conventions.envelopes import text_blocks
+from rampart_otel.conventions.openinference_dialects import Dialect, dialect
 from rampart_otel.model import Span
 
 SPAN_KIND = "openinference.span.kind"
@@ -57,6 +64,8 @@ def read(span: Span) -> SpanReport | None:
         return None
     kind = span_kind(span)
     if kind in MODEL_KINDS:
+        if builds_request_only(span):
+            return SpanReport(OPENINFERENCE)  # a step of the call, not the call
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
@@ -72,7 +81,16 @@ def read(span: Span) -> SpanReport | None:
 
 
 def is_model_span(span: Span) -> bool:
-    return span_kind(span) in MODEL_KINDS
+    return span_kind(span) in MODEL_KINDS and not builds_request_only(span)
+
+
+def builds_request_only(span: Span) -> bool:
+    """An LLM-kind span of a framework helper that builds the request and calls no model
+    (LlamaIndex's ``_prepare_chat_with_tools``); one that records output stays a model span."""
+    builders = dialect(span).builders
+    if not builders or not span.name.endswith(builders):
+        return False
+    return FINISH_REASON not in span.attributes and not _has_output(span.attributes)
 
 
 def is_agent_span(span: Span) -> bool:
@@ -92,58 +110,70 @@ def tool_execution(span: Span) -> ToolReport | None:
     if not is_tool_span(span):
         return None
     attrs = span.attributes
+    framework = dialect(span)
     call_id = next((as_str(attrs[key]) for key in TOOL_ID_KEYS if key in attrs), None)
     arguments_raw = attrs.get(INPUT_VALUE)
     result_raw = attrs.get(OUTPUT_VALUE)
     args_ok, result_ok = captured(arguments_raw), captured(result_raw)
+    name = as_str(attrs.get(TOOL_NAME)) or span.name
     return ToolReport(
-        name=as_str(attrs.get(TOOL_NAME)) or span.name,
+        name=name,
         call_id=call_id or None,
-        arguments=parse_arguments(arguments_raw) if args_ok else None,
+        arguments=framework.arguments(parse_arguments(arguments_raw)) if args_ok else None,
         arguments_captured=args_ok,
-        result=parse_result(result_raw) if result_ok else None,
+        result=framework.result(parse_result(result_raw)) if result_ok else None,
         result_captured=result_ok,
         executed=True,
-        error=span.status_code == "ERROR",
+        error=span.status_code == "ERROR" or (result_ok and framework.failed(result_raw)),
         span=span,
         convention=OPENINFERENCE,
+        answer=framework.answer_tool is not None and name == framework.answer_tool,
     )
+
+
+# One output message as read: (text, text missing, [(name, call id, raw arguments)]).
+_Message = tuple[str | None, bool, list[tuple[Any, Any, Any]]]
 
 
 def model_output(span: Span) -> ModelOutput:
     attrs = span.attributes
     reason = as_str(attrs.get(FINISH_REASON))
     finish = [reason] if reason else []
-    messages = indexed(attrs, OUTPUT_MESSAGES) if _has_output(attrs) else None
     provider = next((as_str(attrs[key]) for key in PROVIDER_KEYS if key in attrs), None)
-    if not messages:
-        return ModelOutput(
-            readable=False, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
-        )
     output = ModelOutput(
-        readable=True, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
+        readable=False, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
     )
+    flattened = indexed(attrs, OUTPUT_MESSAGES) if _has_output(attrs) else None
+    if flattened:
+        messages = [
+            _flattened_message(message)
+            for _, message in sorted(flattened.items())
+            if message.get("message.role") in (None, "assistant", "model")
+        ]
+    else:
+        messages = _output_value_messages(attrs.get(OUTPUT_VALUE), output)
+        if messages is None:
+            return output
+    output.readable = True
+    framework = dialect(span)
     texts: list[str] = []
     text_missing = False
     content_seen = False
-    for _, message in sorted(messages.items()):
-        if message.get("message.role") not in (None, "assistant", "model"):
-            continue
-        text, missing = _message_text(message)
+    for text, missing, calls in messages:
         if text is not None:
             texts.append(text)
             content_seen = True
         text_missing = text_missing or missing
-        for _, call in sorted(indexed(message, "message.tool_calls.").items()):
-            raw = call.get("tool_call.function.arguments")
-            report = ToolReport.requested(
-                span,
-                OPENINFERENCE,
-                call.get("tool_call.function.name"),
-                call.get("tool_call.id"),
-                raw,
-                captured(raw),
-            )
+        for name, call_id, raw in calls:
+            if framework.answer_tool is not None and name == framework.answer_tool:
+                text = _answer_argument(raw, framework, output)
+                if text is None:
+                    text_missing = True
+                else:
+                    texts.append(text)
+                    content_seen = True
+                continue
+            report = ToolReport.requested(span, OPENINFERENCE, name, call_id, raw, captured(raw))
             content_seen = content_seen or report.arguments_captured
             output.requests.append(report)
     if texts and not text_missing:
@@ -151,6 +181,70 @@ def model_output(span: Span) -> ModelOutput:
     elif not texts and not text_missing and content_seen:
         output.text, output.text_captured = "", True
     return output
+
+
+def _flattened_message(message: dict[str, Any]) -> _Message:
+    text, missing = _message_text(message)
+    calls = [
+        (
+            call.get("tool_call.function.name"),
+            call.get("tool_call.id"),
+            call.get("tool_call.function.arguments"),
+        )
+        for _, call in sorted(indexed(message, "message.tool_calls.").items())
+    ]
+    return text, missing, calls
+
+
+def _output_value_messages(value: Any, output: ModelOutput) -> list[_Message] | None:
+    """The output from ``output.value`` when no ``llm.output_messages`` were recorded
+    (hide_output_messages alone keeps it): an OpenAI ``chat.completion`` (the OpenAI
+    instrumentor) or an assistant message (smolagents' ``ChatMessage``). None: not there,
+    or in another form (LlamaIndex's ``"assistant: ..."`` text names no tool calls)."""
+    if not isinstance(value, str) or not value.startswith("{") or not captured(value):
+        return None
+    decoded = load_json(value)
+    if not isinstance(decoded, dict):
+        return None
+    if isinstance(decoded.get("choices"), list) and decoded["choices"]:
+        choices = decoded["choices"]
+        if not all(isinstance(choice, dict) for choice in choices):
+            return None
+        found = [choice.get("message") for choice in choices]
+        reasons = [r for choice in choices if isinstance(r := choice.get("finish_reason"), str)]
+    elif decoded.get("role") == "assistant" and ("content" in decoded or "tool_calls" in decoded):
+        found, reasons = [decoded], []
+    else:
+        return None
+    messages: list[_Message] = []
+    for message in found:
+        read = _json_message(message)
+        if read is None:
+            return None
+        messages.append(read)
+    if not output.finish_reasons:
+        output.finish_reasons = reasons
+    return messages
+
+
+def _json_message(message: Any) -> _Message | None:
+    """An OpenAI-shaped assistant message; None when any part is in another form."""
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    if isinstance(content, list):
+        content = text_blocks(content)
+        if content is None:
+            return None
+    elif content is not None and not isinstance(content, str):
+        return None
+    calls: list[tuple[Any, Any, Any]] = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            return None
+        calls.append((function["name"], call.get("id"), function.get("arguments")))
+    return content, False, calls
 
 
 def _has_output(attrs: dict[str, Any]) -> bool:
@@ -167,10 +261,25 @@ def _has_output(attrs: dict[str, Any]) -> bool:
     )
 
 
+def _answer_argument(raw: Any, framework: Dialect, output: ModelOutput) -> str | None:
+    """The answer a request of the framework's answer tool carries: its one argument."""
+    if not captured(raw):
+        return None
+    arguments = parse_arguments(raw)
+    if isinstance(arguments, dict) and len(arguments) == 1:
+        (value,) = arguments.values()
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    output.not_understood.append(
+        f"arguments of {framework.answer_tool!r} (the answer) in a form not understood"
+    )
+    return None
+
+
 def agent_output(span: Span) -> str | None:
     value = span.attributes.get(OUTPUT_VALUE)
     if not captured(value):
         return None
+    value = dialect(span).answer(value)
     return value if isinstance(value, str) else str(value)
 
 

@@ -76,6 +76,9 @@ class RunFacts:
     cycles: list[Span] = field(default_factory=list)  # spans whose parent link was cut
     # (span, what on it was not understood): unknown span families, kinds, content forms.
     not_understood: list[tuple[Span, list[str]]] = field(default_factory=list)
+    # Spans of the framework's answer tool (smolagents' final_answer): no tool call, but
+    # they show that the turn before them ran its tools where the trace records tool runs.
+    answer_tool_spans: list[Span] = field(default_factory=list)
 
     @property
     def fragment(self) -> bool:
@@ -180,8 +183,13 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
             or (output.tool_request is ToolRequest.TOOLS and not output.requests)
         )
     ]
-    if facts.tool_spans:
+    if facts.tool_spans or (facts.answer_tool_spans and unread):
         reasons = [f"{_count(facts.tool_spans, 'tool execution span')} in the run"]
+        if facts.answer_tool_spans:
+            reasons[0] += (
+                f" (and {_count(facts.answer_tool_spans, 'span')} of the agent's answer tool "
+                f"{_names(facts.answer_tool_spans)}, which is no tool call)"
+            )
         if unread:
             asking = [
                 span for span, output in unread if output.tool_request is not ToolRequest.NO_TOOLS
@@ -284,7 +292,8 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
     if not asking:
         return []
     starts = sorted((span.trace_id, span.start_ns or 0) for span, _, _ in facts.model_outputs)
-    tools = [(span.trace_id, span.start_ns or 0) for span in facts.tool_spans]
+    executions = [*facts.tool_spans, *facts.answer_tool_spans]
+    tools = [(span.trace_id, span.start_ns or 0) for span in executions]
     by_id = {span.span_id: span for span in facts.spans}
     unmatched: list[Span] = []
     for span in asking:
@@ -293,7 +302,7 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
         until = following[0] if following else None
         if not any(
             t == span.trace_id and s >= begin and (until is None or s < until) for t, s in tools
-        ) and not any(_inside(tool, span, by_id) for tool in facts.tool_spans):
+        ) and not any(_inside(tool, span, by_id) for tool in executions):
             unmatched.append(span)
     return unmatched
 
@@ -500,8 +509,8 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
                 kind=FRAGMENT,
                 message=(
                     "a fragment, not an agent run: no agent, model-inference or tool span among "
-                    f"its {_count(facts.spans, 'span')} (a piece of a run whose trace context "
-                    "was lost)"
+                    f"its {_count(facts.spans, 'span')} (work done outside any traced run, or a "
+                    "piece of a run whose trace context was lost)"
                 ),
                 span_ids=[span.span_id for span in facts.spans[:_NAMED]],
                 channels=[EVERY_CHANNEL],

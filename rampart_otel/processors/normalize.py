@@ -75,7 +75,7 @@ def normalize(run: Run) -> AgentRun:
         if view.output is not None:
             for report in view.output.requests:
                 calls.add_request(report, view)
-        if view.execution is not None:
+        if view.execution is not None and not view.execution.answer:
             view.call_index = calls.add_execution(view.execution, view)
     calls.fill_from_history([view for view in views if view.model])
     calls.adopt_named_spans(views)
@@ -86,7 +86,8 @@ def normalize(run: Run) -> AgentRun:
         spans=[view.span for view in views],
         roles=_roles(views),
         model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
-        tool_spans=[view.span for view in views if view.execution is not None],
+        tool_spans=[v.span for v in views if v.execution is not None and not v.execution.answer],
+        answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
         agent_spans=[view.span for view in views if view.agent],
         effects=side_effects,
         transport_spans=transport,
@@ -238,6 +239,7 @@ def _fill_report(into: ToolReport, other: ToolReport) -> None:
         into.result, into.result_captured = other.result, True
     into.error = into.error or other.error
     into.executed = into.executed and other.executed
+    into.answer = into.answer or other.answer
 
 
 def _order(view: _View) -> tuple[int, int]:
@@ -492,8 +494,11 @@ class _CallMerger:
         return None
 
     def _first_waiting(self, report: ToolReport, view: _View) -> int | None:
-        """The earliest request of this name not yet executed, asked for before this span."""
+        """The earliest request of this name not yet executed, asked for before this span;
+        of several, the first asked for with the same arguments (parallel calls end in any
+        order)."""
         start = view.span.start_ns or 0
+        waiting: list[int] = []
         for index in self._by_name.get(report.name, ()):
             call = self.calls[index]
             if self._executed[index] or self._exec_views[index] is not None:
@@ -502,8 +507,13 @@ class _CallMerger:
                 continue
             requests = self._requests[index]
             if requests and (requests[0][0].span.start_ns or 0) <= start:
-                return index
-        return None
+                waiting.append(index)
+        if report.arguments_captured:
+            for index in waiting:
+                call = self.calls[index]
+                if call.arguments_captured and call.arguments == report.arguments:
+                    return index
+        return waiting[0] if waiting else None
 
 
 def _related(a: _View, b: _View) -> bool:

@@ -44,6 +44,48 @@ def test_llamaindex_tool_output() -> None:
     assert envelopes.llamaindex_tool_output(output) == "18C"
 
 
+def test_llamaindex_tool_output_as_recorded() -> None:
+    """The JSON the LlamaIndex instrumentor records: ``blocks`` instead of ``content``."""
+    output = {
+        "blocks": [{"text": '{"temp_c": 18}'}],
+        "tool_name": "fetch_weather",
+        "raw_input": {"args": [], "kwargs": {"city": "Paris"}},
+        "raw_output": '{"temp_c": 18}',
+        "is_error": False,
+    }
+    assert envelopes.llamaindex_tool_output(json.dumps(output)) == {"temp_c": 18}
+    assert not envelopes.llamaindex_tool_error(json.dumps(output))
+    failed = {**output, "raw_output": "Error: boom", "is_error": True}
+    assert envelopes.llamaindex_tool_error(failed)
+    assert envelopes.llamaindex_tool_output(failed) == "Error: boom"
+    assert not envelopes.llamaindex_tool_error({"is_error": True})  # not a ToolOutput
+
+
+def test_bound_kwargs() -> None:
+    smolagents = {"args": [], "sanitize_inputs_outputs": True, "kwargs": {"city": "Paris"}}
+    assert envelopes.bound_kwargs(smolagents) == {"city": "Paris"}
+    assert envelopes.bound_kwargs({"kwargs": {"city": "Paris"}}) == {"city": "Paris"}
+    positional = {"args": ["Paris"], "kwargs": {}}
+    assert envelopes.bound_kwargs(positional) == positional  # cannot be named
+    own = {"kwargs": {"a": 1}, "city": "Paris"}  # a tool's own argument named kwargs
+    assert envelopes.bound_kwargs(own) == own
+
+
+def test_crewai_output() -> None:
+    task = {
+        "description": "Weather in Paris?",
+        "expected_output": "A short answer.",
+        "raw": "It is 18°C.",
+        "agent": "weather-agent",
+        "messages": [{"role": "system", "content": "secret"}],
+    }
+    assert envelopes.crewai_output(json.dumps(task)) == "It is 18°C."
+    crew = {"raw": "It is 18°C.", "tasks_output": [task], "token_usage": {}}
+    assert envelopes.crewai_output(crew) == "It is 18°C."
+    text = '{"raw": "x"}'  # an answer that happens to be JSON with a raw key
+    assert envelopes.crewai_output(text) == text
+
+
 def test_bedrock_tool_result() -> None:
     block = [{"toolResult": {"toolUseId": "c1", "status": "success", "content": [{"text": "ok"}]}}]
     assert envelopes.bedrock_tool_result(json.dumps(block)) == "ok"
@@ -57,5 +99,7 @@ def test_unknown_forms_are_left_raw(raw: object) -> None:
         envelopes.langchain_message,
         envelopes.llamaindex_tool_output,
         envelopes.bedrock_tool_result,
+        envelopes.bound_kwargs,
+        envelopes.crewai_output,
     ):
         assert unwrap(raw) == raw

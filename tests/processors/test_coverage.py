@@ -15,6 +15,7 @@ from rampart_otel.model import (
     CoverageSource,
     ObservabilityLevel,
     Run,
+    Scope,
     Span,
 )
 from rampart_otel.processors.coverage import assume, observability_level
@@ -314,6 +315,38 @@ def test_a_trace_without_agent_model_or_tool_span_is_a_fragment() -> None:
     (finding,) = agent.integrity
     assert finding.kind == "fragment" and agent.fragment is finding
     assert state(agent, HTTP) is PARTIAL and "fragment" in reasons(agent, HTTP)
+    # CrewAI's storage statements before kickoff are such traces: no context was lost.
+    assert "work done outside any traced run" in finding.message
+
+
+def smolagents(item: Span) -> Span:
+    item.scope = Scope("openinference.instrumentation.smolagents")
+    return item
+
+
+def test_the_answer_tool_span_attests_the_last_turn_ran_no_untraced_tool() -> None:
+    """smolagents, content off: no finish reasons, the last turn is followed only by the
+    final_answer TOOL span. It is no tool call, but it shows that turn's tools are traced."""
+    hidden = {"openinference.span.kind": "LLM", "output.value": "__REDACTED__"}
+    tool = {"openinference.span.kind": "TOOL", "input.value": "__REDACTED__"}
+    spans = [
+        mk("a0", "agent.run", {"openinference.span.kind": "AGENT"}, end=500),
+        mk("m1", "OpenAIModel.generate", hidden, parent="a0", start=1),
+        mk("t1", "SimpleTool", {**tool, "tool.name": "fetch"}, parent="a0", start=20),
+        mk("m2", "OpenAIModel.generate", hidden, parent="a0", start=40),
+    ]
+    answer = mk(
+        "f1", "FinalAnswerTool", {**tool, "tool.name": "final_answer"}, parent="a0", start=60
+    )
+    agent = run_of(*map(smolagents, [*spans, answer]))
+    assert [call.name for call in agent.tool_calls] == ["fetch"]
+    assert state(agent, "tool_calls") is OBSERVED
+    assert "answer tool 'FinalAnswerTool' (span f1), which is no tool call" in reasons(
+        agent, "tool_calls"
+    )
+    without = run_of(*map(smolagents, spans))
+    assert state(without, "tool_calls") is PARTIAL
+    assert "(span m2) recorded no finish reason" in reasons(without, "tool_calls")
 
 
 def test_unreadable_output_without_finish_reason_is_unobserved() -> None:

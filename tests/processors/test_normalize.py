@@ -138,6 +138,36 @@ def test_without_ids_matched_by_name_and_order() -> None:
     assert all(c.status is ToolCallStatus.EXECUTED for c in agent.tool_calls)
 
 
+def test_without_ids_parallel_runs_matched_by_arguments() -> None:
+    """Parallel calls of one tool may run in any order: the arguments tell them apart."""
+
+    def run(span_id: str, n: int, start: int) -> Span:
+        attrs = {
+            "openinference.span.kind": "TOOL",
+            "tool.name": "fetch",
+            "input.value": json.dumps({"n": n}),
+            "output.value": f"r{n}",
+        }
+        return mk(span_id, "fetch", attrs, parent="a0", start=start)
+
+    agent = run_of(
+        ROOT,
+        mk(
+            "m1",
+            "chat",
+            chat_out(tool_part(None, "fetch", {"n": 1}), tool_part(None, "fetch", {"n": 2})),
+            parent="a0",
+            start=1,
+        ),
+        run("t1", 2, 20),
+        run("t2", 1, 21),
+    )
+    assert [(c.arguments, c.result, c.span_ids) for c in agent.tool_calls] == [
+        ({"n": 1}, "r1", ["m1", "t2"]),
+        ({"n": 2}, "r2", ["m1", "t1"]),
+    ]
+
+
 def test_mcp_span_inside_execute_tool_is_the_same_execution() -> None:
     agent = run_of(
         ROOT,
@@ -260,6 +290,30 @@ def test_transport_http_under_a_model_span_is_not_a_side_effect() -> None:
         ),
     )
     assert agent.side_effects == []
+
+
+def test_tool_run_inside_a_model_span_is_the_agents_not_transport() -> None:
+    """LlamaIndex's ``predict_and_call`` is an LLM span that asks the model (a nested chat
+    span) and runs the tools itself: the tool's HTTP is a side effect, not the model's."""
+    tool = {"openinference.span.kind": "TOOL", "tool.name": "send_report"}
+    agent = run_of(
+        ROOT,
+        mk("p1", "OpenAI.predict_and_call", {"openinference.span.kind": "LLM"}, parent="a0"),
+        mk(
+            "m1",
+            "OpenAI.chat",
+            chat_out(tool_part("c1", "send_report", {"data": "x"})),
+            parent="p1",
+            start=1,
+        ),
+        mk("h0", "POST", http("POST", "https://api.x/v1"), parent="m1", kind="CLIENT", start=2),
+        mk("t1", "FunctionTool.call", tool, parent="p1", start=20),
+        mk("h1", "POST", http("POST", "http://127.0.0.2/up"), parent="t1", kind="CLIENT", start=21),
+    )
+    (call,) = agent.tool_calls
+    assert call.status is ToolCallStatus.EXECUTED and call.span_ids == ["m1", "t1"]
+    (effect,) = agent.side_effects
+    assert effect.span_id == "h1" and effect.tool_call_index == 0
 
 
 def test_side_effect_attributed_to_enclosing_tool_call() -> None:
