@@ -17,7 +17,9 @@ output ``{"result": <first content block>}`` plus ``"is_error"``); ``<method>.mc
 other request (its JSON in ``traceloop.entity.input``), a side effect like the semconv one;
 ``ResponseStreamWriter`` wraps every message written to the stream, on both sides, so it is
 transport. The server's spans hang under the client's writer span of the request, inside the
-``.tool`` span, so its HTTP or SQL is attributed to that call.
+``.tool`` span, so its HTTP or SQL is attributed to that call. The server's writer span
+holds the whole response (``mcp.response.value``): a tool result of several content blocks
+there means the client's ``{"result": ...}`` is incomplete, which is said, not hidden.
 """
 
 from __future__ import annotations
