@@ -81,6 +81,9 @@ class ModelOutput:
     provider: str | None = None  # as the span names it: "openai", "gcp.gemini", ...
     # Content present on the span in a form not read: "part type 'x' in gen_ai.output.messages".
     not_understood: list[str] = field(default_factory=list)
+    # The provider's id of the response (``gen_ai.response.id``): two spans of one trace with
+    # the same one are two instrumentations' layers of one model call.
+    response_id: str | None = None
 
     @property
     def tool_request(self) -> ToolRequest:

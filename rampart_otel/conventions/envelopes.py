@@ -49,6 +49,26 @@ def mcp_call_result(value: Any) -> Any:
     return load_json(text) if text is not None else value
 
 
+def traceloop_mcp_result(value: Any) -> tuple[Any, bool]:
+    """OpenLLMetry's MCP tool output, and whether it says the tool failed.
+
+    Client side ``{"result": <first content block's text, or the block>}`` (plus
+    ``"is_error": true``); FastMCP server side a list of ``{"type": "text", "content": ...}``.
+    """
+    value = load_json(value)
+    if isinstance(value, dict) and value and set(value) <= {"result", "is_error"}:
+        return load_json(value.get("result")), value.get("is_error") is True
+    if isinstance(value, list) and value:
+        texts = [
+            block.get("content")
+            for block in value
+            if isinstance(block, dict) and block.get("type") == "text"
+        ]
+        if len(texts) == len(value) and all(isinstance(text, str) for text in texts):
+            return load_json("".join(texts)), False
+    return value, False
+
+
 def langchain_message(value: Any) -> Any:
     """A serialized LangChain ``ToolMessage`` (``{"lc": 1, "kwargs": {"content": ...}}``, or
     its ``dumpd`` form with ``type: "tool"``): the content it carries."""

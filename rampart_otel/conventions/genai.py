@@ -31,6 +31,7 @@ OPERATION = "gen_ai.operation.name"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 INPUT_MESSAGES = "gen_ai.input.messages"
 FINISH_REASONS = "gen_ai.response.finish_reasons"
+RESPONSE_ID = "gen_ai.response.id"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
 TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
@@ -193,12 +194,14 @@ def model_output(span: Span) -> ModelOutput:
             if raw is not None:
                 output.not_understood.append(f"{OUTPUT_MESSAGES} (not a JSON array of messages)")
             output.provider = provider(span)
+            output.response_id = as_str(span.attributes.get(RESPONSE_ID)) or None
             return output
         output = _from_choices(choices, span)
     for reason in finish:
         if reason not in output.finish_reasons:
             output.finish_reasons.append(reason)
     output.provider = provider(span)
+    output.response_id = as_str(span.attributes.get(RESPONSE_ID)) or None
     return output
 
 

@@ -1,11 +1,25 @@
-"""Model Context Protocol semantic conventions.
+"""Model Context Protocol: its semantic conventions (which the ``mcp`` 2.x SDK writes itself)
+and OpenLLMetry's MCP instrumentation.
 
-``mcp.method.name=tools/call`` spans run a tool (``gen_ai.tool.name``,
-``gen_ai.tool.call.arguments`` / ``.result``); a tool failing inside MCP reports
-``error.type`` on an otherwise successful JSON-RPC response. Every other method an MCP
-*client* sends (``resources/read``, ``prompts/get``, ``initialize`` …) is a request to
-another system: a side effect. Server-side spans record the peer handling a request, not
-something this agent did, so they are never side effects.
+Semconv: ``mcp.method.name=tools/call`` spans run a tool (``gen_ai.tool.name``,
+``gen_ai.tool.call.arguments`` / ``.result``). The SDK writes one on each side, the client's
+``MCP send tools/call <name>`` and the server's ``tools/call <name>`` nested in it through the
+request's ``_meta``: one call, merged by normalize as an enclosed execution; a tool failing
+inside MCP shows only on the server span (``error.type``). Every other method an MCP
+*client* sends (``resources/read``, ``prompts/get``, ``initialize`` …) is a request to another
+system: a side effect. Server-side spans record the peer handling a request, and the requests
+a server sends its client (sampling, elicitation, roots) are the peer asking: neither is
+something this agent did.
+
+OpenLLMetry's instrumentation (its own scope) puts the method in the span name instead. The
+client's ``<tool>.tool`` span wraps ``tools/call`` (input ``{"tool_name", "arguments"}``,
+output ``{"result": <first content block>}`` plus ``"is_error"``); ``<method>.mcp`` wraps any
+other request (its JSON in ``traceloop.entity.input``), a side effect like the semconv one;
+``ResponseStreamWriter`` wraps every message written to the stream, on both sides, so it is
+transport. The server's spans hang under the client's writer span of the request, inside the
+``.tool`` span, so its HTTP or SQL is attributed to that call. The server's writer span
+holds the whole response (``mcp.response.value``): a tool result of several content blocks
+there means the client's ``{"result": ...}`` is incomplete, which is said, not hidden.
 """
 
 from __future__ import annotations
@@ -18,15 +32,31 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     as_str,
+    load_json,
     parse_arguments,
     parse_result,
 )
+from rampart_otel.conventions.envelopes import traceloop_mcp_result
 from rampart_otel.model import Span
 
 METHOD = "mcp.method.name"
 TOOLS_CALL = "tools/call"
 TARGET_KEYS = ("gen_ai.tool.name", "gen_ai.prompt.name", "mcp.resource.uri")
 SIDE_EFFECT_KIND = "mcp_request"
+CLIENT_SPAN_PREFIX = "MCP send "  # the mcp SDK's client spans: "MCP send tools/call <name>"
+# Requests an MCP server sends its client: the peer asking, not the agent acting.
+SERVER_REQUESTS = ("sampling/", "elicitation/", "roots/")
+
+OPENLLMETRY_SCOPE = "opentelemetry.instrumentation.mcp"
+REQUEST_ID = "mcp.request.id"
+RESPONSE_VALUE = "mcp.response.value"
+SPAN_KIND = "traceloop.span.kind"
+ENTITY_NAME = "traceloop.entity.name"
+ENTITY_INPUT = "traceloop.entity.input"
+ENTITY_OUTPUT = "traceloop.entity.output"
+REQUEST_SUFFIX = ".mcp"
+TOOL_INPUT_KEYS = frozenset({"tool_name", "arguments"})
+CALL_TOOL_RESULT_KEYS = frozenset({"content", "structuredContent", "isError", "meta", "_meta"})
 
 
 def method(span: Span) -> str | None:
@@ -35,14 +65,16 @@ def method(span: Span) -> str | None:
 
 
 def read(span: Span) -> SpanReport | None:
-    if METHOD not in span.attributes:
-        return None
-    effect = side_effect(span)
-    return SpanReport(
-        MCP,
-        execution=tool_execution(span),
-        effects=[(effect[0], effect[1], MCP)] if effect is not None else [],
-    )
+    if METHOD in span.attributes:
+        effect = side_effect(span)
+        return SpanReport(
+            MCP,
+            execution=tool_execution(span),
+            effects=[(effect[0], effect[1], MCP)] if effect is not None else [],
+        )
+    if is_openllmetry_span(span):
+        return read_openllmetry(span)
+    return None
 
 
 def is_tool_span(span: Span) -> bool:
@@ -55,9 +87,7 @@ def tool_execution(span: Span) -> ToolReport | None:
     attrs = span.attributes
     arguments_raw = attrs.get("gen_ai.tool.call.arguments")
     result_raw = attrs.get("gen_ai.tool.call.result")
-    name = as_str(attrs.get("gen_ai.tool.name"))
-    if not name:
-        name = span.name[len(TOOLS_CALL) :].strip() if span.name.startswith(TOOLS_CALL) else ""
+    name = as_str(attrs.get("gen_ai.tool.name")) or _target_in_name(span, TOOLS_CALL)
     return ToolReport(
         name=name or span.name,
         call_id=as_str(attrs.get("gen_ai.tool.call.id")) or None,
@@ -77,9 +107,105 @@ def side_effect(span: Span) -> tuple[str, dict[str, Any]] | None:
     name = method(span)
     if name is None or name == TOOLS_CALL or span.kind == "SERVER":
         return None
+    if name.startswith(SERVER_REQUESTS):
+        return None
     attrs = span.attributes
     target = next((as_str(attrs[key]) for key in TARGET_KEYS if key in attrs), None)
-    return SIDE_EFFECT_KIND, {"method": name, "target": target}
+    return SIDE_EFFECT_KIND, {"method": name, "target": target or _target_in_name(span, name)}
 
 
-CONVENTION = Convention(MCP, read)
+def _target_in_name(span: Span, name: str) -> str | None:
+    """``<method> <target>`` (semconv span name), with the SDK's ``MCP send `` prefix or not."""
+    rest = span.name.removeprefix(CLIENT_SPAN_PREFIX)
+    if rest.startswith(name + " "):
+        return rest[len(name) + 1 :].strip() or None
+    return None
+
+
+# --- OpenLLMetry's MCP instrumentation ----------------------------------------------------
+
+
+def is_openllmetry_span(span: Span) -> bool:
+    """A span of OpenLLMetry's MCP instrumentation: its scope, or its writer-span keys."""
+    scope = span.scope.name
+    if scope == OPENLLMETRY_SCOPE or scope.startswith(OPENLLMETRY_SCOPE + "."):
+        return True
+    return REQUEST_ID in span.attributes or RESPONSE_VALUE in span.attributes
+
+
+def read_openllmetry(span: Span) -> SpanReport:
+    """``<tool>.tool`` runs a tool, ``<method>.mcp`` is a request; the rest is neutral
+    (``ResponseStreamWriter`` transport, FastMCP's session and server wrapper spans)."""
+    attrs = span.attributes
+    kind = attrs.get(SPAN_KIND)
+    if kind == "tool":
+        return SpanReport(MCP, execution=openllmetry_tool_execution(span))
+    if kind is None and span.name.endswith(REQUEST_SUFFIX):
+        name = span.name[: -len(REQUEST_SUFFIX)]
+        if name and name != TOOLS_CALL and not name.startswith(SERVER_REQUESTS):
+            details = {"method": name, "target": _request_target(span)}
+            return SpanReport(MCP, effects=[(SIDE_EFFECT_KIND, details, MCP)])
+    if kind is None and RESPONSE_VALUE in attrs:
+        blocks = _result_blocks(attrs[RESPONSE_VALUE])
+        if blocks > 1:
+            # The client's tool span keeps the first block only: its result is incomplete.
+            note = (
+                f"a tool result of {blocks} content blocks in {RESPONSE_VALUE}, of which "
+                "OpenLLMetry's tool span keeps only the first"
+            )
+            return SpanReport(MCP, not_understood=[note])
+    return SpanReport(MCP)
+
+
+def openllmetry_tool_execution(span: Span) -> ToolReport:
+    attrs = span.attributes
+    arguments_raw = attrs.get(ENTITY_INPUT)
+    result_raw = attrs.get(ENTITY_OUTPUT)
+    result, tool_error = traceloop_mcp_result(result_raw)
+    return ToolReport(
+        name=as_str(attrs.get(ENTITY_NAME)) or span.name.removesuffix(".tool"),
+        call_id=None,  # MCP's tools/call carries no id of the model's
+        arguments=_tool_input(arguments_raw),
+        arguments_captured=arguments_raw is not None,
+        result=result,
+        result_captured=result_raw is not None,
+        executed=True,
+        error=tool_error or span.status_code == "ERROR" or "error.type" in attrs,
+        span=span,
+        convention=MCP,
+    )
+
+
+def _tool_input(raw: Any) -> dict[str, Any] | str | None:
+    """``{"tool_name": ..., "arguments": {...}}`` → the arguments (none sent: ``{}``)."""
+    value = load_json(raw)
+    if isinstance(value, dict) and "tool_name" in value and set(value) <= TOOL_INPUT_KEYS:
+        arguments = value.get("arguments")
+        return parse_arguments(arguments) if arguments is not None else {}
+    return parse_arguments(raw)
+
+
+def _result_blocks(raw: Any) -> int:
+    """How many content blocks a server's ``CallToolResult`` response holds (0: not one)."""
+    if not isinstance(raw, str) or '"content"' not in raw:
+        return 0
+    value = load_json(raw)
+    if not isinstance(value, dict) or not set(value) <= CALL_TOOL_RESULT_KEYS:
+        return 0
+    content = value.get("content")
+    return len(content) if isinstance(content, list) else 0
+
+
+def _request_target(span: Span) -> str | None:
+    """The resource URI or the prompt's name in a request's params (content capture on)."""
+    raw = span.attributes.get(ENTITY_INPUT)
+    if not isinstance(raw, str) or ('"uri"' not in raw and '"name"' not in raw):
+        return None
+    request = load_json(raw)
+    params = request.get("params") if isinstance(request, dict) else None
+    if not isinstance(params, dict):
+        return None
+    return as_str(params.get("uri")) or as_str(params.get("name")) or None
+
+
+CONVENTION = Convention(MCP, read, content_keys=(RESPONSE_VALUE,))

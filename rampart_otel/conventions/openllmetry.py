@@ -23,6 +23,7 @@ from rampart_otel.conventions import (
     as_str_list,
     indexed,
     load_json,
+    mcp,
     parse_arguments,
     parse_result,
 )
@@ -55,6 +56,8 @@ def read(span: Span) -> SpanReport | None:
         if model or has_completions(span):
             return SpanReport(OPENLLMETRY, model=model, output=model_output(span))
         return None
+    if mcp.is_openllmetry_span(span):
+        return None  # OpenLLMetry's MCP instrumentation: read by conventions.mcp
     kind = span_kind(span)
     if kind == "tool":
         return SpanReport(OPENLLMETRY, execution=tool_execution(span))

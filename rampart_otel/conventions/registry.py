@@ -1,14 +1,17 @@
 """Every convention family, in the order their readings are merged.
 
-GenAI semantic conventions first, then OpenInference and OpenLLMetry, then MCP and the
-general side-effect conventions. Adding a family is adding its module here, with its
-recorded samples and tests; ``processors.normalize`` does not change.
+GenAI semantic conventions first (after the Anthropic SDK's own keys: its tool results in
+GenAI message history are content blocks, and its reading of them must be kept over the
+generic one), then OpenInference and OpenLLMetry, then MCP and the general side-effect
+conventions. Adding a family is adding its module here, with its recorded samples and
+tests; ``processors.normalize`` does not change.
 """
 
 from __future__ import annotations
 
 from rampart_otel.conventions import (
     Convention,
+    anthropic,
     content_hint,
     genai,
     mcp,
@@ -20,6 +23,7 @@ from rampart_otel.conventions import side_effects as effects
 from rampart_otel.model import Span
 
 CONVENTIONS: tuple[Convention, ...] = (
+    anthropic.CONVENTION,
     genai.CONVENTION,
     openinference.CONVENTION,
     openllmetry.CONVENTION,

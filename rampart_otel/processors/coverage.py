@@ -214,12 +214,15 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
     if not outputs:
         return ChannelCoverage(UNOBSERVED, ["no model-inference or tool execution span in the run"])
     if not unread:
+        through = sum(1 for _, _, read_through in outputs if read_through)
+        captured = (
+            f"every model call was captured ({len(outputs)} model spans, {through} of them "
+            "read through another span of the same call)"
+            if through
+            else f"every model span ({len(outputs)}) was captured"
+        )
         return ChannelCoverage(
-            OBSERVED,
-            [
-                f"the output of every model span ({len(outputs)}) was captured: every tool the "
-                "model asked for is listed"
-            ],
+            OBSERVED, [f"the output of {captured}: every tool the model asked for is listed"]
         )
     asked = [(s, o) for s, o in unread if o.tool_request is ToolRequest.TOOLS]
     silent = [(s, o) for s, o in unread if not o.finish_reasons]

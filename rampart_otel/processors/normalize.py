@@ -59,7 +59,8 @@ class _View:
     unread_by: list[str] = field(default_factory=list)  # ...and those with notes (or a family)
     parent: _View | None = None
     in_model: bool | None = None  # strictly inside a model span's subtree
-    read_through: bool = False  # unreadable model span nested in/around a readable one
+    read_through: bool = False  # unreadable model span read through another layer of its call
+    layers: list[_View] = field(default_factory=list)  # sibling spans of the same model call
     call_index: int | None = None  # tool call whose execution span is this one
     mark: int = 0  # cycle check: 1 on the path being walked, 2 done
 
@@ -68,6 +69,7 @@ def normalize(run: Run) -> AgentRun:
     views, cycles = _link(run.spans)
     for view in views:
         _resolve_in_model(view)
+    _link_same_responses(views)
     _mark_read_through(views)
 
     calls = _CallMerger()
@@ -219,6 +221,7 @@ def _merge_outputs(outputs: list[ModelOutput]) -> ModelOutput:
             if reason not in merged.finish_reasons:
                 merged.finish_reasons.append(reason)
         merged.provider = merged.provider or output.provider
+        merged.response_id = merged.response_id or output.response_id
         merged.not_understood.extend(output.not_understood)
         if not output.readable:
             continue
@@ -276,12 +279,59 @@ def _resolve_in_model(view: _View) -> bool:
     return answer
 
 
+def _link_same_responses(views: list[_View]) -> None:
+    """Model spans of one trace that report the same response id are layers of one call.
+
+    A client SDK's own span beside an instrumentation's span for the same request (both
+    children of the caller, so nesting does not show it) names the same response. Only
+    spans of different instrumentation scopes that overlap in time are linked: a mock model
+    that reuses one id does not fold separate calls into one.
+    """
+    by_response: dict[tuple[str, str], list[_View]] = {}
+    for view in views:
+        if view.model and view.output is not None and view.output.response_id:
+            key = (view.span.trace_id, view.output.response_id)
+            by_response.setdefault(key, []).append(view)
+    for group in by_response.values():
+        for position, view in enumerate(group):
+            for other in group[position + 1 :]:
+                if view.span.scope.name != other.span.scope.name and _overlap(view, other):
+                    view.layers.append(other)
+                    other.layers.append(view)
+
+
+def _overlap(a: _View, b: _View) -> bool:
+    start_a, start_b = a.span.start_ns or 0, b.span.start_ns or 0
+    end_a = a.span.end_ns if a.span.end_ns is not None else 1 << 63
+    end_b = b.span.end_ns if b.span.end_ns is not None else 1 << 63
+    return start_a <= end_b and start_b <= end_a
+
+
 def _mark_read_through(views: list[_View]) -> None:
     """An unreadable model span nested in (or around) a readable one is read through it.
 
     pydantic-ai's chat span around OpenInference's or OpenLLMetry's span for the same
-    request, one capturing content and the other not, is one model request, read once.
+    request, one capturing content and the other not, is one model request, read once. So
+    is a sibling layer of the same call (``layers``); when no layer of it is readable, the
+    first one stands for the call, with every layer's finish reasons.
     """
+    for view in views:
+        if not view.layers or view.output is None or view.read_through:
+            continue
+        group = [view, *view.layers]
+        if any(layer.output is not None and layer.output.readable for layer in group):
+            for layer in group:
+                if layer.output is not None and not layer.output.readable:
+                    layer.read_through = True
+            continue
+        for layer in view.layers:
+            if layer.output is None:
+                continue
+            layer.read_through = True
+            for reason in layer.output.finish_reasons:
+                if reason not in view.output.finish_reasons:
+                    view.output.finish_reasons.append(reason)
+            view.output.provider = view.output.provider or layer.output.provider
     for view in views:
         if view.output is None or not view.output.readable:
             continue
@@ -517,13 +567,16 @@ class _CallMerger:
 
 
 def _related(a: _View, b: _View) -> bool:
-    return a is b or _is_ancestor(a, b) or _is_ancestor(b, a)
+    return a is b or b in a.layers or _is_ancestor(a, b) or _is_ancestor(b, a)
 
 
 def _layers(a: _View, b: _View) -> bool:
-    """Two model spans, one inside the other with no tool or agent span between them."""
+    """Two model spans of one call: one inside the other with no tool or agent span between
+    them, or siblings that report the same response."""
     if a is b or not (a.model and b.model):
         return False
+    if b in a.layers:
+        return True
     inner, outer = (a, b) if _is_ancestor(b, a) else (b, a)
     current = inner.parent
     while current is not None and current is not outer:
@@ -613,8 +666,12 @@ def _enclosing_call(view: _View) -> int | None:
 def _response(views: list[_View]) -> tuple[Response, _View | None]:
     """The top agent span's answer, else the last model span's text; earlier texts kept."""
     texts: list[tuple[int, str, _View]] = []  # (end time, text, span view)
+    seen: set[int] = set()
     for view in views:
         if view.output is not None and view.output.text_captured and view.output.text:
+            if any(id(layer) in seen for layer in view.layers):
+                continue  # another layer of the same model call gave this text
+            seen.add(id(view))
             texts.append((_end(view), view.output.text, view))
     top_agents = [view for view in views if view.agent and not _has_agent_ancestor(view)]
     final: tuple[str, _View] | None = None
@@ -630,9 +687,11 @@ def _response(views: list[_View]) -> tuple[Response, _View | None]:
     if final is None:
         model_views = sorted((v for v in views if v.output is not None), key=_end)
         if model_views and model_views[-1].output is not None:
-            last = model_views[-1]
-            if last.output is not None and last.output.text_captured:
-                final = (last.output.text or "", last)
+            # The last model call, read through whichever of its layers captured the text.
+            for last in (model_views[-1], *model_views[-1].layers):
+                if last.output is not None and last.output.text_captured:
+                    final = (last.output.text or "", last)
+                    break
     earlier = [text for _, text, _ in texts]
     if final is not None:
         text, view = final

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from span_factory import mk
 
-from rampart_otel.model import AgentRun, Run, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, Run, Scope, Span, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
@@ -655,3 +655,100 @@ def test_different_ids_are_different_calls_on_one_span_or_across_a_tool() -> Non
         mk("m2", "chat", chat_out(tool_part("c2", "fetch", {"c": 1})), parent="t1", start=6),
     ]
     assert [c.call_id for c in run_of(*spans).tool_calls if c.name == "fetch"] == ["c1", "c2"]
+
+
+# --- sibling layers of one model call: the same response id -----------------------------------
+
+
+def layer(span_id: str, scope: str, attributes: dict[str, Any], **options: Any) -> Span:
+    """A model span of one instrumentation (its scope), answering response ``msg_1`` unless told."""
+    s = mk(span_id, "chat", {"gen_ai.response.id": "msg_1", **attributes}, **options)
+    s.scope = Scope(scope)
+    return s
+
+
+SDK_ONLY = {"gen_ai.operation.name": "chat", "anthropic.message.stop_reason": "tool_use"}
+
+
+def test_sibling_spans_of_one_response_are_one_model_call() -> None:
+    """OpenLLMetry's ``anthropic.chat`` beside the SDK's ``anthropic.messages.create``: the
+    SDK span (no content) is read through its readable sibling, not an unread model call."""
+    spans = [
+        mk("a0", "agent", end=1000),
+        layer("m1", "openllmetry", chat_out(tool_part("t1", "fetch", {"c": 1})), parent="a0"),
+        layer("m2", "sdk", SDK_ONLY, parent="a0", start=1, end=9),
+        mk("x1", "fetch", parent="a0", start=20),
+    ]
+    agent = run_of(*spans)
+    (call,) = agent.tool_calls
+    assert call.call_id == "t1" and call.arguments == {"c": 1}
+    assert agent.coverage.get("tool_calls").state.value == "observed"
+    assert "1 of them read through" in agent.coverage.get("tool_calls").reasons[0]
+    # Without the shared id the SDK span is a second, unread model call.
+    del spans[2].attributes["gen_ai.response.id"]
+    assert run_of(*spans).coverage.get("tool_calls").state.value == "partial"
+
+
+def test_sibling_layers_without_call_ids_merge_requests_and_answer_once() -> None:
+    first = chat_out(tool_part(None, "fetch", {"c": 1}))
+    spans = [
+        mk("a0", "agent", end=1000),
+        layer("m1", "openllmetry", first, parent="a0"),
+        layer("m2", "sdk", first, parent="a0", start=1, end=9),
+        layer("m3", "openllmetry", chat_out({"type": "text", "content": "done"}, finish="stop"),
+              parent="a0", start=30, end=60, **{}),
+        layer("m4", "sdk", chat_out({"type": "text", "content": "done"}, finish="stop"),
+              parent="a0", start=31, end=59),
+    ]  # fmt: skip
+    for s in spans[3:]:
+        s.attributes["gen_ai.response.id"] = "msg_2"
+    agent = run_of(*spans)
+    assert [c.name for c in agent.tool_calls] == ["fetch"]
+    assert agent.response.text == "done" and agent.response.earlier == []
+
+
+def test_same_response_id_from_one_scope_or_apart_in_time_is_not_one_call() -> None:
+    """A mock model reusing one id: calls of one instrumentation, or one after the other."""
+    ask = chat_out(tool_part(None, "fetch", {"c": 1}))
+    same_scope = [layer("m1", "sdk", ask), layer("m2", "sdk", ask, start=1, end=9)]
+    assert len(run_of(*same_scope).tool_calls) == 2
+    apart = [
+        mk("a0", "agent", end=1000),
+        layer("m1", "openllmetry", ask, parent="a0", start=0, end=10),
+        layer("m2", "sdk", SDK_ONLY, parent="a0", start=20, end=30),
+    ]
+    tool_calls = run_of(*apart).coverage.get("tool_calls")
+    assert tool_calls.state.value == "partial" and "'tool_use'" in tool_calls.reasons[0]
+    apart[2] = layer("m2", "sdk", SDK_ONLY, parent="a0", start=5, end=30)  # overlapping
+    assert run_of(*apart).coverage.get("tool_calls").state.value == "observed"
+
+
+def test_unreadable_layers_count_once_with_every_layers_finish_reason() -> None:
+    """Content off on both: one call, whose finish reasons are both layers'."""
+    silent = {"gen_ai.operation.name": "chat"}  # no output, no finish reason
+    ended = {"gen_ai.operation.name": "chat", "anthropic.message.stop_reason": "end_turn"}
+    root = mk("a0", "agent", end=1000)
+    spans = [
+        root,
+        layer("m1", "openllmetry", silent, parent="a0"),
+        layer("m2", "sdk", ended, parent="a0", start=1, end=9),
+    ]
+    tool_calls = run_of(*spans).coverage.get("tool_calls")
+    assert tool_calls.state.value == "observed", tool_calls.reasons
+    assert "the output of 1 model span was not captured" in tool_calls.reasons[0]
+    assert "(end_turn) says it asked for no tool" in tool_calls.reasons[0]
+    # Apart, the silent span says nothing: its tool requests cannot be ruled out.
+    spans[2] = layer("m2", "sdk", ended, parent="a0", start=20)
+    assert run_of(*spans).coverage.get("tool_calls").state.value == "partial"
+
+
+def test_answer_read_through_the_layer_that_captured_it() -> None:
+    """The last span to end has no content (the SDK's default); its sibling has the text."""
+    spans = [
+        layer("m1", "openllmetry", chat_out({"type": "text", "content": "done"}, finish="stop"),
+              start=0, end=50),
+        layer("m2", "sdk", {"gen_ai.operation.name": "chat",
+                            "anthropic.message.stop_reason": "end_turn"}, start=1, end=60),
+    ]  # fmt: skip
+    agent = run_of(*spans)
+    assert agent.response.text == "done" and agent.response.span_id == "m1"
