@@ -18,6 +18,7 @@ import pytest
 from otlp_sink import RunningSink, Sink
 
 from collector.harness import InProcess, start_in_process, wait_for
+from rampart_otel.evaluation import load_policy
 from rampart_otel.receivers.files import read_path
 from rampart_otel.replay import replay
 
@@ -27,7 +28,7 @@ TRACES = REPO / "samples" / "traces"
 SAMPLES = [TRACES / f"{lib}-exfil.jsonl" for lib in ("openinference", "openllmetry")] + [
     TRACES / "pydantic-ai-no-http-instr.jsonl"
 ]
-CHECKS = 5
+CHECKS = len(load_policy(POLICY).checks)
 FORMAT = ("--policy", str(POLICY), "--format", "json")
 EXPORTED = 'rampart_otel_verdict_export_events_total{outcome="exported"}'
 FAILED = 'rampart_otel_verdict_export_events_total{outcome="failed"}'
