@@ -161,12 +161,11 @@ def langgraph_answer(value: Any) -> tuple[bool, str | None]:
 
 _LANGCHAIN_CLASSES = {"AIMessage": "ai", "AIMessageChunk": "ai", "HumanMessage": "human"}
 _LANGCHAIN_CLASSES |= {"SystemMessage": "system", "ToolMessage": "tool"}
-_ROLES = {"assistant": "ai", "user": "human", "system": "system", "tool": "tool"}
 
 
 def _langchain_message_fields(message: Any) -> tuple[str | None, dict[str, Any]]:
     """(type, fields) of a serialized LangChain message (``ai``, ``human``, ``tool``...) in
-    its ``dumpd``, ``message_to_dict``, ``model_dump`` or role/content form."""
+    its ``dumpd``, ``message_to_dict`` or ``model_dump`` form."""
     if not isinstance(message, dict):
         return None, {}
     kwargs, data = message.get("kwargs"), message.get("data")
@@ -180,9 +179,7 @@ def _langchain_message_fields(message: Any) -> tuple[str | None, dict[str, Any]]
         return (message["type"] if isinstance(message["type"], str) else None), data
     if "content" in message and isinstance(message.get("type"), str):
         return message["type"], message
-    if "content" in message and isinstance(message.get("role"), str):
-        return _ROLES.get(message["role"], message["role"]), message
-    return None, {}
+    return None, {}  # role/content dicts are every framework's: not a LangChain message
 
 
 def llamaindex_tool_output(value: Any) -> Any:

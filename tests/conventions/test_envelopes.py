@@ -170,3 +170,9 @@ def test_langgraph_answer() -> None:
     assert envelopes.langgraph_answer("It is 18C.") == (False, None)
     assert envelopes.langgraph_answer({"messages": [1]}) == (False, None)
     assert envelopes.langgraph_answer('{"messages": []}') == (False, None)
+
+
+def test_langgraph_answer_needs_langchain_messages() -> None:
+    """Role/content dicts are any framework's (CrewAI's TaskOutput has such ``messages``)."""
+    crewai = {"raw": "It is 18C.", "messages": [{"role": "assistant", "content": "It is 18C."}]}
+    assert envelopes.langgraph_answer(crewai) == (False, None)
