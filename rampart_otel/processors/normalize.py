@@ -544,8 +544,11 @@ def _response(views: list[_View]) -> tuple[Response, _View | None]:
     """The top agent span's answer, else the last model span's text; earlier texts kept."""
     texts: list[tuple[int, str, _View]] = []  # (end time, text, span view)
     for view in views:
-        if view.output is not None and view.output.text_captured and view.output.text:
-            texts.append((_end(view), view.output.text, view))
+        output = view.output
+        if output is None or not output.text_captured or not output.text:
+            continue
+        if not _outer_layer_says(view, output.text):  # one model call, one text
+            texts.append((_end(view), output.text, view))
     top_agents = [view for view in views if view.agent and not _has_agent_ancestor(view)]
     final: tuple[str, _View] | None = None
     for position, view in enumerate(top_agents):
@@ -574,6 +577,16 @@ def _response(views: list[_View]) -> tuple[Response, _View | None]:
         return Response(text=text, earlier=deduped, span_id=view.span.span_id), view
     deduped = [t for i, t in enumerate(earlier) if i == 0 or earlier[i - 1] != t]
     return Response(text=None, earlier=deduped), None
+
+
+def _outer_layer_says(view: _View, text: str) -> bool:
+    """The model span around this one (two layers of one model call) has the same text."""
+    current = view.parent
+    while current is not None and current.execution is None and not current.agent:
+        if current.model:
+            return current.output is not None and current.output.text == text
+        current = current.parent
+    return False
 
 
 def _has_agent_ancestor(view: _View) -> bool:
