@@ -75,13 +75,14 @@ class ModelOutput:
     finish_reasons: list[str] = field(default_factory=list)
     convention: str = ""
     provider: str | None = None  # as the span names it: "openai", "gcp.gemini", ...
+    source: str | None = None  # the instrumentation scope that wrote it, when it matters
     # Content present on the span in a form not read: "part type 'x' in gen_ai.output.messages".
     not_understood: list[str] = field(default_factory=list)
 
     @property
     def tool_request(self) -> ToolRequest:
         """What the finish reasons say about tool requests (``finish_reasons.classify``)."""
-        return combine(self.finish_reasons, self.provider)
+        return combine(self.finish_reasons, self.provider, self.source)
 
 
 SideEffectDetails = tuple[str, dict[str, Any], str]  # kind, details, convention

@@ -5,6 +5,13 @@ Model spans (``openinference.span.kind=LLM``) flatten the output into
 ``output.value`` with ``__REDACTED__``, while ``llm.finish_reason`` stays. Tools are
 ``TOOL`` spans with ``tool.name`` / ``input.value`` / ``output.value``; an ``AGENT``
 span's ``output.value`` is the agent's answer.
+
+Framework quirks read here, each only in its exact shape:
+- OpenAI Agents SDK: ``llm.finish_reason`` is the Responses status ("stop" on tool turns
+  too), so ``finish_reasons`` never takes it as "asked for no tool"; ``output.value`` holds
+  the whole ``Response``, whose items the flattened messages may leave out (``mcp_call``,
+  ``local_shell_call``...): those are not understood, and it is the output when the
+  flattened messages alone were hidden. Tool spans carry no call id (paired by order).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from rampart_otel.conventions import (
     ToolReport,
     as_str,
     indexed,
+    openai_responses,
     parse_arguments,
     parse_result,
 )
@@ -116,13 +124,18 @@ def model_output(span: Span) -> ModelOutput:
     finish = [reason] if reason else []
     messages = indexed(attrs, OUTPUT_MESSAGES) if _has_output(attrs) else None
     provider = next((as_str(attrs[key]) for key in PROVIDER_KEYS if key in attrs), None)
-    if not messages:
-        return ModelOutput(
-            readable=False, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
-        )
     output = ModelOutput(
-        readable=True, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
+        readable=bool(messages),
+        finish_reasons=finish,
+        convention=OPENINFERENCE,
+        provider=provider,
+        source=span.scope.name,  # finish_reasons knows which scopes write a status
     )
+    response = openai_responses.output_items(attrs.get(OUTPUT_VALUE))
+    if response is not None:
+        _read_response(output, response, span, bool(messages))
+    if not messages:
+        return output
     texts: list[str] = []
     text_missing = False
     content_seen = False
@@ -151,6 +164,40 @@ def model_output(span: Span) -> ModelOutput:
     elif not texts and not text_missing and content_seen:
         output.text, output.text_captured = "", True
     return output
+
+
+# The Responses output item types the Agents SDK instrumentor flattens into
+# llm.output_messages; it drops the others (mcp_call, local_shell_call, shell_call, ...).
+_FLATTENED_ITEMS = frozenset(
+    {
+        "message",
+        "function_call",
+        "custom_tool_call",
+        "file_search_call",
+        "web_search_call",
+        "computer_call",
+        "reasoning",
+    }
+)
+
+
+def _read_response(
+    output: ModelOutput, items: list[dict[str, Any]], span: Span, flattened: bool
+) -> None:
+    """The whole ``Response`` in ``output.value``: items the flattened messages leave out are
+    not understood; with no flattened messages (hidden alone), it is the output."""
+    found = openai_responses.read(items, span, OPENINFERENCE)
+    if flattened:
+        left_out = {kind for kind in found.item_types if kind not in _FLATTENED_ITEMS}
+    else:
+        known = openai_responses.CALL_ITEMS | openai_responses.QUIET_ITEMS | {"message"}
+        left_out = {kind for kind in found.item_types if kind not in known}
+        output.readable = True
+        output.requests.extend(found.requests)
+        output.text, output.text_captured = "\n".join(found.texts), True
+    output.not_understood.extend(
+        f"output item type {kind!r} in {OUTPUT_VALUE}" for kind in sorted(left_out)
+    )
 
 
 def _has_output(attrs: dict[str, Any]) -> bool:

@@ -193,6 +193,7 @@ def _merge_outputs(outputs: list[ModelOutput]) -> ModelOutput:
             if reason not in merged.finish_reasons:
                 merged.finish_reasons.append(reason)
         merged.provider = merged.provider or output.provider
+        merged.source = merged.source or output.source
         merged.not_understood.extend(output.not_understood)
         if not output.readable:
             continue

@@ -1,0 +1,62 @@
+"""OpenAI Responses API ``Response`` objects, as instrumentations record them whole.
+
+OpenInference's Agents SDK spans put the model's whole ``Response`` in ``output.value``
+and flatten only some of its output item types into ``llm.output_messages``; the others
+(``mcp_call``, ``local_shell_call``, ``shell_call``, ``apply_patch_call``, ...) are left
+out there. The JSON is the complete account, so it is what says whether the flattened
+messages list every call the model made, and it is the output when they were hidden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rampart_otel.conventions import ToolReport, load_json
+from rampart_otel.model import Span
+
+# Item types that call a tool (executed by the agent, or hosted by OpenAI) or answer.
+CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
+QUIET_ITEMS = frozenset({"reasoning"})  # neither a call nor an answer
+
+
+@dataclass(slots=True)
+class ResponseOutput:
+    requests: list[ToolReport] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    item_types: list[str] = field(default_factory=list)  # every output item's type, in order
+
+
+def output_items(value: Any) -> list[dict[str, Any]] | None:
+    """The ``output`` items of a ``Response`` JSON text; None when ``value`` is not one."""
+    if not isinstance(value, str) or '"object":' not in value or '"response"' not in value:
+        return None  # cheap: anything else
+    decoded = load_json(value)
+    if not isinstance(decoded, dict) or decoded.get("object") != "response":
+        return None
+    items = decoded.get("output")
+    if not isinstance(items, list):
+        return None
+    return [item for item in items if isinstance(item, dict)]
+
+
+def read(items: list[dict[str, Any]], span: Span, convention: str) -> ResponseOutput:
+    """Requested function calls (by ``call_id``), answer text, and every item's type."""
+    found = ResponseOutput()
+    for item in items:
+        kind = item.get("type")
+        found.item_types.append(kind if isinstance(kind, str) else repr(kind))
+        if kind in CALL_ITEMS:
+            raw = item.get("arguments", item.get("input"))
+            found.requests.append(
+                ToolReport.requested(
+                    span, convention, item.get("name"), item.get("call_id"), raw, raw is not None
+                )
+            )
+        elif kind == "message":
+            for part in item.get("content") or ():
+                if isinstance(part, dict) and part.get("type") == "output_text":
+                    text = part.get("text")
+                    if isinstance(text, str):
+                        found.texts.append(text)
+    return found
