@@ -105,6 +105,9 @@ class SpanReport:
     effects: list[SideEffectDetails] = field(default_factory=list)
     answer: str | None = None  # the agent's answer, on an agent span, when captured
     not_understood: list[str] = field(default_factory=list)
+    # Calls a framework span hands to its tools (LangGraph's ToolNode input), as requested
+    # calls: they name and identify what the tool spans under it run. Not a model output.
+    dispatched: list[ToolReport] = field(default_factory=list)
 
 
 History = tuple[dict[str, Any], dict[str, Any]]  # call id → arguments, call id → result

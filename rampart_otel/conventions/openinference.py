@@ -12,6 +12,12 @@ Framework quirks read here, each only in its exact shape:
   the whole ``Response``, whose items the flattened messages may leave out (``mcp_call``,
   ``local_shell_call``...): those are not understood, and it is the output when the
   flattened messages alone were hidden. Tool spans carry no call id (paired by order).
+- LangChain/LangGraph: a tool's ``output.value`` is a ``ToolMessage`` (its content is the
+  result, its ``tool_call_id`` the call's id); a one-argument tool's ``input.value`` is the
+  bare value (kept raw), while the ``tools`` CHAIN span's input lists the calls with ids and
+  named arguments; the graph's AGENT ``output.value`` is its final state (the answer is the
+  last AI message). Tool spans never become the current context, so the side effects inside
+  them are separate one-span traces: fragments, never attributed.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     as_str,
+    envelopes,
     indexed,
     openai_responses,
     parse_arguments,
@@ -66,6 +73,8 @@ def read(span: Span) -> SpanReport | None:
     kind = span_kind(span)
     if kind in MODEL_KINDS:
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
+    if kind == "CHAIN":
+        return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span))
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
         if TOOL_NAME not in span.attributes:  # the span's name is a guess at the tool's
@@ -104,18 +113,36 @@ def tool_execution(span: Span) -> ToolReport | None:
     arguments_raw = attrs.get(INPUT_VALUE)
     result_raw = attrs.get(OUTPUT_VALUE)
     args_ok, result_ok = captured(arguments_raw), captured(result_raw)
+    # LangChain tools return a ToolMessage: the call's id and status travel in it.
+    message = envelopes.langchain_tool_message(result_raw) if result_ok else None
+    if message is not None:
+        call_id = call_id or as_str(message.get("tool_call_id"))
     return ToolReport(
         name=as_str(attrs.get(TOOL_NAME)) or span.name,
         call_id=call_id or None,
         arguments=parse_arguments(arguments_raw) if args_ok else None,
         arguments_captured=args_ok,
-        result=parse_result(result_raw) if result_ok else None,
+        result=envelopes.langchain_message(result_raw) if result_ok else None,
         result_captured=result_ok,
         executed=True,
-        error=span.status_code == "ERROR",
+        error=span.status_code == "ERROR" or (message or {}).get("status") == "error",
         span=span,
         convention=OPENINFERENCE,
     )
+
+
+def dispatched_calls(span: Span) -> list[ToolReport]:
+    """The calls a CHAIN span hands to tools: LangGraph's ToolNode (``tools``) gets the AI
+    message's tool calls as its ``input.value``, ids and named arguments included — what a
+    one-argument tool span loses (its ``input.value`` is the bare value)."""
+    raw = span.attributes.get(INPUT_VALUE)
+    if not isinstance(raw, str) or '"tool_call"' not in raw or not raw.startswith("[{"):
+        return []
+    calls = envelopes.langgraph_tool_calls(raw) or []
+    return [
+        ToolReport.requested(span, OPENINFERENCE, name, call_id, args, args is not None)
+        for name, call_id, args in calls
+    ]
 
 
 def model_output(span: Span) -> ModelOutput:
@@ -215,9 +242,14 @@ def _has_output(attrs: dict[str, Any]) -> bool:
 
 
 def agent_output(span: Span) -> str | None:
+    """The AGENT span's ``output.value``; a LangGraph graph's is its final state, whose
+    answer is the last (AI) message's text."""
     value = span.attributes.get(OUTPUT_VALUE)
     if not captured(value):
         return None
+    state, answer = envelopes.langgraph_answer(value)
+    if state:
+        return answer
     return value if isinstance(value, str) else str(value)
 
 

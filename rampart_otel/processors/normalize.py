@@ -49,6 +49,7 @@ class _View:
     execution: ToolReport | None = None
     effects: list[SideEffectDetails] = field(default_factory=list)
     answer: str | None = None  # an agent span's captured answer
+    dispatched: list[ToolReport] = field(default_factory=list)  # calls handed to tools
     # What on this span no convention understood: its notes, or the unknown family it is of.
     not_understood: list[str] = field(default_factory=list)
     parent: _View | None = None
@@ -69,6 +70,8 @@ def normalize(run: Run) -> AgentRun:
         if view.output is not None:
             for report in view.output.requests:
                 calls.add_request(report, view)
+        for report in view.dispatched:
+            calls.add_request(report, view)
         if view.execution is not None:
             view.call_index = calls.add_execution(view.execution, view)
     calls.fill_from_history([view for view in views if view.model])
@@ -169,6 +172,7 @@ def _classify(span: Span) -> _View:
             view.answer = report.answer
         view.effects.extend(report.effects)
         view.not_understood.extend(report.not_understood)
+        view.dispatched.extend(report.dispatched)
     if view.model:
         view.output = _merge_outputs(outputs)
         view.effects = []  # a model span's own HTTP attributes are its transport
