@@ -15,9 +15,10 @@ from typing import Any
 from rampart_otel.conventions import ToolReport, load_json
 from rampart_otel.model import Span
 
-# Item types that call a tool (executed by the agent, or hosted by OpenAI) or answer.
+# Items that call one of the agent's own tools, by name and ``call_id`` (the SDK runs them).
 CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
 QUIET_ITEMS = frozenset({"reasoning"})  # neither a call nor an answer
+TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}  # message part type → text key
 
 
 @dataclass(slots=True)
@@ -25,6 +26,7 @@ class ResponseOutput:
     requests: list[ToolReport] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     item_types: list[str] = field(default_factory=list)  # every output item's type, in order
+    unread_parts: list[str] = field(default_factory=list)  # message content part types
 
 
 def output_items(value: Any) -> list[dict[str, Any]] | None:
@@ -41,11 +43,13 @@ def output_items(value: Any) -> list[dict[str, Any]] | None:
 
 
 def read(items: list[dict[str, Any]], span: Span, convention: str) -> ResponseOutput:
-    """Requested function calls (by ``call_id``), answer text, and every item's type."""
+    """Requested function calls (by ``call_id``), answer text (a refusal's too), every item's
+    type, and the message parts that hold no text we read."""
     found = ResponseOutput()
     for item in items:
         kind = item.get("type")
-        found.item_types.append(kind if isinstance(kind, str) else repr(kind))
+        kind = kind if isinstance(kind, str) else repr(kind)
+        found.item_types.append(kind)
         if kind in CALL_ITEMS:
             raw = item.get("arguments", item.get("input"))
             found.requests.append(
@@ -54,9 +58,13 @@ def read(items: list[dict[str, Any]], span: Span, convention: str) -> ResponseOu
                 )
             )
         elif kind == "message":
-            for part in item.get("content") or ():
-                if isinstance(part, dict) and part.get("type") == "output_text":
-                    text = part.get("text")
-                    if isinstance(text, str):
-                        found.texts.append(text)
+            parts = item.get("content")
+            for part in parts if isinstance(parts, list) else [parts]:
+                part_type = part.get("type") if isinstance(part, dict) else None
+                key = TEXT_PARTS.get(part_type) if isinstance(part_type, str) else None
+                text = part.get(key) if key and isinstance(part, dict) else None
+                if isinstance(text, str):
+                    found.texts.append(text)
+                else:
+                    found.unread_parts.append(str(part_type))
     return found

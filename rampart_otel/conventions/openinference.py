@@ -222,6 +222,9 @@ def _read_response(
         output.readable = True
         output.requests.extend(found.requests)
         output.text, output.text_captured = "\n".join(found.texts), True
+        output.not_understood.extend(
+            f"message part type {kind!r} in {OUTPUT_VALUE}" for kind in found.unread_parts
+        )
     output.not_understood.extend(
         f"output item type {kind!r} in {OUTPUT_VALUE}" for kind in sorted(left_out)
     )

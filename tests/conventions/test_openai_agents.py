@@ -363,3 +363,12 @@ def test_finish_reason_table_knows_the_status_sources() -> None:
     for status in ("cancelled", "incomplete"):
         assert finish_reasons.known(status)
         assert finish_reasons.classify(status) is ToolRequest.UNKNOWN
+
+
+def test_hidden_output_messages_whose_text_cannot_be_read() -> None:
+    refusal = {"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}
+    audio = {"type": "message", "content": [{"type": "output_audio", "data": "..."}]}
+    attrs = {"openinference.span.kind": "LLM", "output.value": _response_json(refusal, audio)}
+    output = openinference.model_output(mk("m1", "response", attrs))
+    assert output.text == "No."
+    assert output.not_understood == ["message part type 'output_audio' in output.value"]
