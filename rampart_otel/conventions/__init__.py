@@ -79,6 +79,7 @@ class ModelOutput:
     finish_reasons: list[str] = field(default_factory=list)
     convention: str = ""
     provider: str | None = None  # as the span names it: "openai", "gcp.gemini", ...
+    source: str | None = None  # the instrumentation scope that wrote it, when it matters
     # Content present on the span in a form not read: "part type 'x' in gen_ai.output.messages".
     not_understood: list[str] = field(default_factory=list)
     # The provider's id of the response (``gen_ai.response.id``): two spans of one trace with
@@ -88,7 +89,7 @@ class ModelOutput:
     @property
     def tool_request(self) -> ToolRequest:
         """What the finish reasons say about tool requests (``finish_reasons.classify``)."""
-        return combine(self.finish_reasons, self.provider)
+        return combine(self.finish_reasons, self.provider, self.source)
 
 
 SideEffectDetails = tuple[str, dict[str, Any], str]  # kind, details, convention
@@ -111,6 +112,9 @@ class SpanReport:
     effects: list[SideEffectDetails] = field(default_factory=list)
     answer: str | None = None  # the agent's answer, on an agent span, when captured
     not_understood: list[str] = field(default_factory=list)
+    # Calls a framework span hands to its tools (LangGraph's ToolNode input), as requested
+    # calls: they name and identify what the tool spans under it run. Not a model output.
+    dispatched: list[ToolReport] = field(default_factory=list)
 
 
 History = tuple[dict[str, Any], dict[str, Any]]  # call id → arguments, call id → result

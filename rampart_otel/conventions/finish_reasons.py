@@ -28,7 +28,8 @@ class ToolRequest(StrEnum):
 # MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS); Mistral (stop,
 # length, model_length, error, tool_calls); Cohere (COMPLETE, STOP_SEQUENCE, MAX_TOKENS,
 # TOOL_CALL, ERROR, TIMEOUT); Vercel AI SDK (stop, length, content-filter, tool-calls,
-# error, other, unknown; interrupted since AI SDK 7).
+# error, other, unknown; interrupted since AI SDK 7); OpenAI Responses API statuses as
+# OpenInference and OpenLLMetry map them (incomplete, cancelled).
 _TOOLS = frozenset(
     {
         "tool_calls",
@@ -75,24 +76,29 @@ _INCONCLUSIVE = frozenset(
         "interrupted",
         "finish_reason_unspecified",
         "incomplete",
+        "cancelled",
     }
 )
 # Providers whose "stop" also ends a turn that asked for tools.
 _STOP_WITH_TOOLS_PROVIDERS = ("gemini", "vertex", "google", "gcp")
+# Instrumentations (scope names) whose finish reason is an OpenAI Responses API response's
+# status mapped to a reason (completed → "stop", whatever the output holds): their "stop"
+# says the response completed, not that it asked for no tool.
+_STATUS_AS_REASON_SOURCES = frozenset({"openinference.instrumentation.openai_agents"})
 
 
-def classify(reason: str, provider: str | None = None) -> ToolRequest:
-    """What one finish reason says about tool requests; ``provider`` as the span names it."""
+def classify(reason: str, provider: str | None = None, source: str | None = None) -> ToolRequest:
+    """What one finish reason says about tool requests; ``provider`` as the span names it,
+    ``source`` the instrumentation scope that wrote it."""
     key = reason.strip().lower()
     if key.startswith("finishreason."):  # an SDK enum's str(): "FinishReason.STOP"
         key = key[len("finishreason.") :]
     if key in _TOOLS:
         return ToolRequest.TOOLS
     if key in _STOP:
-        if (
-            key == "stop"
-            and provider
-            and any(p in provider.lower() for p in _STOP_WITH_TOOLS_PROVIDERS)
+        if key == "stop" and (
+            (provider and any(p in provider.lower() for p in _STOP_WITH_TOOLS_PROVIDERS))
+            or source in _STATUS_AS_REASON_SOURCES
         ):
             return ToolRequest.UNKNOWN
         return ToolRequest.NO_TOOLS
@@ -105,9 +111,11 @@ def known(reason: str) -> bool:
     return key in _TOOLS or key in _STOP or key in _INCONCLUSIVE
 
 
-def combine(reasons: Iterable[str], provider: str | None = None) -> ToolRequest:
+def combine(
+    reasons: Iterable[str], provider: str | None = None, source: str | None = None
+) -> ToolRequest:
     """Several reasons of one model span: any tool reason wins; else all must say none."""
-    found = [classify(reason, provider) for reason in reasons]
+    found = [classify(reason, provider, source) for reason in reasons]
     if not found:
         return ToolRequest.UNKNOWN
     if ToolRequest.TOOLS in found:

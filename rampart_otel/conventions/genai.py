@@ -20,6 +20,7 @@ from rampart_otel.conventions import (
     ToolReport,
     as_str,
     as_str_list,
+    envelopes,
     load_json,
     parse_arguments,
     parse_result,
@@ -43,9 +44,22 @@ PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system")
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 AGENT_OPERATIONS = frozenset({"invoke_agent"})
 TOOL_OPERATIONS = frozenset({"execute_tool"})
-# Operations that produce no tool call, answer or side effect of the agent's; the Vercel AI
-# SDK's ``agent_step`` groups one step's model call and tool runs, each with its own span.
-NEUTRAL_OPERATIONS = frozenset({"create_agent", "embeddings", "retrieval", "rerank", "agent_step"})
+# Operations that produce no tool call, answer or side effect of the agent's: the Vercel AI
+# SDK's ``agent_step`` (one step's model call and tool runs, each with its own span);
+# OpenLLMetry's LangGraph node, chain or middleware step (``execute_task``), vector store
+# query and ``Command`` goto.
+NEUTRAL_OPERATIONS = frozenset(
+    {
+        "create_agent",
+        "embeddings",
+        "retrieval",
+        "rerank",
+        "agent_step",
+        "execute_task",
+        "vector_db_retrieve",
+        "goto",
+    }
+)
 # Output part types (semconv and the instrumentations we read) that hold no tool request.
 _PLAIN_PARTS = frozenset(
     {
@@ -166,12 +180,17 @@ def tool_execution(span: Span) -> ToolReport | None:
     # The semconv result is the value's JSON text: a string returned is a JSON string literal.
     read_result = parse_stringified_result if TOOL_CALL_RESULT in attrs else parse_result
     deferred = PYDANTIC_DEFERRAL in attrs  # waiting for approval or an external run: not run
+    call_id = as_str(attrs.get(TOOL_CALL_ID))
+    # OpenLLMetry's LangChain tool spans put its callback envelopes in these keys.
+    callback = envelopes.langchain_callback_arguments(arguments_raw)
+    if callback is not None:
+        arguments_raw, call_id = callback[0], call_id or callback[1]
     return ToolReport(
         name=name,
-        call_id=as_str(attrs.get(TOOL_CALL_ID)) or None,
+        call_id=call_id or None,
         arguments=parse_arguments(arguments_raw),
         arguments_captured=arguments_raw is not None,
-        result=read_result(result_raw),
+        result=envelopes.langchain_callback_result(read_result(result_raw)),
         result_captured=result_raw is not None,
         executed=not deferred,
         error=not deferred and (span.status_code == "ERROR" or ERROR_TYPE in attrs),

@@ -8,6 +8,20 @@ span's ``output.value`` is the agent's answer. Framework instrumentors that fill
 their own way (bound-argument inputs, result and answer envelopes, an answer tool, LLM
 spans that call no model) are read through their dialect, keyed by instrumentation scope
 (``openinference_dialects``), so no other producer's spans change.
+
+Shapes read wherever they occur, each only in its exact form:
+- ``output.value`` holding a whole OpenAI ``Response`` (the Agents SDK instrumentor): the
+  complete account of the output, whose items the flattened messages may leave out (not
+  understood), and the output when the flattened messages alone were hidden; its
+  ``llm.finish_reason`` is the Responses status ("stop" on tool turns too, see
+  ``finish_reasons``). Else a ``chat.completion`` or an assistant message is the output
+  when only the flattened messages were hidden.
+- LangChain/LangGraph: a tool's ``output.value`` is a ``ToolMessage`` (its content the
+  result, its ``tool_call_id`` the call's id); a one-argument tool's ``input.value`` is the
+  bare value (kept raw), while the ``tools`` CHAIN span's input lists the calls with ids and
+  named arguments; the graph's AGENT ``output.value`` is its final state (the answer is the
+  last AI message). Tool spans never become the current context, so the side effects inside
+  them are separate one-span traces: fragments, never attributed.
 """
 
 from __future__ import annotations
@@ -22,8 +36,10 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     as_str,
+    envelopes,
     indexed,
     load_json,
+    openai_responses,
     parse_arguments,
     parse_result,
 )
@@ -67,6 +83,8 @@ def read(span: Span) -> SpanReport | None:
         if builds_request_only(span):
             return SpanReport(OPENINFERENCE)  # a step of the call, not the call
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
+    if kind == "CHAIN":
+        return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span))
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
         if TOOL_NAME not in span.attributes:  # the span's name is a guess at the tool's
@@ -116,15 +134,21 @@ def tool_execution(span: Span) -> ToolReport | None:
     result_raw = attrs.get(OUTPUT_VALUE)
     args_ok, result_ok = captured(arguments_raw), captured(result_raw)
     name = as_str(attrs.get(TOOL_NAME)) or span.name
+    # LangChain tools return a ToolMessage: the call's id and status travel in it.
+    message = envelopes.langchain_tool_message(result_raw) if result_ok else None
+    if message is not None:
+        call_id = call_id or as_str(message.get("tool_call_id"))
     return ToolReport(
         name=name,
         call_id=call_id or None,
         arguments=framework.arguments(parse_arguments(arguments_raw)) if args_ok else None,
         arguments_captured=args_ok,
-        result=framework.result(parse_result(result_raw)) if result_ok else None,
+        result=framework.result(envelopes.langchain_message(result_raw)) if result_ok else None,
         result_captured=result_ok,
         executed=True,
-        error=span.status_code == "ERROR" or (result_ok and framework.failed(result_raw)),
+        error=span.status_code == "ERROR"
+        or (result_ok and framework.failed(result_raw))
+        or (message or {}).get("status") == "error",
         span=span,
         convention=OPENINFERENCE,
         answer=framework.answer_tool is not None and name == framework.answer_tool,
@@ -135,21 +159,44 @@ def tool_execution(span: Span) -> ToolReport | None:
 _Message = tuple[str | None, bool, list[tuple[Any, Any, Any]]]
 
 
+def dispatched_calls(span: Span) -> list[ToolReport]:
+    """The calls a CHAIN span hands to tools: LangGraph's ToolNode (``tools``) gets the AI
+    message's tool calls as its ``input.value``, ids and named arguments included — what a
+    one-argument tool span loses (its ``input.value`` is the bare value)."""
+    raw = span.attributes.get(INPUT_VALUE)
+    if not isinstance(raw, str) or '"tool_call"' not in raw or not raw.startswith("[{"):
+        return []
+    calls = envelopes.langgraph_tool_calls(raw) or []
+    return [
+        ToolReport.requested(span, OPENINFERENCE, name, call_id, args, args is not None)
+        for name, call_id, args in calls
+    ]
+
+
 def model_output(span: Span) -> ModelOutput:
     attrs = span.attributes
     reason = as_str(attrs.get(FINISH_REASON))
     finish = [reason] if reason else []
     provider = next((as_str(attrs[key]) for key in PROVIDER_KEYS if key in attrs), None)
     output = ModelOutput(
-        readable=False, finish_reasons=finish, convention=OPENINFERENCE, provider=provider
+        readable=False,
+        finish_reasons=finish,
+        convention=OPENINFERENCE,
+        provider=provider,
+        source=span.scope.name,  # finish_reasons knows which scopes write a status
     )
     flattened = indexed(attrs, OUTPUT_MESSAGES) if _has_output(attrs) else None
+    response = openai_responses.output_items(attrs.get(OUTPUT_VALUE))
+    if response is not None:  # the whole Response: read it, then the flattened messages
+        _read_response(output, response, span, bool(flattened))
     if flattened:
         messages = [
             _flattened_message(message)
             for _, message in sorted(flattened.items())
             if message.get("message.role") in (None, "assistant", "model")
         ]
+    elif response is not None:
+        return output
     else:
         messages = _output_value_messages(attrs.get(OUTPUT_VALUE), output)
         if messages is None:
@@ -247,6 +294,43 @@ def _json_message(message: Any) -> _Message | None:
     return content, False, calls
 
 
+# The Responses output item types the Agents SDK instrumentor flattens into
+# llm.output_messages; it drops the others (mcp_call, local_shell_call, shell_call, ...).
+_FLATTENED_ITEMS = frozenset(
+    {
+        "message",
+        "function_call",
+        "custom_tool_call",
+        "file_search_call",
+        "web_search_call",
+        "computer_call",
+        "reasoning",
+    }
+)
+
+
+def _read_response(
+    output: ModelOutput, items: list[dict[str, Any]], span: Span, flattened: bool
+) -> None:
+    """The whole ``Response`` in ``output.value``: items the flattened messages leave out are
+    not understood; with no flattened messages (hidden alone), it is the output."""
+    found = openai_responses.read(items, span, OPENINFERENCE)
+    if flattened:
+        left_out = {kind for kind in found.item_types if kind not in _FLATTENED_ITEMS}
+    else:
+        known = openai_responses.CALL_ITEMS | openai_responses.QUIET_ITEMS | {"message"}
+        left_out = {kind for kind in found.item_types if kind not in known}
+        output.readable = True
+        output.requests.extend(found.requests)
+        output.text, output.text_captured = "\n".join(found.texts), True
+        output.not_understood.extend(
+            f"message part type {kind!r} in {OUTPUT_VALUE}" for kind in found.unread_parts
+        )
+    output.not_understood.extend(
+        f"output item type {kind!r} in {OUTPUT_VALUE}" for kind in sorted(left_out)
+    )
+
+
 def _has_output(attrs: dict[str, Any]) -> bool:
     """Cheap probe before the key scan: the first output message's keys."""
     first = OUTPUT_MESSAGES + "0.message."
@@ -276,9 +360,14 @@ def _answer_argument(raw: Any, framework: Dialect, output: ModelOutput) -> str |
 
 
 def agent_output(span: Span) -> str | None:
+    """The AGENT span's ``output.value``; a LangGraph graph's is its final state, whose
+    answer is the last (AI) message's text."""
     value = span.attributes.get(OUTPUT_VALUE)
     if not captured(value):
         return None
+    state, answer = envelopes.langgraph_answer(value)
+    if state:
+        return answer
     value = dialect(span).answer(value)
     return value if isinstance(value, str) else str(value)
 

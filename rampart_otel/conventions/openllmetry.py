@@ -7,6 +7,13 @@ read by ``genai``. With ``TRACELOOP_TRACE_CONTENT=false`` no completion keys are
 at all. The Traceloop SDK's ``@tool`` / ``@agent`` / ``@workflow`` decorators mark spans with
 ``traceloop.span.kind`` and record ``traceloop.entity.input`` (``{"args", "kwargs"}``) and
 ``traceloop.entity.output``.
+
+The LangChain instrumentation writes the same kinds, with its callback envelopes as entity
+input/output (also as ``gen_ai.tool.call.*`` and ``gen_ai.task.*``): a tool's arguments are
+at ``inputs`` and its call id at ``kwargs.tool_call_id``, its result is ``output`` (a
+``ToolMessage``); LangGraph nodes are ``task`` spans (``execute_task``), the ToolNode's input
+lists the calls it runs, and the graph's ``workflow`` output is its final state (the answer
+is the last AI message).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from rampart_otel.conventions import (
     ToolReport,
     as_str,
     as_str_list,
+    envelopes,
     indexed,
     load_json,
     mcp,
@@ -64,7 +72,7 @@ def read(span: Span) -> SpanReport | None:
     if kind in AGENT_KINDS:
         return SpanReport(OPENLLMETRY, agent=True, answer=agent_output(span))
     if kind in NEUTRAL_KINDS:
-        return SpanReport(OPENLLMETRY)
+        return SpanReport(OPENLLMETRY, dispatched=dispatched_calls(span))
     return SpanReport(OPENLLMETRY, not_understood=[f"{SPAN_KIND} {attrs.get(SPAN_KIND)!r}"])
 
 
@@ -86,12 +94,16 @@ def tool_execution(span: Span) -> ToolReport | None:
     attrs = span.attributes
     arguments_raw = attrs.get(ENTITY_INPUT)
     result_raw = attrs.get(ENTITY_OUTPUT)
+    arguments, call_id = _entity_arguments(arguments_raw), None
+    callback = envelopes.langchain_callback_arguments(arguments_raw)
+    if callback is not None:  # the LangChain instrumentation's callback envelope
+        arguments, call_id = parse_arguments(callback[0]), callback[1]
     return ToolReport(
         name=as_str(attrs.get(ENTITY_NAME)) or span.name.removesuffix(".tool"),
-        call_id=None,
-        arguments=_entity_arguments(arguments_raw),
+        call_id=call_id,
+        arguments=arguments,
         arguments_captured=arguments_raw is not None,
-        result=parse_result(result_raw),
+        result=envelopes.langchain_callback_result(result_raw),
         result_captured=result_raw is not None,
         executed=True,
         error=span.status_code == "ERROR",
@@ -143,11 +155,29 @@ def has_completions(span: Span) -> bool:
 
 
 def agent_output(span: Span) -> str | None:
+    """``traceloop.entity.output``: the decorated function's return value, or a LangGraph
+    graph's final state (its answer is the last, AI, message)."""
     raw = span.attributes.get(ENTITY_OUTPUT)
     if raw is None:
         return None
+    state, answer = envelopes.langgraph_answer(raw)
+    if state:
+        return answer
     value = load_json(raw)
     return value if isinstance(value, str) else (raw if isinstance(raw, str) else str(raw))
+
+
+def dispatched_calls(span: Span) -> list[ToolReport]:
+    """The calls a task span hands to tools: LangGraph's ToolNode (``execute_task tools``)
+    records the AI message's tool calls, with ids, as its input."""
+    raw = span.attributes.get(ENTITY_INPUT)
+    if not isinstance(raw, str) or not raw.startswith('{"inputs": [{') or '"tool_call"' not in raw:
+        return []
+    calls = envelopes.langgraph_tool_calls(raw) or []
+    return [
+        ToolReport.requested(span, OPENLLMETRY, name, call_id, args, args is not None)
+        for name, call_id, args in calls
+    ]
 
 
 def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -208,6 +238,8 @@ CONVENTION = Convention(
     content_keys=(
         "traceloop.entity.input",
         "traceloop.entity.output",
+        "gen_ai.task.input",  # the same as traceloop.entity.input/output
+        "gen_ai.task.output",
         "gen_ai.prompt.",
         "gen_ai.completion.",
         "llm.prompts.",

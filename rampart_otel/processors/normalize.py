@@ -53,6 +53,7 @@ class _View:
     execution: ToolReport | None = None
     effects: list[SideEffectDetails] = field(default_factory=list)
     answer: str | None = None  # an agent span's captured answer
+    dispatched: list[ToolReport] = field(default_factory=list)  # calls handed to tools
     # What on this span no convention understood: its notes, or the unknown family it is of.
     not_understood: list[str] = field(default_factory=list)
     readers: list[str] = field(default_factory=list)  # conventions that reported on it
@@ -77,6 +78,8 @@ def normalize(run: Run) -> AgentRun:
         if view.output is not None:
             for report in view.output.requests:
                 calls.add_request(report, view)
+        for report in view.dispatched:
+            calls.add_request(report, view)
         if view.execution is not None and not view.execution.answer:
             view.call_index = calls.add_execution(view.execution, view)
     calls.fill_from_history([view for view in views if view.model])
@@ -194,6 +197,7 @@ def _classify(span: Span) -> _View:
             view.answer = report.answer
         view.effects.extend(report.effects)
         view.readers.append(report.convention)
+        view.dispatched.extend(report.dispatched)
         if report.not_understood or (report.output is not None and report.output.not_understood):
             view.not_understood.extend(report.not_understood)
             view.unread_by.append(report.convention)
@@ -222,6 +226,7 @@ def _merge_outputs(outputs: list[ModelOutput]) -> ModelOutput:
                 merged.finish_reasons.append(reason)
         merged.provider = merged.provider or output.provider
         merged.response_id = merged.response_id or output.response_id
+        merged.source = merged.source or output.source
         merged.not_understood.extend(output.not_understood)
         if not output.readable:
             continue
@@ -666,13 +671,18 @@ def _enclosing_call(view: _View) -> int | None:
 def _response(views: list[_View]) -> tuple[Response, _View | None]:
     """The top agent span's answer, else the last model span's text; earlier texts kept."""
     texts: list[tuple[int, str, _View]] = []  # (end time, text, span view)
-    seen: set[int] = set()
+    spoken: list[_View] = []  # model views whose text is in ``texts``
     for view in views:
-        if view.output is not None and view.output.text_captured and view.output.text:
-            if any(id(layer) in seen for layer in view.layers):
-                continue  # another layer of the same model call gave this text
-            seen.add(id(view))
-            texts.append((_end(view), view.output.text, view))
+        output = view.output
+        if output is None or not output.text_captured or not output.text:
+            continue
+        if any(
+            _layers(view, other) and (other in view.layers or other.output.text == output.text)
+            for other in spoken
+        ):
+            continue  # another layer of the same model call gave this text
+        spoken.append(view)
+        texts.append((_end(view), output.text, view))
     top_agents = [view for view in views if view.agent and not _has_agent_ancestor(view)]
     final: tuple[str, _View] | None = None
     for position, view in enumerate(top_agents):
