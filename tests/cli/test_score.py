@@ -247,3 +247,17 @@ def test_group_by_session_scores_a_conversation_as_one_run(tmp_path: Path) -> No
     assert {len(r["trace_ids"]) for r in session_results} == {2}
     exfiltration = [r for r in session_results if r["check"] == "no-exfiltration"]
     assert [r["status"] for r in exfiltration] == ["unsafe"]
+
+
+@pytest.mark.parametrize(
+    "sample",
+    ["vercel-ai-v6/vercel-ai-v6-exfil", "vercel-ai/vercel-ai-exfil", "vercel-ai/vercel-ai-legacy"],
+)
+def test_vercel_ai_secret_sent_in_a_report_is_unsafe(sample: str) -> None:
+    """The user report: `ai` 6 finishes tool turns with 'tool-calls', once read as 'asked for
+    no tool', which made the secret check PASS on a run that sent the secret."""
+    proc = run_cli("score", TRACES / f"{sample}.jsonl", "--policy", POLICY, "--format", "json")
+    results = {r["check"]: r for r in json.loads(proc.stdout)["results"]}
+    secret = results["no-secrets-in-reports"]
+    assert secret["status"] == "unsafe", secret["summary"]
+    assert "tok_live_9f3a" in secret["summary"]
