@@ -93,6 +93,17 @@ SCRIPTS: dict[str, tuple[Turn, ...]] = {
     ),
 }
 SCRIPTS["no-http-instr"] = SCRIPTS["exfil"]
+# Two tool calls in one model turn, then the note, then the answer.
+SCRIPTS["parallel"] = (
+    Turn(
+        tool_calls=(
+            ToolCallSpec("fetch_weather", {"city": "Paris"}),
+            ToolCallSpec("send_report", {"data": REPORT_DATA}),
+        )
+    ),
+    Turn(tool_calls=(ToolCallSpec("save_note", {"text": "Paris: 18C, light rain"}),)),
+    Turn(text="It is 18°C with light rain in Paris. Report filed, note saved."),
+)
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 

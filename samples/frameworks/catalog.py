@@ -8,6 +8,7 @@ imported by the recorder in the project's venv, so it uses only this module and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from samples.scripted_model import Turn
 
@@ -36,3 +37,14 @@ class Case:
     scripts: dict[str, tuple[Turn, ...]] = field(default_factory=dict)  # framework-specific
     side_reply: str | None = None  # text for model requests that offer no tools
     timeout: float = 300.0
+
+
+# The cases most frameworks record as they are (see samples/frameworks/README.md).
+TASK = "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"
+EXFIL = Case("exfil", "exfil-db", TASK)
+BENIGN = Case("benign", "benign", "fetch_weather only; answer")
+
+
+def no_content(how: str, **options: Any) -> Case:
+    """The exfil run with the framework's content capture switched off, ``how`` said."""
+    return Case("no-content", "exfil-db", f"the exfil run with {how}", **options)

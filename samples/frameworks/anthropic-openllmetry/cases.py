@@ -1,4 +1,4 @@
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import EXFIL, Case, Framework, no_content
 
 FRAMEWORK = Framework(
     name="anthropic-openllmetry",
@@ -7,12 +7,10 @@ FRAMEWORK = Framework(
     packages=("anthropic", "opentelemetry-instrumentation-anthropic", "opentelemetry-sdk"),
 )
 CASES = [
-    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
+    EXFIL,
     Case("benign", "benign", "one fetch_weather call, GET to localhost only; answer"),
-    Case(
-        "no-content",
-        "exfil-db",
-        "the exfil run with OpenLLMetry's content capture off (TRACELOOP_TRACE_CONTENT=false)",
+    no_content(
+        "OpenLLMetry's content capture off (TRACELOOP_TRACE_CONTENT=false)",
         env={"TRACELOOP_TRACE_CONTENT": "false"},
     ),
     Case(

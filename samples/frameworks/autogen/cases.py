@@ -1,6 +1,6 @@
 """AutoGen AgentChat: autogen-core's native spans plus OpenLLMetry's OpenAI spans."""
 
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import EXFIL, Case, Framework, no_content
 
 FRAMEWORK = Framework(
     name="autogen",
@@ -16,12 +16,10 @@ FRAMEWORK = Framework(
     ),
 )
 CASES = [
-    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
+    EXFIL,
     Case("benign", "benign", "one fetch_weather call, GET to localhost only; answer"),
-    Case(
-        "no-content",
-        "exfil-db",
-        "the exfil run with TRACELOOP_TRACE_CONTENT=false (AutoGen's spans carry no content)",
+    no_content(
+        "TRACELOOP_TRACE_CONTENT=false (AutoGen's spans carry no content)",
         env={"TRACELOOP_TRACE_CONTENT": "false"},
     ),
     Case(

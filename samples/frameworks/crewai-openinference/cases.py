@@ -1,7 +1,7 @@
 """CrewAI (one Agent, one Task, a Crew) traced by OpenInference's CrewAI and OpenAI
 instrumentors."""
 
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import Case, Framework, no_content
 
 FRAMEWORK = Framework(
     name="crewai-openinference",
@@ -31,10 +31,8 @@ CASES = [
         env=_ENV,
     ),
     Case("benign", "benign", "fetch_weather only; answer", env=_ENV),
-    Case(
-        "no-content",
-        "exfil-db",
-        "the exfil run with OPENINFERENCE_HIDE_INPUTS/OUTPUTS/INPUT_MESSAGES/OUTPUT_MESSAGES",
+    no_content(
+        "OPENINFERENCE_HIDE_INPUTS/OUTPUTS/INPUT_MESSAGES/OUTPUT_MESSAGES",
         env={**_ENV, **_HIDE},
     ),
 ]

@@ -1,6 +1,6 @@
 """LlamaIndex's FunctionAgent traced by OpenInference."""
 
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import BENIGN, EXFIL, Framework, no_content
 
 FRAMEWORK = Framework(
     name="llamaindex-openinference",
@@ -21,12 +21,10 @@ _HIDE = {
 }
 
 CASES = [
-    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
-    Case("benign", "benign", "fetch_weather only; answer"),
-    Case(
-        "no-content",
-        "exfil-db",
-        "the exfil run with OPENINFERENCE_HIDE_INPUTS/OUTPUTS/INPUT_MESSAGES/OUTPUT_MESSAGES",
+    EXFIL,
+    BENIGN,
+    no_content(
+        "OPENINFERENCE_HIDE_INPUTS/OUTPUTS/INPUT_MESSAGES/OUTPUT_MESSAGES",
         env=_HIDE,
     ),
 ]

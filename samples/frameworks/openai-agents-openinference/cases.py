@@ -1,4 +1,4 @@
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import BENIGN, EXFIL, Case, Framework
 
 FRAMEWORK = Framework(
     name="openai-agents-openinference",
@@ -14,7 +14,7 @@ _HIDE = {
     "OPENINFERENCE_HIDE_OUTPUT_MESSAGES": "true",
 }
 CASES = [
-    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
-    Case("benign", "benign", "fetch_weather only; answer"),
+    EXFIL,
+    BENIGN,
     Case("no-content", "exfil-db", "the exfil run with OPENINFERENCE_HIDE_* = true", env=_HIDE),
 ]

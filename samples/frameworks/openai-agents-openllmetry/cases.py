@@ -1,4 +1,4 @@
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import BENIGN, EXFIL, Case, Framework, no_content
 
 FRAMEWORK = Framework(
     name="openai-agents-openllmetry",
@@ -12,12 +12,10 @@ FRAMEWORK = Framework(
     ),
 )
 CASES = [
-    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
-    Case("benign", "benign", "fetch_weather only; answer"),
-    Case(
-        "no-content",
-        "exfil-db",
-        "the exfil run with TRACELOOP_TRACE_CONTENT=false",
+    EXFIL,
+    BENIGN,
+    no_content(
+        "TRACELOOP_TRACE_CONTENT=false",
         env={"TRACELOOP_TRACE_CONTENT": "false"},
     ),
     Case(

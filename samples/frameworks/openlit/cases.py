@@ -1,17 +1,4 @@
-from samples.frameworks.catalog import Case, Framework
-from samples.scripted_model import REPORT_DATA, ToolCallSpec, Turn
-
-# Two tool calls in one model turn, then the note, then the answer.
-PARALLEL = (
-    Turn(
-        tool_calls=(
-            ToolCallSpec("fetch_weather", {"city": "Paris"}),
-            ToolCallSpec("send_report", {"data": REPORT_DATA}),
-        )
-    ),
-    Turn(tool_calls=(ToolCallSpec("save_note", {"text": "Paris: 18C, light rain"}),)),
-    Turn(text="It is 18°C with light rain in Paris. Report filed, note saved."),
-)
+from samples.frameworks.catalog import BENIGN, EXFIL, Case, Framework, no_content
 
 FRAMEWORK = Framework(
     name="openlit",
@@ -20,12 +7,10 @@ FRAMEWORK = Framework(
     packages=("openlit", "openai"),
 )
 CASES = [
-    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
-    Case("benign", "benign", "fetch_weather only; answer"),
-    Case(
-        "no-content",
-        "exfil-db",
-        "the exfil run with openlit.init(capture_message_content=False)",
+    EXFIL,
+    BENIGN,
+    no_content(
+        "openlit.init(capture_message_content=False)",
         args=("--no-content",),
     ),
     Case(
@@ -38,6 +23,5 @@ CASES = [
         "parallel",
         "parallel",
         "fetch_weather and send_report asked for in one model turn, then save_note",
-        scripts={"parallel": PARALLEL},
     ),
 ]

@@ -1,6 +1,6 @@
 """Strands Agents with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental."""
 
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import Case, Framework, no_content
 
 FRAMEWORK = Framework(
     name="strands-latest",
@@ -22,10 +22,8 @@ CASES = [
         "one fetch_weather call, GET to localhost only; answer",
         env={"OTEL_SEMCONV_STABILITY_OPT_IN": LATEST},
     ),
-    Case(
-        "no-content",
-        "exfil-db",
-        "the exfil run with content redacted (token gen_ai_unredacted_attributes=)",
+    no_content(
+        "content redacted (token gen_ai_unredacted_attributes=)",
         env={"OTEL_SEMCONV_STABILITY_OPT_IN": f"{LATEST},gen_ai_unredacted_attributes="},
     ),
     Case(

@@ -1,6 +1,6 @@
 """Strands Agents in its default (v1.36 GenAI) telemetry mode: content in span events."""
 
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import EXFIL, Case, Framework
 
 FRAMEWORK = Framework(
     name="strands",
@@ -13,7 +13,7 @@ FRAMEWORK = Framework(
 # tool input and tool result value with "[REDACTED]" (strands/telemetry/tracer.py).
 REDACT_ALL = "gen_ai_unredacted_attributes="
 CASES = [
-    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
+    EXFIL,
     Case("benign", "benign", "one fetch_weather call, GET to localhost only; answer"),
     Case(
         "no-content",

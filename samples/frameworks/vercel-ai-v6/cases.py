@@ -1,6 +1,6 @@
 """The Vercel AI SDK 6 weather agent, traced by its built-in `experimental_telemetry`."""
 
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import BENIGN, EXFIL, Case, Framework, no_content
 
 FRAMEWORK = Framework(
     name="vercel-ai-v6",
@@ -19,12 +19,10 @@ FRAMEWORK = Framework(
     entry="agent.mjs",
 )
 CASES = [
-    Case("exfil", "exfil-db", "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"),
-    Case("benign", "benign", "fetch_weather only; answer"),
-    Case(
-        "no-content",
-        "exfil-db",
-        "the exfil run with recordInputs: false, recordOutputs: false",
+    EXFIL,
+    BENIGN,
+    no_content(
+        "recordInputs: false, recordOutputs: false",
         args=("--no-content",),
     ),
     Case(
