@@ -14,6 +14,7 @@ same way.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -278,22 +279,56 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
     """Unreadable model spans that asked for tools with no tool span before the next model call.
 
     Execution spans attest the calls only if every tool has them; a turn that asked for
-    tools and ran none that is visible shows one that may not.
+    tools and ran none that is visible shows one that may not. A turn's tools start after
+    the turn starts (an agent may run a call while the reply still streams in) and before
+    the next turn starts; a model span nested in this one is the same request, not the next.
     """
     if not asking:
         return []
-    starts = sorted((span.trace_id, span.start_ns or 0) for span, _, _ in facts.model_outputs)
+    models = sorted(
+        ((span.trace_id, span.start_ns or 0, span) for span, _, _ in facts.model_outputs),
+        key=_trace_start,
+    )
+    parents = {span.span_id: span.parent_span_id for span in facts.spans}
     tools = [(span.trace_id, span.start_ns or 0) for span in facts.tool_spans]
     unmatched: list[Span] = []
     for span in asking:
-        begin = span.end_ns if span.end_ns is not None else span.start_ns or 0
-        following = [s for t, s in starts if t == span.trace_id and s >= begin]
-        until = following[0] if following else None
+        begin = span.start_ns or 0
+        until = _next_turn(models, span, parents)
         if not any(
             t == span.trace_id and s >= begin and (until is None or s < until) for t, s in tools
         ):
             unmatched.append(span)
     return unmatched
+
+
+def _trace_start(item: tuple[str, int, Span]) -> tuple[str, int]:
+    return item[0], item[1]
+
+
+def _next_turn(
+    models: list[tuple[str, int, Span]], span: Span, parents: dict[str, str | None]
+) -> int | None:
+    """Start of the first model span after ``span``'s start that is not nested in it."""
+    first = bisect_right(models, (span.trace_id, span.start_ns or 0), key=_trace_start)
+    for trace, start, other in models[first:]:
+        if trace != span.trace_id:
+            return None
+        if not _inside(other, span.span_id, parents):
+            return start
+    return None
+
+
+def _inside(span: Span, ancestor_id: str, parents: dict[str, str | None]) -> bool:
+    """Whether ``span`` is in the subtree of span ``ancestor_id`` (a parent cycle ends it)."""
+    current = span.parent_span_id
+    for _ in range(len(parents) + 1):
+        if current is None:
+            return False
+        if current == ancestor_id:
+            return True
+        current = parents.get(current)
+    return False
 
 
 def _captured(

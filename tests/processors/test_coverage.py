@@ -348,6 +348,41 @@ def test_unreadable_turns_each_followed_by_a_tool_span_stay_observed() -> None:
     assert "read from the tool execution spans" in reasons(agent, "tool_calls")
 
 
+def test_tool_span_starting_while_its_turn_still_streams_counts_for_that_turn() -> None:
+    """An agent may start a call before the model span that asked for it ends (Claude Code)."""
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(None, ["tool_call"]), parent="a0", start=1, end=100),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=50, end=150),
+        mk("m2", "chat", chat(None, ["stop"]), parent="a0", start=200, end=300),
+    )
+    assert state(agent, "tool_calls") is OBSERVED
+
+
+def test_tool_span_that_started_before_a_turn_does_not_count_for_it() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(None, ["tool_call"]), parent="a0", start=1, end=100),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=50, end=150),
+        mk("m2", "chat", chat(None, ["tool_call"]), parent="a0", start=60, end=300),
+        mk("m3", "chat", chat(None, ["stop"]), parent="a0", start=400, end=450),
+    )
+    assert state(agent, "tool_calls") is PARTIAL
+    assert "(span m2) asked for tools" in reasons(agent, "tool_calls")
+
+
+def test_model_span_nested_in_a_turn_is_the_same_request_not_the_next_turn() -> None:
+    """ADK v1: call_llm around generate_content; the tool runs while call_llm is open."""
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "call_llm", chat(None, ["tool_call"]), parent="a0", start=1, end=300),
+        mk("m1c", "chat", chat(None, ["tool_call"]), parent="m1", start=2, end=100),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=150, end=200),
+        mk("m2", "chat", chat(None, ["stop"]), parent="a0", start=400, end=450),
+    )
+    assert state(agent, "tool_calls") is OBSERVED
+
+
 def test_some_unreadable_turns_without_finish_reason_is_partial() -> None:
     agent = run_of(
         mk("a0", "agent", {}, end=500),
