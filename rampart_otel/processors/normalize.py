@@ -80,7 +80,9 @@ def normalize(run: Run) -> AgentRun:
         spans=[view.span for view in views],
         roles=_roles(views),
         model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
-        tool_spans=[view.span for view in views if view.execution is not None],
+        tool_spans=[
+            view.span for view in views if view.execution is not None and _first_of_call(view)
+        ],
         agent_spans=[view.span for view in views if view.agent],
         effects=side_effects,
         transport_spans=transport,
@@ -507,6 +509,16 @@ def _side_effects(views: list[_View]) -> tuple[list[SideEffect], dict[str, list[
                 )
             )
     return found, transport
+
+
+def _first_of_call(view: _View) -> bool:
+    """Not a tool span inside another tool span reporting the same call (MCP in execute_tool)."""
+    parent = view.parent
+    while parent is not None:
+        if parent.call_index is not None:
+            return parent.call_index != view.call_index
+        parent = parent.parent
+    return True
 
 
 def _enclosing_call(view: _View) -> int | None:

@@ -383,6 +383,19 @@ def test_model_span_nested_in_a_turn_is_the_same_request_not_the_next_turn() -> 
     assert state(agent, "tool_calls") is OBSERVED
 
 
+def test_a_call_reported_by_nested_tool_spans_counts_one_tool_span() -> None:
+    mcp = {"mcp.method.name": "tools/call", "gen_ai.tool.name": "a", "gen_ai.tool.call.id": "c1"}
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(asked("a", "c1")), parent="a0", start=1, end=10),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=20, end=60),
+        mk("t1m", "tools/call a", mcp, parent="t1", kind="CLIENT", start=21, end=59),
+        mk("m2", "chat", chat(said("ok")), parent="a0", start=70),
+    )
+    assert len(agent.tool_calls) == 1
+    assert reasons(agent, "tool_calls") == "1 tool execution span in the run"
+
+
 def test_some_unreadable_turns_without_finish_reason_is_partial() -> None:
     agent = run_of(
         mk("a0", "agent", {}, end=500),
