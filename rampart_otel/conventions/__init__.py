@@ -228,6 +228,7 @@ _CONTENT_SEGMENT = re.compile(
     re.IGNORECASE,
 )
 _NO_CONTENT = (None, "", "__REDACTED__", "[]", "{}")
+EXCEPTION_EVENT = "exception"  # OTel's record of an error: its message is not content
 
 
 def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[str]) -> str | None:
@@ -246,7 +247,7 @@ def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[s
         if _holds_content(key, value):
             return f"attribute {key!r}"
     for event in span.events:
-        if event.name in events:
+        if event.name in events or event.name == EXCEPTION_EVENT:
             continue  # a known event: its reader says itself what it could not read
         for key, value in event.attributes.items():
             if _holds_content(key, value):

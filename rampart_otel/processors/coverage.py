@@ -143,13 +143,23 @@ def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
         return ChannelCoverage(OBSERVED, [f"the final answer was captured: {where} {_span(span)}"])
     models = [span for span, _, _ in facts.model_outputs]
     if models:
-        last = max(models, key=lambda s: s.end_ns or s.start_ns or 0)
+        last, output, _ = sorted(facts.model_outputs, key=lambda item: _end(item[0]))[-1]
+        why = _why_missing([*facts.agent_spans, last])
+        if output.requests and why == NOT_RECORDED:
+            # The run stopped after a turn that asked for tools: there was no answer to read.
+            names = ", ".join(safe_text(r.name, 40) for r in output.requests[:_NAMED])
+            return ChannelCoverage(
+                UNOBSERVED,
+                [
+                    f"no final answer in the trace: the last model span {_span(last)} asked for "
+                    f"tools ({names}) and no model span followed it{_ended(facts)}"
+                ],
+            )
         return ChannelCoverage(
             UNOBSERVED,
             [
                 f"{_count(models, 'model span')} in the run but the answer's text was not "
-                f"read: the last one, {_span(last)}, recorded no output text we read "
-                f"({_why_missing([*facts.agent_spans, last])})"
+                f"read: the last one, {_span(last)}, recorded no output text we read ({why})"
             ],
         )
     if facts.agent_spans:
@@ -163,6 +173,21 @@ def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
     return ChannelCoverage(
         UNOBSERVED, ["no agent or model-inference span in the run: the answer is not recorded"]
     )
+
+
+def _end(span: Span) -> int:
+    return span.end_ns or span.start_ns or 0
+
+
+def _ended(facts: RunFacts) -> str:
+    """How the run ended, when an agent span says it failed."""
+    for span in facts.agent_spans:
+        if span.status_code == "ERROR":
+            message = f" {safe_text(span.status_message, 80)!r}" if span.status_message else ""
+            return (
+                f"; the run ended with an error: agent span {_span(span)} has status ERROR{message}"
+            )
+    return ""
 
 
 # --- tool calls --------------------------------------------------------------------------

@@ -554,7 +554,8 @@ def _response(views: list[_View]) -> tuple[Response, _View | None]:
         model_views = sorted((v for v in views if v.output is not None), key=_end)
         if model_views and model_views[-1].output is not None:
             last = model_views[-1]
-            if last.output is not None and last.output.text_captured:
+            # A turn that asked for tools is not the answer, even when nothing followed it.
+            if last.output is not None and last.output.text_captured and not last.output.requests:
                 final = (last.output.text or "", last)
     earlier = [text for _, text, _ in texts]
     if final is not None:

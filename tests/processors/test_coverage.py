@@ -396,6 +396,21 @@ def test_a_call_reported_by_nested_tool_spans_counts_one_tool_span() -> None:
     assert reasons(agent, "tool_calls") == "1 tool execution span in the run"
 
 
+def test_run_that_stopped_after_a_turn_asking_for_tools_has_no_answer() -> None:
+    agent = run_of(
+        mk(
+            "a0", "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, end=500, status="ERROR"
+        ),
+        mk("m1", "chat", chat(asked("a", "c1", {"q": 1})), parent="a0", start=1, end=10),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=20, end=60),
+    )
+    assert agent.response.text is None  # not the "" of the turn that asked for a tool
+    assert state(agent, "response") is UNOBSERVED
+    why = reasons(agent, "response")
+    assert "no final answer in the trace" in why and "asked for tools (a)" in why
+    assert "the run ended with an error: agent span 'invoke_agent' (span a0)" in why
+
+
 def test_some_unreadable_turns_without_finish_reason_is_partial() -> None:
     agent = run_of(
         mk("a0", "agent", {}, end=500),
