@@ -23,6 +23,7 @@ GEN_AI = "gen_ai"
 OPENINFERENCE = "openinference"
 OPENLLMETRY = "openllmetry"
 MCP = "mcp"
+ADK = "adk"
 
 
 @dataclass(slots=True)
@@ -121,6 +122,10 @@ class Convention:
     # event names. Content elsewhere is "present but not understood" (``content_hint``).
     content_keys: tuple[str, ...] = ()
     content_events: tuple[str, ...] = ()
+    # Instrumentation scopes of a framework that writes its spans itself: their spans are
+    # read by this family (and the side-effect conventions) only, since the framework's
+    # gen_ai.* keys mean what it says they mean there (ids, wrappers, envelopes).
+    scopes: tuple[str, ...] = ()
 
 
 def load_json(value: Any) -> Any:

@@ -76,7 +76,8 @@ _INCONCLUSIVE = frozenset(
         "incomplete",
     }
 )
-# Providers whose "stop" also ends a turn that asked for tools.
+# Providers whose "stop" also ends a turn that asked for tools. Google ADK's model spans
+# (read with provider "gcp.vertex.agent") carry Gemini's reasons whatever the model.
 _STOP_WITH_TOOLS_PROVIDERS = ("gemini", "vertex", "google", "gcp")
 
 

@@ -1,7 +1,9 @@
 """Every convention family, in the order their readings are merged.
 
 GenAI semantic conventions first, then OpenInference and OpenLLMetry, then MCP and the
-general side-effect conventions. Adding a family is adding its module here, with its
+general side-effect conventions. Frameworks that write their own spans (Google ADK) own
+their instrumentation scope: a span of that scope is read by its family and the
+side-effect conventions only. Adding a family is adding its module here, with its
 recorded samples and tests; ``processors.normalize`` does not change.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from rampart_otel.conventions import (
     Convention,
+    adk,
     content_hint,
     genai,
     mcp,
@@ -24,10 +27,22 @@ CONVENTIONS: tuple[Convention, ...] = (
     openllmetry.CONVENTION,
     mcp.CONVENTION,
     effects.CONVENTION,
+    adk.CONVENTION,
 )
+
+# Conventions that read every span, and those that read the spans of one scope only.
+GENERAL: tuple[Convention, ...] = tuple(c for c in CONVENTIONS if not c.scopes)
+BY_SCOPE: dict[str, tuple[Convention, ...]] = {
+    scope: (owner, effects.CONVENTION) for owner in CONVENTIONS for scope in owner.scopes
+}
 
 CONTENT_KEYS = tuple(key for convention in CONVENTIONS for key in convention.content_keys)
 CONTENT_EVENTS = tuple(name for convention in CONVENTIONS for name in convention.content_events)
+
+
+def conventions_for(span: Span) -> tuple[Convention, ...]:
+    """The conventions that read ``span``: its scope's owner, else every general one."""
+    return BY_SCOPE.get(span.scope.name, GENERAL)
 
 
 def unread_content(span: Span) -> str | None:

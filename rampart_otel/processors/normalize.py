@@ -1,6 +1,7 @@
 """Run → AgentRun: what the agent did, read through every convention the trace uses.
 
-Each span is classified once (cheap key probes; a prefix scan only on model spans), then:
+Each span is classified once (cheap key probes; a prefix scan only on model spans) by the
+conventions that read it (a framework owning the span's scope, else every general one), then:
 tool calls are merged across the conventions and spans that report them (model request
 + execution span, or two instrumentations of one call are ONE call); side effects are the
 side-effect spans outside every model-inference subtree (inside one they are the model's
@@ -11,16 +12,19 @@ integrity are inferred from the same classification (``processors.coverage``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rampart_otel.conventions import (
+    Convention,
+    History,
     ModelOutput,
     SideEffectDetails,
     SpanReport,
     ToolReport,
     agent_family,
 )
-from rampart_otel.conventions.registry import CONVENTIONS
+from rampart_otel.conventions.registry import BY_SCOPE, GENERAL
 from rampart_otel.model import (
     AgentRun,
     Response,
@@ -32,10 +36,22 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.coverage import RunFacts, SpanRole, infer_coverage
 
-_READERS = tuple(convention.read for convention in CONVENTIONS)
-_HISTORY_READERS = tuple(
-    (convention.name, convention.history) for convention in CONVENTIONS if convention.history
-)
+_Readers = tuple[
+    tuple[Callable[[Span], SpanReport | None], ...],
+    tuple[tuple[str, Callable[[Span], History]], ...],
+]
+
+
+def _readers(conventions: tuple[Convention, ...]) -> _Readers:
+    """(span readers, (name, history reader) pairs) of some conventions, in registry order."""
+    return (
+        tuple(convention.read for convention in conventions),
+        tuple((c.name, c.history) for c in conventions if c.history is not None),
+    )
+
+
+_READERS, _HISTORY_READERS = _readers(GENERAL)
+_BY_SCOPE = {scope: _readers(conventions) for scope, conventions in BY_SCOPE.items()}
 
 
 @dataclass(slots=True, eq=False)
@@ -149,7 +165,8 @@ def _link(spans: list[Span]) -> tuple[list[_View], list[Span]]:
 def _classify(span: Span) -> _View:
     """Every convention's report on one span, merged into one view."""
     reports: list[SpanReport] = []
-    for read in _READERS:
+    owned = _BY_SCOPE.get(span.scope.name)
+    for read in owned[0] if owned else _READERS:
         report = read(span)
         if report is not None:
             reports.append(report)
@@ -337,7 +354,8 @@ class _CallMerger:
         for view in reversed(model_views):
             if not wanted:
                 return
-            for convention, reader in _HISTORY_READERS:
+            owned = _BY_SCOPE.get(view.span.scope.name)
+            for convention, reader in owned[1] if owned else _HISTORY_READERS:
                 arguments, results = reader(view.span)
                 for call_id, value in arguments.items():
                     index = wanted.get(call_id)
