@@ -24,6 +24,7 @@ OPENINFERENCE = "openinference"
 OPENLLMETRY = "openllmetry"
 MCP = "mcp"
 ADK = "adk"
+CLAUDE_CODE = "claude_code"
 
 
 @dataclass(slots=True)

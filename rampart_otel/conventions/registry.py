@@ -1,10 +1,10 @@
 """Every convention family, in the order their readings are merged.
 
 GenAI semantic conventions first, then OpenInference and OpenLLMetry, then MCP and the
-general side-effect conventions. Frameworks that write their own spans (Google ADK) own
-their instrumentation scope: a span of that scope is read by its family and the
-side-effect conventions only. Adding a family is adding its module here, with its
-recorded samples and tests; ``processors.normalize`` does not change.
+general side-effect conventions. Frameworks that write their own spans (Google ADK,
+Claude Code) own their instrumentation scope: a span of that scope is read by its
+family and the side-effect conventions only. Adding a family is adding its module
+here, with its recorded samples and tests; ``processors.normalize`` does not change.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from rampart_otel.conventions import (
     Convention,
     adk,
+    claude_code,
     content_hint,
     genai,
     mcp,
@@ -28,6 +29,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     mcp.CONVENTION,
     effects.CONVENTION,
     adk.CONVENTION,
+    claude_code.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.
