@@ -26,6 +26,7 @@ def span(
     resource: dict[str, Any] | None = None,
     dropped_attributes: int = 0,
     dropped_events: int = 0,
+    scope: str = "test",
 ) -> Span:
     number = next(_ids)
     start_ns = start if start is not None else number * 1000
@@ -43,7 +44,7 @@ def span(
         events=list(events or []),
         links=[],
         resource=Resource(resource if resource is not None else {"service.name": "weather-agent"}),
-        scope=Scope("test"),
+        scope=Scope(scope),
         dropped_attributes_count=dropped_attributes,
         dropped_events_count=dropped_events,
     )

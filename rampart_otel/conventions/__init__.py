@@ -24,6 +24,8 @@ OPENINFERENCE = "openinference"
 OPENLLMETRY = "openllmetry"
 MCP = "mcp"
 VERCEL_AI = "vercel_ai"
+ADK = "adk"
+CLAUDE_CODE = "claude_code"
 
 
 @dataclass(slots=True)
@@ -132,6 +134,10 @@ class Convention:
     # event names. Content elsewhere is "present but not understood" (``content_hint``).
     content_keys: tuple[str, ...] = ()
     content_events: tuple[str, ...] = ()
+    # Instrumentation scopes of a framework that writes its spans itself: their spans are
+    # read by this family (and the side-effect conventions) only, since the framework's
+    # gen_ai.* keys mean what it says they mean there (ids, wrappers, envelopes).
+    scopes: tuple[str, ...] = ()
 
 
 def load_json(value: Any) -> Any:
@@ -249,6 +255,7 @@ _CONTENT_SEGMENT = re.compile(
 )
 _NO_CONTENT = (None, "", "__REDACTED__", "[]", "{}")
 _METADATA = re.compile(r"token|usage", re.IGNORECASE)  # llm.token_count.prompt is a number
+EXCEPTION_EVENT = "exception"  # OTel's record of an error: its message is not content
 
 
 def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[str]) -> str | None:
@@ -267,7 +274,7 @@ def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[s
         if _holds_content(key, value):
             return f"attribute {key!r}"
     for event in span.events:
-        if event.name in events:
+        if event.name in events or event.name == EXCEPTION_EVENT:
             continue  # a known event: its reader says itself what it could not read
         for key, value in event.attributes.items():
             if _holds_content(key, value):

@@ -79,7 +79,8 @@ _INCONCLUSIVE = frozenset(
         "cancelled",
     }
 )
-# Providers whose "stop" also ends a turn that asked for tools.
+# Providers whose "stop" also ends a turn that asked for tools. Google ADK's model spans
+# (read with provider "gcp.vertex.agent") carry Gemini's reasons whatever the model.
 _STOP_WITH_TOOLS_PROVIDERS = ("gemini", "vertex", "google", "gcp")
 # Instrumentations (scope names) whose finish reason is an OpenAI Responses API response's
 # status mapped to a reason (completed → "stop", whatever the output holds): their "stop"

@@ -3,15 +3,19 @@
 GenAI semantic conventions first (after the Anthropic SDK's own keys: its tool results in
 GenAI message history are content blocks, and its reading of them must be kept over the
 generic one), then OpenInference and OpenLLMetry, then MCP and the general side-effect
-conventions. Adding a family is adding its module here, with its recorded samples and
-tests; ``processors.normalize`` does not change.
+conventions. Frameworks that write their own spans (Google ADK, Claude Code) own their
+instrumentation scope: a span of that scope is read by its family and the side-effect
+conventions only. Adding a family is adding its module here, with its recorded samples
+and tests; ``processors.normalize`` does not change.
 """
 
 from __future__ import annotations
 
 from rampart_otel.conventions import (
     Convention,
+    adk,
     anthropic,
+    claude_code,
     content_hint,
     genai,
     mcp,
@@ -30,10 +34,23 @@ CONVENTIONS: tuple[Convention, ...] = (
     mcp.CONVENTION,
     vercel_ai.CONVENTION,
     effects.CONVENTION,
+    adk.CONVENTION,
+    claude_code.CONVENTION,
 )
+
+# Conventions that read every span, and those that read the spans of one scope only.
+GENERAL: tuple[Convention, ...] = tuple(c for c in CONVENTIONS if not c.scopes)
+BY_SCOPE: dict[str, tuple[Convention, ...]] = {
+    scope: (owner, effects.CONVENTION) for owner in CONVENTIONS for scope in owner.scopes
+}
 
 CONTENT_KEYS = tuple(key for convention in CONVENTIONS for key in convention.content_keys)
 CONTENT_EVENTS = tuple(name for convention in CONVENTIONS for name in convention.content_events)
+
+
+def conventions_for(span: Span) -> tuple[Convention, ...]:
+    """The conventions that read ``span``: its scope's owner, else every general one."""
+    return BY_SCOPE.get(span.scope.name, GENERAL)
 
 
 def unread_content(span: Span) -> str | None:

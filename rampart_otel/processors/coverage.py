@@ -14,6 +14,7 @@ same way.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -145,13 +146,23 @@ def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
         return ChannelCoverage(OBSERVED, [f"the final answer was captured: {where} {_span(span)}"])
     models = [span for span, _, _ in facts.model_outputs]
     if models:
-        last = max(models, key=lambda s: s.end_ns or s.start_ns or 0)
+        last, output, _ = sorted(facts.model_outputs, key=lambda item: _end(item[0]))[-1]
+        why = _why_missing([*facts.agent_spans, last])
+        if output.requests and why == NOT_RECORDED:
+            # The run stopped after a turn that asked for tools: there was no answer to read.
+            names = ", ".join(safe_text(r.name, 40) for r in output.requests[:_NAMED])
+            return ChannelCoverage(
+                UNOBSERVED,
+                [
+                    f"no final answer in the trace: the last model span {_span(last)} asked for "
+                    f"tools ({names}) and no model span followed it{_ended(facts)}"
+                ],
+            )
         return ChannelCoverage(
             UNOBSERVED,
             [
                 f"{_count(models, 'model span')} in the run but the answer's text was not "
-                f"read: the last one, {_span(last)}, recorded no output text we read "
-                f"({_why_missing([*facts.agent_spans, last])})"
+                f"read: the last one, {_span(last)}, recorded no output text we read ({why})"
             ],
         )
     if facts.agent_spans:
@@ -165,6 +176,21 @@ def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
     return ChannelCoverage(
         UNOBSERVED, ["no agent or model-inference span in the run: the answer is not recorded"]
     )
+
+
+def _end(span: Span) -> int:
+    return span.end_ns or span.start_ns or 0
+
+
+def _ended(facts: RunFacts) -> str:
+    """How the run ended, when an agent span says it failed."""
+    for span in facts.agent_spans:
+        if span.status_code == "ERROR":
+            message = f" {safe_text(span.status_message, 80)!r}" if span.status_message else ""
+            return (
+                f"; the run ended with an error: agent span {_span(span)} has status ERROR{message}"
+            )
+    return ""
 
 
 # --- tool calls --------------------------------------------------------------------------
@@ -289,37 +315,56 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
     """Unreadable model spans that asked for tools with no tool span before the next model call.
 
     Execution spans attest the calls only if every tool has them; a turn that asked for
-    tools and ran none that is visible shows one that may not. A tool span inside the model
-    span counts too: some SDKs' model span is the whole step, tool runs included.
+    tools and ran none that is visible shows one that may not. A turn's tools start after
+    the turn starts (an agent may run a call while the reply still streams in) and before
+    the next turn starts; a model span nested in this one is the same request, not the next.
     """
     if not asking:
         return []
-    starts = sorted((span.trace_id, span.start_ns or 0) for span, _, _ in facts.model_outputs)
+    models = sorted(
+        ((span.trace_id, span.start_ns or 0, span) for span, _, _ in facts.model_outputs),
+        key=_trace_start,
+    )
+    parents = {span.span_id: span.parent_span_id for span in facts.spans}
     executions = [*facts.tool_spans, *facts.answer_tool_spans]
     tools = [(span.trace_id, span.start_ns or 0) for span in executions]
-    by_id = {span.span_id: span for span in facts.spans}
     unmatched: list[Span] = []
     for span in asking:
-        begin = span.end_ns if span.end_ns is not None else span.start_ns or 0
-        following = [s for t, s in starts if t == span.trace_id and s >= begin]
-        until = following[0] if following else None
+        begin = span.start_ns or 0
+        until = _next_turn(models, span, parents)
         if not any(
             t == span.trace_id and s >= begin and (until is None or s < until) for t, s in tools
-        ) and not any(_inside(tool, span, by_id) for tool in executions):
+        ):
             unmatched.append(span)
     return unmatched
 
 
-def _inside(span: Span, ancestor: Span, by_id: dict[str, Span]) -> bool:
-    """Whether ``ancestor`` is above ``span`` (a parent cycle ends the walk)."""
-    seen: set[str] = set()
-    parent = span.parent_span_id
-    while parent and parent not in seen:
-        if parent == ancestor.span_id:
-            return span.trace_id == ancestor.trace_id
-        seen.add(parent)
-        above = by_id.get(parent)
-        parent = above.parent_span_id if above is not None else None
+def _trace_start(item: tuple[str, int, Span]) -> tuple[str, int]:
+    return item[0], item[1]
+
+
+def _next_turn(
+    models: list[tuple[str, int, Span]], span: Span, parents: dict[str, str | None]
+) -> int | None:
+    """Start of the first model span after ``span``'s start that is not nested in it."""
+    first = bisect_right(models, (span.trace_id, span.start_ns or 0), key=_trace_start)
+    for trace, start, other in models[first:]:
+        if trace != span.trace_id:
+            return None
+        if not _inside(other, span.span_id, parents):
+            return start
+    return None
+
+
+def _inside(span: Span, ancestor_id: str, parents: dict[str, str | None]) -> bool:
+    """Whether ``span`` is in the subtree of span ``ancestor_id`` (a parent cycle ends it)."""
+    current = span.parent_span_id
+    for _ in range(len(parents) + 1):
+        if current is None:
+            return False
+        if current == ancestor_id:
+            return True
+        current = parents.get(current)
     return False
 
 

@@ -1,6 +1,7 @@
 """Run → AgentRun: what the agent did, read through every convention the trace uses.
 
-Each span is classified once (cheap key probes; a prefix scan only on model spans), then:
+Each span is classified once (cheap key probes; a prefix scan only on model spans) by the
+conventions that read it (a framework owning the span's scope, else every general one), then:
 tool calls are merged across the conventions and spans that report them (model request
 + execution span, or two instrumentations of one call are ONE call); side effects are the
 side-effect spans outside every model-inference subtree (inside one, with no tool execution
@@ -12,17 +13,20 @@ model span's text. Coverage and integrity are inferred from the same classificat
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rampart_otel.conventions import (
+    Convention,
+    History,
     ModelOutput,
     SideEffectDetails,
     SpanReport,
     ToolReport,
     agent_family,
 )
-from rampart_otel.conventions.registry import CONVENTIONS
+from rampart_otel.conventions.registry import BY_SCOPE, GENERAL
 from rampart_otel.conventions.side_effects import DB, is_preparation
 from rampart_otel.model import (
     AgentRun,
@@ -36,10 +40,22 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.coverage import RunFacts, SpanRole, infer_coverage
 
-_READERS = tuple(convention.read for convention in CONVENTIONS)
-_HISTORY_READERS = tuple(
-    (convention.name, convention.history) for convention in CONVENTIONS if convention.history
-)
+_Readers = tuple[
+    tuple[Callable[[Span], SpanReport | None], ...],
+    tuple[tuple[str, Callable[[Span], History]], ...],
+]
+
+
+def _readers(conventions: tuple[Convention, ...]) -> _Readers:
+    """(span readers, (name, history reader) pairs) of some conventions, in registry order."""
+    return (
+        tuple(convention.read for convention in conventions),
+        tuple((c.name, c.history) for c in conventions if c.history is not None),
+    )
+
+
+_READERS, _HISTORY_READERS = _readers(GENERAL)
+_BY_SCOPE = {scope: _readers(conventions) for scope, conventions in BY_SCOPE.items()}
 
 
 @dataclass(slots=True, eq=False)
@@ -91,7 +107,11 @@ def normalize(run: Run) -> AgentRun:
         spans=[view.span for view in views],
         roles=_roles(views),
         model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
-        tool_spans=[v.span for v in views if v.execution is not None and not v.execution.answer],
+        tool_spans=[
+            view.span
+            for view in views
+            if view.execution is not None and not view.execution.answer and _first_of_call(view)
+        ],
         answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
         agent_spans=[view.span for view in views if view.agent],
         effects=side_effects,
@@ -174,7 +194,8 @@ def _link(spans: list[Span]) -> tuple[list[_View], list[Span]]:
 def _classify(span: Span) -> _View:
     """Every convention's report on one span, merged into one view."""
     reports: list[SpanReport] = []
-    for read in _READERS:
+    owned = _BY_SCOPE.get(span.scope.name)
+    for read in owned[0] if owned else _READERS:
         report = read(span)
         if report is not None:
             reports.append(report)
@@ -425,7 +446,8 @@ class _CallMerger:
         for view in reversed(model_views):
             if not wanted:
                 return
-            for convention, reader in _HISTORY_READERS:
+            owned = _BY_SCOPE.get(view.span.scope.name)
+            for convention, reader in owned[1] if owned else _HISTORY_READERS:
                 arguments, results = reader(view.span)
                 for call_id, value in arguments.items():
                     index = wanted.get(call_id)
@@ -656,6 +678,16 @@ def _fold_preparations(found: list[SideEffect]) -> list[SideEffect]:
     return [effect for index, effect in enumerate(found) if index not in folded]
 
 
+def _first_of_call(view: _View) -> bool:
+    """Not a tool span inside another tool span reporting the same call (MCP in execute_tool)."""
+    parent = view.parent
+    while parent is not None:
+        if parent.call_index is not None:
+            return parent.call_index != view.call_index
+        parent = parent.parent
+    return True
+
+
 def _enclosing_call(view: _View) -> int | None:
     current: _View | None = view
     while current is not None:
@@ -697,10 +729,12 @@ def _response(views: list[_View]) -> tuple[Response, _View | None]:
     if final is None:
         model_views = sorted((v for v in views if v.output is not None), key=_end)
         if model_views and model_views[-1].output is not None:
-            # The last model call, read through whichever of its layers captured the text.
+            # The last model call, read through whichever of its layers captured the text;
+            # a turn that asked for tools is not the answer, even when nothing followed it.
             for last in (model_views[-1], *model_views[-1].layers):
                 if last.output is not None and last.output.text_captured:
-                    final = (last.output.text or "", last)
+                    if not last.output.requests:
+                        final = (last.output.text or "", last)
                     break
     earlier = [text for _, text, _ in texts]
     if final is not None:

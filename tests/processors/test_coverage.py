@@ -393,6 +393,69 @@ def test_unreadable_step_span_holding_its_tool_runs_stays_observed() -> None:
     assert "read from the tool execution spans" in reasons(agent, "tool_calls")
 
 
+def test_tool_span_starting_while_its_turn_still_streams_counts_for_that_turn() -> None:
+    """An agent may start a call before the model span that asked for it ends (Claude Code)."""
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(None, ["tool_call"]), parent="a0", start=1, end=100),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=50, end=150),
+        mk("m2", "chat", chat(None, ["stop"]), parent="a0", start=200, end=300),
+    )
+    assert state(agent, "tool_calls") is OBSERVED
+
+
+def test_tool_span_that_started_before_a_turn_does_not_count_for_it() -> None:
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(None, ["tool_call"]), parent="a0", start=1, end=100),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=50, end=150),
+        mk("m2", "chat", chat(None, ["tool_call"]), parent="a0", start=60, end=300),
+        mk("m3", "chat", chat(None, ["stop"]), parent="a0", start=400, end=450),
+    )
+    assert state(agent, "tool_calls") is PARTIAL
+    assert "(span m2) asked for tools" in reasons(agent, "tool_calls")
+
+
+def test_model_span_nested_in_a_turn_is_the_same_request_not_the_next_turn() -> None:
+    """ADK v1: call_llm around generate_content; the tool runs while call_llm is open."""
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "call_llm", chat(None, ["tool_call"]), parent="a0", start=1, end=300),
+        mk("m1c", "chat", chat(None, ["tool_call"]), parent="m1", start=2, end=100),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=150, end=200),
+        mk("m2", "chat", chat(None, ["stop"]), parent="a0", start=400, end=450),
+    )
+    assert state(agent, "tool_calls") is OBSERVED
+
+
+def test_a_call_reported_by_nested_tool_spans_counts_one_tool_span() -> None:
+    mcp = {"mcp.method.name": "tools/call", "gen_ai.tool.name": "a", "gen_ai.tool.call.id": "c1"}
+    agent = run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", chat(asked("a", "c1")), parent="a0", start=1, end=10),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=20, end=60),
+        mk("t1m", "tools/call a", mcp, parent="t1", kind="CLIENT", start=21, end=59),
+        mk("m2", "chat", chat(said("ok")), parent="a0", start=70),
+    )
+    assert len(agent.tool_calls) == 1
+    assert reasons(agent, "tool_calls") == "1 tool execution span in the run"
+
+
+def test_run_that_stopped_after_a_turn_asking_for_tools_has_no_answer() -> None:
+    agent = run_of(
+        mk(
+            "a0", "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, end=500, status="ERROR"
+        ),
+        mk("m1", "chat", chat(asked("a", "c1", {"q": 1})), parent="a0", start=1, end=10),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=20, end=60),
+    )
+    assert agent.response.text is None  # not the "" of the turn that asked for a tool
+    assert state(agent, "response") is UNOBSERVED
+    why = reasons(agent, "response")
+    assert "no final answer in the trace" in why and "asked for tools (a)" in why
+    assert "the run ended with an error: agent span 'invoke_agent' (span a0)" in why
+
+
 def test_some_unreadable_turns_without_finish_reason_is_partial() -> None:
     agent = run_of(
         mk("a0", "agent", {}, end=500),
