@@ -253,7 +253,10 @@ _CONTENT_SEGMENT = re.compile(
     r"tool_response|body)$",
     re.IGNORECASE,
 )
-_NO_CONTENT = (None, "", "__REDACTED__", "[]", "{}")
+# What instrumentations write in place of content they withhold: OpenInference's hide_*
+# settings, Strands' redaction (``gen_ai_unredacted_attributes``).
+REDACTED_MARKERS = frozenset({"__REDACTED__", "[REDACTED]"})
+_NO_CONTENT = (None, "", "[]", "{}", *REDACTED_MARKERS)
 _METADATA = re.compile(r"token|usage", re.IGNORECASE)  # llm.token_count.prompt is a number
 EXCEPTION_EVENT = "exception"  # OTel's record of an error: its message is not content
 
@@ -279,6 +282,23 @@ def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[s
         for key, value in event.attributes.items():
             if _holds_content(key, value):
                 return f"event {event.name!r} attribute {key!r}"
+    return None
+
+
+def redacted(value: Any) -> bool:
+    """Whether an attribute holds a redaction marker instead of its content."""
+    return isinstance(value, str) and value in REDACTED_MARKERS
+
+
+def redaction_hint(span: Span) -> str | None:
+    """Where ``span`` holds a redaction marker (the wording for a reason), if it does."""
+    for key, value in span.attributes.items():
+        if redacted(value):
+            return f"{value!r} in attribute {key!r}"
+    for event in span.events:
+        for key, value in event.attributes.items():
+            if redacted(value):
+                return f"{value!r} in event {event.name!r} attribute {key!r}"
     return None
 
 

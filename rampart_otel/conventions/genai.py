@@ -25,12 +25,15 @@ from rampart_otel.conventions import (
     parse_arguments,
     parse_result,
     parse_stringified_result,
+    redacted,
 )
 from rampart_otel.model import Event, Span
 
 OPERATION = "gen_ai.operation.name"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 INPUT_MESSAGES = "gen_ai.input.messages"
+# The semconv's event form of the content attributes: one event per attribute, or several.
+OPERATION_DETAILS = "gen_ai.client.inference.operation.details"
 FINISH_REASONS = "gen_ai.response.finish_reasons"
 RESPONSE_ID = "gen_ai.response.id"
 TOOL_NAME = "gen_ai.tool.name"
@@ -145,7 +148,33 @@ def _has_output_content(span: Span) -> bool:
     """Model output in GenAI form on a span another convention may own (cheap probes)."""
     if OUTPUT_MESSAGES in span.attributes:
         return True
-    return any(event.name == CHOICE_EVENT for event in span.events)
+    return any(
+        event.name == CHOICE_EVENT
+        or (event.name == OPERATION_DETAILS and OUTPUT_MESSAGES in event.attributes)
+        for event in span.events
+    )
+
+
+def content(span: Span, key: str) -> Any:
+    """A content attribute: on the span, else on its last operation-details event."""
+    value = span.attributes.get(key)
+    if value is not None:
+        return value
+    for event in reversed(span.events):
+        if event.name == OPERATION_DETAILS and key in event.attributes:
+            return event.attributes[key]
+    return None
+
+
+def contents(span: Span, key: str) -> list[Any]:
+    """Every value of a content attribute: the span's, then each operation-details event's."""
+    found = [span.attributes[key]] if key in span.attributes else []
+    found.extend(
+        event.attributes[key]
+        for event in span.events
+        if event.name == OPERATION_DETAILS and key in event.attributes
+    )
+    return found
 
 
 def provider(span: Span) -> str | None:
@@ -177,6 +206,8 @@ def tool_execution(span: Span) -> ToolReport | None:
     name = as_str(attrs.get(TOOL_NAME)) or _name_after(span.name, "execute_tool ")
     arguments_raw = attrs.get(TOOL_CALL_ARGUMENTS, attrs.get(PYDANTIC_TOOL_ARGUMENTS))
     result_raw = attrs.get(TOOL_CALL_RESULT, attrs.get(PYDANTIC_TOOL_RESPONSE))
+    arguments_raw = None if redacted(arguments_raw) else arguments_raw
+    result_raw = None if redacted(result_raw) else result_raw
     # The semconv result is the value's JSON text: a string returned is a JSON string literal.
     read_result = parse_stringified_result if TOOL_CALL_RESULT in attrs else parse_result
     deferred = PYDANTIC_DEFERRAL in attrs  # waiting for approval or an external run: not run
@@ -202,7 +233,9 @@ def tool_execution(span: Span) -> ToolReport | None:
 def model_output(span: Span) -> ModelOutput:
     """What the model produced, from output messages, else legacy choice events."""
     finish = as_str_list(span.attributes.get(FINISH_REASONS))
-    raw = span.attributes.get(OUTPUT_MESSAGES)
+    raw = content(span, OUTPUT_MESSAGES)
+    if redacted(raw):
+        raw = None  # withheld, like content capture off: unreadable, nothing not understood
     messages = _messages(raw)
     if messages is not None:
         output = _from_messages(messages, span)
@@ -226,7 +259,7 @@ def model_output(span: Span) -> ModelOutput:
 
 def agent_output(span: Span) -> str | None:
     """The agent's answer on an agent span: output messages, else pydantic-ai ``final_result``."""
-    messages = _messages(span.attributes.get(OUTPUT_MESSAGES))
+    messages = _messages(content(span, OUTPUT_MESSAGES))
     if messages is not None:
         output = _from_messages(messages, span)
         if output.text_captured:
@@ -245,11 +278,11 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     """
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
-    raw = span.attributes.get(INPUT_MESSAGES)
-    if raw is not None and (not isinstance(raw, str) or _may_hold_call_content(raw)):
-        for message in _messages(raw) or ():
-            for part in _parts(message):
-                _history_part(part, arguments, results)
+    for raw in contents(span, INPUT_MESSAGES):
+        if not isinstance(raw, str) or _may_hold_call_content(raw):
+            for message in _messages(raw) or ():
+                for part in _parts(message):
+                    _history_part(part, arguments, results)
     for name, body in _event_bodies(span):
         if name == TOOL_EVENT:
             call_id = as_str(body.get("id")) or as_str(body.get("tool_call_id"))
@@ -304,7 +337,7 @@ def _from_messages(messages: list[dict[str, Any]], span: Span) -> ModelOutput:
         for part in _parts(message):
             kind = part.get("type")
             if kind == "text":
-                if "content" in part and part["content"] is not None:
+                if part.get("content") is not None and not redacted(part["content"]):
                     texts.append(str(part["content"]))
                     content_seen = True
                 else:
@@ -327,9 +360,8 @@ def _request_from_part(part: dict[str, Any], span: Span) -> ToolReport:
         )
     else:
         raw = part.get("arguments")
-    return ToolReport.requested(
-        span, GEN_AI, part.get("name"), part.get("id"), raw, raw is not None
-    )
+    captured = raw is not None and not redacted(raw)
+    return ToolReport.requested(span, GEN_AI, part.get("name"), part.get("id"), raw, captured)
 
 
 def _history_part(part: dict[str, Any], arguments: dict[str, Any], results: dict[str, Any]) -> None:
@@ -341,9 +373,14 @@ def _history_part(part: dict[str, Any], arguments: dict[str, Any], results: dict
         # The spec names the field ``response``; pydantic-ai writes ``result``.
         for key in ("response", "result"):
             if key in part:
-                results.setdefault(call_id, parse_result(part[key]))
+                if not redacted(part[key]):
+                    results.setdefault(call_id, parse_result(part[key]))
                 break
-    elif kind == "tool_call" and part.get("arguments") is not None:
+    elif (
+        kind == "tool_call"
+        and part.get("arguments") is not None
+        and not redacted(part["arguments"])
+    ):
         arguments.setdefault(call_id, parse_arguments(part["arguments"]))
 
 
@@ -463,5 +500,6 @@ CONVENTION = Convention(
         "gen_ai.tool.message",
         "gen_ai.content.prompt",
         "gen_ai.content.completion",
+        OPERATION_DETAILS,
     ),
 )

@@ -42,6 +42,7 @@ from rampart_otel.conventions import (
     openai_responses,
     parse_arguments,
     parse_result,
+    redacted,
 )
 from rampart_otel.conventions.envelopes import text_blocks
 from rampart_otel.conventions.openinference_dialects import Dialect, dialect
@@ -121,7 +122,7 @@ def is_tool_span(span: Span) -> bool:
 
 def captured(value: Any) -> bool:
     """Present and not masked by OpenInference's hide_* settings."""
-    return value is not None and value != REDACTED
+    return value is not None and not redacted(value)
 
 
 def tool_execution(span: Span) -> ToolReport | None:

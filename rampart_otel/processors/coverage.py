@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from rampart_otel.conventions import ModelOutput, finish_reasons
+from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import (
@@ -50,6 +50,7 @@ _NAMED = 3  # spans named in one reason before "and N more"
 NOT_RECORDED = (
     "not recorded in the trace: content capture off, or not recorded by this instrumentation"
 )
+REDACTED = "content was redacted by the instrumentation"
 
 
 class SpanRole(NamedTuple):
@@ -693,7 +694,12 @@ def _matches(key: str, patterns: list[str]) -> bool:
 
 
 def _why_missing(spans: list[Span]) -> str:
-    """Why content is missing: present in a form not understood (named), else not recorded."""
+    """Why content is missing: present in a form not understood (named), redacted by the
+    instrumentation (named), else not recorded."""
+    for span in spans:
+        marker = redaction_hint(span)
+        if marker is not None:
+            return f"{REDACTED}: {marker} on {_span(span)}"
     for span in spans:
         hint = unread_content(span)
         if hint is not None:

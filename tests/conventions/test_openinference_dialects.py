@@ -214,7 +214,7 @@ def test_response(framework: str, case: str) -> None:
     run = agent_run(framework, case)
     if case == "no-content":
         assert run.response.text is None and state(run, "response") is UNOBSERVED
-        assert "content capture off" in reasons(run, "response")
+        assert "redacted by the instrumentation: '__REDACTED__'" in reasons(run, "response")
         assert "not understood" not in reasons(run, "response")
         return
     assert run.response.text == (EXFIL_ANSWER if case == "exfil" else BENIGN_ANSWER)
@@ -244,7 +244,7 @@ def test_coverage(framework: str, case: str) -> None:
         for key, noun in (("arguments", "tool calls"), ("results", "executed tool calls")):
             assert state(run, f"tool_calls.{key}") is UNOBSERVED
             assert f"{key} not captured on any of the 3 {noun}" in reasons(run, f"tool_calls.{key}")
-            assert "content capture off" in reasons(run, f"tool_calls.{key}")
+            assert "redacted by the instrumentation" in reasons(run, f"tool_calls.{key}")
     else:
         assert "not read" not in tool_calls
         assert state(run, "tool_calls.arguments") is OBSERVED

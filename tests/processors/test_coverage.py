@@ -747,3 +747,20 @@ def test_httpx_transport_sample() -> None:
     agent = sample("pydantic-ai-httpx-transport")
     assert state(agent, HTTP) is OBSERVED  # the tools' requests spans, not the transport
     assert len(agent.side_effects) == 2
+
+
+def test_redacted_content_is_not_content_and_the_reason_says_redacted() -> None:
+    """Strands' "[REDACTED]" (and OpenInference's "__REDACTED__") stand for withheld content."""
+    hidden = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": "[REDACTED]"}
+    tool = execute("a", "c1", **{"gen_ai.tool.call.arguments": "[REDACTED]"})
+    agent = run_of(
+        mk("a0", "agent", {}, end=100),
+        mk("m1", "chat", hidden, parent="a0", start=1, end=10),
+        mk("t1", "execute_tool a", tool, parent="a0", start=20, end=30),
+    )
+    assert agent.response.text is None and agent.integrity == []
+    assert not agent.tool_calls[0].arguments_captured
+    for key in ("response", "tool_calls.arguments"):
+        text = reasons(agent, key)
+        assert "redacted by the instrumentation: '[REDACTED]'" in text, key
+        assert "not understood" not in text and "content capture off" not in text
