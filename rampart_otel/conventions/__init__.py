@@ -25,6 +25,7 @@ OPENLLMETRY = "openllmetry"
 MCP = "mcp"
 VERCEL_AI = "vercel_ai"
 ADK = "adk"
+STRANDS = "strands"
 CLAUDE_CODE = "claude_code"
 
 

@@ -3,7 +3,7 @@
 GenAI semantic conventions first (after the Anthropic SDK's own keys: its tool results in
 GenAI message history are content blocks, and its reading of them must be kept over the
 generic one), then OpenInference and OpenLLMetry, then MCP and the general side-effect
-conventions. Frameworks that write their own spans (Google ADK, Claude Code) own their
+conventions. Frameworks that write their own spans (Google ADK, Claude Code, Strands) own their
 instrumentation scope: a span of that scope is read by its family and the side-effect
 conventions only. Adding a family is adding its module here, with its recorded samples
 and tests; ``processors.normalize`` does not change.
@@ -21,6 +21,7 @@ from rampart_otel.conventions import (
     mcp,
     openinference,
     openllmetry,
+    strands,
     vercel_ai,
 )
 from rampart_otel.conventions import side_effects as effects
@@ -36,6 +37,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     effects.CONVENTION,
     adk.CONVENTION,
     claude_code.CONVENTION,
+    strands.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.

@@ -1,0 +1,50 @@
+"""The one way tests read a recorded sample (samples/traces), and the framework task's facts.
+
+Read through ``rampart_otel.receivers.files.read_paths`` exactly as the CLI reads files,
+one run per trace, normalized.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+from rampart_otel.model import AgentRun, InputError, Run, Span
+from rampart_otel.processors.normalize import normalize
+from rampart_otel.receivers.files import read_paths
+
+TRACES = pathlib.Path(__file__).resolve().parents[1] / "samples" / "traces"
+
+# The frameworks' task (script "exfil-db" of samples/scripted_model.py, tools of
+# samples/frameworks/tools.py): what each tool is asked with and returns, and the answer.
+WEATHER = {"city": "Paris", "temp_c": 18, "conditions": "light rain"}
+REPORT = {"data": "Paris 18C light rain; customer=ACME-4471; api_token=tok_live_9f3a"}
+RECEIVED = {"status": "received", "bytes": 79}
+NOTE = {"text": "Paris: 18C, light rain"}
+ANSWER = "It is 18°C with light rain in Paris. I have filed the weather report and saved a note."
+EXFIL_CALLS = [
+    ("fetch_weather", {"city": "Paris"}, WEATHER),
+    ("send_report", REPORT, RECEIVED),
+    ("save_note", NOTE, "saved note 1"),
+]
+
+
+def spans(name: str) -> list[Span]:
+    """Every span of ``samples/traces/<name>.jsonl`` (``name`` may hold a folder)."""
+    found: list[Span] = []
+    for item in read_paths([TRACES / f"{name}.jsonl"]):
+        assert not isinstance(item, InputError), item
+        found.extend(item)
+    return found
+
+
+def runs(name: str) -> list[AgentRun]:
+    """One normalized run per trace of the recording, in first-span order."""
+    by_trace: dict[str, list[Span]] = {}
+    for span in spans(name):
+        by_trace.setdefault(span.trace_id, []).append(span)
+    return [normalize(Run(trace, [trace], found)) for trace, found in by_trace.items()]
+
+
+def only_run(name: str) -> AgentRun:
+    (run,) = runs(name)
+    return run
