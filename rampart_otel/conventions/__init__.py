@@ -26,6 +26,7 @@ MCP = "mcp"
 VERCEL_AI = "vercel_ai"
 ADK = "adk"
 STRANDS = "strands"
+OPENLIT = "openlit"
 CLAUDE_CODE = "claude_code"
 
 
@@ -46,6 +47,9 @@ class ToolReport:
     # The framework's own tool for delivering the agent's answer (smolagents' final_answer):
     # its span shows tool runs are traced, but it is the answer, not a tool call.
     answer: bool = False
+    # A traced function (not a tool by any convention of its own): it is the execution of a
+    # call only when a model asked for a tool of its name before it; otherwise no call.
+    candidate: bool = False
 
     @classmethod
     def requested(

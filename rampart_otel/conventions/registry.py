@@ -3,10 +3,10 @@
 GenAI semantic conventions first (after the Anthropic SDK's own keys: its tool results in
 GenAI message history are content blocks, and its reading of them must be kept over the
 generic one), then OpenInference and OpenLLMetry, then MCP and the general side-effect
-conventions. Frameworks that write their own spans (Google ADK, Claude Code, Strands) own their
-instrumentation scope: a span of that scope is read by its family and the side-effect
-conventions only. Adding a family is adding its module here, with its recorded samples
-and tests; ``processors.normalize`` does not change.
+conventions. Frameworks that write their own spans (Google ADK, Claude Code, Strands,
+OpenLIT's traced functions) own their instrumentation scope: a span of that scope is read
+by its family and the side-effect conventions only. Adding a family is adding its module
+here, with its recorded samples and tests; ``processors.normalize`` does not change.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from rampart_otel.conventions import (
     genai,
     mcp,
     openinference,
+    openlit,
     openllmetry,
     strands,
     vercel_ai,
@@ -38,6 +39,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     adk.CONVENTION,
     claude_code.CONVENTION,
     strands.CONVENTION,
+    openlit.CONVENTION,
+    openlit.TRACES,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.

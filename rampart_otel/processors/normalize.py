@@ -98,6 +98,8 @@ def normalize(run: Run) -> AgentRun:
             calls.add_request(report, view)
         if view.execution is not None and not view.execution.answer:
             view.call_index = calls.add_execution(view.execution, view)
+            if view.call_index is None:
+                view.execution = None  # a traced function no model asked for: no call
     calls.fill_from_history([view for view in views if view.model])
     calls.adopt_named_spans(views)
 
@@ -416,13 +418,16 @@ class _CallMerger:
         self._requests[index].append((view, report.convention))
         return index
 
-    def add_execution(self, report: ToolReport, view: _View) -> int:
+    def add_execution(self, report: ToolReport, view: _View) -> int | None:
+        """The call this execution ran; None for a candidate no request waits for."""
         index = self._by_id.get(report.call_id) if report.call_id else None
         if index is None:
             index = self._enclosing_execution(report, view)
         if index is None:
             index = self._first_waiting(report, view)
         if index is None:
+            if report.candidate:
+                return None
             index = self._new(report)
         self._merge(index, report)
         if self._exec_views[index] is None:
