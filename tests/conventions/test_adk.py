@@ -4,19 +4,17 @@ samples/traces/adk as the CLI reads them; hand-built spans only for what they ca
 from __future__ import annotations
 
 import json
-import pathlib
 from typing import Any
 
 import pytest
+import recorded
 from span_factory import mk
 
 from rampart_otel.conventions import adk
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.model import AgentRun, ChannelState, InputError, Run, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, ChannelState, Run, Span, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
-from rampart_otel.receivers.files import read_paths
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces" / "adk"
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 EXECUTED, ERROR = ToolCallStatus.EXECUTED, ToolCallStatus.ERROR
 HTTP, DB = "side_effects.http_request", "side_effects.db_query"
@@ -45,17 +43,11 @@ PARALLEL = ("adk-parallel", "adk-legacy-parallel")
 
 
 def load(name: str) -> list[Span]:
-    spans: list[Span] = []
-    for item in read_paths([SAMPLES / f"{name}.jsonl"]):
-        assert not isinstance(item, InputError), item
-        spans.extend(item)
-    return spans
+    return recorded.spans(f"adk/{name}")
 
 
 def agent_run(name: str) -> AgentRun:
-    spans = load(name)
-    (trace,) = {span.trace_id for span in spans}
-    return normalize(Run(trace, [trace], spans))
+    return recorded.only_run(f"adk/{name}")
 
 
 def state(run: AgentRun, key: str) -> ChannelState:

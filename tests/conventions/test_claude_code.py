@@ -4,19 +4,17 @@ what they cannot show."""
 
 from __future__ import annotations
 
-import pathlib
 from typing import Any
 
 import pytest
+import recorded
 from span_factory import event, mk
 
 from rampart_otel.conventions import claude_code
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.model import AgentRun, ChannelState, InputError, Run, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, ChannelState, Run, Span, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
-from rampart_otel.receivers.files import read_paths
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces" / "claude-code"
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 EXECUTED, ERROR, REQUESTED = (
     ToolCallStatus.EXECUTED,
@@ -39,17 +37,11 @@ CONTENT_OFF = ("claude-code-no-content", "claude-code-detailed-no-content")
 
 
 def load(name: str) -> list[Span]:
-    spans: list[Span] = []
-    for item in read_paths([SAMPLES / f"{name}.jsonl"]):
-        assert not isinstance(item, InputError), item
-        spans.extend(item)
-    return spans
+    return recorded.spans(f"claude-code/{name}")
 
 
 def agent_run(name: str) -> AgentRun:
-    spans = load(name)
-    (trace,) = {span.trace_id for span in spans}
-    return normalize(Run(trace, [trace], spans))
+    return recorded.only_run(f"claude-code/{name}")
 
 
 def state(run: AgentRun, key: str) -> ChannelState:

@@ -6,22 +6,20 @@ family the recordings cannot show (AI SDK 3/4 keys, other operations, odd values
 from __future__ import annotations
 
 import json
-import pathlib
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import recorded
 from span_factory import event, span
 
 from rampart_otel.conventions import finish_reasons, vercel_ai
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
-from rampart_otel.model import AgentRun, ChannelState, InputError, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, ChannelState, Span, ToolCallStatus
 from rampart_otel.processors.assemble import assemble
 from rampart_otel.processors.normalize import normalize
-from rampart_otel.receivers.files import read_paths
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 EXECUTED, ERROR = ToolCallStatus.EXECUTED, ToolCallStatus.ERROR
 HTTP, DB = "side_effects.http_request", "side_effects.db_query"
@@ -100,12 +98,7 @@ CASES = {
 
 
 def load(case: str) -> list[Span]:
-    path = SAMPLES / f"{case}.jsonl"
-    spans: list[Span] = []
-    for item in read_paths([path]):
-        assert not isinstance(item, InputError), item
-        spans.extend(item)
-    return sorted(spans, key=lambda s: s.start_ns or 0)
+    return sorted(recorded.spans(case), key=lambda s: s.start_ns or 0)
 
 
 def agent_of(case: str) -> tuple[AgentRun, dict[str, Span]]:
