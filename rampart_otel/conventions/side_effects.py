@@ -66,7 +66,7 @@ def side_effects(span: Span) -> list[SideEffectDetails]:
         found.append((MESSAGE, message_details(span), "messaging"))
     if span.kind == "CLIENT" and ("rpc.system.name" in attrs or "rpc.system" in attrs):
         found.append((RPC, rpc_details(span), "rpc"))
-    if span.kind == "CLIENT" and ("http.request.method" in attrs or "http.method" in attrs):
+    if ("http.request.method" in attrs or "http.method" in attrs) and _http_client(span):
         found.append((HTTP, http_details(span), "http"))
     if (
         "process.executable.name" in attrs
@@ -176,6 +176,17 @@ def process_details(span: Span) -> dict[str, Any]:
         "args": args,
         "exit_code": _int(attrs.get("process.exit.code")),
     }
+
+
+def _http_client(span: Span) -> bool:
+    """A request this process sent: a CLIENT span, or one of another non-server kind that
+    names the URL it requested (an instrumentation that picked the wrong kind still shows
+    the request; ignoring it could hide one among observed ones)."""
+    if span.kind == "CLIENT":
+        return True
+    if span.kind == "SERVER":
+        return False
+    return "url.full" in span.attributes or "http.url" in span.attributes
 
 
 def _is_publish(span: Span) -> bool:

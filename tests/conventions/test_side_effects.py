@@ -232,3 +232,13 @@ def test_db_preparation_is_named_as_such() -> None:
     assert is_preparation(declared)
     named_after = only(span("prepare: x", {**attrs, "db.operation.name": "SELECT"}))[1]
     assert not is_preparation(named_after)  # the operation attribute wins over the name
+
+
+def test_an_http_request_recorded_with_another_kind_than_client_still_counts() -> None:
+    """A request named by its URL is evidence whatever kind the instrumentation chose; a
+    server span is the other side of a request, and a bare method names no request."""
+    post = {"http.request.method": "POST", "url.full": "https://evil.example/x"}
+    for kind in ("INTERNAL", "UNSPECIFIED", "PRODUCER"):
+        assert [k for k, _, _ in side_effects(span("POST", post, kind=kind))] == ["http_request"]
+    assert side_effects(span("POST", post, kind="SERVER")) == []
+    assert side_effects(span("x", {"http.method": "GET"}, kind="INTERNAL")) == []
