@@ -295,15 +295,24 @@ def redacted(value: Any) -> bool:
     return isinstance(value, str) and value in REDACTED_MARKERS
 
 
-def redaction_hint(span: Span) -> str | None:
-    """Where ``span`` holds a redaction marker (the wording for a reason), if it does."""
+def redaction_hint(span: Span, prefer: tuple[str, ...] = ()) -> str | None:
+    """Where ``span`` holds a redaction marker (the wording for a reason), if it does: a key
+    naming one of ``prefer`` ("output", "result"...) first, so the reason names the
+    content it is about."""
+    found: list[tuple[str, str]] = []
     for key, value in span.attributes.items():
         if redacted(value):
-            return f"{value!r} in attribute {key!r}"
+            found.append((key, f"{value!r} in attribute {key!r}"))
     for event in span.events:
         for key, value in event.attributes.items():
             if redacted(value):
-                return f"{value!r} in event {event.name!r} attribute {key!r}"
+                found.append(
+                    (f"{event.name} {key}", f"{value!r} in event {event.name!r} attribute {key!r}")
+                )
+    for words in (prefer, ()):
+        for where, wording in found:
+            if not words or any(word in where for word in words):
+                return wording
     return None
 
 

@@ -51,6 +51,10 @@ NOT_RECORDED = (
     "not recorded in the trace: content capture off, or not recorded by this instrumentation"
 )
 REDACTED = "content was redacted by the instrumentation"
+# Words of the keys that hold what a reason is about, so it names the redaction it means.
+_ANSWER_KEYS = ("output", "choice", "completion", "response")
+_ARGUMENT_KEYS = ("argument", "input", "args", "tool.message")
+_RESULT_KEYS = ("result", "output", "choice", "response")
 
 
 class SpanRole(NamedTuple):
@@ -148,7 +152,7 @@ def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
     models = [span for span, _, _ in facts.model_outputs]
     if models:
         last, output, _ = sorted(facts.model_outputs, key=lambda item: _end(item[0]))[-1]
-        why = _why_missing([*facts.agent_spans, last])
+        why = _why_missing([last, *facts.agent_spans], _ANSWER_KEYS)
         if output.requests and why == NOT_RECORDED:
             # The run stopped after a turn that asked for tools: there was no answer to read.
             names = ", ".join(safe_text(r.name, 40) for r in output.requests[:_NAMED])
@@ -270,8 +274,8 @@ def _tool_calls(facts: RunFacts) -> ChannelCoverage:
             UNOBSERVED,
             [
                 f"{_count(outputs, 'model span')} in the run but no output was read "
-                f"({_why_missing([span for span, _, _ in outputs])}) and there is no tool "
-                "execution span"
+                f"({_why_missing([span for span, _, _ in outputs], _ANSWER_KEYS)}) and there "
+                "is no tool execution span"
             ],
         )
     if silent:
@@ -400,9 +404,10 @@ def _captured(
         state, reason = OBSERVED, f"{what} captured on every {noun} seen ({len(relevant)})"
     elif not seen:
         state = UNOBSERVED
+        keys = _ARGUMENT_KEYS if what == "arguments" else _RESULT_KEYS
         reason = (
             f"{what} not captured on any of the {_count(relevant, noun)} "
-            f"({_why_missing(_call_spans(missing, facts))}): {_call_names(missing)}"
+            f"({_why_missing(_call_spans(missing, facts), keys)}): {_call_names(missing)}"
         )
     else:
         state = PARTIAL
@@ -693,13 +698,14 @@ def _matches(key: str, patterns: list[str]) -> bool:
 # --- wording -----------------------------------------------------------------------------
 
 
-def _why_missing(spans: list[Span]) -> str:
-    """Why content is missing: present in a form not understood (named), redacted by the
-    instrumentation (named), else not recorded."""
-    for span in spans:
-        marker = redaction_hint(span)
-        if marker is not None:
-            return f"{REDACTED}: {marker} on {_span(span)}"
+def _why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
+    """Why content is missing: redacted by the instrumentation (named, keys with ``prefer``
+    words first), present in a form not understood (named), else not recorded."""
+    for words in (prefer, ()) if prefer else ((),):
+        for span in spans:
+            marker = redaction_hint(span, words)
+            if marker is not None and (not words or any(w in marker for w in words)):
+                return f"{REDACTED}: {marker} on {_span(span)}"
     for span in spans:
         hint = unread_content(span)
         if hint is not None:
