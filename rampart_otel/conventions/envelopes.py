@@ -36,19 +36,6 @@ def text_blocks(blocks: Any) -> str | None:
     return "".join(texts)
 
 
-def mcp_call_result(value: Any) -> Any:
-    """An MCP ``CallToolResult``: its structured content, else its text blocks' text."""
-    value = load_json(value)
-    if not isinstance(value, dict) or "content" not in value:
-        return value
-    if not set(value) <= {"content", "structuredContent", "isError", "meta", "_meta"}:
-        return value
-    if value.get("structuredContent") is not None:
-        return single_key(value["structuredContent"])
-    text = text_blocks(value["content"])
-    return load_json(text) if text is not None else value
-
-
 def traceloop_mcp_result(value: Any) -> tuple[Any, bool]:
     """OpenLLMetry's MCP tool output, and whether it says the tool failed.
 

@@ -53,11 +53,6 @@ CONTENT_KEYS = tuple(key for convention in CONVENTIONS for key in convention.con
 CONTENT_EVENTS = tuple(name for convention in CONVENTIONS for name in convention.content_events)
 
 
-def conventions_for(span: Span) -> tuple[Convention, ...]:
-    """The conventions that read ``span``: its scope's owner, else every general one."""
-    return BY_SCOPE.get(span.scope.name, GENERAL)
-
-
 def unread_content(span: Span) -> str | None:
     """Content on ``span`` in a place no registered convention reads (see ``content_hint``)."""
     return content_hint(span, CONTENT_KEYS, CONTENT_EVENTS)

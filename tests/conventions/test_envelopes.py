@@ -14,15 +14,6 @@ def test_single_key_result() -> None:
     assert envelopes.single_key({"result": 1, "other": 2}) == {"result": 1, "other": 2}
 
 
-def test_mcp_call_result() -> None:
-    result = {"content": [{"type": "text", "text": '{"ok": true}'}], "isError": False}
-    assert envelopes.mcp_call_result(json.dumps(result)) == {"ok": True}
-    structured = {**result, "structuredContent": {"result": "saved"}}
-    assert envelopes.mcp_call_result(structured) == "saved"
-    image = {"content": [{"type": "image", "data": "..."}], "isError": False}
-    assert envelopes.mcp_call_result(image) == image
-
-
 def test_langchain_tool_message() -> None:
     serialized = {
         "lc": 1,
@@ -95,7 +86,6 @@ def test_bedrock_tool_result() -> None:
 def test_unknown_forms_are_left_raw(raw: object) -> None:
     for unwrap in (
         envelopes.single_key,
-        envelopes.mcp_call_result,
         envelopes.langchain_message,
         envelopes.llamaindex_tool_output,
         envelopes.bedrock_tool_result,
