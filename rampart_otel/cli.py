@@ -16,6 +16,7 @@ from typing import IO, Annotated, NoReturn
 import typer
 from rich.console import Console
 
+from rampart_otel.errors import UsageError, UserError
 from rampart_otel.model import InputError
 from rampart_otel.pipeline import ReadStats, agent_runs
 from rampart_otel.render import safe_text
@@ -54,10 +55,6 @@ PathsArg = Annotated[
     list[Path],
     typer.Argument(help="Trace files or directories (OTLP JSON/JSON Lines/protobuf, gzip ok)."),
 ]
-
-
-class UsageError(Exception):
-    """A user mistake: reported in one line, exit code 2."""
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -128,7 +125,7 @@ def score(
     ] = "unsafe",
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
-    from rampart_otel.scoring import ScoreUsageError, load_checked_policy
+    from rampart_otel.scoring import load_checked_policy
     from rampart_otel.scoring import score as run_score
 
     _choice("--format", output_format, ("terminal", "json", "junit"))
@@ -136,10 +133,7 @@ def score(
     _choice("--fail-on", fail_on, ("unsafe", "undetermined"))
     check_paths(paths)
     assumed = assume_coverage or []
-    try:
-        loaded = load_checked_policy(policy, assumed)
-    except ScoreUsageError as error:
-        raise UsageError(str(error)) from None
+    loaded = load_checked_policy(policy, assumed)
     with _report_output(output) as out:
         code, stats = run_score(
             paths, loaded, output_format, out, group_by, assumed, fail_on, report_input_error
@@ -211,12 +205,8 @@ def collect(
 ) -> None:
     """Receive OTLP traces, store them durably, and score each run as it completes."""
     from rampart_otel.collector.commands import collect as run_collect
-    from rampart_otel.collector.config import ConfigError
 
-    try:
-        run_collect(config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol)
-    except ConfigError as error:
-        raise UsageError(str(error)) from None
+    run_collect(config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol)
 
 
 @app.command()
@@ -246,7 +236,6 @@ def audit(
     ] = False,
 ) -> None:
     """Verdicts the collector stored: counts and rates per check, per service, over time."""
-    from rampart_otel.audit import AuditError
     from rampart_otel.audit.command import AuditOptions
     from rampart_otel.audit.command import audit as run_audit
 
@@ -254,10 +243,7 @@ def audit(
         since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
         policy, policy_version, bucket, limit, json_output,
     )  # fmt: skip
-    try:
-        run_audit(data_dir, options, sys.stdout)
-    except AuditError as error:
-        raise UsageError(str(error)) from None
+    run_audit(data_dir, options, sys.stdout)
 
 
 @app.command()
@@ -272,13 +258,9 @@ def rescore(
     ] = None,
 ) -> None:
     """Re-score the stored runs under a policy version, keeping the earlier verdicts."""
-    from rampart_otel.audit import AuditError
     from rampart_otel.audit.rescore import rescore as run_rescore
 
-    try:
-        run_rescore(data_dir, policy, assume_coverage or [], sys.stdout)
-    except AuditError as error:
-        raise UsageError(str(error)) from None
+    run_rescore(data_dir, policy, assume_coverage or [], sys.stdout)
 
 
 @app.command()
@@ -304,15 +286,11 @@ def diff(
 
     Exit code 0: no verdict changed; 1: some did; 2: usage error or unreadable input.
     """
-    from rampart_otel.audit import AuditError
     from rampart_otel.audit.diff import DiffRequest
     from rampart_otel.audit.diff import diff as run_diff
 
     request = DiffRequest(list(reports or []), data_dir, policy, from_version, to_version)
-    try:
-        changed = run_diff(request, json_output, sys.stdout)
-    except AuditError as error:
-        raise UsageError(str(error)) from None
+    changed = run_diff(request, json_output, sys.stdout)
     raise SystemExit(EXIT_FAILED if changed else EXIT_OK)
 
 
@@ -337,28 +315,24 @@ def replay(
     max_batch: Annotated[int, typer.Option(help="Largest request, in spans.")] = 512,
 ) -> None:
     """Re-send recorded traces to an OTLP endpoint with their ids and timestamps."""
-    from rampart_otel.exporters.otlp_send import EndpointError, parse_headers
-    from rampart_otel.replay import ReplayError
+    from rampart_otel.exporters.otlp_send import parse_headers
     from rampart_otel.replay import replay as run_replay
 
     check_paths(paths)
-    try:
-        headers = parse_headers(header or [])
-        code, _ = run_replay(
-            paths,
-            to,
-            protocol,
-            headers,
-            sys.stdout,
-            speed=speed,
-            max_gap=max_gap,
-            timeout=timeout,
-            max_batch=max_batch,
-            on_error=report_input_error,
-            on_refused=_warn,
-        )
-    except (ReplayError, EndpointError) as error:
-        raise UsageError(str(error)) from None
+    headers = parse_headers(header or [])
+    code, _ = run_replay(
+        paths,
+        to,
+        protocol,
+        headers,
+        sys.stdout,
+        speed=speed,
+        max_gap=max_gap,
+        timeout=timeout,
+        max_batch=max_batch,
+        on_error=report_input_error,
+        on_refused=_warn,
+    )
     raise SystemExit(code)
 
 
@@ -369,7 +343,7 @@ def _warn(message: str) -> None:
 def main() -> None:
     try:
         app()
-    except UsageError as error:
+    except UserError as error:
         fail(str(error))
     except KeyboardInterrupt:
         fail("interrupted", 130)

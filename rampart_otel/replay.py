@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rampart_otel.errors import ReplayError
 from rampart_otel.exporters.otlp_send import (
     PROTOCOLS,
     EndpointError,
@@ -37,10 +38,6 @@ from rampart_otel.render import safe_text
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_MAX_BATCH = 512  # the SDK BatchSpanProcessor's max_export_batch_size
 MAX_REFUSALS_SHOWN = 10  # one line each; a wrong URL would otherwise print one per request
-
-
-class ReplayError(Exception):
-    """Bad options, no usable exporter, or an endpoint that cannot be reached: exit 2."""
 
 
 @dataclass(slots=True)

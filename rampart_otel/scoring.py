@@ -17,10 +17,10 @@ from typing import IO, Literal
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from rampart_otel.errors import UsageError
 from rampart_otel.evaluation import (
     CheckResult,
     Policy,
-    PolicyError,
     SafetyStatus,
     channel_key_error,
     evaluate_policy,
@@ -37,10 +37,6 @@ FailOn = Literal["unsafe", "undetermined"]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-class ScoreUsageError(Exception):
-    """A bad policy, key or option: one line, exit code 2."""
-
-
 @dataclass(slots=True)
 class _Tally:
     """What the population summary reads of a result."""
@@ -53,11 +49,8 @@ class _Tally:
 def load_checked_policy(path: Path, assume_coverage: list[str]) -> Policy:
     for key in assume_coverage:
         if not is_channel_key(key):
-            raise ScoreUsageError(f"--assume-coverage: {channel_key_error(key)}")
-    try:
-        return load_policy(path)
-    except PolicyError as error:
-        raise ScoreUsageError(str(error)) from None
+            raise UsageError(f"--assume-coverage: {channel_key_error(key)}")
+    return load_policy(path)
 
 
 # Scoring holds up to the assembler's idle window of spans (50,000 by default) and allocates
@@ -150,4 +143,4 @@ def _with_progress(runs: Iterator[AgentRun], stats: ReadStats) -> Iterator[Agent
             yield run
 
 
-__all__ = ["InputError", "ScoreUsageError", "load_checked_policy", "score"]
+__all__ = ["InputError", "load_checked_policy", "score"]

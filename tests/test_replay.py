@@ -14,8 +14,9 @@ import pytest
 from cli_runner import run_cli as run_rampart
 from otlp_sink import Failure, RunningSink, Sink
 
+from rampart_otel.errors import ReplayError
 from rampart_otel.receivers.files import read_path
-from rampart_otel.replay import Pacer, ReplayError, replay
+from rampart_otel.replay import Pacer, replay
 
 REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO / "samples" / "traces"

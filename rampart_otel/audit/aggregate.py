@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.timespec import choose_buckets
+from rampart_otel.errors import AuditError
 from rampart_otel.evaluation.population import (
     UNCATEGORIZED,
     PopulationReport,

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.aggregate import aggregate, listed, select_versions
 from rampart_otel.audit.timespec import BUCKET_CHOICES, parse_time
+from rampart_otel.errors import AuditError, SchemaError
 from rampart_otel.evaluation import SafetyStatus
 from rampart_otel.storage.audit_queries import Filters, policy_versions
-from rampart_otel.storage.results import ResultsStore, SchemaError, open_reader
+from rampart_otel.storage.results import ResultsStore, open_reader
 
 DEFAULT_LIMIT = 100
 

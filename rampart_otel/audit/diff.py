@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.command import open_results
+from rampart_otel.errors import AuditError
 from rampart_otel.exporters.report_json import REPORT_SCHEMA
 from rampart_otel.render import safe_text
 from rampart_otel.storage import audit_queries as q

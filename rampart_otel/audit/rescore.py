@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.command import open_results
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
@@ -45,12 +44,9 @@ class RescoreStats:
 
 def rescore(data_dir: Path, policy_path: Path, assume_coverage: list[str], out: IO[str]) -> None:
     from rampart_otel.collector.scorer import make_evaluator
-    from rampart_otel.scoring import ScoreUsageError, load_checked_policy
+    from rampart_otel.scoring import load_checked_policy
 
-    try:
-        policy = load_checked_policy(policy_path, assume_coverage)
-    except ScoreUsageError as error:
-        raise AuditError(str(error)) from None
+    policy = load_checked_policy(policy_path, assume_coverage)
     open_results(data_dir).close()  # exists, readable, migrated
     segments = [path for _, path in list_segments(data_dir / "segments")]
     store = ResultsStore(data_dir / "results.db")

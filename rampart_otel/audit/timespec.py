@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from rampart_otel.audit import AuditError
+from rampart_otel.errors import AuditError
 from rampart_otel.storage.audit_queries import Buckets
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

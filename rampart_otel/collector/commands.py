@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from rampart_otel.collector.config import CollectorConfig, ConfigError, env_token, load_config
+from rampart_otel.collector.config import CollectorConfig, env_token, load_config
+from rampart_otel.errors import ConfigError
 
 log = logging.getLogger("rampart_otel.collector")
 
@@ -56,7 +57,8 @@ def _check_policies(config: CollectorConfig) -> None:
     """Fail at start, in one line, on a policy the scorer could not load."""
     if not config.policies:
         return
-    from rampart_otel.evaluation import PolicyError, is_channel_key, load_policy
+    from rampart_otel.errors import PolicyError
+    from rampart_otel.evaluation import is_channel_key, load_policy
     from rampart_otel.evaluation.assume import channel_key_error
 
     for path in config.policies:

@@ -21,11 +21,9 @@ from pydantic import (
     model_validator,
 )
 
+from rampart_otel.errors import ConfigError
+
 MiB = 1024 * 1024
-
-
-class ConfigError(ValueError):
-    """A configuration file or option that cannot be used; the message is one line."""
 
 
 class _Section(BaseModel):

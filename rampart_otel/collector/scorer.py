@@ -28,10 +28,10 @@ from typing import Any
 
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.verdict_export import start_verdict_export
+from rampart_otel.errors import DecodeError
 from rampart_otel.exporters.otlp_verdicts import VerdictExporter
 from rampart_otel.model import Run, Span
 from rampart_otel.processors.assemble import RunAssembler
-from rampart_otel.receivers.errors import DecodeError
 from rampart_otel.receivers.otlp_proto import spans_from_proto_bytes
 from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
 from rampart_otel.storage.segments import list_segments, read_records

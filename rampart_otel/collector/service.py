@@ -25,10 +25,11 @@ from typing import IO
 
 import uvicorn
 
-from rampart_otel.collector.config import CollectorConfig, ConfigError
+from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.housekeeping import Housekeeping
 from rampart_otel.collector.metrics import Metrics
 from rampart_otel.collector.scorer import run_process
+from rampart_otel.errors import ConfigError
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
 from rampart_otel.receivers.otlp_http import OTLPHttpApp
 from rampart_otel.storage.segments import SegmentWriter

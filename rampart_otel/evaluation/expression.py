@@ -12,8 +12,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation import matchers as m
-from rampart_otel.evaluation.errors import PolicyError
 from rampart_otel.evaluation.evaluators import (
     Evaluator,
     response_contains,

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from rampart_otel.evaluation.errors import PolicyError
+from rampart_otel.errors import PolicyError
 
 Path = tuple[str | int, ...]
 Position = tuple[int, int]  # 1-based line, column

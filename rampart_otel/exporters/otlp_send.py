@@ -34,18 +34,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from rampart_otel.errors import EndpointError, SenderUnavailable
 from rampart_otel.receivers.otlp_proto import request_to_json_dict
 
 TransportProtocol = Literal["http/protobuf", "http/json", "grpc"]
 PROTOCOLS: tuple[TransportProtocol, ...] = ("http/protobuf", "http/json", "grpc")
-
-
-class EndpointError(ValueError):
-    """An endpoint URL or header that cannot be used; the message is one line."""
-
-
-class SenderUnavailable(RuntimeError):
-    """The installed exporter lacks the internals we send through; one line."""
 
 
 @dataclass(slots=True)

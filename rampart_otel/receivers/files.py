@@ -37,8 +37,8 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import IO
 
+from rampart_otel.errors import DecodeError
 from rampart_otel.model import InputError, Span
-from rampart_otel.receivers.errors import DecodeError
 from rampart_otel.receivers.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,

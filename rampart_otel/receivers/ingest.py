@@ -24,6 +24,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from rampart_otel.errors import Refusal
+
 # gRPC status codes (google.rpc.Code), used in both transports' error bodies.
 INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNAVAILABLE, UNAUTHENTICATED, INTERNAL = 3, 8, 14, 16, 13
 
@@ -34,19 +36,6 @@ _MEDIA = {
     "application/json": JSON,
 }
 _INFLATE_CHUNK = 256 * 1024
-
-
-class Refusal(Exception):
-    """A request the collector does not take; ``retry_after`` is set when retrying helps."""
-
-    def __init__(
-        self, http_status: int, grpc_code: int, message: str, retry_after: int | None = None
-    ) -> None:
-        super().__init__(message)
-        self.http_status = http_status
-        self.grpc_code = grpc_code
-        self.message = message
-        self.retry_after = retry_after
 
 
 def bad_data(message: str) -> Refusal:

@@ -17,9 +17,10 @@ from google.rpc.error_details_pb2 import RetryInfo
 from google.rpc.status_pb2 import Status
 
 from rampart_otel.collector.metrics import Metrics
+from rampart_otel.errors import QueueFull, Refusal, WriterClosed
 from rampart_otel.receivers import ingest
-from rampart_otel.receivers.ingest import PROTOBUF, Refusal
-from rampart_otel.storage.segments import QueueFull, SegmentWriter, WriterClosed
+from rampart_otel.receivers.ingest import PROTOBUF
+from rampart_otel.storage.segments import SegmentWriter
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 _CODES = {code.value[0]: code for code in grpc.StatusCode}

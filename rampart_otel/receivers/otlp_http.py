@@ -12,9 +12,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rampart_otel.collector.metrics import Metrics
+from rampart_otel.errors import QueueFull, Refusal, WriterClosed
 from rampart_otel.receivers import ingest
-from rampart_otel.receivers.ingest import PROTOBUF, Accepted, Refusal
-from rampart_otel.storage.segments import QueueFull, SegmentWriter, WriterClosed
+from rampart_otel.receivers.ingest import PROTOBUF, Accepted
+from rampart_otel.storage.segments import SegmentWriter
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span
-from rampart_otel.receivers.errors import DecodeError
 
 __all__ = ["DecodeError", "gc_paused", "spans_from_json", "spans_from_json_bytes"]
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rampart_otel.storage.schema import SCHEMA_VERSION, SchemaError, prepare, stored_version
+from rampart_otel.errors import SchemaError
+from rampart_otel.storage.schema import SCHEMA_VERSION, prepare, stored_version
 
 # The layout and its migrations live in ``schema``; re-exported for callers of the store.
 __all__ = [

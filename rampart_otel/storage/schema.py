@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from rampart_otel.errors import SchemaError
+
 SCHEMA_VERSION = 2
-
-
-class SchemaError(Exception):
-    """``results.db`` was written by a newer rampart-otel; one line, for the user."""
 
 
 _RESULTS_V2 = """

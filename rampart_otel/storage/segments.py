@@ -27,6 +27,8 @@ from pathlib import Path
 from google.protobuf.message import DecodeError as ProtoDecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from rampart_otel.errors import QueueFull, WriterClosed
+
 log = logging.getLogger(__name__)
 
 PREFIX = "segment-"
@@ -35,14 +37,6 @@ _HEADER = struct.Struct(">I")
 MAX_RECORD_BYTES = 1 << 30  # a length beyond this can only be garbage
 
 Done = Callable[[BaseException | None], None]
-
-
-class QueueFull(Exception):
-    """The writer already holds as much unsynced data as it may: the client should retry."""
-
-
-class WriterClosed(Exception):
-    """The writer is shutting down or has failed and accepts nothing more."""
 
 
 def segment_name(seq: int) -> str:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.aggregate import aggregate, listed, select_versions
 from rampart_otel.audit.timespec import DAY
+from rampart_otel.errors import AuditError
 from rampart_otel.evaluation import wilson_interval
 from rampart_otel.evaluation.population import UNCATEGORIZED
 from rampart_otel.storage import audit_queries as q

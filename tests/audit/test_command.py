@@ -15,9 +15,9 @@ from cli_runner import run_cli
 from storage.test_schema import write_schema_1
 
 from audit.test_aggregate import START, build
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.command import AuditOptions
 from rampart_otel.audit.command import audit as run_audit
+from rampart_otel.errors import AuditError
 from rampart_otel.storage.results import SCHEMA_VERSION, ResultRow, ResultsStore
 
 HOSTILE_SERVICE = "svc\x1b[31m-red\x1b]0;title\x07"

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.diff import DiffRequest, compare_reports, diff
 from rampart_otel.audit.diff_output import comparison_to_dict
+from rampart_otel.errors import AuditError
 
 HOSTILE = "\x1b[31m[bold]evil[/bold]\x1b]8;;http://x\x07link"
 

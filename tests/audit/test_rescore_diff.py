@@ -18,8 +18,8 @@ import pytest
 from cli_runner import run_cli
 from collector.harness import spawn, wait_for, write_config
 
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.diff import DiffRequest, diff
+from rampart_otel.errors import AuditError
 from rampart_otel.evaluation import load_policy
 
 REPO = Path(__file__).resolve().parents[2]

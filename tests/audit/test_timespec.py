@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from rampart_otel.audit import AuditError
 from rampart_otel.audit.timespec import DAY, HOUR, WEEK, choose_buckets, iso, parse_time
+from rampart_otel.errors import AuditError
 
 NOW = datetime(2024, 5, 8, 12, 30, tzinfo=UTC).timestamp()
 

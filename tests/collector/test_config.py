@@ -9,7 +9,8 @@ import pytest
 from cli_runner import run_cli
 
 from collector.harness import POLICY, make_traces, spawn, write_config
-from rampart_otel.collector.config import CollectorConfig, ConfigError, load_config
+from rampart_otel.collector.config import CollectorConfig, load_config
+from rampart_otel.errors import ConfigError
 
 SHIPPED = Path(__file__).resolve().parents[2] / "collector" / "rampart-otel.yaml"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from rampart_otel.evaluation.errors import PolicyError
+from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators import response_contains, side_effect, tool_called
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.matchers import contains, glob, not_, not_in, one_of, regex

@@ -12,8 +12,8 @@ import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
+from rampart_otel.errors import DecodeError
 from rampart_otel.model import Span
-from rampart_otel.receivers.errors import DecodeError
 from rampart_otel.receivers.otlp_json import gc_paused, spans_from_json, spans_from_json_bytes
 
 from .conftest import by_id, collector_json

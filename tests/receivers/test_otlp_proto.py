@@ -12,8 +12,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
+from rampart_otel.errors import DecodeError
 from rampart_otel.model import Event, Link, Resource, Scope, Span
-from rampart_otel.receivers.errors import DecodeError
 from rampart_otel.receivers.otlp_json import spans_from_json
 from rampart_otel.receivers.otlp_proto import (
     request_to_json_dict,
