@@ -129,7 +129,16 @@ def score(path: Path, policy_path: Path) -> int:
     policy = load_checked_policy(policy_path, [])
     errors: list[object] = []
     with open(os.devnull, "w") as sink:
-        _, stats = run_score([path], policy, "json", sink, "trace", [], "unsafe", errors.append)
+        _, stats = run_score(
+            [path],
+            policy,
+            output_format="json",
+            out=sink,
+            group_by="trace",
+            assume_coverage=[],
+            fail_on="unsafe",
+            on_error=errors.append,
+        )
     if errors:
         raise SystemExit(f"unexpected input errors: {errors[:3]}")
     return stats.spans

@@ -136,7 +136,14 @@ def score(
     loaded = load_checked_policy(policy, assumed)
     with _report_output(output) as out:
         code, stats = run_score(
-            paths, loaded, output_format, out, group_by, assumed, fail_on, report_input_error
+            paths,
+            loaded,
+            output_format=output_format,  # type: ignore[arg-type]
+            out=out,
+            group_by=group_by,  # type: ignore[arg-type]
+            assume_coverage=assumed,
+            fail_on=fail_on,  # type: ignore[arg-type]
+            on_error=report_input_error,
         )
     if unreadable(stats):
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from rampart_otel.model import AgentRun, InputError
+from rampart_otel.model import AgentRun, InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.receivers.files import read_paths
@@ -23,16 +23,17 @@ class ReadStats:
     errors: list[InputError] = field(default_factory=list)
 
 
-def agent_runs(
+def runs(
     paths: Iterable[str | os.PathLike[str]],
     stats: ReadStats,
+    *,
     group_by: GroupBy = "trace",
     idle_spans: int = DEFAULT_IDLE_SPANS,
     on_error: Callable[[InputError], None] | None = None,
-) -> Iterator[AgentRun]:
-    """Normalized runs, streamed; input errors are collected in ``stats`` and skipped."""
+) -> Iterator[Run]:
+    """Runs as assembled from the files, streamed; input errors go to ``stats`` and are skipped."""
 
-    def batches() -> Iterator[list]:
+    def batches() -> Iterator[list[Span]]:
         for item in read_paths(paths):
             if isinstance(item, InputError):
                 stats.errors.append(item)
@@ -42,5 +43,17 @@ def agent_runs(
             stats.spans += len(item)
             yield item
 
-    for run in assemble(batches(), group_by=group_by, idle=idle_spans):
+    return assemble(batches(), group_by=group_by, idle=idle_spans)
+
+
+def agent_runs(
+    paths: Iterable[str | os.PathLike[str]],
+    stats: ReadStats,
+    *,
+    group_by: GroupBy = "trace",
+    idle_spans: int = DEFAULT_IDLE_SPANS,
+    on_error: Callable[[InputError], None] | None = None,
+) -> Iterator[AgentRun]:
+    """What each run did (normalized), streamed, as ``inspect`` shows it."""
+    for run in runs(paths, stats, group_by=group_by, idle_spans=idle_spans, on_error=on_error):
         yield normalize(run)

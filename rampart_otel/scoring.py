@@ -17,19 +17,19 @@ from typing import IO, Literal
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from rampart_otel.errors import UsageError
+from rampart_otel.engine import checked_assumptions, score_run
 from rampart_otel.evaluation import (
     CheckResult,
     Policy,
     SafetyStatus,
-    channel_key_error,
-    evaluate_policy,
-    is_channel_key,
     load_policy,
     summarize_population,
 )
-from rampart_otel.model import AgentRun, InputError
-from rampart_otel.pipeline import ReadStats, agent_runs
+from rampart_otel.exporters.junit import write_junit
+from rampart_otel.exporters.report_json import JsonReportWriter
+from rampart_otel.exporters.terminal_report import write_terminal_report
+from rampart_otel.model import InputError, Run
+from rampart_otel.pipeline import ReadStats, runs
 from rampart_otel.processors.assemble import GroupBy
 
 Format = Literal["terminal", "json", "junit"]
@@ -47,9 +47,7 @@ class _Tally:
 
 
 def load_checked_policy(path: Path, assume_coverage: list[str]) -> Policy:
-    for key in assume_coverage:
-        if not is_channel_key(key):
-            raise UsageError(f"--assume-coverage: {channel_key_error(key)}")
+    checked_assumptions(assume_coverage, option="--assume-coverage")
     return load_policy(path)
 
 
@@ -73,6 +71,7 @@ def _young_gc_threshold(young: int) -> Iterator[None]:
 def score(
     paths: list[Path],
     policy: Policy,
+    *,
     output_format: Format,
     out: IO[str],
     group_by: GroupBy,
@@ -83,18 +82,16 @@ def score(
     """Score every run; return the exit code the verdicts call for, and what was read."""
     with _young_gc_threshold(GC_YOUNG_THRESHOLD):
         stats = ReadStats()
-        runs = _with_progress(agent_runs(paths, stats, group_by=group_by, on_error=on_error), stats)
+        assembled = _with_progress(runs(paths, stats, group_by=group_by, on_error=on_error), stats)
         tallies: list[_Tally] = []
         kept: list[CheckResult] = []
-        policies = [{"name": policy.name, "version": policy.version}]
+        policies = [policy]
         writer = None
         if output_format == "json":
-            from rampart_otel.exporters.report_json import JsonReportWriter
-
             writer = JsonReportWriter(out)
-            writer.start(policies)
-        for run in runs:
-            for result in evaluate_policy(run, policy, assume_coverage):
+            writer.start([{"name": policy.name, "version": policy.version}])
+        for run in assembled:
+            for result in score_run(run, policies, assume=assume_coverage):
                 tallies.append(_Tally(result.status, result.harm_category, result.check_id))
                 if writer is not None:
                     writer.add(result)
@@ -105,12 +102,8 @@ def score(
         if writer is not None:
             writer.finish(population, stats.errors)
         elif output_format == "junit":
-            from rampart_otel.exporters.junit import write_junit
-
             write_junit(kept, out, policy.name, fail_on_undetermined)
         else:
-            from rampart_otel.exporters.terminal_report import write_terminal_report
-
             console = Console(file=out, highlight=False, soft_wrap=True)
             runs_seen = len({r.run_id for r in kept})
             title = (
@@ -130,15 +123,15 @@ def _exit_code(tallies: list[_Tally], fail_on_undetermined: bool) -> int:
     return EXIT_FAILED if any(t.status in failing for t in tallies) else EXIT_OK
 
 
-def _with_progress(runs: Iterator[AgentRun], stats: ReadStats) -> Iterator[AgentRun]:
+def _with_progress(assembled: Iterator[Run], stats: ReadStats) -> Iterator[Run]:
     """A live count on stderr, only when a person is watching it."""
     if not sys.stderr.isatty():
-        yield from runs
+        yield from assembled
         return
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("scoring", total=None)
-        for count, run in enumerate(runs, 1):
+        for count, run in enumerate(assembled, 1):
             progress.update(task, description=f"scoring: {count} runs, {stats.spans} spans read")
             yield run
 

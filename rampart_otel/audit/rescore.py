@@ -1,9 +1,10 @@
 """``rampart-otel rescore``: the stored runs evaluated again under a policy version.
 
 The spans are read back from the data directory's segments (``read_paths``), grouped into
-runs as the collector grouped them (``assemble``), and evaluated by the collector's own
-evaluator (``scorer.make_evaluator``: normalize, evaluate_policy, result documents), so a
-re-scored verdict differs from the stored one only where the policy does.
+runs as the collector grouped them (``assemble``), and evaluated by the engine's
+``score_run`` with the collector's own result rows (``scorer.make_evaluator``,
+``scorer.result_row``), so a re-scored verdict differs from the stored one only where the
+policy does.
 
 Each run is re-scored exactly as its latest stored revision was scored: with that
 revision's span set, under that revision number. New rows are keyed by the policy version;
@@ -15,12 +16,15 @@ the new runs. It can run beside a live collector (both write through SQLite's lo
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from rampart_otel.audit.command import open_results
+from rampart_otel.collector.scorer import Evaluate, evaluator_for, result_row
+from rampart_otel.engine import checked_assumptions, load_policies
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
 from rampart_otel.receivers.files import read_paths
@@ -43,16 +47,15 @@ class RescoreStats:
 
 
 def rescore(data_dir: Path, policy_path: Path, assume_coverage: list[str], out: IO[str]) -> None:
-    from rampart_otel.collector.scorer import make_evaluator
-    from rampart_otel.scoring import load_checked_policy
-
-    policy = load_checked_policy(policy_path, assume_coverage)
+    checked_assumptions(assume_coverage, option="--assume-coverage")
+    (policy,) = load_policies([policy_path])
+    evaluate = evaluator_for([policy], assume_coverage)
     open_results(data_dir).close()  # exists, readable, migrated
     segments = [path for _, path in list_segments(data_dir / "segments")]
     store = ResultsStore(data_dir / "results.db")
     try:
         stats = _rescore(
-            store, segments, make_evaluator([policy_path], assume_coverage), policy.name,
+            store, segments, evaluate, policy.name,
             version_text(policy.version),
         )  # fmt: skip
     finally:
@@ -64,7 +67,7 @@ def rescore(data_dir: Path, policy_path: Path, assume_coverage: list[str], out: 
 def _rescore(
     store: ResultsStore,
     segments: list[Path],
-    evaluate: Callable[[Run], list[ResultRow]],
+    evaluate: Evaluate,
     policy: str,
     version: str,
     idle_spans: int = DEFAULT_IDLE_SPANS,
@@ -101,7 +104,11 @@ def _rescore(
             pending[run.run_id] = spans  # a late part of the run is further on
             continue
         exact = [span for span in spans.values() if bytes.fromhex(span.span_id) in wanted]
-        rows = evaluate(Run(run.run_id, stored.trace_ids, exact, run.session_id, stored.revision))
+        results = evaluate(
+            Run(run.run_id, stored.trace_ids, exact, run.session_id, stored.revision)
+        )
+        scored_at = time.time()
+        rows = [result_row(r, revision=stored.revision, scored_at=scored_at) for r in results]
         for row in rows:
             if row.started_at_ns is None:  # keep the run where the audit already has it
                 row.run_at = q.run_time(db, run.run_id, stored.revision)

@@ -1,8 +1,8 @@
 """The ``collect`` command's body; ``cli`` only declares its options (``audit`` is in
 ``rampart_otel.audit``).
 
-It raises ``ConfigError`` for anything the user can fix: the CLI turns it into its
-one-line error and exit code 2.
+Anything the user can fix (a configuration, a policy, a channel key) raises a ``UserError``:
+the CLI turns it into its one-line error and exit code 2.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from rampart_otel.collector.config import CollectorConfig, env_token, load_config
-from rampart_otel.errors import ConfigError
+from rampart_otel.collector.scorer import make_evaluator
 
 log = logging.getLogger("rampart_otel.collector")
 
@@ -54,21 +54,8 @@ def collect(
 
 
 def _check_policies(config: CollectorConfig) -> None:
-    """Fail at start, in one line, on a policy the scorer could not load."""
-    if not config.policies:
-        return
-    from rampart_otel.errors import PolicyError
-    from rampart_otel.evaluation import is_channel_key, load_policy
-    from rampart_otel.evaluation.assume import channel_key_error
-
-    for path in config.policies:
-        try:
-            load_policy(path)
-        except PolicyError as error:
-            raise ConfigError(str(error)) from None
-    for key in config.scoring.assume_coverage:
-        if not is_channel_key(key):
-            raise ConfigError(f"scoring.assume_coverage: {channel_key_error(key)}")
+    """Fail at start, in one line, on a policy or assumption the scorer could not load."""
+    make_evaluator(config.policies, config.scoring.assume_coverage)
 
 
 def _announce(collector: Any, out: IO[str]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import logging
 import os
 import signal
@@ -28,8 +29,11 @@ from typing import Any
 
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.verdict_export import start_verdict_export
+from rampart_otel.engine import checked_assumptions, load_policies, score_run
 from rampart_otel.errors import DecodeError
-from rampart_otel.exporters.otlp_verdicts import VerdictExporter
+from rampart_otel.evaluation import CheckResult, Policy
+from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
+from rampart_otel.exporters.report_json import stored_result_to_dict
 from rampart_otel.model import Run, Span
 from rampart_otel.processors.assemble import RunAssembler
 from rampart_otel.receivers.otlp_proto import spans_from_proto_bytes
@@ -58,17 +62,17 @@ class Scorer:
         self,
         segments_dir: Path,
         store: ResultsStore,
-        evaluate: Callable[[Run], list[ResultRow]],
+        evaluate: Evaluate,
         idle: float,
         max_wait: float,
         group_by: str = "trace",
         late_cache_runs: int = 1000,
         clock: Callable[[], float] = time.monotonic,
-        on_commit: Callable[[list[tuple[Run, list[ResultRow]]]], None] | None = None,
+        on_commit: Callable[[list[Scored]], None] | None = None,
     ) -> None:
         self.segments_dir = segments_dir
         self.store = store
-        self.on_commit = on_commit  # runs scored and their rows, once committed
+        self.on_commit = on_commit  # runs scored, their results and when, once committed
         self.evaluate = evaluate
         self.clock = clock
         self.assembler = RunAssembler(
@@ -158,7 +162,7 @@ class Scorer:
         checkpoint = self.checkpoint()
         if not runs and checkpoint == self._saved:
             return  # nothing new: no empty write transaction every poll
-        committed: list[tuple[Run, list[ResultRow]]] = []
+        committed: list[Scored] = []
         with self.store.transaction() as txn:
             for run in runs:
                 run = self._with_earlier_spans(run)
@@ -170,7 +174,9 @@ class Scorer:
                     self.stats.runs_skipped += 1
                     continue
                 run.revision = latest + 1
-                rows = self.evaluate(run)
+                results = self.evaluate(run)
+                scored_at = time.time()
+                rows = [result_row(r, revision=run.revision, scored_at=scored_at) for r in results]
                 service = rows[0].service if rows else _service(run)
                 started = rows[0].started_at_ns if rows else None
                 txn.add_run(
@@ -180,7 +186,7 @@ class Scorer:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
-                committed.append((run, rows))
+                committed.append((run, results, scored_at))
             checkpoint = self.checkpoint()
             txn.set_checkpoint(*checkpoint)
         self._saved = checkpoint
@@ -229,70 +235,33 @@ def _service(run: Run) -> str | None:
 # -- evaluation --------------------------------------------------------------------------
 
 
-def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Callable[[Run], list]:
-    """Normalize a run and evaluate every check of every policy on it."""
-    from rampart_otel.evaluation import evaluate_policy, load_policy
-    from rampart_otel.exporters.report_json import check_result_to_dict
-    from rampart_otel.exporters.serialize import jsonable
-    from rampart_otel.processors.normalize import normalize
+Evaluate = Callable[[Run], list[CheckResult]]
 
-    policies = [load_policy(path) for path in policy_paths]
 
-    def evaluate(run: Run) -> list[ResultRow]:
-        scored_at = time.time()
-        try:
-            agent_run = normalize(run)
-        except Exception as error:  # a run that cannot be read is an ERROR verdict per check
-            log.exception("normalize failed for run %s", run.run_id)
-            return [
-                ResultRow(
-                    run.run_id,
-                    run.revision,
-                    policy.name,
-                    check.id,
-                    "error",
-                    _service(run),
-                    None,
-                    scored_at,
-                    {
-                        "run_id": run.run_id,
-                        "revision": run.revision,
-                        "trace_ids": run.trace_ids,
-                        "policy": {"name": policy.name, "version": policy.version},
-                        "check": check.id,
-                        "polarity": check.polarity,
-                        "status": "error",
-                        "summary": f"Run could not be read: {type(error).__name__}: {error}",
-                        "harm_category": check.harm_category,
-                    },
-                    policy_version=policy.version,
-                )
-                for policy in policies
-                for check in policy.checks
-            ]
-        rows: list[ResultRow] = []
-        for policy in policies:
-            for result in evaluate_policy(agent_run, policy, assume_coverage):
-                document = jsonable(check_result_to_dict(result))
-                document["revision"] = run.revision
-                document["policy"] = {"name": policy.name, "version": policy.version}
-                rows.append(
-                    ResultRow(
-                        run.run_id,
-                        run.revision,
-                        policy.name,
-                        result.check_id,
-                        result.status.value,
-                        result.service,
-                        result.started_at_ns,
-                        scored_at,
-                        document,
-                        policy_version=policy.version,
-                    )
-                )
-        return rows
+def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Evaluate:
+    """The engine's ``score_run`` with the policies in these files and these assumptions."""
+    return evaluator_for(load_policies(policy_paths), assume_coverage)
 
-    return evaluate
+
+def evaluator_for(policies: list[Policy], assume_coverage: list[str]) -> Evaluate:
+    assume = checked_assumptions(assume_coverage, option="scoring.assume_coverage")
+    return functools.partial(score_run, policies=policies, assume=assume)
+
+
+def result_row(result: CheckResult, *, revision: int, scored_at: float) -> ResultRow:
+    """A result as ``results.db`` keeps it."""
+    return ResultRow(
+        result.run_id,
+        revision,
+        result.policy or "",
+        result.check_id,
+        result.status.value,
+        result.service,
+        result.started_at_ns,
+        scored_at,
+        stored_result_to_dict(result, revision=revision),
+        policy_version=result.policy_version,
+    )
 
 
 # -- the scorer process ------------------------------------------------------------------

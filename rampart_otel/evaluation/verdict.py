@@ -83,9 +83,15 @@ class CheckResult:
     rationale: str = ""
     outcome: EvalOutcome | None = None
     error: str | None = None
+    policy: str | None = None  # the policy the check belongs to, when it was run from one
+    policy_version: int | str | None = None
 
     @property
     def passed(self) -> bool:
+        return self.status is SafetyStatus.SAFE
+
+    def __bool__(self) -> bool:
+        """True only for SAFE, as in RAMPART: ``assert result`` fails on a detected attack."""
         return self.status is SafetyStatus.SAFE
 
 
@@ -127,7 +133,7 @@ def evaluate_check(run: AgentRun, check: Check, coverage: Coverage | None = None
 
 
 def evaluate_policy(
-    run: AgentRun, policy: Policy, assume_coverage: Iterable[str] = ()
+    run: AgentRun, policy: Policy, *, assume_coverage: Iterable[str] = ()
 ) -> list[CheckResult]:
     """Every check of ``policy`` on ``run``, after the policy's and the caller's assumptions.
 
@@ -136,7 +142,10 @@ def evaluate_policy(
     """
     run = assume_run(run, [*policy.assume_coverage, *assume_coverage])
     coverage = snapshot(run)  # one per run: the checks read the run, never change it
-    return [evaluate_check(run, check, coverage) for check in policy.checks]
+    results = [evaluate_check(run, check, coverage) for check in policy.checks]
+    for result in results:
+        result.policy, result.policy_version = policy.name, policy.version
+    return results
 
 
 def _capped(evaluation: EvalResult, reason: str) -> EvalResult:

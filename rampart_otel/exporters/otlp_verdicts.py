@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rampart_otel.evaluation import CheckResult
 from rampart_otel.model import Run
-from rampart_otel.storage.results import ResultRow
 
 log = logging.getLogger(__name__)
 
@@ -61,52 +61,56 @@ def root_span(run: Run) -> tuple[str, str | None, Any]:
     return root.trace_id, root.span_id, root
 
 
-def verdict_events(run: Run, rows: Sequence[ResultRow]) -> list[VerdictEvent]:
-    """One event per stored result of the run's revision."""
+Scored = tuple[Run, Sequence[CheckResult], float]  # a run, its results, when (Unix seconds)
+
+
+def verdict_events(
+    run: Run, results: Sequence[CheckResult], *, scored_at: float
+) -> list[VerdictEvent]:
+    """One event per result of the run's revision."""
     trace_id, span_id, root = root_span(run)
     response_id = root.attributes.get("gen_ai.response.id") if root is not None else None
     return [
         VerdictEvent(
             trace_id,
             span_id,
-            int(row.scored_at * 1e9),
-            _SEVERITY.get(row.status, "INFO"),
-            evaluation_attributes(row, run.trace_ids, response_id),
+            int(scored_at * 1e9),
+            _SEVERITY.get(result.status.value, "INFO"),
+            evaluation_attributes(result, run, response_id),
         )
-        for row in rows
+        for result in results
     ]
 
 
 def evaluation_attributes(
-    row: ResultRow, trace_ids: Sequence[str], response_id: object = None
+    result: CheckResult, run: Run, response_id: object = None
 ) -> dict[str, Any]:
     """The ``gen_ai.evaluation.result`` attributes, then rampart-otel's own (``rampart.*``)."""
-    result = row.result
+    status = result.status.value
     attributes: dict[str, Any] = {
-        "gen_ai.evaluation.name": row.check_id,
-        "gen_ai.evaluation.score.label": row.status,
+        "gen_ai.evaluation.name": result.check_id,
+        "gen_ai.evaluation.score.label": status,
     }
-    if row.status in _SCORE_VALUE:
-        attributes["gen_ai.evaluation.score.value"] = _SCORE_VALUE[row.status]
-    summary = result.get("summary")
-    if summary:
-        attributes["gen_ai.evaluation.explanation"] = str(summary)
-    if row.status == "error":
-        attributes["error.type"] = _error_type(result.get("error") or summary)
+    if status in _SCORE_VALUE:
+        attributes["gen_ai.evaluation.score.value"] = _SCORE_VALUE[status]
+    if result.summary:
+        attributes["gen_ai.evaluation.explanation"] = result.summary
+    if status == "error":
+        attributes["error.type"] = _error_type(result.error or result.summary)
     if isinstance(response_id, str) and response_id:
         attributes["gen_ai.response.id"] = response_id
-    policy = result.get("policy") if isinstance(result.get("policy"), dict) else {}
+    level = result.observability_level
     optional = {
-        "rampart.policy.name": row.policy,
-        "rampart.policy.version": _scalar(policy.get("version")),
-        "rampart.check.polarity": result.get("polarity"),
-        "rampart.harm_category": result.get("harm_category"),
-        "rampart.observability_level": result.get("observability_level"),
-        "rampart.run.id": row.run_id,
-        "rampart.run.revision": row.revision,
-        "rampart.trace_ids": list(trace_ids) or None,
-        "rampart.service.name": row.service,
-        "rampart.assumed_channels": sorted(result.get("assumed_channels") or ()) or None,
+        "rampart.policy.name": result.policy,
+        "rampart.policy.version": _scalar(result.policy_version),
+        "rampart.check.polarity": result.polarity or None,
+        "rampart.harm_category": result.harm_category,
+        "rampart.observability_level": level.value if level is not None else None,
+        "rampart.run.id": result.run_id,
+        "rampart.run.revision": run.revision,
+        "rampart.trace_ids": list(run.trace_ids) or None,
+        "rampart.service.name": result.service,
+        "rampart.assumed_channels": sorted(result.assumed_channels) or None,
     }
     attributes.update({key: value for key, value in optional.items() if value is not None})
     return attributes
@@ -250,11 +254,11 @@ class VerdictExporter:
 
     # -- scorer side: never blocks ---------------------------------------------------------
 
-    def submit(self, scored: Sequence[tuple[Run, Sequence[ResultRow]]]) -> None:
+    def submit(self, scored: Sequence[Scored]) -> None:
         """Queue the events of committed results; what does not fit is dropped and counted."""
         dropped = submitted = 0
-        for run, rows in scored:
-            for event in verdict_events(run, rows):
+        for run, results, scored_at in scored:
+            for event in verdict_events(run, results, scored_at=scored_at):
                 try:
                     self._queue.put_nowait(event)
                     submitted += 1

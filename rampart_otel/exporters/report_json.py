@@ -10,14 +10,14 @@ import json
 from typing import IO, Any
 
 from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
-from rampart_otel.exporters.serialize import coverage_to_dict, dumps_jsonable, ns_to_iso
+from rampart_otel.exporters.serialize import coverage_to_dict, dumps_jsonable, jsonable, ns_to_iso
 from rampart_otel.model import Coverage, InputError
 
 REPORT_SCHEMA = "rampart-otel/report@1"
 _STATUS_JSON = {status: json.dumps(status.value) for status in SafetyStatus}
 
 
-def check_result_to_dict(result: CheckResult, coverage: bool = True) -> dict[str, Any]:
+def check_result_to_dict(result: CheckResult, *, coverage: bool = True) -> dict[str, Any]:
     """The result's entry in ``results``; ``coverage=False`` leaves that one key out."""
     document = {
         "run_id": result.run_id,
@@ -44,6 +44,14 @@ def check_result_to_dict(result: CheckResult, coverage: bool = True) -> dict[str
     }
     if not coverage:
         del document["coverage"]
+    return document
+
+
+def stored_result_to_dict(result: CheckResult, *, revision: int) -> dict[str, Any]:
+    """The result as the collector stores it: its report entry, the revision, its policy."""
+    document = jsonable(check_result_to_dict(result))
+    document["revision"] = revision
+    document["policy"] = {"name": result.policy, "version": result.policy_version}
     return document
 
 

@@ -289,7 +289,7 @@ def test_evaluate_policy_applies_policy_and_command_line_assumptions():
     assert first.assumed_channels == {"side_effects.http_request": CoverageSource.ASSUMED}
     assert first.coverage.get("side_effects.http_request").source is CoverageSource.ASSUMED
     assert second.status is UNDETERMINED
-    _, second = evaluate_policy(run, policy, ["side_effects.db_query"])
+    _, second = evaluate_policy(run, policy, assume_coverage=["side_effects.db_query"])
     assert second.status is SAFE
     assert second.assumed_channels == {"side_effects.db_query": CoverageSource.ASSUMED}
     # the caller's run is untouched
@@ -311,7 +311,7 @@ def test_assumption_is_capped_by_integrity_findings():
 def test_evaluate_policy_rejects_invalid_command_line_key():
     policy = Policy(name="p", checks=[check(EXFIL)])
     with pytest.raises(ValueError, match=r"invalid channel key 'side_effects\.'"):
-        evaluate_policy(make_run(), policy, ["side_effects."])
+        evaluate_policy(make_run(), policy, assume_coverage=["side_effects."])
 
 
 def test_a_fragment_is_never_safe_but_its_evidence_still_counts() -> None:

@@ -1,0 +1,98 @@
+"""The one way a run is scored, whatever the host: normalize → assume → evaluate.
+
+``score``, the collector's scorer and ``rescore`` call :func:`score_run` and nothing else, so
+a run gets the same verdicts from each. Nothing a run holds can cost a report: a run that
+cannot be normalized, or a policy that fails on it, gives an ERROR result per check, with
+the reason, and the other runs and policies are scored as usual.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from rampart_otel.errors import UsageError
+from rampart_otel.evaluation import (
+    CheckResult,
+    Policy,
+    SafetyStatus,
+    channel_key_error,
+    evaluate_policy,
+    is_channel_key,
+    load_policy,
+)
+from rampart_otel.model import Run
+from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.text import safe_text
+
+log = logging.getLogger(__name__)
+
+
+def checked_assumptions(keys: Iterable[str], *, option: str) -> list[str]:
+    """``keys`` as given, each a valid channel key; else a UsageError naming ``option``."""
+    keys = list(keys)
+    for key in keys:
+        if not is_channel_key(key):
+            raise UsageError(f"{option}: {channel_key_error(key)}")
+    return keys
+
+
+def load_policies(paths: Sequence[Path]) -> list[Policy]:
+    """Every policy file, parsed and checked; the first bad one raises its PolicyError."""
+    return [load_policy(path) for path in paths]
+
+
+def score_run(
+    run: Run, policies: Sequence[Policy], *, assume: Iterable[str] = ()
+) -> list[CheckResult]:
+    """Every check of every policy on ``run``; never raises.
+
+    ``assume``: channel keys taken as observed on top of each policy's own (validate them
+    first with :func:`checked_assumptions`; an invalid one gives ERROR results).
+    """
+    assume = list(assume)
+    try:
+        agent_run = normalize(run)
+    except Exception as error:
+        log.exception("normalize failed for run %s", safe_text(run.run_id, 80))
+        return [
+            _error_result(run, policy, check, f"Run could not be read: {_described(error)}")
+            for policy in policies
+            for check in policy.checks
+        ]
+    results: list[CheckResult] = []
+    for policy in policies:
+        try:
+            results.extend(evaluate_policy(agent_run, policy, assume_coverage=assume))
+        except Exception as error:
+            reason = f"Policy could not be applied: {_described(error)}"
+            results.extend(_error_result(run, policy, check, reason) for check in policy.checks)
+    return results
+
+
+def _described(error: Exception) -> str:
+    return f"{type(error).__name__}: {safe_text(error)}"
+
+
+def _error_result(run: Run, policy: Policy, check: object, summary: str) -> CheckResult:
+    return CheckResult(
+        run_id=run.run_id,
+        trace_ids=list(run.trace_ids),
+        check_id=str(getattr(check, "id", "")),
+        polarity=str(getattr(check, "polarity", "")),
+        status=SafetyStatus.ERROR,
+        summary=summary,
+        harm_category=getattr(check, "harm_category", None),
+        service=_service(run),
+        error=summary.partition(": ")[2],
+        policy=policy.name,
+        policy_version=policy.version,
+    )
+
+
+def _service(run: Run) -> str | None:
+    try:
+        return next(filter(None, (span.resource.service_name for span in run.spans)), None)
+    except Exception:  # the run could not be read: its service may not be readable either
+        return None
