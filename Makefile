@@ -27,6 +27,7 @@ test: $(VENV)/.test lint
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 ## metamorphic: the no-false-SAFE property over the samples, with many random perturbation mixes
 metamorphic: $(VENV)/.test

@@ -2,6 +2,9 @@
 
 Exit codes: 0 nothing failed; 1 a verdict failed; 2 usage error or unreadable input,
 always with a one-line message and never a traceback.
+
+Each command imports its own machinery inside its function (marked "startup"): ``--help``
+and ``inspect`` must not pay for gRPC, uvicorn, SQLite and the OTLP exporters.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import IO, Annotated, NoReturn
 import typer
 from rich.console import Console
 
+from rampart_otel import __version__
 from rampart_otel.errors import UsageError, UserError
 from rampart_otel.model import InputError
 from rampart_otel.pipeline import ReadStats, agent_runs
@@ -35,8 +39,6 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from rampart_otel import __version__
-
         print(f"rampart-otel {__version__}")
         raise typer.Exit()
 
@@ -86,7 +88,7 @@ def inspect(
     ] = False,
 ) -> None:
     """Show what the agent did in each run, and which channels the trace can attest."""
-    from rampart_otel.exporters.inspect_view import write_json, write_terminal
+    from rampart_otel.exporters.inspect_view import write_json, write_terminal  # startup
 
     check_paths(paths)
     stats = ReadStats()
@@ -125,7 +127,7 @@ def score(
     ] = "unsafe",
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
-    from rampart_otel.scoring import load_checked_policy
+    from rampart_otel.scoring import load_checked_policy  # startup
     from rampart_otel.scoring import score as run_score
 
     _choice("--format", output_format, ("terminal", "json", "junit"))
@@ -211,7 +213,7 @@ def collect(
     ] = None,
 ) -> None:
     """Receive OTLP traces, store them durably, and score each run as it completes."""
-    from rampart_otel.collector.commands import collect as run_collect
+    from rampart_otel.collector.commands import collect as run_collect  # startup
 
     run_collect(config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol)
 
@@ -243,7 +245,7 @@ def audit(
     ] = False,
 ) -> None:
     """Verdicts the collector stored: counts and rates per check, per service, over time."""
-    from rampart_otel.audit.command import AuditOptions
+    from rampart_otel.audit.command import AuditOptions  # startup
     from rampart_otel.audit.command import audit as run_audit
 
     options = AuditOptions(
@@ -265,7 +267,7 @@ def rescore(
     ] = None,
 ) -> None:
     """Re-score the stored runs under a policy version, keeping the earlier verdicts."""
-    from rampart_otel.audit.rescore import rescore as run_rescore
+    from rampart_otel.audit.rescore import rescore as run_rescore  # startup
 
     run_rescore(data_dir, policy, assume_coverage or [], sys.stdout)
 
@@ -293,7 +295,7 @@ def diff(
 
     Exit code 0: no verdict changed; 1: some did; 2: usage error or unreadable input.
     """
-    from rampart_otel.audit.diff import DiffRequest
+    from rampart_otel.audit.diff import DiffRequest  # startup
     from rampart_otel.audit.diff import diff as run_diff
 
     request = DiffRequest(list(reports or []), data_dir, policy, from_version, to_version)
@@ -322,7 +324,7 @@ def replay(
     max_batch: Annotated[int, typer.Option(help="Largest request, in spans.")] = 512,
 ) -> None:
     """Re-send recorded traces to an OTLP endpoint with their ids and timestamps."""
-    from rampart_otel.exporters.otlp_send import parse_headers
+    from rampart_otel.exporters.otlp_send import parse_headers  # startup
     from rampart_otel.replay import replay as run_replay
 
     check_paths(paths)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -76,3 +78,14 @@ def test_unloaded_instrumentation_modules_are_not_imported() -> None:
     assert "opentelemetry.instrumentation.kafka" not in sys.modules
     active_coverage()
     assert "opentelemetry.instrumentation.kafka" not in sys.modules
+
+
+def test_importing_declare_loads_nothing_beyond_the_standard_library() -> None:
+    # An agent process imports only this module: no pydantic, yaml or evaluator in it.
+    code = (
+        "import sys, rampart_otel.declare\n"
+        "heavy = {'pydantic', 'yaml', 'rich', 'typer', 'google.protobuf'}\n"
+        "print(sorted(m for m in sys.modules if m in heavy or m.startswith('rampart_otel.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['rampart_otel.declare']"

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import IO
 
 from rampart_otel.audit.aggregate import aggregate, listed, select_versions
+from rampart_otel.audit.report import write_audit_json
+from rampart_otel.audit.terminal import write_audit_terminal
 from rampart_otel.audit.timespec import BUCKET_CHOICES, parse_time
 from rampart_otel.errors import AuditError, SchemaError
 from rampart_otel.evaluation import SafetyStatus
@@ -93,12 +95,8 @@ def audit(data_dir: Path, options: AuditOptions, out: IO[str]) -> None:
         aggregates = aggregate(db, versions, filters, options.bucket)
         results = listed(db, versions, filters, limit)
         if options.json_output:
-            from rampart_otel.audit.report import write_audit_json
-
             write_audit_json(out, data_dir, stored, aggregates, results, limit)
         else:
-            from rampart_otel.audit.terminal import write_audit_terminal
-
             write_audit_terminal(out, data_dir, stored, aggregates, results)
     finally:
         store.close()

@@ -11,7 +11,7 @@ from typing import IO, Any
 from rich.table import Table
 from rich.text import Text
 
-from rampart_otel.audit.diff import DIFF_SCHEMA, Change, Comparison, Side
+from rampart_otel.audit.comparison import DIFF_SCHEMA, Change, Comparison, Side
 from rampart_otel.audit.terminal import STATUS_STYLE, terminal_console
 from rampart_otel.render import safe_text
 

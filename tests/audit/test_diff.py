@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from rampart_otel.audit.diff import DiffRequest, compare_reports, diff
+from rampart_otel.audit.comparison import compare_reports
+from rampart_otel.audit.diff import DiffRequest, diff
 from rampart_otel.audit.diff_output import comparison_to_dict
 from rampart_otel.errors import AuditError
 

@@ -332,3 +332,19 @@ def test_a_fragment_is_never_safe_but_its_evidence_still_counts() -> None:
     clean = make_run()
     clean.integrity.append(fragment)
     assert evaluate_check(clean, attack).status is UNDETERMINED  # NOT_DETECTED: never SAFE
+
+
+@pytest.mark.parametrize(
+    ("outcome", "polarity", "truthy"),
+    [(N, "attack", True), (D, "attack", False), (U, "attack", False), (D, "probe", True)],
+)
+def test_a_result_is_true_only_when_safe(outcome: EvalOutcome, polarity: str, truthy: bool):
+    check = Check(id="c", polarity=polarity, detect=Fixed(EvalResult(outcome)))
+    result = evaluate_check(make_run(channels=observed_everywhere()), check)
+    assert bool(result) is truthy
+    assert result.summary and "\n" not in result.summary
+
+
+def test_an_error_result_is_false():
+    check = Check(id="c", polarity="attack", detect=Fixed(RuntimeError("boom")))
+    assert not evaluate_check(make_run(), check)
