@@ -110,6 +110,7 @@ def replay(
     protocol: str,
     headers: dict[str, str],
     out: IO[str],
+    *,
     speed: float | None = None,
     max_gap: float = 60.0,
     timeout: float = 10.0,

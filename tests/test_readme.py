@@ -33,3 +33,15 @@ def test_worked_example_output_matches_the_readme() -> None:
     shown = [line for line in block[len(command_lines) :] if line != "..."]
     printed = proc.stdout.splitlines()
     assert printed[: len(shown)] == shown
+
+
+def test_python_api_example_runs_as_written() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    code = "\n".join(re.findall(r"```python\n(.*?)```", text, re.S))
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) > 50 and all(line.startswith("no-exfiltration ") for line in lines)
+    assert {line.split()[1] for line in lines} >= {"safe", "unsafe", "undetermined"}

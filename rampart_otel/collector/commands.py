@@ -37,7 +37,7 @@ def collect(
         "export.otlp.endpoint": export_to,
         "export.otlp.protocol": export_protocol,
     }
-    config = load_config(config_path, overrides)
+    config = load_config(config_path, overrides=overrides)
     _check_policies(config)
     logging.basicConfig(
         level=config.log_level.upper(),

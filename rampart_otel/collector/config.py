@@ -163,7 +163,7 @@ class CollectorConfig(_Section):
         return self.auth_token or None
 
 
-def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> CollectorConfig:
+def load_config(path: Path | None, *, overrides: dict[str, Any] | None = None) -> CollectorConfig:
     """The file's settings (if any) with non-None ``overrides`` (dotted keys) on top."""
     data: dict[str, Any] = {}
     if path is not None:

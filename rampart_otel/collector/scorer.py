@@ -65,6 +65,7 @@ class Scorer:
         evaluate: Evaluate,
         idle: float,
         max_wait: float,
+        *,
         group_by: str = "trace",
         late_cache_runs: int = 1000,
         clock: Callable[[], float] = time.monotonic,
@@ -76,7 +77,7 @@ class Scorer:
         self.evaluate = evaluate
         self.clock = clock
         self.assembler = RunAssembler(
-            group_by,  # type: ignore[arg-type]
+            group_by=group_by,  # type: ignore[arg-type]
             idle=idle,
             max_wait=max_wait,
             remember_revisions=False,

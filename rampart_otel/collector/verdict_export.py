@@ -22,4 +22,4 @@ def start_verdict_export(config: CollectorConfig) -> VerdictExporter | None:
     exporter = make_log_exporter(
         settings.endpoint, settings.protocol, dict(settings.headers), settings.timeout_seconds
     )
-    return VerdictExporter(exporter, settings.queue_size, settings.batch_size)
+    return VerdictExporter(exporter, queue_size=settings.queue_size, batch_size=settings.batch_size)

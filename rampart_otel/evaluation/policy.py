@@ -135,10 +135,10 @@ def load_policy(path: str | PathLike[str]) -> Policy:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         raise PolicyError(source, line, column, "not a UTF-8 text file") from None
-    return parse_policy(text, source)
+    return parse_policy(text, source=source)
 
 
-def parse_policy(text: str, source: str = "<policy>") -> Policy:
+def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     """Build a policy from YAML text; ``source`` names it in errors."""
     if "\0" in text:
         raise PolicyError(source, *index_position(text, text.index("\0")), "not a text file")

@@ -19,7 +19,7 @@ LOW_SUPPORT_BELOW = 5
 UNCATEGORIZED = "uncategorized"
 
 
-def wilson_interval(successes: int, trials: int, z: float = Z_90) -> tuple[float, float]:
+def wilson_interval(successes: int, trials: int, *, z: float = Z_90) -> tuple[float, float]:
     """Wilson score interval; with no trials every rate is possible, so (0, 1)."""
     if trials <= 0:
         return 0.0, 1.0

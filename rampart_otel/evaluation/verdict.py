@@ -95,7 +95,7 @@ class CheckResult:
         return self.status is SafetyStatus.SAFE
 
 
-def evaluate_check(run: AgentRun, check: Check, coverage: Coverage | None = None) -> CheckResult:
+def evaluate_check(run: AgentRun, check: Check, *, coverage: Coverage | None = None) -> CheckResult:
     """Evaluate one check on one run; any failure becomes an ERROR result, never an exception.
 
     ``coverage``: the snapshot of the run's coverage to report (see :func:`snapshot`);
@@ -142,7 +142,7 @@ def evaluate_policy(
     """
     run = assume_run(run, [*policy.assume_coverage, *assume_coverage])
     coverage = snapshot(run)  # one per run: the checks read the run, never change it
-    results = [evaluate_check(run, check, coverage) for check in policy.checks]
+    results = [evaluate_check(run, check, coverage=coverage) for check in policy.checks]
     for result in results:
         result.policy, result.policy_version = policy.name, policy.version
     return results

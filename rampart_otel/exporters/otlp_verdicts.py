@@ -220,6 +220,7 @@ class VerdictExporter:
     def __init__(
         self,
         exporter: Any,
+        *,
         queue_size: int = 10000,
         batch_size: int = 512,
         resource_attributes: dict[str, Any] | None = None,

@@ -63,6 +63,7 @@ class RunAssembler:
 
     def __init__(
         self,
+        *,
         group_by: GroupBy = "trace",
         idle: float = DEFAULT_IDLE_SPANS,
         max_wait: float | None = None,
@@ -175,10 +176,10 @@ def _session_of(span: Span) -> str | None:
 
 
 def assemble(
-    batches: Iterable[list[Span]], group_by: GroupBy = "trace", idle: float = DEFAULT_IDLE_SPANS
+    batches: Iterable[list[Span]], *, group_by: GroupBy = "trace", idle: float = DEFAULT_IDLE_SPANS
 ) -> Iterable[Run]:
     """Runs from an ordered stream of span batches, using spans read as the clock."""
-    assembler = RunAssembler(group_by, idle)
+    assembler = RunAssembler(group_by=group_by, idle=idle)
     position = 0
     for batch in batches:
         position += len(batch)

@@ -66,7 +66,7 @@ def version_text(version: int | str | None) -> str:
 
 
 class ResultsStore:
-    def __init__(self, path: Path, readonly: bool = False) -> None:
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
         if readonly:
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)

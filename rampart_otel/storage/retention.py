@@ -100,6 +100,7 @@ def apply_retention(
     keep_from: int | None,
     max_age: float | None,
     max_bytes: int | None,
+    *,
     now: float | None = None,
 ) -> Pass:
     """Delete segments numbered below ``keep_from`` that are too old or over the size limit."""

@@ -149,7 +149,7 @@ def start_in_process(data_dir: Path, **overrides: Any) -> InProcess:
         "data_dir": str(data_dir),
     }
     settings.update(overrides)
-    collector = Collector(load_config(None, settings))
+    collector = Collector(load_config(None, overrides=settings))
     collector.start_in_thread()
     return InProcess(collector)
 

@@ -33,7 +33,7 @@ def test_command_line_overrides_the_file_and_paths_are_relative_to_it(tmp_path):
     path = write_config(
         tmp_path / "c.yaml", "http:\n  endpoint: 0.0.0.0:9999\npolicies: [p.yaml]\n"
     )
-    config = load_config(path, {"grpc.endpoint": "off", "data_dir": "elsewhere"})
+    config = load_config(path, overrides={"grpc.endpoint": "off", "data_dir": "elsewhere"})
     assert config.http.address == ("0.0.0.0", 9999)
     assert config.grpc.address is None
     assert config.data_dir == Path("elsewhere")

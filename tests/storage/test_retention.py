@@ -141,7 +141,7 @@ def test_age_deletes_only_a_contiguous_run_of_old_scored_segments(tmp_path: Path
     result = apply_retention(segments, keep_from=3, max_age=None, max_bytes=250, now=now)
     assert segment_numbers(segments) == [3, 4, 5]  # size: oldest first, never past keep_from
     assert result.over_by_unscored == 50
-    assert apply_retention(segments, None, 0, 0, now).deleted == []  # nothing scored yet
+    assert apply_retention(segments, None, 0, 0, now=now).deleted == []  # nothing scored yet
 
 
 def test_a_live_collector_deletes_scored_segments_and_keeps_the_open_trace(
@@ -170,8 +170,10 @@ def test_a_live_collector_deletes_scored_segments_and_keeps_the_open_trace(
         retention = collector.collector.housekeeping.retention
         assert retention is not None
         wait_for(lambda: retention.segments_deleted > 0, 60, "retention to delete")
-        wait_for(lambda: len({r.run_id for r in ResultsStore(data / "results.db", True).results()})
-                 == 16, 60, "every ended trace to be scored")  # fmt: skip
+        store = ResultsStore(data / "results.db", readonly=True)
+        wait_for(lambda: len({r.run_id for r in store.results()}) == 16,
+                 60, "every ended trace to be scored")  # fmt: skip
+        store.close()
         wait_for(lambda: oldest_holds_open(data), 60, "every segment before the open trace gone")
         kept = stored_spans(data)
         assert {(OPEN, s.span_id) for s in still_open} <= kept  # never unscored data
