@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from rampart_otel.evaluation.matchers import (
@@ -158,3 +161,27 @@ def test_all_match_is_kleene_and(details, expected):
 def test_all_match_on_non_mapping_is_unknown():
     assert all_match({"a": as_matcher(1)}, "raw string") is None
     assert all_match({}, {"anything": 1}) is True
+
+
+def test_a_pattern_that_backtracks_catastrophically_in_re_matches_in_linear_time() -> None:
+    # Python's re needs ~30 s for 28 characters and doubles per character; RE2 is linear.
+    # Run in a child with a deadline, so a regression fails instead of hanging the suite.
+    code = (
+        "from rampart_otel.evaluation.matchers import regex\n"
+        "m = regex('(a+)+$')\n"
+        "assert m.match('a' * 60 + '!') is False\n"
+        "assert m.match('x' * 1_000_000 + 'a') is True\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_lookaround_and_backreferences_are_refused_with_the_reason() -> None:
+    for pattern in ("(?<=a)b", r"(a)\1"):
+        with pytest.raises(ValueError, match="RE2 syntax: no backreferences or lookaround"):
+            regex(pattern)
+
+
+def test_a_lone_surrogate_in_the_text_is_matched_not_raised() -> None:
+    assert regex("b$").match("a\ud800b") is True
+    assert regex("^a.b$").match("a\ud800b") is True
+    assert regex("z").match("a\ud800b") is False

@@ -214,7 +214,8 @@ DETECT_REJECTIONS = [
     (
         "tool_called('x', a=regex('('))",
         38,
-        "invalid regular expression '(': missing ), unterminated subpattern at position 0",
+        "invalid regular expression '(': missing ): ("
+        " (RE2 syntax: no backreferences or lookaround)",
     ),
     ("tool_called('x', a=glob(1))", 37, "the glob pattern must be a string literal"),
     (
