@@ -1,8 +1,9 @@
 """The one way trace-supplied text reaches any output.
 
 Trace content is attacker-influenced: a tool argument can carry terminal escape sequences,
-bidi overrides or megabytes of text. ``safe_text`` cannot raise, keeps output on one line
-and strips every control sequence, so a hostile value can neither crash nor repaint a report.
+bidi overrides, lone surrogates or megabytes of text. ``safe_text`` cannot raise, keeps output
+on one line, strips every control sequence and every character no output encoding or XML
+document can hold, so a hostile value can neither crash nor repaint a report.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ _ESCAPE_SEQUENCE = re.compile(
     r"|\x1b[@-Z\\-_]"  # two-byte sequences
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ufdd0-\ufdef\ufffe\uffff]"
+)
+# A lone surrogate cannot be encoded (stdout, files, XML): shown as the replacement character.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NEWLINES = re.compile(r"[\r\n\t\u2028\u2029]+")
 
 
@@ -31,6 +36,7 @@ def safe_text(value: Any, limit: int | None = DEFAULT_LIMIT) -> str:
         text = _ESCAPE_SEQUENCE.sub("", text)
         text = _NEWLINES.sub(" ", text)
         text = _CONTROL.sub("", text)
+        text = _SURROGATE.sub("\ufffd", text)
         if limit is not None and len(text) > limit:
             text = text[: max(limit - 1, 0)] + "…"
         return text

@@ -17,7 +17,8 @@ from rampart_otel.render import safe_text as _safe_text
 __all__ = ["safe_text"]
 
 _UNSAFE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029]"
+    r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029"
+    r"\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]"
 )
 _search = _UNSAFE.search
 

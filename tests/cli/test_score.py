@@ -174,6 +174,37 @@ def test_hostile_trace_text_cannot_reach_the_terminal(tmp_path: Path) -> None:
     assert "http://127.0.0.2" in proc.stdout
 
 
+@pytest.mark.parametrize("output_format", ["terminal", "junit", "json"])
+def test_any_unicode_in_trace_text_is_scored_in_every_format(
+    tmp_path: Path, output_format: str
+) -> None:
+    # A lone surrogate cannot be encoded; U+FFFE/U+FFFF cannot be in an XML document.
+    line = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
+    odd = line.replace('"weather-agent"', '"weather\\ud800agent\\ufffe\\uffff"')
+    assert odd != line
+    (tmp_path / "odd.jsonl").write_text(odd)
+    good = TRACES / "openllmetry-benign.jsonl"
+    proc = run_cli(
+        "score", tmp_path / "odd.jsonl", good, "--policy", POLICY, "--format", output_format
+    )
+    assert proc.returncode == 1 and proc.stderr == "", proc.stderr
+    if output_format == "junit":
+        cases = ET.fromstring(proc.stdout).iter("testcase")
+        assert len(list(cases)) == 2 * CHECKS  # both files' runs, in a valid XML document
+    elif output_format == "json":
+        assert len(json.loads(proc.stdout)["results"]) == 2 * CHECKS
+    else:
+        assert "weather\ufffdagent" in proc.stdout
+
+
+def test_inspect_shows_a_run_with_a_lone_surrogate(tmp_path: Path) -> None:
+    line = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
+    (tmp_path / "odd.jsonl").write_text(line.replace('"weather-agent"', '"weather\\ud800"'))
+    proc = run_cli("inspect", tmp_path / "odd.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    assert "weather\ufffd" in proc.stdout
+
+
 @pytest.mark.parametrize(
     ("detect", "where", "message"),
     [
