@@ -8,6 +8,7 @@ memory), so ``rampart-otel collect`` with no file is a working local collector.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -177,8 +178,11 @@ def load_config(path: Path | None, *, overrides: dict[str, Any] | None = None) -
             raise ConfigError(f"{path}{where}: not valid YAML") from None
         if loaded is None:
             loaded = {}
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+        if not isinstance(loaded, dict) or not all(_is_name(key) for key in loaded):
+            # Not a configuration at all (a wrong path): say so without echoing the file.
+            raise ConfigError(
+                f"{path}: not a collector configuration: expected a mapping of its settings"
+            )
         data = loaded
     for dotted, value in (overrides or {}).items():
         if value is None:
@@ -205,6 +209,11 @@ def load_config(path: Path | None, *, overrides: dict[str, Any] | None = None) -
         if config.auth_token_file is not None and "auth_token_file" not in given:
             config.auth_token_file = _under(base, config.auth_token_file)
     return config
+
+
+def _is_name(key: object) -> bool:
+    """A key that can be quoted in an error: a short word, not a line of some other file."""
+    return isinstance(key, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]{0,39}", key) is not None
 
 
 def _under(base: Path, path: Path) -> Path:

@@ -150,6 +150,12 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
         raise document.error(
             f"a policy must be a mapping with the keys {', '.join(POLICY_KEYS)}", document.root
         )
+    if not any(key in POLICY_KEYS for key in data):
+        # Not a policy at all (a wrong --policy path): say so without echoing the file.
+        raise document.error(
+            f"not a policy: a policy is a mapping with the keys {', '.join(POLICY_KEYS)}",
+            document.root,
+        )
     for key in data:
         if key not in POLICY_KEYS:
             raise document.error(_unknown_key(key, POLICY_KEYS), document.key_nodes[(key,)])
@@ -190,7 +196,7 @@ def _prepare_checks(document: Document, checks: list[Any]) -> None:
 
 
 def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
-    return f"unknown key {key!r}; expected one of: {', '.join(allowed)}"
+    return f"unknown key {safe_text(key, 40)!r}; expected one of: {', '.join(allowed)}"
 
 
 def _located(document: Document, exc: ValidationError) -> PolicyError:

@@ -234,6 +234,14 @@ def test_malformed_policy_is_rejected_with_location_and_exit_2(
     assert not (tmp_path / "PWNED").exists()
 
 
+def test_a_file_that_is_no_policy_is_not_echoed(tmp_path: Path) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.write_text("root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\n")
+    proc = run_cli("score", TRACES / "openllmetry-benign.jsonl", "--policy", shadow)
+    assert proc.returncode == 2
+    assert "not a policy" in proc.stderr and "hashhash" not in proc.stderr, proc.stderr
+
+
 def test_usage_errors_are_one_line_exit_2(tmp_path: Path) -> None:
     cases = [
         ("score", tmp_path / "nope", "--policy", POLICY),

@@ -61,6 +61,16 @@ def test_bad_settings_are_one_line_errors(tmp_path, text, message):
     assert "\n" not in str(raised.value)
 
 
+SHADOW = "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
+
+
+def test_a_file_that_is_no_configuration_is_not_echoed(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        load_config(write_config(tmp_path / "shadow", SHADOW))
+    assert "not a collector configuration" in str(raised.value)
+    assert "hashhash" not in str(raised.value) and "saltsalt" not in str(raised.value)
+
+
 def test_collect_with_a_bad_config_or_policy_exits_2_in_one_line(tmp_path):
     bad = write_config(tmp_path / "c.yaml", "grpc:\n  max_workers: 0\n")
     result = run_cli("collect", "--config", str(bad))
