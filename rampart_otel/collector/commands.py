@@ -8,6 +8,7 @@ the CLI turns it into its one-line error and exit code 2.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -46,6 +47,7 @@ def collect(
     )
     from rampart_otel.collector.service import Collector
 
+    os.umask(0o077)  # what the collector process creates is private, as with systemd's UMask
     collector = Collector(config)
     if not config.policies:
         log.warning("no --policy given: spans are stored durably but not scored")

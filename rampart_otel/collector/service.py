@@ -158,8 +158,13 @@ class Collector:
         self.config = config
         self.token = config.token()
         data_dir = config.data_dir
+        # Trace content (prompts, tool arguments, secrets) is for this user only: the data
+        # directory is 0700 (an existing one others can read is tightened), its files 0600.
         try:
-            data_dir.mkdir(parents=True, exist_ok=True)
+            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if data_dir.stat().st_mode & 0o077:
+                data_dir.chmod(0o700)
+                log.warning("data_dir %s was readable by others: now 0700", data_dir)
         except OSError as error:
             raise ConfigError(f"data_dir {data_dir}: {error.strerror or error}") from None
         self._lock_file = self._lock(data_dir)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -71,6 +72,8 @@ class ResultsStore:
         if readonly:
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         else:
+            # SQLite gives the -wal and -shm files the database's mode: 0600 for all three.
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
             self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")

@@ -147,7 +147,7 @@ class SegmentWriter:
         self.queue_max_bytes = queue_max_bytes
         self.queue_max_requests = queue_max_requests
         self.fsync = fsync
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.recovery = recover(directory)
         segments = list_segments(directory)
         self._seq = segments[-1][0] if segments else 1
@@ -245,7 +245,7 @@ class SegmentWriter:
     def _open_segment(self, seq: int) -> None:
         path = self.directory / segment_name(seq)
         created = not path.exists()
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._size = os.fstat(self._fd).st_size
         self._seq = seq
         if created and self.fsync:

@@ -1,0 +1,39 @@
+"""The data directory holds trace content (prompts, tool arguments, secrets): a running
+collector keeps it to its own user, directory 0700 and every file in it 0600."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+from cli_runner import run_cli
+
+from collector.harness import spawn, wait_for, write_config
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "samples" / "traces" / "openinference-exfil.jsonl"
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_trace_content_is_readable_by_the_collector_user_only(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o755)
+    data_dir.chmod(0o755)  # as an operator's `mkdir` under the usual umask leaves it
+    config = write_config(tmp_path / "collector.yaml", "assembly:\n  idle_seconds: 0.3\n")
+    collector = spawn(data_dir, config, "--policy", str(REPO / "samples" / "policy.yaml"))
+    try:
+        proc = run_cli("replay", SAMPLE, "--to", collector.http_url)
+        assert proc.returncode == 0, proc.stderr
+        wait_for(lambda: collector.metrics()["rampart_otel_runs_scored_total"] >= 1, 60)
+        files = [path for path in data_dir.rglob("*") if path.is_file()]
+        names = {path.name for path in files}
+        assert {"results.db", "results.db-wal"} <= names
+        assert any(path.parent.name == "segments" for path in files)
+        assert mode(data_dir) == 0o700
+        assert {p.name: mode(p) for p in files} == {p.name: 0o600 for p in files}
+        assert all(mode(p) == 0o700 for p in data_dir.rglob("*") if p.is_dir())
+    finally:
+        assert collector.terminate() == 0, collector.log.read_text()
