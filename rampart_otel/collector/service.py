@@ -32,6 +32,7 @@ from rampart_otel.collector.scorer import run_process
 from rampart_otel.errors import ConfigError
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
 from rampart_otel.receivers.otlp_http import OTLPHttpApp
+from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.segments import SegmentWriter
 
 log = logging.getLogger("rampart_otel.collector")
@@ -183,6 +184,8 @@ class Collector:
                 self.writer.recovery.segment,
                 self.writer.recovery.cut_bytes,
             )
+        # Before anything is appended: appends must never land behind the checkpoint.
+        reconcile_checkpoint(data_dir / "results.db", data_dir / "segments")
         self.scorer = ScorerProcess(config, self.metrics) if config.policies else None
         self._register_gauges()
         self.housekeeping = Housekeeping(config, self.writer, self.metrics)
