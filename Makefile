@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint samples samples-frameworks metamorphic bench clean
+.PHONY: demo test lint samples samples-frameworks metamorphic crash bench clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ lint: $(VENV)/.test
 ## metamorphic: the no-false-SAFE property over the samples, with many random perturbation mixes
 metamorphic: $(VENV)/.test
 	RAMPART_METAMORPHIC_EXAMPLES=$${EXAMPLES:-3000} $(BIN)/python -m pytest -q tests/test_metamorphic.py
+
+## crash: the collector SIGKILLed at random moments under load, many times (CI runs 3)
+crash: $(VENV)/.test
+	RAMPART_CRASH_KILLS=$${KILLS:-20} $(BIN)/python -m pytest -q tests/collector/test_crash_recovery.py -k random_moments
 
 ## samples: re-record samples/traces from the real instrumentation libraries
 samples: $(VENV)/.test

@@ -4,8 +4,11 @@ run exactly once after a restart; SIGTERM drains and scores what is complete."""
 from __future__ import annotations
 
 import logging
+import os
+import random
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -102,6 +105,61 @@ def test_sigkill_mid_load_then_restart_loses_nothing_and_scores_once(tmp_path):
     run_ids = [run_id for run_id, _ in runs]
     assert len(run_ids) == len(set(run_ids)), "a run was scored twice"
     assert all(revision == 0 for _, revision in runs)
+    assert result_count(data_dir) == 2 * len(runs)  # two checks per run, once each
+    assert acked_spans <= stored_spans(data_dir)
+
+
+# SIGKILLs at random moments under load, each followed by a restart on the same data.
+# CI runs a few; `make crash` (RAMPART_CRASH_KILLS=20) runs many.
+KILLS = int(os.environ.get("RAMPART_CRASH_KILLS", "3"))
+
+
+def test_sigkill_at_random_moments_loses_nothing_and_scores_each_trace_once(tmp_path):
+    logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
+    data_dir = tmp_path / "data"
+    settings = config(tmp_path, idle=0.5)
+    acked_spans: set[tuple[str, str]] = set()
+    acked_traces: set[str] = set()
+    lock = threading.Lock()
+    chance = random.Random()
+    for _ in range(KILLS):
+        collector = spawn(data_dir, settings)
+        stop = threading.Event()
+
+        def client(url: str = collector.traces_url, stop: threading.Event = stop) -> None:
+            sender = OTLPSpanExporter(endpoint=url, timeout=3)
+            while not stop.is_set():
+                spans = make_traces(chance.randint(1, 30))
+                if sender.export(spans) is SpanExportResult.SUCCESS:
+                    with lock:
+                        acked_spans.update(span_keys(spans))
+                        acked_traces.update(f"{s.context.trace_id:032x}" for s in spans)
+
+        threads = [threading.Thread(target=client) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        time.sleep(chance.uniform(0.05, 2.0))
+        collector.kill()  # mid-write, mid-fsync, mid-scoring: wherever it is
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+        assert acked_spans <= stored_spans(data_dir)
+
+    restarted = spawn(data_dir, settings)
+    try:
+        wait_for(
+            lambda: acked_traces <= {run_id for run_id, _ in scored(data_dir)},
+            120,
+            "every acknowledged trace to be scored",
+        )
+        wait_for(lambda: restarted.metrics()["rampart_otel_scoring_lag_bytes"] == 0, 60, "lag 0")
+        assert restarted.terminate() == 0
+    finally:
+        if restarted.process.poll() is None:
+            restarted.kill()
+    runs = scored(data_dir)
+    run_ids = [run_id for run_id, _ in runs]
+    assert len(run_ids) == len(set(run_ids)), "a run was scored twice"
     assert result_count(data_dir) == 2 * len(runs)  # two checks per run, once each
     assert acked_spans <= stored_spans(data_dir)
 
