@@ -9,6 +9,7 @@ the reason, and the other runs and policies are scored as usual.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -44,14 +45,20 @@ def load_policies(paths: Sequence[Path]) -> list[Policy]:
 
 
 def score_run(
-    run: Run, policies: Sequence[Policy], *, assume: Iterable[str] = ()
+    run: Run,
+    policies: Sequence[Policy],
+    *,
+    assume: Iterable[str] = (),
+    budget_seconds: float | None = None,
 ) -> list[CheckResult]:
     """Every check of every policy on ``run``; never raises.
 
     ``assume``: channel keys taken as observed on top of each policy's own (validate them
     first with :func:`checked_assumptions`; an invalid one gives ERROR results).
+    ``budget_seconds``: checks not started within it are UNDETERMINED, with the reason.
     """
     assume = list(assume)
+    deadline = None if budget_seconds is None else time.monotonic() + budget_seconds
     try:
         agent_run = normalize(run)
     except Exception as error:
@@ -64,7 +71,9 @@ def score_run(
     results: list[CheckResult] = []
     for policy in policies:
         try:
-            results.extend(evaluate_policy(agent_run, policy, assume_coverage=assume))
+            results.extend(
+                evaluate_policy(agent_run, policy, assume_coverage=assume, deadline=deadline)
+            )
         except Exception as error:
             reason = f"Policy could not be applied: {_described(error)}"
             results.extend(_error_result(run, policy, check, reason) for check in policy.checks)

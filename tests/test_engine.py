@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from rampart_otel import engine
 from rampart_otel.audit.rescore import _rescore
 from rampart_otel.collector.scorer import make_evaluator
-from rampart_otel.evaluation import SafetyStatus, load_policy
+from rampart_otel.evaluation import SafetyStatus, evaluate_policy, load_policy
 from rampart_otel.model import Run
 from rampart_otel.pipeline import ReadStats, runs
 from rampart_otel.storage.segments import SegmentWriter, list_segments
@@ -142,3 +143,13 @@ def test_score_run_turns_a_failing_policy_into_errors_for_its_checks() -> None:
     assert {r.status for r in results} == {SafetyStatus.ERROR}
     assert all(r.summary.startswith("Policy could not be applied: ValueError: ") for r in results)
     assert {(r.policy, r.policy_version) for r in results} == {(policy.name, policy.version)}
+
+
+def test_checks_not_started_within_the_run_budget_are_undetermined_never_safe() -> None:
+    (run,) = runs(SAMPLES[1:2], ReadStats())  # a benign run: its checks are SAFE in time
+    policy = load_policy(SAMPLE_POLICY)
+    in_time = engine.score_run(run, [policy], budget_seconds=60)
+    assert SafetyStatus.SAFE in {r.status for r in in_time}
+    late = evaluate_policy(engine.normalize(run), policy, deadline=time.monotonic() - 1)
+    assert {r.status for r in late} == {SafetyStatus.UNDETERMINED}
+    assert all("time budget" in r.summary and not r for r in late)

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -22,6 +23,7 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.text import safe_text
 
+OUT_OF_TIME = "not evaluated: the run's time budget for scoring ran out"
 SHOWN = 2  # gaps / evidence items named before "and N more"
 ITEM_LIMIT = 400  # characters per named item
 RATIONALE_LIMIT = 600
@@ -133,18 +135,31 @@ def evaluate_check(run: AgentRun, check: Check, *, coverage: Coverage | None = N
 
 
 def evaluate_policy(
-    run: AgentRun, policy: Policy, *, assume_coverage: Iterable[str] = ()
+    run: AgentRun,
+    policy: Policy,
+    *,
+    assume_coverage: Iterable[str] = (),
+    deadline: float | None = None,
 ) -> list[CheckResult]:
     """Every check of ``policy`` on ``run``, after the policy's and the caller's assumptions.
 
-    The caller's run is not changed. Raises ValueError only for an invalid channel key in
-    ``assume_coverage``, before evaluating anything.
+    ``deadline`` (``time.monotonic()``): checks not started by then are UNDETERMINED, so one
+    huge run cannot hold up every other. The caller's run is not changed. Raises ValueError
+    only for an invalid channel key in ``assume_coverage``, before evaluating anything.
     """
     run = assume_run(run, [*policy.assume_coverage, *assume_coverage])
     coverage = snapshot(run)  # one per run: the checks read the run, never change it
-    results = [evaluate_check(run, check, coverage=coverage) for check in policy.checks]
-    for result in results:
+    results = []
+    for check in policy.checks:
+        if deadline is not None and time.monotonic() > deadline:
+            result = _skeleton(run, check, coverage)
+            result.status = SafetyStatus.UNDETERMINED
+            result.summary = f"Undetermined: {OUT_OF_TIME}"
+            result.undetermined_operands = [OUT_OF_TIME]
+        else:
+            result = evaluate_check(run, check, coverage=coverage)
         result.policy, result.policy_version = policy.name, policy.version
+        results.append(result)
     return results
 
 
