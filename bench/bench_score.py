@@ -76,8 +76,8 @@ def write_input(
     proto_path = directory / f"{name}.binpb" if proto else None
     records: list[tuple[str, str, bytes]] = []  # trace id, JSON line, length-prefixed proto
     if proto:
-        from rampart_otel.receivers.otlp_json import spans_from_json_bytes
-        from rampart_otel.receivers.otlp_proto import spans_to_proto_request
+        from rampart_otel.codecs.otlp_json import spans_from_json_bytes
+        from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 
         for trace_id, lines in samples:
             for line in lines:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.errors import ReplayError
 from rampart_otel.exporters.otlp_send import (
     PROTOCOLS,
@@ -32,7 +33,6 @@ from rampart_otel.exporters.otlp_send import (
 )
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_path
-from rampart_otel.receivers.otlp_proto import spans_to_proto_request
 from rampart_otel.render import safe_text
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

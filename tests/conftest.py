@@ -1,1 +1,4 @@
-"""Puts tests/ on sys.path, so shared helpers import by module name (``span_factory``)."""
+"""Puts tests/ on sys.path, so shared helpers import by module name (``span_factory``), and
+registers the SDK-recorded OTLP fixtures the codec and receiver tests share."""
+
+from sdk_traces import expected, make_request, sdk_request, sdk_spans  # noqa: F401

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from rampart_otel.collector.config import CollectorConfig, env_token, load_config
 from rampart_otel.collector.scorer import make_evaluator
+from rampart_otel.collector.service import Collector
 
 log = logging.getLogger("rampart_otel.collector")
 
@@ -45,8 +46,6 @@ def collect(
         format="rampart-otel: %(levelname)s %(message)s",
         stream=sys.stderr,
     )
-    from rampart_otel.collector.service import Collector
-
     os.umask(0o077)  # what the collector process creates is private, as with systemd's UMask
     collector = Collector(config)
     if not config.policies:

@@ -23,6 +23,8 @@ from pydantic import (
 )
 
 from rampart_otel.errors import ConfigError
+from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
+from rampart_otel.storage.retention import parse_duration, parse_size
 
 MiB = 1024 * 1024
 
@@ -99,8 +101,6 @@ class OtlpExportConfig(_Section):
 
     @model_validator(mode="after")
     def _valid_endpoint(self) -> OtlpExportConfig:
-        from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
-
         if self.endpoint is not None:
             if self.protocol == "grpc":
                 grpc_endpoint(self.endpoint)
@@ -123,15 +123,11 @@ class RetentionConfig(_Section):
     @field_validator("max_age", mode="before")
     @classmethod
     def _age(cls, value: object) -> float | None:
-        from rampart_otel.storage.retention import parse_duration
-
         return parse_duration(value)
 
     @field_validator("max_bytes", mode="before")
     @classmethod
     def _size(cls, value: object) -> int | None:
-        from rampart_otel.storage.retention import parse_size
-
         return parse_size(value)
 
 

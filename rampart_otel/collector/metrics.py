@@ -1,16 +1,26 @@
-"""The collector's own counters, served as Prometheus text on ``GET /metrics``.
+"""The collector's own counters, served on ``GET /metrics`` by ``prometheus_client``.
 
 Receivers count on the request path (a lock per update: requests are few, spans many);
-gauges that belong to other parts (queue depth, open traces) are read when scraped.
+gauges that belong to other parts (queue depth, open traces) and the scorer process's latest
+report are read when scraped, by a custom collector on a private registry.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 PREFIX = "rampart_otel_"
+_SCORER_COUNTERS = (
+    ("runs_scored", "Run revisions scored."),
+    ("runs_skipped", "Runs found already scored (replay after a restart)."),
+    ("spans_decoded", "Spans decoded from the segments by the scorer."),
+    ("decode_errors", "Stored records the scorer could not decode."),
+)
 
 
 class Metrics:
@@ -21,6 +31,8 @@ class Metrics:
         self.requests: defaultdict[tuple[str, str], int] = defaultdict(int)  # transport, code
         self.gauges: dict[str, tuple[str, Callable[[], float]]] = {}
         self.scorer: dict[str, object] = {}  # the scorer's latest report
+        self._registry = CollectorRegistry(auto_describe=False)
+        self._registry.register(self)  # type: ignore[arg-type]  # a custom collector
 
     def request(self, transport: str, code: str, spans: int = 0, rejected: int = 0) -> None:
         with self._lock:
@@ -43,75 +55,73 @@ class Metrics:
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         self.gauges[name] = (help_text, read)
 
-    def render(self) -> str:
-        lines: list[str] = []
+    def exposition(self) -> tuple[bytes, str]:
+        """The ``/metrics`` body and its content type."""
+        return generate_latest(self._registry), CONTENT_TYPE_LATEST
 
-        def family(name: str, kind: str, help_text: str) -> None:
-            lines.append(f"# HELP {PREFIX}{name} {help_text}")
-            lines.append(f"# TYPE {PREFIX}{name} {kind}")
-
+    def collect(self) -> Iterator[Metric]:
         with self._lock:
             received = dict(self.spans_received)
             rejected = dict(self.spans_rejected)
             requests = dict(self.requests)
             scorer = dict(self.scorer)
-        family("spans_received_total", "counter", "Spans durably stored and acknowledged.")
+        family = _counter("spans_received", "Spans durably stored and acknowledged.", "transport")
         for transport in ("http", "grpc"):
-            lines.append(
-                f'{PREFIX}spans_received_total{{transport="{transport}"}} '
-                f"{received.get(transport, 0)}"
-            )
-        family("spans_rejected_total", "counter", "Spans refused, by reason.")
-        for (transport, reason), count in sorted(rejected.items()):
-            lines.append(
-                f'{PREFIX}spans_rejected_total{{transport="{transport}",reason="{reason}"}} {count}'
-            )
-        family("requests_total", "counter", "Export requests, by response status.")
-        for (transport, code), count in sorted(requests.items()):
-            lines.append(f'{PREFIX}requests_total{{transport="{transport}",code="{code}"}} {count}')
+            family.add_metric([transport], received.get(transport, 0))
+        yield family
+        family = _counter("spans_rejected", "Spans refused, by reason.", "transport", "reason")
+        for labels, count in sorted(rejected.items()):
+            family.add_metric(list(labels), count)
+        yield family
+        family = _counter("requests", "Export requests, by response status.", "transport", "code")
+        for labels, count in sorted(requests.items()):
+            family.add_metric(list(labels), count)
+        yield family
         for name, (help_text, read) in sorted(self.gauges.items()):
-            family(name, "gauge", help_text)
             try:
                 value = read()
             except Exception:  # a gauge that cannot be read is left out, never a failed scrape
-                lines.pop()
-                lines.pop()
                 continue
-            lines.append(f"{PREFIX}{name} {_number(value)}")
-        family("open_traces", "gauge", "Traces received but not yet complete and scored.")
-        lines.append(f"{PREFIX}open_traces {scorer.get('open_traces', 0)}")
-        family("verdicts_total", "counter", "Check results stored, by status.")
-        verdicts = scorer.get("verdicts") or {}
-        assert isinstance(verdicts, dict)
+            yield GaugeMetricFamily(PREFIX + name, help_text, value=value)
+        yield GaugeMetricFamily(
+            PREFIX + "open_traces",
+            "Traces received but not yet complete and scored.",
+            value=_number(scorer.get("open_traces")),
+        )
+        verdicts = scorer.get("verdicts")
+        verdicts = verdicts if isinstance(verdicts, dict) else {}
+        family = _counter("verdicts", "Check results stored, by status.", "status")
         for status in ("safe", "unsafe", "undetermined", "error"):
-            lines.append(f'{PREFIX}verdicts_total{{status="{status}"}} {verdicts.get(status, 0)}')
-        for key, help_text in (
-            ("runs_scored", "Run revisions scored."),
-            ("runs_skipped", "Runs found already scored (replay after a restart)."),
-            ("spans_decoded", "Spans decoded from the segments by the scorer."),
-            ("decode_errors", "Stored records the scorer could not decode."),
-        ):
-            family(f"{key}_total", "counter", help_text)
-            lines.append(f"{PREFIX}{key}_total {scorer.get(key, 0)}")
-        family("scoring_lag_bytes", "gauge", "Stored bytes the scorer has not read yet.")
-        lines.append(f"{PREFIX}scoring_lag_bytes {scorer.get('lag_bytes', 0)}")
+            family.add_metric([status], verdicts.get(status, 0))
+        yield family
+        for key, help_text in _SCORER_COUNTERS:
+            yield CounterMetricFamily(PREFIX + key, help_text, value=_number(scorer.get(key)))
+        yield GaugeMetricFamily(
+            PREFIX + "scoring_lag_bytes",
+            "Stored bytes the scorer has not read yet.",
+            value=_number(scorer.get("lag_bytes")),
+        )
         export = scorer.get("verdict_export")
         if isinstance(export, dict):
-            family(
-                "verdict_export_events_total",
-                "counter",
+            family = _counter(
+                "verdict_export_events",
                 "Verdict events for the OTLP export: exported, failed (the exporter gave up), "
                 "dropped (queue full or still queued at stop).",
+                "outcome",
             )
             for outcome in ("exported", "failed", "dropped"):
-                lines.append(
-                    f'{PREFIX}verdict_export_events_total{{outcome="{outcome}"}} '
-                    f"{export.get(outcome, 0)}"
-                )
-            family("verdict_export_queue_events", "gauge", "Verdict events waiting to be sent.")
-            lines.append(f"{PREFIX}verdict_export_queue_events {export.get('queued', 0)}")
-        return "\n".join(lines) + "\n"
+                family.add_metric([outcome], export.get(outcome, 0))
+            yield family
+            yield GaugeMetricFamily(
+                PREFIX + "verdict_export_queue_events",
+                "Verdict events waiting to be sent.",
+                value=_number(export.get("queued")),
+            )
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+def _counter(name: str, help_text: str, *labels: str) -> CounterMetricFamily:
+    return CounterMetricFamily(PREFIX + name, help_text, labels=list(labels))
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0

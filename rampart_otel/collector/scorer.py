@@ -14,6 +14,7 @@ already covered by stored revisions is never scored again.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import functools
 import logging
@@ -27,6 +28,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.verdict_export import start_verdict_export
 from rampart_otel.engine import checked_assumptions, load_policies, score_run
@@ -36,7 +38,6 @@ from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
 from rampart_otel.exporters.report_json import stored_result_to_dict
 from rampart_otel.model import Run, Span
 from rampart_otel.processors.assemble import RunAssembler
-from rampart_otel.receivers.otlp_proto import spans_from_proto_bytes
 from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
 from rampart_otel.storage.segments import list_segments, read_records
 
@@ -343,8 +344,6 @@ def _report(scorer: Scorer, export: VerdictExporter | None = None) -> dict[str, 
 def _die_with_parent() -> None:
     """Linux: the kernel kills this process when the collector dies, even by SIGKILL."""
     with contextlib.suppress(Exception):
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the collector decides when to stop

@@ -34,8 +34,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from rampart_otel.codecs.otlp_proto import request_to_json_dict
 from rampart_otel.errors import EndpointError, SenderUnavailable
-from rampart_otel.receivers.otlp_proto import request_to_json_dict
 
 TransportProtocol = Literal["http/protobuf", "http/json", "grpc"]
 PROTOCOLS: tuple[TransportProtocol, ...] = ("http/protobuf", "http/json", "grpc")

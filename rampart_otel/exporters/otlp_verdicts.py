@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rampart_otel import __version__
 from rampart_otel.evaluation import CheckResult
+from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
 from rampart_otel.model import Run
 
 log = logging.getLogger(__name__)
@@ -192,8 +194,6 @@ def _counting_exporter(inner: Any, stats: ExportStats) -> Any:
 
 def make_log_exporter(endpoint: str, protocol: str, headers: dict[str, str], timeout: float) -> Any:
     """The real OTLPLogExporter for ``protocol``; an HTTP URL without a path gets /v1/logs."""
-    from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
-
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
 
@@ -228,8 +228,6 @@ class VerdictExporter:
         from opentelemetry.sdk._logs import LoggerProvider
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
         from opentelemetry.sdk.resources import Resource
-
-        from rampart_otel import __version__
 
         self.stats = ExportStats()
         self.batch_size = batch_size

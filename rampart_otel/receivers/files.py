@@ -37,15 +37,15 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import IO
 
-from rampart_otel.errors import DecodeError
-from rampart_otel.model import InputError, Span
-from rampart_otel.receivers.otlp_json import (
+from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,
     spans_from_json,
     spans_from_json_bytes,
 )
-from rampart_otel.receivers.otlp_proto import spans_from_proto_bytes
+from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
+from rampart_otel.errors import DecodeError
+from rampart_otel.model import InputError, Span
 
 __all__ = ["FileFormat", "read_path", "read_paths", "sniff_format"]
 

@@ -16,11 +16,10 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc.error_details_pb2 import RetryInfo
 from google.rpc.status_pb2 import Status
 
-from rampart_otel.collector.metrics import Metrics
 from rampart_otel.errors import QueueFull, Refusal, WriterClosed
 from rampart_otel.receivers import ingest
+from rampart_otel.receivers.consumer import Consumer, Telemetry
 from rampart_otel.receivers.ingest import PROTOBUF
-from rampart_otel.storage.segments import SegmentWriter
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
@@ -32,8 +31,8 @@ class TraceService:
 
     def __init__(
         self,
-        writer: SegmentWriter,
-        metrics: Metrics,
+        writer: Consumer,
+        metrics: Telemetry,
         token: str | None = None,
         retry_after: int = 1,
     ) -> None:

@@ -11,11 +11,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from rampart_otel.collector.metrics import Metrics
 from rampart_otel.errors import QueueFull, Refusal, WriterClosed
 from rampart_otel.receivers import ingest
+from rampart_otel.receivers.consumer import Consumer, Telemetry
 from rampart_otel.receivers.ingest import PROTOBUF, Accepted
-from rampart_otel.storage.segments import SegmentWriter
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -29,8 +28,8 @@ class OTLPHttpApp:
 
     def __init__(
         self,
-        writer: SegmentWriter,
-        metrics: Metrics,
+        writer: Consumer,
+        metrics: Telemetry,
         max_request_bytes: int,
         token: str | None = None,
         retry_after: int = 1,
@@ -65,8 +64,8 @@ class OTLPHttpApp:
             healthy, detail = self.health()
             await _respond(send, 200 if healthy else 503, detail.encode() + b"\n", "text/plain")
         elif path == "/metrics" and method in ("GET", "HEAD"):
-            body = self.metrics.render().encode()
-            await _respond(send, 200, body, "text/plain; version=0.0.4; charset=utf-8")
+            body, content_type = self.metrics.exposition()
+            await _respond(send, 200, body, content_type)
         elif path in ("/healthz", "/metrics"):
             await _respond(send, 405, b"use GET\n", "text/plain", [(b"allow", b"GET, HEAD")])
         else:

@@ -44,7 +44,7 @@ def sink() -> Iterator[Sink]:
 
 
 def metric(collector: InProcess, name: str) -> float:
-    for line in collector.collector.metrics.render().splitlines():
+    for line in collector.collector.metrics.exposition()[0].decode().splitlines():
         if line.startswith(name + " "):
             return float(line.rpartition(" ")[2])
     return 0.0

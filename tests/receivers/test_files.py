@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from sdk_traces import collector_json
 
+from rampart_otel.codecs.otlp_proto import spans_from_proto
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers import files
 from rampart_otel.receivers.files import FileFormat, read_path, read_paths, sniff_format
-from rampart_otel.receivers.otlp_proto import spans_from_proto
-
-from .conftest import collector_json
 
 # ---- writers: the layouts the Collector's file exporter and friends produce -------------
 

@@ -14,9 +14,9 @@ from collector.harness import POLICY, start_in_process, stored_spans, wait_for, 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from span_factory import span
 
+from rampart_otel.codecs.otlp_proto import spans_to_json_dict, spans_to_proto_request
 from rampart_otel.collector.scorer import Scorer, make_evaluator
 from rampart_otel.model import Span
-from rampart_otel.receivers.otlp_proto import spans_to_json_dict, spans_to_proto_request
 from rampart_otel.replay import replay
 from rampart_otel.storage.results import ResultsStore
 from rampart_otel.storage.retention import (
@@ -177,7 +177,7 @@ def test_a_live_collector_deletes_scored_segments_and_keeps_the_open_trace(
         wait_for(lambda: oldest_holds_open(data), 60, "every segment before the open trace gone")
         kept = stored_spans(data)
         assert {(OPEN, s.span_id) for s in still_open} <= kept  # never unscored data
-        metrics = collector.collector.metrics.render()
+        metrics = collector.collector.metrics.exposition()[0].decode()
         assert "rampart_otel_retention_segments_deleted " in metrics
     finally:
         collector.stop()

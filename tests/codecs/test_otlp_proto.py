@@ -11,19 +11,18 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+from sdk_traces import by_id, collector_json
 
-from rampart_otel.errors import DecodeError
-from rampart_otel.model import Event, Link, Resource, Scope, Span
-from rampart_otel.receivers.otlp_json import spans_from_json
-from rampart_otel.receivers.otlp_proto import (
+from rampart_otel.codecs.otlp_json import spans_from_json
+from rampart_otel.codecs.otlp_proto import (
     request_to_json_dict,
     spans_from_proto,
     spans_from_proto_bytes,
     spans_to_json_dict,
     spans_to_proto_request,
 )
-
-from .conftest import by_id, collector_json
+from rampart_otel.errors import DecodeError
+from rampart_otel.model import Event, Link, Resource, Scope, Span
 
 TRACE = bytes.fromhex("5b8efff798038103d269b633813fc60c")
 SPAN = bytes.fromhex("eee19b7ec3c1b174")

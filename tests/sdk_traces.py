@@ -1,5 +1,6 @@
-"""Real OTLP input for the receiver tests: spans from the OpenTelemetry SDK, encoded by the
-SDK's own OTLP encoder and protobuf's JSON mapping — never hand-built unless a quirk needs it.
+"""Real OTLP input for the codec and receiver tests: spans from the OpenTelemetry SDK,
+encoded by the SDK's own OTLP encoder and protobuf's JSON mapping — never hand-built unless a
+quirk needs it.
 """
 
 from __future__ import annotations

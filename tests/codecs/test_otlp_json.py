@@ -11,12 +11,11 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
+from sdk_traces import by_id, collector_json
 
+from rampart_otel.codecs.otlp_json import gc_paused, spans_from_json, spans_from_json_bytes
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Span
-from rampart_otel.receivers.otlp_json import gc_paused, spans_from_json, spans_from_json_bytes
-
-from .conftest import by_id, collector_json
 
 TRACE = "5b8efff798038103d269b633813fc60c"
 SPAN = "eee19b7ec3c1b174"

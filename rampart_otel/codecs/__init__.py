@@ -1,0 +1,1 @@
+"""OTLP trace data to and from the plain model: JSON and protobuf, decode and encode."""
