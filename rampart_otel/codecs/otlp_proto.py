@@ -18,11 +18,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
+from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span
 
 __all__ = [
     "DecodeError",
+    "readable_spans",
     "request_to_json_dict",
     "spans_from_proto",
     "spans_from_proto_bytes",
@@ -77,6 +79,34 @@ def spans_from_proto(request: ExportTraceServiceRequest | TracesData) -> list[Sp
     except RecursionError:
         raise DecodeError(f"resourceSpans[{ri}]: values nested too deeply") from None
     return out
+
+
+def readable_spans(data: bytes) -> tuple[list[Span], int]:
+    """Every span of a serialized request that decodes on its own, and how many did not.
+
+    The scorer's fallback for a stored record :func:`spans_from_proto_bytes` refuses as a
+    whole: one unreadable span must not cost the others their verdicts.
+    """
+    try:
+        request = ExportTraceServiceRequest.FromString(bytes(data))
+        unreadable = 0
+    except (_ProtoDecodeError, RecursionError):
+        try:
+            request, unreadable = salvage(bytes(data))
+        except WireError:
+            return [], 1
+    out: list[Span] = []
+    for rs in request.resource_spans:
+        res = rs.resource
+        resource = Resource(_attrs(res.attributes), res.dropped_attributes_count)
+        for ss in rs.scope_spans:
+            scope = Scope(ss.scope.name, ss.scope.version)
+            for sp in ss.spans:
+                try:
+                    out.append(_span(sp, resource, scope))
+                except (DecodeError, RecursionError):
+                    unreadable += 1
+    return out, unreadable
 
 
 def _span(sp: Any, resource: Resource, scope: Scope) -> Span:

@@ -19,7 +19,11 @@ _SCORER_COUNTERS = (
     ("runs_scored", "Run revisions scored."),
     ("runs_skipped", "Runs found already scored (replay after a restart)."),
     ("spans_decoded", "Spans decoded from the segments by the scorer."),
-    ("decode_errors", "Stored records the scorer could not decode."),
+    ("decode_errors", "Stored records the scorer could not decode as a whole."),
+    (
+        "spans_quarantined",
+        "Stored spans the scorer could not read; the rest of each record was scored.",
+    ),
 )
 
 

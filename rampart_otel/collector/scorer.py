@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
+from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.verdict_export import start_verdict_export
 from rampart_otel.engine import checked_assumptions, load_policies, score_run
@@ -51,6 +51,7 @@ Position = tuple[int, int]  # (segment sequence number, byte offset)
 class Stats:
     spans_decoded: int = 0
     decode_errors: int = 0
+    spans_quarantined: int = 0
     runs_scored: int = 0
     runs_skipped: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
@@ -148,9 +149,14 @@ class Scorer:
         try:
             spans = spans_from_proto_bytes(payload)
         except DecodeError as error:  # validated on receipt, so this is a decoder gap
+            # Quarantine only what cannot be read: the record's other spans are scored.
+            spans, unreadable = readable_spans(payload)
             self.stats.decode_errors += 1
-            log.error("segment %d@%d: %s", where[0], where[1], error)
-            return []
+            self.stats.spans_quarantined += unreadable
+            log.error(
+                "segment %d@%d: %s: %d spans quarantined, %d scored",
+                where[0], where[1], error, unreadable, len(spans),
+            )  # fmt: skip
         self.stats.spans_decoded += len(spans)
         first = self._first
         for span in spans:
@@ -337,6 +343,7 @@ def _report(scorer: Scorer, export: VerdictExporter | None = None) -> dict[str, 
         "runs_skipped": stats.runs_skipped,
         "spans_decoded": stats.spans_decoded,
         "decode_errors": stats.decode_errors,
+        "spans_quarantined": stats.spans_quarantined,
         "lag_bytes": scorer.lag_bytes(),
     }
 

@@ -24,6 +24,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import Refusal
 
 # gRPC status codes (google.rpc.Code), used in both transports' error bodies.
@@ -132,12 +133,30 @@ def decode(data: bytes, media: str) -> Accepted:
     try:
         request = ExportTraceServiceRequest.FromString(data)
     except ProtoDecodeError as error:
-        raise bad_data(f"not a valid ExportTraceServiceRequest: {error}") from None
+        return _salvaged(data, error)
     return _validate(request, data)
 
 
-def _validate(request: ExportTraceServiceRequest, raw: bytes | None) -> Accepted:
-    total = rejected = 0
+def _salvaged(data: bytes, error: ProtoDecodeError) -> Accepted:
+    """The spans of a request that does not parse as a whole, where each parses on its own."""
+    refusal = bad_data(f"not a valid ExportTraceServiceRequest: {error}")
+    try:
+        request, unreadable = salvage(data)
+    except WireError:
+        raise refusal from None
+    if not request.resource_spans:
+        raise refusal
+    accepted = _validate(request, None, unreadable)
+    unread = f"{unreadable} spans rejected: not readable on their own ({error})"
+    accepted.message = "; ".join(filter(None, (unread, accepted.message)))
+    return accepted
+
+
+def _validate(
+    request: ExportTraceServiceRequest, raw: bytes | None, unreadable: int = 0
+) -> Accepted:
+    """Drop the spans the scorer could not read (ids, link ids); refuse if none is left."""
+    total, rejected = unreadable, 0
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
             spans = scope_spans.spans
@@ -147,8 +166,8 @@ def _validate(request: ExportTraceServiceRequest, raw: bytes | None) -> Accepted
                     rejected += 1
     if rejected == 0:
         payload = raw if raw is not None else request.SerializeToString()
-        return Accepted(payload, total)
-    if rejected == total:
+        return Accepted(payload, total - unreadable, unreadable)
+    if rejected + unreadable == total:
         raise bad_data(f"all {total} spans lack a valid trace id or span id")
     for resource_spans in request.resource_spans:  # the rare path: rebuild without the bad
         for scope_spans in resource_spans.scope_spans:
@@ -158,8 +177,9 @@ def _validate(request: ExportTraceServiceRequest, raw: bytes | None) -> Accepted
                 scope_spans.spans.extend(keep)
     message = (
         f"{rejected} of {total} spans rejected: trace id must be 16 bytes and span id 8 bytes, "
-        "neither all zero; parent span id empty or 8 bytes"
+        "neither all zero; parent span id empty or 8 bytes; each link's the same"
     )
+    rejected += unreadable
     return Accepted(request.SerializeToString(), total - rejected, rejected, message)
 
 
@@ -167,6 +187,7 @@ _ZERO16, _ZERO8 = bytes(16), bytes(8)
 
 
 def _ids_ok(span: Any) -> bool:
+    """The ids the scorer's decoder requires: a span failing them would cost its whole record."""
     trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
     return (
         len(trace_id) == 16
@@ -174,6 +195,7 @@ def _ids_ok(span: Any) -> bool:
         and trace_id != _ZERO16
         and span_id != _ZERO8
         and len(parent) in (0, 8)
+        and all(len(link.trace_id) == 16 and len(link.span_id) == 8 for link in span.links)
     )
 
 
@@ -204,6 +226,8 @@ def _from_json(data: bytes) -> ExportTraceServiceRequest:
         )
     except (json_format.ParseError, TypeError, ValueError, AttributeError) as error:
         raise bad_data(f"not valid OTLP/JSON: {' '.join(str(error).split())}") from None
+    except SystemError:  # json_format on a key it cannot encode (a lone surrogate)
+        raise bad_data("not valid OTLP/JSON: a key is not valid Unicode") from None
     except RecursionError:
         raise bad_data("OTLP/JSON values nested too deeply") from None
 

@@ -141,3 +141,22 @@ def test_assembler_emit_complete_and_caller_numbered_revisions():
     assert [run.run_id for run in assembler.emit_complete(now=1)] == ["t1"]
     assembler.add([_span("t1", "late", "root")], now=2)
     assert [run.revision for run in assembler.flush()] == [0, 0]
+
+
+def test_an_unreadable_span_in_a_stored_record_is_quarantined_and_the_rest_scored(tmp_path):
+    # A record stored before the receiver checked link ids (or a decoder gap): the scorer
+    # reads every span it can, instead of dropping the whole record.
+    clock = Clock()
+    writer, scorer = setup(tmp_path, clock)
+    spans = make_traces(3, tool="delete_file")
+    request = encode_spans(spans)
+    bad = request.resource_spans[0].scope_spans[0].spans[4]  # a tool span of the second trace
+    link = bad.links.add()
+    link.trace_id, link.span_id = b"\x01\x02\x03", bytes(range(1, 9))
+    writer.append_wait(request.SerializeToString(), 30)
+    scorer.step()
+    clock.now = 10
+    scorer.step()
+    assert scorer.stats.spans_quarantined == 1 and scorer.stats.decode_errors == 1
+    scored = {run_id: count for run_id, _, count in runs(scorer.store)}
+    assert len(scored) == 3 and sorted(scored.values()) == [2, 3, 3]

@@ -19,7 +19,11 @@ from google.rpc.status_pb2 import Status
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk.trace.export import SpanExportResult
+
+from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
+from rampart_otel.storage.segments import list_segments, read_records
 
 PROTOBUF = "application/x-protobuf"
 LIMIT = 64 * 1024
@@ -98,6 +102,56 @@ def test_partly_bad_data_is_a_partial_success(collector, acknowledged):
     assert "span id" in partial["errorMessage"]
     acknowledged |= span_keys(spans)
     assert span_keys(spans) <= stored_spans(collector.data_dir)
+
+
+def scorable_spans(collector: InProcess) -> set[tuple[str, str]]:
+    """Every span the scorer's own decoder reads from the stored records (each must decode)."""
+    found = set()
+    for _, path in list_segments(collector.data_dir / "segments"):
+        for _, _, payload in read_records(path):
+            found |= {(s.trace_id, s.span_id) for s in spans_from_proto_bytes(payload)}
+    return found
+
+
+def test_a_span_with_a_malformed_link_is_refused_alone_and_the_rest_is_scorable(
+    collector, acknowledged
+):
+    spans = make_traces(2)
+    request = encode_spans(spans)
+    bad = request.resource_spans[0].scope_spans[0].spans[1]
+    link = bad.links.add()
+    link.trace_id, link.span_id = b"\x01\x02\x03", bytes(range(1, 9))  # 3 bytes: no trace id
+    status, _, body = post(collector.traces_url, request.SerializeToString())
+    assert status == 200
+    partial = ExportTraceServiceResponse.FromString(body).partial_success
+    assert partial.rejected_spans == 1 and "link" in partial.error_message
+    good = span_keys(spans) - {(bad.trace_id.hex(), bad.span_id.hex())}
+    acknowledged |= good
+    assert good <= scorable_spans(collector)
+
+
+def test_a_span_nested_too_deep_for_protobuf_is_refused_alone(collector, acknowledged):
+    spans = make_traces(2)
+    request = encode_spans(spans)
+    deep = request.resource_spans[0].scope_spans[0].spans[0]
+    value = deep.attributes.add(key="deep").value
+    for _ in range(60):  # upb refuses a message nested over 100 levels: the whole request
+        value = value.array_value.values.add()
+    value.string_value = "x"
+    status, _, body = post(collector.traces_url, request.SerializeToString())
+    assert status == 200
+    partial = ExportTraceServiceResponse.FromString(body).partial_success
+    assert partial.rejected_spans == 1 and "not readable on their own" in partial.error_message
+    good = span_keys(spans) - {(deep.trace_id.hex(), deep.span_id.hex())}
+    acknowledged |= good
+    assert good <= scorable_spans(collector)
+
+
+def test_a_json_key_with_a_lone_surrogate_is_400_not_500(collector, acknowledged):
+    body = b'{"resourceSpans": [], "\\ud800": 1}'
+    status, _, response = post(collector.traces_url, body, "application/json")
+    assert status == 400
+    assert "Unicode" in json.loads(response)["message"]
 
 
 def test_malformed_protobuf_is_400_with_a_status(collector, acknowledged):
