@@ -32,6 +32,7 @@ import gzip
 import json
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
@@ -63,6 +64,9 @@ class FileFormat(StrEnum):
 
 
 SNIFF_BYTES = 64
+# A length-prefixed file of zeros reads as empty records, four bytes each (a GiB of them
+# took minutes); the file exporter never writes an empty request.
+MAX_EMPTY_RECORDS = 64
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _BOM = b"\xef\xbb\xbf"
@@ -168,6 +172,9 @@ class _Cursor:
 
 def _read_file(path: str) -> Iterator[Item]:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # opening a FIFO would wait forever
+            yield InputError(path, "not a regular file (a FIFO, socket or device); skipped")
+            return
         raw = open(path, "rb")  # noqa: SIM115 - closed below, generator-safe
     except OSError as exc:
         yield InputError(path, _os_message(exc))
@@ -289,7 +296,11 @@ def _batch(obj: object, location: str) -> Iterator[Item]:
 
 def _read_json_documents(data: bytes, path: str) -> Iterator[Item]:
     """One pretty-printed document, or several back to back (as ``jq .`` writes them)."""
-    text = data.decode("utf-8-sig", "surrogatepass")
+    try:
+        text = data.decode("utf-8-sig", "surrogatepass")
+    except UnicodeDecodeError as exc:
+        yield InputError(path, f"invalid JSON: not UTF-8 text (byte {exc.start})")
+        return
     del data
     end = len(text)
     idx = _WS_RE.match(text).end()  # type: ignore[union-attr]
@@ -350,7 +361,7 @@ def _json_error(exc: BaseException) -> str:
 
 
 def _read_length_prefixed(stream: IO[bytes], path: str, cursor: _Cursor) -> Iterator[Item]:
-    offset = 0
+    offset = empty = 0
     while True:
         where = cursor.location = f"{path}@{offset}"
         header = stream.read(4)
@@ -364,6 +375,14 @@ def _read_length_prefixed(stream: IO[bytes], path: str, cursor: _Cursor) -> Iter
         if len(payload) < size:
             yield InputError(
                 where, f"truncated record: {size} bytes announced, {len(payload)} present"
+            )
+            return
+        empty = empty + 1 if size == 0 else 0
+        if empty == MAX_EMPTY_RECORDS:  # zeros, not trace data: do not read on for minutes
+            yield InputError(
+                f"{path}@{offset + 4 - 4 * MAX_EMPTY_RECORDS}",
+                f"{MAX_EMPTY_RECORDS} empty records in a row: not trace data; "
+                "the rest of the file is skipped",
             )
             return
         yield from _decode_record(payload, where)

@@ -458,3 +458,36 @@ def test_length_prefixed_records_are_read_one_at_a_time(tmp_path, monkeypatch, m
     next(items)
     assert len(reads) == 1
     assert len(list(items)) == 2 and len(reads) == 3
+
+
+# ---- odd files: never a hang, never a crash, never the other files' data -----------------
+
+
+def test_a_fifo_is_skipped_with_a_warning_instead_of_blocking(tmp_path, sdk_request):
+    good = write(tmp_path / "dir" / "good.jsonl", jsonl([sdk_request]))
+    os.mkfifo(tmp_path / "dir" / "pipe")  # nobody writes: opening it would wait forever
+    batches, errors = collect(read_paths([tmp_path / "dir", tmp_path / "dir" / "pipe"]))
+    assert [e.message for e in errors] == [
+        "not a regular file (a FIFO, socket or device); skipped"
+    ] * 2
+    assert sum(map(len, batches)) == len(list(spans_from_proto(sdk_request)))
+    assert good.exists()
+
+
+def test_a_file_of_zeros_stops_after_a_bounded_number_of_empty_records(tmp_path, sdk_request):
+    zeros = write(tmp_path / "zeros.bin", bytes(64 * 1024 * 1024))  # 16M empty records
+    good = write(tmp_path / "good.binpb", proto_records([sdk_request]))
+    batches, errors = collect(read_paths([zeros, good]))
+    (error,) = errors
+    assert error.location == f"{zeros}@0" and "64 empty records in a row" in error.message
+    assert sum(map(len, batches)) == len(list(spans_from_proto(sdk_request)))
+
+
+def test_a_multi_line_json_document_that_is_not_utf8_is_an_input_error(tmp_path, sdk_request):
+    pretty = json.dumps(collector_json(sdk_request), indent=2).encode()
+    bad = write(tmp_path / "bad.json", pretty.replace(b'"name"', b'"\xff\xfename"', 1))
+    good = write(tmp_path / "good.jsonl", jsonl([sdk_request]))
+    batches, errors = collect(read_paths([bad, good]))
+    (error,) = errors
+    assert error.location == str(bad) and "not UTF-8" in error.message
+    assert sum(map(len, batches)) == len(list(spans_from_proto(sdk_request)))
