@@ -180,3 +180,22 @@ def test_unreadable_input_only_is_exit_2(sink: Sink, tmp_path: Path) -> None:
     bad.write_text("{not json\n")
     with pytest.raises(ReplayError, match="no spans could be read"):
         replay([bad], sink.http_url, "http/protobuf", {}, io.StringIO())
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_lone_surrogate_in_recorded_text_is_sent_as_the_replacement_character(
+    sink: Sink, protocol: str, tmp_path: Path
+) -> None:
+    # OTLP/JSON may escape one ("\ud800"); a protobuf string must be valid UTF-8.
+    text = SAMPLE.read_text().replace('"weather-agent"', '"weather\\ud800agent"')
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(text)
+    proc = run_cli(odd, "--to", target(sink, protocol), "--protocol", protocol)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    services = {
+        kv.value.string_value
+        for resource, _, _ in sink.spans()
+        for kv in resource.attributes
+        if kv.key == "service.name"
+    }
+    assert services == {"weather\ufffdagent"}

@@ -9,6 +9,8 @@ encode → decode round-trips.
 from __future__ import annotations
 
 import base64
+import dataclasses
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -203,17 +205,60 @@ def spans_to_proto_request(spans: Iterable[Span]) -> ExportTraceServiceRequest:
         if block is None:
             rs = request.resource_spans.add()
             rs.resource.SetInParent()
-            _fill(rs.resource.attributes, resource.attributes)
+            _fill_text_safe(rs.resource.attributes, resource.attributes)
             rs.resource.dropped_attributes_count = resource.dropped_attributes_count
             block = blocks[id(resource)] = (resource, rs, {})
         scope_key = (span.scope.name, span.scope.version)
         ss = block[2].get(scope_key)
         if ss is None:
             ss = block[1].scope_spans.add()
-            ss.scope.name, ss.scope.version = scope_key
+            ss.scope.name, ss.scope.version = _scrub(scope_key)
             block[2][scope_key] = ss
-        _encode_span(ss.spans.add(), span)
+        ps = ss.spans.add()
+        try:
+            _encode_span(ps, span)
+        except UnicodeEncodeError:
+            ps.Clear()
+            _encode_span(ps, _scrubbed_span(span))
     return request
+
+
+# A protobuf string must be valid UTF-8; text decoded from OTLP/JSON can hold a lone
+# surrogate ("\ud800"). Such text is sent with U+FFFD in its place (the rare path only).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list | tuple):
+        return [_scrub(item) for item in value]
+    if isinstance(value, dict):
+        return {_scrub(key): _scrub(item) for key, item in value.items()}
+    return value
+
+
+def _scrubbed_span(span: Span) -> Span:
+    return dataclasses.replace(
+        span,
+        name=_scrub(span.name),
+        status_message=_scrub(span.status_message),
+        attributes=_scrub(span.attributes),
+        events=[
+            dataclasses.replace(e, name=_scrub(e.name), attributes=_scrub(e.attributes))
+            for e in span.events
+        ],
+        links=[dataclasses.replace(ln, attributes=_scrub(ln.attributes)) for ln in span.links],
+        scope=Scope(_scrub(span.scope.name), _scrub(span.scope.version)),
+    )
+
+
+def _fill_text_safe(kvs: Any, attributes: Attributes) -> None:
+    try:
+        _fill(kvs, attributes)
+    except UnicodeEncodeError:
+        del kvs[:]
+        _fill(kvs, _scrub(attributes))
 
 
 def _encode_span(ps: Any, span: Span) -> None:
