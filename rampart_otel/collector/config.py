@@ -70,6 +70,10 @@ class LimitsConfig(_Section):
     queue_max_requests: int = Field(1024, ge=1)
     retry_after_seconds: int = Field(1, ge=0, le=3600)
     backpressure_status: Literal[429, 503] = 503
+    # A client that holds a connection without finishing its request is cut off: otherwise
+    # a few hundred stalled connections hold the receiver's memory and sockets.
+    header_timeout_seconds: float = Field(10.0, gt=0, le=3600)
+    body_timeout_seconds: float = Field(30.0, gt=0, le=3600)
 
 
 class StorageConfig(_Section):

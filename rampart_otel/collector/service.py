@@ -52,12 +52,51 @@ class _Uvicorn(uvicorn.Server):
         yield  # the collector owns the signals and stops every part in order
 
 
-def _http_implementation() -> str:
+def _http_protocol(header_timeout: float) -> type[asyncio.Protocol] | str:
+    """uvicorn's httptools protocol, closing a connection whose request head is too slow.
+
+    uvicorn times out only idle keep-alive connections; a client that sends a request's
+    first bytes and then stalls (slowloris) would hold its connection for ever.
+    """
     try:
-        import httptools  # noqa: F401
-    except ImportError:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # httptools is a dependency; without it uvicorn's h11, untimed
         return "h11"
-    return "httptools"
+
+    class TimedHttpToolsProtocol(HttpToolsProtocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(header_timeout, self._head_too_slow)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_too_slow(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return TimedHttpToolsProtocol
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -369,13 +408,14 @@ class Collector:
             retry_after=limits.retry_after_seconds,
             backpressure_status=limits.backpressure_status,
             health=self.health,
+            body_timeout=limits.body_timeout_seconds,
         )
         sock = _listen(*address)
         self.bound.http = (address[0], sock.getsockname()[1])
         server = _Uvicorn(
             uvicorn.Config(
                 app,
-                http=_http_implementation(),
+                http=_http_protocol(limits.header_timeout_seconds),
                 lifespan="off",
                 log_config=None,
                 access_log=False,

@@ -28,7 +28,8 @@ from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import Refusal
 
 # gRPC status codes (google.rpc.Code), used in both transports' error bodies.
-INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNAVAILABLE, UNAUTHENTICATED, INTERNAL = 3, 8, 14, 16, 13
+INVALID_ARGUMENT, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED = 3, 4, 8
+UNAVAILABLE, UNAUTHENTICATED, INTERNAL = 14, 16, 13
 
 PROTOBUF, JSON = "application/x-protobuf", "application/json"
 _MEDIA = {

@@ -35,6 +35,7 @@ class OTLPHttpApp:
         retry_after: int = 1,
         backpressure_status: int = 503,
         health: Callable[[], tuple[bool, str]] | None = None,
+        body_timeout: float = 30.0,
     ) -> None:
         self.writer = writer
         self.metrics = metrics
@@ -42,6 +43,7 @@ class OTLPHttpApp:
         self.token = token
         self.retry_after = retry_after
         self.backpressure_status = backpressure_status
+        self.body_timeout = body_timeout
         self.health = health or (lambda: (writer.healthy, "ok" if writer.healthy else "storage"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -78,7 +80,15 @@ class OTLPHttpApp:
         try:
             ingest.check_token(self.token, headers.get(b"authorization", b"").decode("latin-1"))
             media = ingest.media_type(headers.get(b"content-type", b"").decode("latin-1"))
-            body = await self._read_body(headers, receive)
+            try:
+                async with asyncio.timeout(self.body_timeout):
+                    body = await self._read_body(headers, receive)
+            except TimeoutError:
+                raise Refusal(
+                    408,
+                    ingest.DEADLINE_EXCEEDED,
+                    f"request body not received within {self.body_timeout:g}s",
+                ) from None
             encoding = headers.get(b"content-encoding", b"").decode("latin-1")
             data = ingest.inflate(body, encoding, self.max_request_bytes)
             accepted = ingest.decode(data, media)
@@ -130,7 +140,7 @@ class OTLPHttpApp:
 
     async def _refuse(self, send: Send, refusal: Refusal, media: str, spans: int) -> None:
         status = refusal.http_status
-        reason = {401: "unauthenticated", 413: "too_large", 415: "unsupported"}.get(
+        reason = {401: "unauthenticated", 408: "timeout", 413: "too_large", 415: "unsupported"}.get(
             status, "busy" if refusal.retry_after is not None else "invalid"
         )
         self.metrics.refused("http", str(status), reason, spans)
@@ -139,7 +149,7 @@ class OTLPHttpApp:
             extra.append((b"retry-after", str(refusal.retry_after).encode()))
         if status == 401:
             extra.append((b"www-authenticate", b'Bearer realm="rampart-otel"'))
-        if status == 413:
+        if status in (408, 413):
             extra.append((b"connection", b"close"))  # the unread rest of the body is not read
         body = ingest.error_body(refusal.grpc_code, refusal.message, media)
         await _respond(send, status, body, media, extra)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -309,3 +311,32 @@ def _b64_to_hex(value: str) -> str:
     import base64
 
     return base64.b64decode(value).hex()
+
+
+def test_stalled_requests_are_cut_off(tmp_path):
+    running = start_in_process(
+        tmp_path / "data",
+        **{"limits.header_timeout_seconds": 0.5, "limits.body_timeout_seconds": 0.5},
+    )
+    try:
+        host, port = running.collector.bound.http
+        with socket.create_connection((host, port), timeout=10) as head_only:
+            head_only.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n")  # and nothing more
+            started = time.monotonic()
+            assert head_only.recv(1024) == b""  # closed by the server, no response
+            assert time.monotonic() - started < 5
+        with socket.create_connection((host, port), timeout=10) as part_body:
+            part_body.sendall(
+                b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+                b"Content-Length: 1000\r\n\r\n0123456789"
+            )
+            response = b""
+            while chunk := part_body.recv(4096):  # until the server closes the connection
+                response += chunk
+            assert response.startswith(b"HTTP/1.1 408 ")
+            assert b"within 0.5s" in response
+        # The receiver still serves everyone else.
+        spans = make_traces(1)
+        assert exporter(running.traces_url).export(spans) is SpanExportResult.SUCCESS
+    finally:
+        running.stop()
