@@ -91,6 +91,11 @@ class AssemblyConfig(_Section):
 class ScoringConfig(_Section):
     nice: int = Field(10, ge=0, le=19)
     assume_coverage: list[str] = Field(default_factory=list)
+    # Checks of a run not started within this budget are UNDETERMINED, with the reason: one
+    # huge run cannot hold up every other tenant's verdicts.
+    run_budget_seconds: float = Field(10.0, gt=0)
+    # A scorer that shows no progress for this long makes /healthz answer 503.
+    stall_seconds: float = Field(120.0, gt=0)
 
 
 class OtlpExportConfig(_Section):

@@ -76,6 +76,7 @@ class Scorer:
         self.segments_dir = segments_dir
         self.store = store
         self.on_commit = on_commit  # runs scored, their results and when, once committed
+        self.on_progress: Callable[[], None] | None = None  # before each run is scored
         self.evaluate = evaluate
         self.clock = clock
         self.assembler = RunAssembler(
@@ -173,6 +174,8 @@ class Scorer:
         committed: list[Scored] = []
         with self.store.transaction() as txn:
             for run in runs:
+                if self.on_progress is not None:
+                    self.on_progress()
                 run = self._with_earlier_spans(run)
                 packed, digest = span_set(span.span_id for span in run.spans)
                 latest, seen = self.store.scored_span_ids(run.run_id)
@@ -246,14 +249,22 @@ def _service(run: Run) -> str | None:
 Evaluate = Callable[[Run], list[CheckResult]]
 
 
-def make_evaluator(policy_paths: list[Path], assume_coverage: list[str]) -> Evaluate:
+def make_evaluator(
+    policy_paths: list[Path], assume_coverage: list[str], *, budget_seconds: float | None = None
+) -> Evaluate:
     """The engine's ``score_run`` with the policies in these files and these assumptions."""
-    return evaluator_for(load_policies(policy_paths), assume_coverage)
+    return evaluator_for(
+        load_policies(policy_paths), assume_coverage, budget_seconds=budget_seconds
+    )
 
 
-def evaluator_for(policies: list[Policy], assume_coverage: list[str]) -> Evaluate:
+def evaluator_for(
+    policies: list[Policy], assume_coverage: list[str], *, budget_seconds: float | None = None
+) -> Evaluate:
     assume = checked_assumptions(assume_coverage, option="scoring.assume_coverage")
-    return functools.partial(score_run, policies=policies, assume=assume)
+    return functools.partial(
+        score_run, policies=policies, assume=assume, budget_seconds=budget_seconds
+    )
 
 
 def result_row(result: CheckResult, *, revision: int, scored_at: float) -> ResultRow:
@@ -291,7 +302,10 @@ def run_process(config_json: str, conn: Connection) -> None:
     fcntl.flock(lock, fcntl.LOCK_EX)  # an orphan of a killed collector must finish first
     store = ResultsStore(data_dir / "results.db")
     try:
-        evaluate = make_evaluator(config.policies, config.scoring.assume_coverage)
+        scoring = config.scoring
+        evaluate = make_evaluator(
+            config.policies, scoring.assume_coverage, budget_seconds=scoring.run_budget_seconds
+        )
     except Exception as error:
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
@@ -308,7 +322,15 @@ def run_process(config_json: str, conn: Connection) -> None:
     )
     verdicts = store.status_counts()
     scorer.stats.verdicts = verdicts
-    last_report = 0.0
+    last_report = last_beat = 0.0
+
+    def heartbeat() -> None:  # a long step still shows it moves (the collector's /healthz)
+        nonlocal last_beat
+        if (now := time.monotonic()) - last_beat >= REPORT_EVERY:
+            conn.send({"heartbeat": True})
+            last_beat = now
+
+    scorer.on_progress = heartbeat
     try:
         while True:
             read = scorer.step()

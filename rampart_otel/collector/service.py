@@ -19,6 +19,7 @@ import multiprocessing
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -125,13 +126,19 @@ class ScorerProcess:
         self.stopping = False
         self.fatal: str | None = None
         self._drained = threading.Event()
+        self.last_report = time.monotonic()  # any message from the scorer: it is moving
         self._pump: threading.Thread | None = None
 
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.is_alive()
 
+    def stalled_for(self) -> float:
+        """Seconds since the running scorer last showed progress (0 when it is not running)."""
+        return time.monotonic() - self.last_report if self.alive else 0.0
+
     def start(self) -> None:
+        self.last_report = time.monotonic()
         parent, child = self.context.Pipe()
         self.process = self.context.Process(
             target=run_process, args=(self.config_json, child), name="rampart-otel-scorer"
@@ -150,6 +157,9 @@ class ScorerProcess:
                 report = conn.recv()
             except (EOFError, OSError):
                 break
+            self.last_report = time.monotonic()
+            if report.get("heartbeat"):
+                continue
             if "fatal" in report:
                 self.fatal = str(report["fatal"])
                 log.error("scorer cannot start: %s", self.fatal)
@@ -287,6 +297,12 @@ class Collector:
         if self.scorer is not None:
             scorer = self.scorer
             gauge("scorer_up", "1 while the scorer process runs.", lambda: int(scorer.alive))
+            gauge(
+                "scorer_stalled_seconds",
+                "Seconds since the scorer last showed progress (/healthz 503 past "
+                "scoring.stall_seconds).",
+                scorer.stalled_for,
+            )
 
     def health(self) -> tuple[bool, str]:
         if self.stopping:
@@ -295,6 +311,10 @@ class Collector:
             return False, "storage failed: see the collector log"
         if self.scorer is not None and self.scorer.fatal:
             return True, f"ok (scoring disabled: {self.scorer.fatal})"
+        if self.scorer is not None:
+            stalled = self.scorer.stalled_for()
+            if stalled > self.config.scoring.stall_seconds:
+                return False, f"scorer stalled: no progress for {stalled:.0f}s"
         return True, "ok"
 
     # -- running -------------------------------------------------------------------------

@@ -6,9 +6,12 @@ from __future__ import annotations
 import logging
 import os
 import random
+import signal
 import sqlite3
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -214,3 +217,50 @@ def test_a_dead_scorer_is_restarted_and_resumes(tmp_path):
         wait_for(lambda: {r for r, _ in scored(running.data_dir)} == expected, 90, "scores")
     finally:
         running.stop()
+
+
+def test_a_stalled_scorer_turns_healthz_503_until_it_moves_again(tmp_path):
+    write_config(tmp_path / "policy.yaml", POLICY)
+    settings = write_config(
+        tmp_path / "collector.yaml",
+        "policies: [policy.yaml]\nscoring:\n  stall_seconds: 1\n",
+    )
+    collector = spawn(tmp_path / "data", settings)
+    try:
+        assert health(collector) == (200, "ok")
+        (scorer,) = [
+            pid
+            for pid in children(collector.process.pid)
+            if b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        os.kill(scorer, signal.SIGSTOP)  # as a scorer stuck in one run looks from outside
+        try:
+            _, detail = wait_for(lambda: (h := health(collector))[0] == 503 and h, 30)
+            assert detail.startswith("scorer stalled: no progress for ")
+        finally:
+            os.kill(scorer, signal.SIGCONT)
+        wait_for(lambda: health(collector) == (200, "ok"), 30, "healthz 200 again")
+    finally:
+        assert collector.terminate() == 0, collector.log.read_text()
+
+
+def health(collector) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(collector.http_url + "/healthz", timeout=10) as response:
+            return response.status, response.read().decode().strip()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode().strip()
+
+
+def children(pid: int) -> list[int]:
+    """The collector's child processes (its scorer), from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found

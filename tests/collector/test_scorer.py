@@ -160,3 +160,24 @@ def test_an_unreadable_span_in_a_stored_record_is_quarantined_and_the_rest_score
     assert scorer.stats.spans_quarantined == 1 and scorer.stats.decode_errors == 1
     scored = {run_id: count for run_id, _, count in runs(scorer.store)}
     assert len(scored) == 3 and sorted(scored.values()) == [2, 3, 3]
+
+
+def test_a_run_out_of_its_time_budget_is_undetermined_never_safe(tmp_path):
+    write_config(tmp_path / "policy.yaml", POLICY)
+    writer = SegmentWriter(tmp_path / "segments")
+    writer.append_wait(encode_spans(make_traces(2)).SerializeToString(), 30)
+    clock = Clock()
+    scorer = Scorer(
+        tmp_path / "segments",
+        ResultsStore(tmp_path / "results.db"),
+        make_evaluator([tmp_path / "policy.yaml"], [], budget_seconds=1e-9),
+        idle=5,
+        max_wait=60,
+        clock=clock,
+    )
+    scorer.step()
+    clock.now = 10
+    scorer.step()
+    rows = list(scorer.store.results())
+    assert len(rows) == 4 and {row.status for row in rows} == {"undetermined"}
+    assert all("time budget" in row.result["summary"] for row in rows)
