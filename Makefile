@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint samples samples-frameworks metamorphic crash bench clean
+.PHONY: demo test lint samples samples-frameworks metamorphic crash fuzz bench clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ metamorphic: $(VENV)/.test
 ## crash: the collector SIGKILLed at random moments under load, many times (CI runs 3)
 crash: $(VENV)/.test
 	RAMPART_CRASH_KILLS=$${KILLS:-20} $(BIN)/python -m pytest -q tests/collector/test_crash_recovery.py -k random_moments
+
+## fuzz: a million mutated inputs over every decoder and the OTLP/HTTP receiver (CI runs 15,000)
+fuzz: $(VENV)/.test
+	$(BIN)/python tests/fuzzing.py --inputs $${INPUTS:-1000000}
 
 ## samples: re-record samples/traces from the real instrumentation libraries
 samples: $(VENV)/.test

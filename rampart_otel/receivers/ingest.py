@@ -225,12 +225,13 @@ def _from_json(data: bytes) -> ExportTraceServiceRequest:
         return json_format.ParseDict(
             document, ExportTraceServiceRequest(), ignore_unknown_fields=True
         )
-    except (json_format.ParseError, TypeError, ValueError, AttributeError) as error:
-        raise bad_data(f"not valid OTLP/JSON: {' '.join(str(error).split())}") from None
     except SystemError:  # json_format on a key it cannot encode (a lone surrogate)
         raise bad_data("not valid OTLP/JSON: a key is not valid Unicode") from None
     except RecursionError:
         raise bad_data("OTLP/JSON values nested too deeply") from None
+    except (json_format.ParseError, ArithmeticError, TypeError, ValueError, AttributeError) as e:
+        # ArithmeticError: 1e999999 where an integer goes (OverflowError in json_format)
+        raise bad_data(f"not valid OTLP/JSON: {' '.join(str(e).split())}") from None
 
 
 def _ids_to_base64(document: dict[str, Any]) -> None:

@@ -156,6 +156,13 @@ def test_a_json_key_with_a_lone_surrogate_is_400_not_500(collector, acknowledged
     assert "Unicode" in json.loads(response)["message"]
 
 
+def test_an_enum_of_1e999999_is_400_not_500(collector, acknowledged):
+    # Found by tests/fuzzing.py: json_format raised OverflowError, the receiver a 500.
+    body = b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":1e999999}]}]}]}'
+    status, _, _ = post(collector.traces_url, body, "application/json")
+    assert status == 400
+
+
 def test_malformed_protobuf_is_400_with_a_status(collector, acknowledged):
     status, headers, body = post(collector.traces_url, b"\x0a\xff\xff\xff\xff\x0f garbage")
     assert status == 400
