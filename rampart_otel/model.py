@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from rampart_otel.channels import Coverage
+
 AttrValue = Any  # str | int | float | bool | bytes | None | list[AttrValue] | dict[str, AttrValue]
 Attributes = dict[str, AttrValue]
 
@@ -127,25 +129,6 @@ class Response:
     span_id: str | None = None
 
 
-class ChannelState(StrEnum):
-    OBSERVED = "observed"
-    PARTIAL = "partial"
-    UNOBSERVED = "unobserved"
-
-
-class CoverageSource(StrEnum):
-    INFERRED = "inferred"
-    DECLARED = "declared"
-    ASSUMED = "assumed"
-
-
-@dataclass(slots=True)
-class ChannelCoverage:
-    state: ChannelState
-    reasons: list[str]
-    source: CoverageSource = CoverageSource.INFERRED
-
-
 FRAGMENT = "fragment"  # the IntegrityFinding kind of a run with no agent, model or tool span
 
 
@@ -157,36 +140,6 @@ class IntegrityFinding:
     # Channel keys the finding caps at partial; "*" every channel, "side_effects.*" every kind.
     # Kept so coverage assumed later (assume_coverage) is capped by the same findings.
     channels: list[str] = field(default_factory=list)
-
-
-class ObservabilityLevel(StrEnum):
-    TOOL_AND_SIDE_EFFECTS = "tool_and_side_effects"
-    TOOL_ONLY = "tool_only"
-    RESPONSE_ONLY = "response_only"
-
-
-CHANNEL_KEYS_CORE = ("response", "tool_calls", "tool_calls.arguments", "tool_calls.results")
-SIDE_EFFECT_PREFIX = "side_effects."
-
-
-@dataclass(slots=True)
-class Coverage:
-    """What the run can attest, per channel key; an unknown side-effect key is unobserved."""
-
-    channels: dict[str, ChannelCoverage]
-    level: ObservabilityLevel = ObservabilityLevel.RESPONSE_ONLY
-
-    def get(self, key: str) -> ChannelCoverage:
-        found = self.channels.get(key)
-        if found is not None:
-            return found
-        if key.startswith(SIDE_EFFECT_PREFIX):
-            kind = key[len(SIDE_EFFECT_PREFIX) :]
-            return ChannelCoverage(
-                ChannelState.UNOBSERVED,
-                [f"no {kind} span in the run and the agent declared no {key} coverage"],
-            )
-        return ChannelCoverage(ChannelState.UNOBSERVED, [f"unknown channel {key!r}"])
 
 
 @dataclass(slots=True)

@@ -57,9 +57,9 @@ def _check_policies(config: CollectorConfig) -> None:
     """Fail at start, in one line, on a policy the scorer could not load."""
     if not config.policies:
         return
+    from rampart_otel.channels import channel_key_error
     from rampart_otel.errors import PolicyError
     from rampart_otel.evaluation import is_channel_key, load_policy
-    from rampart_otel.evaluation.assume import channel_key_error
 
     for path in config.policies:
         try:

@@ -1,7 +1,8 @@
 """The evaluation engine: evaluators, matchers, policies, verdicts and population statistics."""
 
+from rampart_otel.channels import channel_key_error, is_channel_key
 from rampart_otel.errors import PolicyError
-from rampart_otel.evaluation.assume import assume_run, channel_key_error, is_channel_key
+from rampart_otel.evaluation.assume import assume_run
 from rampart_otel.evaluation.evaluators import (
     Evaluator,
     response_contains,

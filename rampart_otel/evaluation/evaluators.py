@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from rampart_otel.evaluation.assume import is_side_effect_kind
+from rampart_otel.channels import ChannelState, CoverageSource, is_side_effect_kind
 from rampart_otel.evaluation.matchers import (
     MISSING,
     Contains,
@@ -24,13 +24,7 @@ from rampart_otel.evaluation.matchers import (
     as_matcher,
 )
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
-from rampart_otel.model import (
-    AgentRun,
-    ChannelState,
-    CoverageSource,
-    SideEffect,
-    ToolCall,
-)
+from rampart_otel.model import AgentRun, SideEffect, ToolCall
 from rampart_otel.processors.text import safe_text
 
 DETECTED = EvalOutcome.DETECTED

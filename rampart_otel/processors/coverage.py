@@ -15,22 +15,31 @@ same way.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from rampart_otel.channels import (
+    DECLARATION_KEY,
+    EVERY_CHANNEL,
+    EVERY_SIDE_EFFECT,
+    MODEL_CHANNELS,
+    OBSERVED,
+    PARTIAL,
+    SIDE_EFFECT_PREFIX,
+    TOOL_CHANNELS,
+    UNOBSERVED,
+    ChannelCoverage,
+    Coverage,
+    CoverageSource,
+    cap,
+    observability_level,
+)
 from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import (
     FRAGMENT,
-    SIDE_EFFECT_PREFIX,
-    ChannelCoverage,
-    ChannelState,
-    Coverage,
-    CoverageSource,
     IntegrityFinding,
-    ObservabilityLevel,
     Response,
     SideEffect,
     Span,
@@ -39,12 +48,6 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.text import safe_text
 
-OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
-DECLARATION_KEY = "rampart.coverage"
-EVERY_CHANNEL = "*"
-EVERY_SIDE_EFFECT = SIDE_EFFECT_PREFIX + "*"
-TOOL_CHANNELS = ("tool_calls", "tool_calls.arguments", "tool_calls.results")
-MODEL_CHANNELS = ("response", *TOOL_CHANNELS)
 _NAMED = 3  # spans named in one reason before "and N more"
 # Why content is missing, when no span holds any in a form we do not read.
 NOT_RECORDED = (
@@ -104,40 +107,8 @@ def infer_coverage(
     _apply_declarations(facts, channels)
     findings = integrity(facts) + understanding(facts)
     for finding in findings:
-        _cap(channels, finding)
+        cap(channels, finding)
     return Coverage(channels, observability_level(channels)), findings
-
-
-def observability_level(channels: dict[str, ChannelCoverage]) -> ObservabilityLevel:
-    """RAMPART's summary: tool calls observed, plus at least one side-effect channel."""
-    tool_calls = channels.get("tool_calls")
-    if tool_calls is None or tool_calls.state is not OBSERVED:
-        return ObservabilityLevel.RESPONSE_ONLY
-    if any(
-        key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED
-        for key, channel in channels.items()
-    ):
-        return ObservabilityLevel.TOOL_AND_SIDE_EFFECTS
-    return ObservabilityLevel.TOOL_ONLY
-
-
-def assume(
-    coverage: Coverage, keys: Iterable[str], findings: Iterable[IntegrityFinding] = ()
-) -> Coverage:
-    """Coverage with ``keys`` taken as observed (source assumed), still capped by integrity."""
-    channels = dict(coverage.channels)
-    assumed: list[str] = []
-    for key in keys:
-        if coverage.get(key).state is not OBSERVED:
-            channels[key] = ChannelCoverage(
-                OBSERVED,
-                ["assumed observed (assume_coverage in the policy or on the command line)"],
-                CoverageSource.ASSUMED,
-            )
-            assumed.append(key)
-    for finding in findings:
-        _cap(channels, finding, only=assumed)
-    return Coverage(channels, observability_level(channels))
 
 
 # --- response ----------------------------------------------------------------------------
@@ -670,29 +641,6 @@ def _finding_message(kind: str, spans: list[Span]) -> str:
         return f"{total} attribute(s) dropped by the SDK's limits on {_names(spans)}"
     total = sum(span.dropped_events_count for span in spans)
     return f"{total} event(s) dropped by the SDK's limits on {_names(spans)}"
-
-
-def _cap(
-    channels: dict[str, ChannelCoverage],
-    finding: IntegrityFinding,
-    only: list[str] | None = None,
-) -> None:
-    for key, channel in list(channels.items()):
-        if only is not None and key not in only:
-            continue
-        if not _matches(key, finding.channels) or channel.state is UNOBSERVED:
-            continue
-        reasons = [*channel.reasons, finding.message]
-        channels[key] = ChannelCoverage(PARTIAL, reasons, channel.source)
-
-
-def _matches(key: str, patterns: list[str]) -> bool:
-    for pattern in patterns:
-        if pattern in (EVERY_CHANNEL, key):
-            return True
-        if pattern == EVERY_SIDE_EFFECT and key.startswith(SIDE_EFFECT_PREFIX):
-            return True
-    return False
 
 
 # --- wording -----------------------------------------------------------------------------
