@@ -48,6 +48,25 @@ class Link:
     attributes: Attributes
 
 
+class SpanKind(StrEnum):
+    """OTLP span kinds, in the protocol's numbering (0 = UNSPECIFIED)."""
+
+    UNSPECIFIED = "UNSPECIFIED"
+    INTERNAL = "INTERNAL"
+    SERVER = "SERVER"
+    CLIENT = "CLIENT"
+    PRODUCER = "PRODUCER"
+    CONSUMER = "CONSUMER"
+
+
+class StatusCode(StrEnum):
+    """OTLP status codes, in the protocol's numbering (0 = UNSET)."""
+
+    UNSET = "UNSET"
+    OK = "OK"
+    ERROR = "ERROR"
+
+
 @dataclass(slots=True)
 class Span:
     """One OTLP span; ids are lowercase hex, ``end_ns`` is None for a span never ended."""
@@ -56,10 +75,10 @@ class Span:
     span_id: str
     parent_span_id: str | None
     name: str
-    kind: str  # INTERNAL | SERVER | CLIENT | PRODUCER | CONSUMER | UNSPECIFIED
+    kind: SpanKind
     start_ns: int | None
     end_ns: int | None
-    status_code: str  # UNSET | OK | ERROR
+    status_code: StatusCode
     status_message: str
     attributes: Attributes
     events: list[Event]

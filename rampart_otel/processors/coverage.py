@@ -43,6 +43,7 @@ from rampart_otel.model import (
     Response,
     SideEffect,
     Span,
+    StatusCode,
     ToolCall,
     ToolCallStatus,
 )
@@ -161,7 +162,7 @@ def _end(span: Span) -> int:
 def _ended(facts: RunFacts) -> str:
     """How the run ended, when an agent span says it failed."""
     for span in facts.agent_spans:
-        if span.status_code == "ERROR":
+        if span.status_code == StatusCode.ERROR:
             message = f" {safe_text(span.status_message, 80)!r}" if span.status_message else ""
             return (
                 f"; the run ended with an error: agent span {_span(span)} has status ERROR{message}"
