@@ -148,12 +148,22 @@ class Response:
     span_id: str | None = None
 
 
-FRAGMENT = "fragment"  # the IntegrityFinding kind of a run with no agent, model or tool span
+class FindingKind(StrEnum):
+    """What an integrity finding says about a run's trace."""
+
+    SPLIT_RUN = "split_run"  # spans lost from inside the run: its trace falls apart
+    LOST_ROOT = "lost_root"  # the run's own root span was lost
+    PARENT_CYCLE = "parent_cycle"
+    UNENDED_SPAN = "unended_span"
+    DROPPED_ATTRIBUTES = "dropped_attributes"
+    DROPPED_EVENTS = "dropped_events"
+    NOT_UNDERSTOOD = "not_understood"  # spans or content no convention understood
+    FRAGMENT = "fragment"  # no agent, model or tool span: a piece of a run, or no run
 
 
 @dataclass(slots=True)
 class IntegrityFinding:
-    kind: str  # split_run | unended_span | dropped_attributes | dropped_events | ...
+    kind: FindingKind
     message: str
     span_ids: list[str] = field(default_factory=list)
     # Channel keys the finding caps at partial; "*" every channel, "side_effects.*" every kind.
@@ -194,7 +204,7 @@ class AgentRun:
     @property
     def fragment(self) -> IntegrityFinding | None:
         """The finding that this run holds no agent, model or tool span, if it does not."""
-        return next((f for f in self.integrity if f.kind == FRAGMENT), None)
+        return next((f for f in self.integrity if f.kind == FindingKind.FRAGMENT), None)
 
 
 @dataclass(slots=True)

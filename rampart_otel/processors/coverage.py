@@ -38,7 +38,7 @@ from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import (
-    FRAGMENT,
+    FindingKind,
     IntegrityFinding,
     Response,
     SideEffect,
@@ -473,7 +473,7 @@ def _declarations(facts: RunFacts) -> list[tuple[str, str]]:
 def integrity(facts: RunFacts) -> list[IntegrityFinding]:
     """Lost spans (a trace in pieces), spans never ended, dropped attributes or events."""
     findings = _split(facts)
-    groups: dict[tuple[str, tuple[str, ...]], list[Span]] = {}
+    groups: dict[tuple[FindingKind, tuple[str, ...]], list[Span]] = {}
     roles = facts.roles
     for span in facts.spans:
         unended = span.end_ns is None
@@ -486,11 +486,11 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
         if role is None:
             role = SpanRole()
         if unended:
-            groups.setdefault(("unended_span", _fed(role, unended=True)), []).append(span)
+            groups.setdefault((FindingKind.UNENDED_SPAN, _fed(role, unended=True)), []).append(span)
         if dropped_attrs:
-            groups.setdefault(("dropped_attributes", _fed(role)), []).append(span)
+            groups.setdefault((FindingKind.DROPPED_ATTRIBUTES, _fed(role)), []).append(span)
         if span.dropped_events_count:
-            groups.setdefault(("dropped_events", _fed(role)), []).append(span)
+            groups.setdefault((FindingKind.DROPPED_EVENTS, _fed(role)), []).append(span)
     for (kind, channels), spans in groups.items():
         if not channels:
             continue  # the model's transport feeds no channel of the agent
@@ -522,7 +522,7 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
         more = len(facts.not_understood) - _NAMED
         findings.append(
             IntegrityFinding(
-                kind="not_understood",
+                kind=FindingKind.NOT_UNDERSTOOD,
                 message=f"not understood: {shown}"
                 + (f" and {more} more span(s)" if more > 0 else ""),
                 span_ids=[span.span_id for span, _ in facts.not_understood],
@@ -532,7 +532,7 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
     if facts.spans and facts.fragment:
         findings.append(
             IntegrityFinding(
-                kind=FRAGMENT,
+                kind=FindingKind.FRAGMENT,
                 message=(
                     "a fragment, not an agent run: no agent, model-inference or tool span among "
                     f"its {_count(facts.spans, 'span')} (work done outside any traced run, or a "
@@ -566,7 +566,7 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
             if top.parent_span_id and top.parent_is_local and top.span_id not in cut:
                 findings.append(
                     IntegrityFinding(
-                        kind="lost_root",
+                        kind=FindingKind.LOST_ROOT,
                         message=(
                             f"spans are missing from the run: the parent {top.parent_span_id} of "
                             f"its top span {_span(top)} is not in the trace, and the span's flags "
@@ -580,7 +580,7 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
         missing = sorted({s.parent_span_id for s in spans if s.parent_span_id})
         findings.append(
             IntegrityFinding(
-                kind="split_run",
+                kind=FindingKind.SPLIT_RUN,
                 message=(
                     f"spans are missing from inside the run: trace {trace_id} falls apart into "
                     f"{len(spans)} trees ({_names(spans)}); "
@@ -598,7 +598,7 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
     if facts.cycles:
         findings.append(
             IntegrityFinding(
-                kind="parent_cycle",
+                kind=FindingKind.PARENT_CYCLE,
                 message=f"span parent links form a cycle at {_names(facts.cycles)}",
                 span_ids=[span.span_id for span in facts.cycles],
                 channels=[EVERY_CHANNEL],
@@ -631,10 +631,10 @@ def _fed(role: SpanRole, unended: bool = False) -> tuple[str, ...]:
     return tuple(dict.fromkeys(fed))
 
 
-def _finding_message(kind: str, spans: list[Span]) -> str:
-    if kind == "unended_span":
+def _finding_message(kind: FindingKind, spans: list[Span]) -> str:
+    if kind is FindingKind.UNENDED_SPAN:
         return f"{_count(spans, 'span')} never ended: {_names(spans)}"
-    if kind == "dropped_attributes":
+    if kind is FindingKind.DROPPED_ATTRIBUTES:
         total = sum(
             s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
             for s in spans
