@@ -38,7 +38,8 @@ from rampart_otel.model import (
     ToolCall,
     ToolCallStatus,
 )
-from rampart_otel.processors.coverage import RunFacts, SpanRole, infer_coverage
+from rampart_otel.processors.coverage import infer_coverage
+from rampart_otel.processors.run_facts import RunFacts, SpanRole
 
 _Readers = tuple[
     tuple[Callable[[Span], SpanReport | None], ...],

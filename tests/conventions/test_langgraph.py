@@ -17,8 +17,8 @@ from span_factory import mk
 from rampart_otel.conventions import genai, openinference, openllmetry
 from rampart_otel.model import AgentRun, FindingKind, InputError, Run, Span, ToolCallStatus
 from rampart_otel.processors.assemble import assemble
-from rampart_otel.processors.coverage import NOT_RECORDED, REDACTED
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.wording import NOT_RECORDED, REDACTED
 from rampart_otel.receivers.files import read_paths
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
