@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from rampart_otel.channels import CoverageSource
-from rampart_otel.evaluation.evaluators import Evaluator
+from rampart_otel.evaluation import Evaluator
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.model import AgentRun
 
