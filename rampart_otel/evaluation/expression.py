@@ -12,8 +12,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+import rampart_otel.evaluation.matchers as m
 from rampart_otel.errors import PolicyError
-from rampart_otel.evaluation import matchers as m
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.response_contains import response_contains
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
