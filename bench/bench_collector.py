@@ -263,9 +263,10 @@ def main() -> None:
 
 
 def _http_impl() -> str:
-    from rampart_otel.collector.service import _http_implementation
+    from rampart_otel.collector.service import _http_protocol
 
-    return _http_implementation()
+    protocol = _http_protocol(10.0)
+    return protocol if isinstance(protocol, str) else "httptools"
 
 
 if __name__ == "__main__":

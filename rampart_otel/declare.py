@@ -31,7 +31,9 @@ import os
 import sys
 from collections.abc import Iterable
 
-COVERAGE_ATTRIBUTE = "rampart.coverage"
+from rampart_otel.channels import DECLARATION_KEY
+
+COVERAGE_ATTRIBUTE = DECLARATION_KEY  # the resource attribute coverage inference reads
 
 HTTP = "side_effects.http_request"
 DB = "side_effects.db_query"

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from rampart_otel.channels import Coverage
+
 AttrValue = Any  # str | int | float | bool | bytes | None | list[AttrValue] | dict[str, AttrValue]
 Attributes = dict[str, AttrValue]
 
@@ -46,6 +48,25 @@ class Link:
     attributes: Attributes
 
 
+class SpanKind(StrEnum):
+    """OTLP span kinds, in the protocol's numbering (0 = UNSPECIFIED)."""
+
+    UNSPECIFIED = "UNSPECIFIED"
+    INTERNAL = "INTERNAL"
+    SERVER = "SERVER"
+    CLIENT = "CLIENT"
+    PRODUCER = "PRODUCER"
+    CONSUMER = "CONSUMER"
+
+
+class StatusCode(StrEnum):
+    """OTLP status codes, in the protocol's numbering (0 = UNSET)."""
+
+    UNSET = "UNSET"
+    OK = "OK"
+    ERROR = "ERROR"
+
+
 @dataclass(slots=True)
 class Span:
     """One OTLP span; ids are lowercase hex, ``end_ns`` is None for a span never ended."""
@@ -54,10 +75,10 @@ class Span:
     span_id: str
     parent_span_id: str | None
     name: str
-    kind: str  # INTERNAL | SERVER | CLIENT | PRODUCER | CONSUMER | UNSPECIFIED
+    kind: SpanKind
     start_ns: int | None
     end_ns: int | None
-    status_code: str  # UNSET | OK | ERROR
+    status_code: StatusCode
     status_message: str
     attributes: Attributes
     events: list[Event]
@@ -127,66 +148,27 @@ class Response:
     span_id: str | None = None
 
 
-class ChannelState(StrEnum):
-    OBSERVED = "observed"
-    PARTIAL = "partial"
-    UNOBSERVED = "unobserved"
+class FindingKind(StrEnum):
+    """What an integrity finding says about a run's trace."""
 
-
-class CoverageSource(StrEnum):
-    INFERRED = "inferred"
-    DECLARED = "declared"
-    ASSUMED = "assumed"
-
-
-@dataclass(slots=True)
-class ChannelCoverage:
-    state: ChannelState
-    reasons: list[str]
-    source: CoverageSource = CoverageSource.INFERRED
-
-
-FRAGMENT = "fragment"  # the IntegrityFinding kind of a run with no agent, model or tool span
+    SPLIT_RUN = "split_run"  # spans lost from inside the run: its trace falls apart
+    LOST_ROOT = "lost_root"  # the run's own root span was lost
+    PARENT_CYCLE = "parent_cycle"
+    UNENDED_SPAN = "unended_span"
+    DROPPED_ATTRIBUTES = "dropped_attributes"
+    DROPPED_EVENTS = "dropped_events"
+    NOT_UNDERSTOOD = "not_understood"  # spans or content no convention understood
+    FRAGMENT = "fragment"  # no agent, model or tool span: a piece of a run, or no run
 
 
 @dataclass(slots=True)
 class IntegrityFinding:
-    kind: str  # split_run | unended_span | dropped_attributes | dropped_events | ...
+    kind: FindingKind
     message: str
     span_ids: list[str] = field(default_factory=list)
     # Channel keys the finding caps at partial; "*" every channel, "side_effects.*" every kind.
     # Kept so coverage assumed later (assume_coverage) is capped by the same findings.
     channels: list[str] = field(default_factory=list)
-
-
-class ObservabilityLevel(StrEnum):
-    TOOL_AND_SIDE_EFFECTS = "tool_and_side_effects"
-    TOOL_ONLY = "tool_only"
-    RESPONSE_ONLY = "response_only"
-
-
-CHANNEL_KEYS_CORE = ("response", "tool_calls", "tool_calls.arguments", "tool_calls.results")
-SIDE_EFFECT_PREFIX = "side_effects."
-
-
-@dataclass(slots=True)
-class Coverage:
-    """What the run can attest, per channel key; an unknown side-effect key is unobserved."""
-
-    channels: dict[str, ChannelCoverage]
-    level: ObservabilityLevel = ObservabilityLevel.RESPONSE_ONLY
-
-    def get(self, key: str) -> ChannelCoverage:
-        found = self.channels.get(key)
-        if found is not None:
-            return found
-        if key.startswith(SIDE_EFFECT_PREFIX):
-            kind = key[len(SIDE_EFFECT_PREFIX) :]
-            return ChannelCoverage(
-                ChannelState.UNOBSERVED,
-                [f"no {kind} span in the run and the agent declared no {key} coverage"],
-            )
-        return ChannelCoverage(ChannelState.UNOBSERVED, [f"unknown channel {key!r}"])
 
 
 @dataclass(slots=True)
@@ -222,7 +204,7 @@ class AgentRun:
     @property
     def fragment(self) -> IntegrityFinding | None:
         """The finding that this run holds no agent, model or tool span, if it does not."""
-        return next((f for f in self.integrity if f.kind == FRAGMENT), None)
+        return next((f for f in self.integrity if f.kind == FindingKind.FRAGMENT), None)
 
 
 @dataclass(slots=True)

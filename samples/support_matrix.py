@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from rampart_otel.model import AgentRun, ChannelState  # noqa: E402
+from rampart_otel.channels import ChannelState  # noqa: E402
+from rampart_otel.model import AgentRun  # noqa: E402
 from rampart_otel.pipeline import ReadStats, agent_runs  # noqa: E402
 from samples.record_frameworks import discover  # noqa: E402
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rampart_otel.errors import DecodeError
-from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span
+from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
 
 __all__ = ["DecodeError", "gc_paused", "spans_from_json", "spans_from_json_bytes"]
 
@@ -27,12 +27,13 @@ __all__ = ["DecodeError", "gc_paused", "spans_from_json", "spans_from_json_bytes
 # collector's repeated scans of millions of fresh containers dominate parse time.
 GC_PAUSE_THRESHOLD = 1 << 20
 
-_KIND: dict[Any, str] = {}
-for _i, _n in enumerate(("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")):
-    _KIND[_i] = _KIND["SPAN_KIND_" + _n] = _n
-_STATUS: dict[Any, str] = {}
-for _i, _n in enumerate(("UNSET", "OK", "ERROR")):
-    _STATUS[_i] = _STATUS["STATUS_CODE_" + _n] = _n
+_KIND: dict[Any, SpanKind] = {}
+for _i, _kind in enumerate(SpanKind):
+    _KIND[_i] = _KIND["SPAN_KIND_" + _kind] = _kind
+_STATUS: dict[Any, StatusCode] = {}
+for _i, _code in enumerate(StatusCode):
+    _STATUS[_i] = _STATUS["STATUS_CODE_" + _code] = _code
+_UNSPECIFIED, _UNSET = SpanKind.UNSPECIFIED, StatusCode.UNSET
 
 # AnyValue oneof members, both spellings → a small code for dispatch.
 _STR, _BOOL, _INT, _DOUBLE, _ARRAY, _KVLIST, _BYTES = range(7)
@@ -235,7 +236,7 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
             raise DecodeError(f"name: expected a string, got {_tname(name)}")
         name = ""
     v = g("kind")
-    kind = "UNSPECIFIED" if v is None else _KIND.get(v) or _enum(v, "kind", "UNSPECIFIED")
+    kind = _UNSPECIFIED if v is None else _KIND.get(v) or _enum(v, "kind", _UNSPECIFIED)
 
     v = g("startTimeUnixNano")
     if v is None:
@@ -255,12 +256,12 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
     status = g("status")
     if status:
         v = status.get("code")
-        code = "UNSET" if v is None else _STATUS.get(v) or _enum(v, "status.code", "UNSET")
+        code = _UNSET if v is None else _STATUS.get(v) or _enum(v, "status.code", _UNSET)
         message = status.get("message") or ""
         if type(message) is not str:
             raise DecodeError(f"status.message: expected a string, got {_tname(message)}")
     else:
-        code = "UNSET"
+        code = _UNSET
         message = ""
 
     v = g("attributes")

@@ -22,7 +22,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import DecodeError
-from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span
+from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
 
 __all__ = [
     "DecodeError",
@@ -34,8 +34,8 @@ __all__ = [
     "spans_to_proto_request",
 ]
 
-_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
-_STATUSES = ("UNSET", "OK", "ERROR")
+_KINDS = tuple(SpanKind)  # indexed by the OTLP enum number
+_STATUSES = tuple(StatusCode)
 _KIND_NUMBER = {name: i for i, name in enumerate(_KINDS)}
 _STATUS_NUMBER = {name: i for i, name in enumerate(_STATUSES)}
 _ZERO_SPAN_ID = bytes(8)
@@ -133,10 +133,10 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
         span_id.hex(),
         parent_hex,
         sp.name,
-        _KINDS[kind] if 0 <= kind < 6 else "UNSPECIFIED",  # proto3 enums are open
+        _KINDS[kind] if 0 <= kind < 6 else SpanKind.UNSPECIFIED,  # proto3 enums are open
         sp.start_time_unix_nano or None,  # 0 is proto3's "not set"
         sp.end_time_unix_nano or None,
-        _STATUSES[code] if 0 <= code < 3 else "UNSET",
+        _STATUSES[code] if 0 <= code < 3 else StatusCode.UNSET,
         status.message,
         _attrs(sp.attributes),
         [_event(ev) for ev in sp.events] if sp.events else [],

@@ -36,7 +36,7 @@ from rampart_otel.conventions import (
     parse_arguments,
     parse_result,
 )
-from rampart_otel.model import Span
+from rampart_otel.model import Span, StatusCode
 
 SCOPE = "gcp.vertex.agent"
 PREFIX = "gcp.vertex.agent."
@@ -187,7 +187,7 @@ def _execute_tool(span: Span) -> SpanReport:
         result=unwrap_result(result) if result is not None else None,
         result_captured=result is not None,
         executed=True,
-        error=span.status_code == "ERROR" or genai.ERROR_TYPE in attrs,
+        error=span.status_code == StatusCode.ERROR or genai.ERROR_TYPE in attrs,
         span=span,
         convention=ADK,
     )

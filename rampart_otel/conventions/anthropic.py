@@ -35,7 +35,7 @@ from rampart_otel.conventions import (
     parse_arguments,
 )
 from rampart_otel.conventions.envelopes import text_blocks
-from rampart_otel.model import Span
+from rampart_otel.model import Span, StatusCode
 
 ANTHROPIC = "anthropic"
 SCOPE = "com.anthropic.sdk.python"
@@ -89,7 +89,7 @@ def tool_execution(span: Span) -> ToolReport:
         result=content_blocks(result_raw),
         result_captured=result_raw is not None,
         executed=True,
-        error=span.status_code == "ERROR" or genai.ERROR_TYPE in attrs,
+        error=span.status_code == StatusCode.ERROR or genai.ERROR_TYPE in attrs,
         span=span,
         convention=ANTHROPIC,
     )

@@ -41,7 +41,7 @@ from rampart_otel.conventions import (
     parse_result,
 )
 from rampart_otel.conventions.side_effects import PROCESS
-from rampart_otel.model import Span
+from rampart_otel.model import Span, StatusCode
 
 SCOPE = "com.anthropic.claude_code.tracing"
 SPAN_TYPE = "span.type"
@@ -179,7 +179,11 @@ def _execution(span: Span) -> ToolReport:
         result=None,
         result_captured=False,
         executed=True,
-        error=span.status_code == "ERROR" or attrs.get("success") is False or "error.type" in attrs,
+        error=(
+            span.status_code == StatusCode.ERROR
+            or attrs.get("success") is False
+            or "error.type" in attrs
+        ),
         span=span,
         convention=CLAUDE_CODE,
     )

@@ -27,7 +27,7 @@ from rampart_otel.conventions import (
     parse_stringified_result,
     redacted,
 )
-from rampart_otel.model import Event, Span
+from rampart_otel.model import Event, Span, StatusCode
 
 OPERATION = "gen_ai.operation.name"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
@@ -224,7 +224,7 @@ def tool_execution(span: Span) -> ToolReport | None:
         result=envelopes.langchain_callback_result(read_result(result_raw)),
         result_captured=result_raw is not None,
         executed=not deferred,
-        error=not deferred and (span.status_code == "ERROR" or ERROR_TYPE in attrs),
+        error=not deferred and (span.status_code == StatusCode.ERROR or ERROR_TYPE in attrs),
         span=span,
         convention=GEN_AI,
     )

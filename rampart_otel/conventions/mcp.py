@@ -37,7 +37,7 @@ from rampart_otel.conventions import (
     parse_result,
 )
 from rampart_otel.conventions.envelopes import traceloop_mcp_result
-from rampart_otel.model import Span
+from rampart_otel.model import Span, SpanKind, StatusCode
 
 METHOD = "mcp.method.name"
 TOOLS_CALL = "tools/call"
@@ -96,7 +96,7 @@ def tool_execution(span: Span) -> ToolReport | None:
         result=parse_result(result_raw),
         result_captured=result_raw is not None,
         executed=True,
-        error=span.status_code == "ERROR" or "error.type" in attrs,
+        error=span.status_code == StatusCode.ERROR or "error.type" in attrs,
         span=span,
         convention=MCP,
     )
@@ -105,7 +105,7 @@ def tool_execution(span: Span) -> ToolReport | None:
 def side_effect(span: Span) -> tuple[str, dict[str, Any]] | None:
     """``mcp_request`` [method, target] for client methods other than ``tools/call``."""
     name = method(span)
-    if name is None or name == TOOLS_CALL or span.kind == "SERVER":
+    if name is None or name == TOOLS_CALL or span.kind == SpanKind.SERVER:
         return None
     if name.startswith(SERVER_REQUESTS):
         return None
@@ -170,7 +170,7 @@ def openllmetry_tool_execution(span: Span) -> ToolReport:
         result=result,
         result_captured=result_raw is not None,
         executed=True,
-        error=tool_error or span.status_code == "ERROR" or "error.type" in attrs,
+        error=tool_error or span.status_code == StatusCode.ERROR or "error.type" in attrs,
         span=span,
         convention=MCP,
     )

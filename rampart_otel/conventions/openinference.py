@@ -46,7 +46,7 @@ from rampart_otel.conventions import (
 )
 from rampart_otel.conventions.envelopes import text_blocks
 from rampart_otel.conventions.openinference_dialects import Dialect, dialect
-from rampart_otel.model import Span
+from rampart_otel.model import Span, StatusCode
 
 SPAN_KIND = "openinference.span.kind"
 OUTPUT_MESSAGES = "llm.output_messages."
@@ -147,7 +147,7 @@ def tool_execution(span: Span) -> ToolReport | None:
         result=framework.result(envelopes.langchain_message(result_raw)) if result_ok else None,
         result_captured=result_ok,
         executed=True,
-        error=span.status_code == "ERROR"
+        error=span.status_code == StatusCode.ERROR
         or (result_ok and framework.failed(result_raw))
         or (message or {}).get("status") == "error",
         span=span,

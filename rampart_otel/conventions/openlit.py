@@ -30,7 +30,7 @@ from rampart_otel.conventions import (
     parse_result,
     redacted,
 )
-from rampart_otel.model import Span
+from rampart_otel.model import Span, StatusCode
 
 SCOPE = "openlit"
 INSTRUMENTATION = "openlit.instrumentation."
@@ -112,7 +112,7 @@ def _traced(span: Span) -> SpanReport:
         result=parse_result(raw) if returned else None,
         result_captured=returned,
         executed=True,
-        error=span.status_code == "ERROR",
+        error=span.status_code == StatusCode.ERROR,
         span=span,
         convention=OPENLIT,
         candidate=True,

@@ -35,7 +35,7 @@ from rampart_otel.conventions import (
     parse_arguments,
     parse_result,
 )
-from rampart_otel.model import Span
+from rampart_otel.model import Span, StatusCode
 
 SPAN_KIND = "traceloop.span.kind"
 ENTITY_NAME = "traceloop.entity.name"
@@ -106,7 +106,7 @@ def tool_execution(span: Span) -> ToolReport | None:
         result=envelopes.langchain_callback_result(result_raw),
         result_captured=result_raw is not None,
         executed=True,
-        error=span.status_code == "ERROR",
+        error=span.status_code == StatusCode.ERROR,
         span=span,
         convention=OPENLLMETRY,
     )

@@ -24,7 +24,7 @@ from rampart_otel.conventions import (
     as_str_list,
     mcp,
 )
-from rampart_otel.model import Span
+from rampart_otel.model import Span, SpanKind
 
 HTTP = "http_request"
 DB = "db_query"
@@ -64,7 +64,7 @@ def side_effects(span: Span) -> list[SideEffectDetails]:
         found.append((DB, db_details(span), "db"))
     if _is_publish(span):
         found.append((MESSAGE, message_details(span), "messaging"))
-    if span.kind == "CLIENT" and ("rpc.system.name" in attrs or "rpc.system" in attrs):
+    if ("rpc.system.name" in attrs or "rpc.system" in attrs) and span.kind == SpanKind.CLIENT:
         found.append((RPC, rpc_details(span), "rpc"))
     if ("http.request.method" in attrs or "http.method" in attrs) and _http_client(span):
         found.append((HTTP, http_details(span), "http"))
@@ -182,9 +182,9 @@ def _http_client(span: Span) -> bool:
     """A request this process sent: a CLIENT span, or one of another non-server kind that
     names the URL it requested (an instrumentation that picked the wrong kind still shows
     the request; ignoring it could hide one among observed ones)."""
-    if span.kind == "CLIENT":
+    if span.kind == SpanKind.CLIENT:
         return True
-    if span.kind == "SERVER":
+    if span.kind == SpanKind.SERVER:
         return False
     return "url.full" in span.attributes or "http.url" in span.attributes
 
@@ -199,7 +199,7 @@ def _is_publish(span: Span) -> bool:
         return False
     operation = _messaging_operation(span)
     if operation is None:
-        return span.kind == "PRODUCER"  # old semconv: publish was implied by the span kind
+        return span.kind == SpanKind.PRODUCER  # old semconv: publish was implied by the span kind
     return operation in PUBLISH_OPERATIONS
 
 

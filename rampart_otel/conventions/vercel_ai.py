@@ -29,7 +29,7 @@ from rampart_otel.conventions import (
     parse_result,
     parse_stringified_result,
 )
-from rampart_otel.model import Span
+from rampart_otel.model import Span, StatusCode
 
 OPERATION_ID = "ai.operationId"
 ROOT_OPERATIONS = frozenset(
@@ -108,7 +108,7 @@ def tool_execution(span: Span) -> ToolReport:
     arguments_raw = _first(attrs, TOOL_ARGS_KEYS)
     result_raw = _first(attrs, TOOL_RESULT_KEYS)
     failed = (
-        span.status_code == "ERROR"
+        span.status_code == StatusCode.ERROR
         or ERROR_TYPE in attrs
         or any(event.name == "exception" for event in span.events)
     )

@@ -1,13 +1,12 @@
 """The evaluation engine: evaluators, matchers, policies, verdicts and population statistics."""
 
+from rampart_otel.channels import channel_key_error, is_channel_key
 from rampart_otel.errors import PolicyError
-from rampart_otel.evaluation.assume import assume_run, channel_key_error, is_channel_key
-from rampart_otel.evaluation.evaluators import (
-    Evaluator,
-    response_contains,
-    side_effect,
-    tool_called,
-)
+from rampart_otel.evaluation.assume import assume_run
+from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.response_contains import response_contains
+from rampart_otel.evaluation.evaluators.side_effect import side_effect
+from rampart_otel.evaluation.evaluators.tool_called import tool_called
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.matchers import (
     Matcher,

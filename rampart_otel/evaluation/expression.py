@@ -12,14 +12,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+import rampart_otel.evaluation.matchers as m
 from rampart_otel.errors import PolicyError
-from rampart_otel.evaluation import matchers as m
-from rampart_otel.evaluation.evaluators import (
-    Evaluator,
-    response_contains,
-    side_effect,
-    tool_called,
-)
+from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.response_contains import response_contains
+from rampart_otel.evaluation.evaluators.side_effect import side_effect
+from rampart_otel.evaluation.evaluators.tool_called import tool_called
 
 Locate = Callable[[int], tuple[int, int]]  # index into the expression -> 1-based (line, column)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from rampart_otel.model import CoverageSource
+from rampart_otel.channels import CoverageSource
 
 
 class EvalOutcome(StrEnum):

@@ -21,9 +21,9 @@ from pydantic import (
     model_validator,
 )
 
+from rampart_otel.channels import channel_key_error, is_channel_key
 from rampart_otel.errors import PolicyError
-from rampart_otel.evaluation.assume import channel_key_error, is_channel_key
-from rampart_otel.evaluation.evaluators import Evaluator
+from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
 from rampart_otel.processors.text import safe_text

@@ -11,16 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from rampart_otel.channels import ChannelCoverage, Coverage, CoverageSource, ObservabilityLevel
 from rampart_otel.evaluation.assume import assume_run
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
-from rampart_otel.model import (
-    AgentRun,
-    ChannelCoverage,
-    Coverage,
-    CoverageSource,
-    ObservabilityLevel,
-)
+from rampart_otel.model import AgentRun
 from rampart_otel.processors.text import safe_text
 
 OUT_OF_TIME = "not evaluated: the run's time budget for scoring ran out"

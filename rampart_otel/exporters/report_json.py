@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
+from rampart_otel.channels import Coverage
 from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
 from rampart_otel.exporters.serialize import coverage_to_dict, dumps_jsonable, jsonable, ns_to_iso
-from rampart_otel.model import Coverage, InputError
+from rampart_otel.model import InputError
 
 REPORT_SCHEMA = "rampart-otel/report@1"
 _STATUS_JSON = {status: json.dumps(status.value) for status in SafetyStatus}

@@ -11,7 +11,8 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from rampart_otel.model import AgentRun, Coverage, SideEffect, ToolCall
+from rampart_otel.channels import Coverage
+from rampart_otel.model import AgentRun, SideEffect, ToolCall
 from rampart_otel.processors.text import safe_text
 
 

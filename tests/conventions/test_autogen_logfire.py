@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from recorded import ANSWER, EXFIL_CALLS, runs
 
-from rampart_otel.model import AgentRun, ChannelState, ToolCallStatus
+from rampart_otel.channels import ChannelState
+from rampart_otel.model import AgentRun, ToolCallStatus
 
 OBSERVED, UNOBSERVED = ChannelState.OBSERVED, ChannelState.UNOBSERVED
 CONTENT = ("response", "tool_calls.arguments", "tool_calls.results")

@@ -10,9 +10,10 @@ import pytest
 import recorded
 from span_factory import event, mk
 
+from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import claude_code
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.model import AgentRun, ChannelState, Run, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, Run, Span, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
 
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED

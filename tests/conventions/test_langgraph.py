@@ -15,10 +15,10 @@ import pathlib
 from span_factory import mk
 
 from rampart_otel.conventions import genai, openinference, openllmetry
-from rampart_otel.model import FRAGMENT, AgentRun, InputError, Run, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, FindingKind, InputError, Run, Span, ToolCallStatus
 from rampart_otel.processors.assemble import assemble
-from rampart_otel.processors.coverage import NOT_RECORDED, REDACTED
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.wording import NOT_RECORDED, REDACTED
 from rampart_otel.receivers.files import read_paths
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
@@ -150,7 +150,7 @@ def check_fragments(fragments: list[AgentRun], expected: list[tuple]) -> None:
     ]
     for run in fragments:
         assert len(run.run.spans) == 1 and run.tool_calls == [] and run.response.text is None
-        assert [finding.kind for finding in run.integrity] == [FRAGMENT]
+        assert [finding.kind for finding in run.integrity] == [FindingKind.FRAGMENT]
         (effect,) = run.side_effects
         key = f"side_effects.{effect.kind}"
         state, why = channel(run, key)

@@ -14,8 +14,9 @@ from urllib.parse import urlsplit
 import pytest
 from span_factory import span
 
+from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import mcp, openllmetry
-from rampart_otel.model import AgentRun, ChannelState, Scope, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, Scope, Span, ToolCallStatus
 from rampart_otel.pipeline import ReadStats, agent_runs
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from span_factory import span
 
+from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import openinference
-from rampart_otel.model import AgentRun, ChannelState, InputError, Scope, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, InputError, Scope, Span, ToolCallStatus
 from rampart_otel.processors.assemble import assemble
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.receivers.files import read_paths

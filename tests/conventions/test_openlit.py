@@ -7,8 +7,9 @@ import pytest
 from recorded import ANSWER, EXFIL_CALLS, only_run
 from span_factory import mk
 
+from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import openlit
-from rampart_otel.model import AgentRun, ChannelState, Run, ToolCallStatus
+from rampart_otel.model import AgentRun, Run, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
 
 OBSERVED = ChannelState.OBSERVED

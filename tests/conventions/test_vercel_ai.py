@@ -13,10 +13,11 @@ import pytest
 import recorded
 from span_factory import event, span
 
+from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import finish_reasons, vercel_ai
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
-from rampart_otel.model import AgentRun, ChannelState, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, Span, ToolCallStatus
 from rampart_otel.processors.assemble import assemble
 from rampart_otel.processors.normalize import normalize
 

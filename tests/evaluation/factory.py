@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.model import (
-    AgentRun,
+from rampart_otel.channels import (
     ChannelCoverage,
     ChannelState,
     Coverage,
     CoverageSource,
     ObservabilityLevel,
-    Response,
-    Run,
-    SideEffect,
-    ToolCall,
-    ToolCallStatus,
 )
+from rampart_otel.model import AgentRun, Response, Run, SideEffect, ToolCall, ToolCallStatus
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 

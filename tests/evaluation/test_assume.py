@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rampart_otel.evaluation.assume import assume_run, channel_key_error, is_channel_key
-from rampart_otel.model import ChannelState, CoverageSource, IntegrityFinding
+from rampart_otel.channels import ChannelState, CoverageSource, channel_key_error, is_channel_key
+from rampart_otel.evaluation.assume import assume_run
+from rampart_otel.model import IntegrityFinding
 
 from .factory import channel, make_run
 

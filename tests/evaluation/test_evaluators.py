@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rampart_otel.evaluation.evaluators import response_contains, side_effect, tool_called
+from rampart_otel.channels import CoverageSource
+from rampart_otel.evaluation import response_contains, side_effect, tool_called
 from rampart_otel.evaluation.matchers import glob, not_in, regex
 from rampart_otel.evaluation.outcome import EvalOutcome, Evidence
-from rampart_otel.model import CoverageSource
 
 from .factory import STATES, TRACE, call, channel, effect, make_run, observed_everywhere
 

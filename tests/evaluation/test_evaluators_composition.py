@@ -6,9 +6,10 @@ import itertools
 
 import pytest
 
-from rampart_otel.evaluation.evaluators import Evaluator
+from rampart_otel.channels import CoverageSource
+from rampart_otel.evaluation import Evaluator
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
-from rampart_otel.model import AgentRun, CoverageSource
+from rampart_otel.model import AgentRun
 
 from .factory import make_run
 

@@ -10,7 +10,7 @@ import pydantic
 import pytest
 
 from rampart_otel.errors import PolicyError
-from rampart_otel.evaluation.evaluators import response_contains, side_effect, tool_called
+from rampart_otel.evaluation import response_contains, side_effect, tool_called
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.matchers import contains, glob, not_, not_in, one_of, regex
 from rampart_otel.evaluation.policy import Check, Policy, load_policy

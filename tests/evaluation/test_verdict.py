@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rampart_otel.evaluation.evaluators import Evaluator, side_effect, tool_called
+from rampart_otel.channels import ChannelState, CoverageSource, ObservabilityLevel
+from rampart_otel.evaluation import Evaluator, side_effect, tool_called
 from rampart_otel.evaluation.matchers import glob, not_in
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
@@ -16,13 +17,7 @@ from rampart_otel.evaluation.verdict import (
     resolve,
     summarize,
 )
-from rampart_otel.model import (
-    AgentRun,
-    ChannelState,
-    CoverageSource,
-    IntegrityFinding,
-    ObservabilityLevel,
-)
+from rampart_otel.model import AgentRun, IntegrityFinding
 
 from .factory import TRACE, call, effect, make_run, observed_everywhere
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from span_factory import mk
 
+from rampart_otel.channels import CoverageSource
 from rampart_otel.evaluation import CheckResult, SafetyStatus
 from rampart_otel.exporters.otlp_verdicts import evaluation_attributes, verdict_events
-from rampart_otel.model import CoverageSource, Run
+from rampart_otel.model import Run
 
 T1, T2 = "1" * 32, "2" * 32
 RUN = Run("conv-1", [T1], [], "conv-1", 2)

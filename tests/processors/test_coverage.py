@@ -9,16 +9,14 @@ from typing import Any
 import pytest
 from span_factory import mk
 
-from rampart_otel.model import (
-    AgentRun,
+from rampart_otel.channels import (
     ChannelState,
     CoverageSource,
     ObservabilityLevel,
-    Run,
-    Scope,
-    Span,
+    assume,
+    observability_level,
 )
-from rampart_otel.processors.coverage import assume, observability_level
+from rampart_otel.model import AgentRun, Run, Scope, Span
 from rampart_otel.processors.normalize import normalize
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"

@@ -1,0 +1,101 @@
+"""The central rule every leaf evaluator settles its outcome by, and the words it uses.
+
+An evaluator may answer NOT_DETECTED only when every channel it reads is observed for the
+whole run and no candidate was left unknown. Evidence alone makes DETECTED; anything else
+is UNDETERMINED, naming the channel, the target and why.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from rampart_otel.channels import ChannelState, CoverageSource
+from rampart_otel.evaluation.matchers import Matcher
+from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
+from rampart_otel.model import AgentRun
+from rampart_otel.processors.text import safe_text
+
+EVIDENCE_LIMIT = 160  # characters of trace text per evidence item
+REASON_LIMIT = 300  # characters per coverage reason in a rationale
+SHOWN = 2  # items named before "and N more"
+
+
+def settle(
+    run: AgentRun,
+    channels: tuple[str, ...],
+    target: str,
+    hits: list[Evidence],
+    unknowns: list[str],
+) -> EvalResult:
+    """DETECTED on evidence; NOT_DETECTED only with every channel observed and no unknowns."""
+    if hits:
+        texts = [e.text + span_list([e.span_id]) for e in hits]
+        return EvalResult(EvalOutcome.DETECTED, hits, f"found {target}: {_listed(texts)}")
+    gaps: list[str] = []
+    notes: list[str] = []
+    assumed: dict[str, CoverageSource] = {}
+    for key in channels:
+        coverage = run.coverage.get(key)
+        if coverage.state is not ChannelState.OBSERVED:
+            gaps.append(f"{key} is {coverage.state.value} ({_reasons(coverage.reasons)})")
+        elif coverage.source is CoverageSource.INFERRED:
+            notes.append(f"{key} observed")
+        else:
+            assumed[key] = coverage.source
+            notes.append(f"{key} {coverage.source.value}: {_reasons(coverage.reasons)}")
+    gaps.extend(unknowns)
+    if gaps:
+        return EvalResult(
+            EvalOutcome.UNDETERMINED, [], f"{'; '.join(gaps)}: cannot rule out {target}"
+        )
+    return EvalResult(
+        EvalOutcome.NOT_DETECTED,
+        [],
+        f"no {target} in the run ({'; '.join(notes)})",
+        assumed_channels=assumed,
+    )
+
+
+class Targeted(Protocol):
+    """An evaluator that describes what it looks for, kept in ``_target`` once described."""
+
+    _target: str
+
+    def target(self) -> str: ...
+
+
+def described_target(evaluator: Targeted) -> str:
+    """``evaluator.target()``, described once: an evaluator is immutable."""
+    text = evaluator._target
+    if not text:
+        text = evaluator.target()
+        object.__setattr__(evaluator, "_target", text)
+    return text
+
+
+def describe_matchers(matchers: tuple[tuple[str, Matcher], ...]) -> str:
+    return " and ".join(matcher.describe(key) for key, matcher in matchers)
+
+
+def render_value(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else safe_text(value, EVIDENCE_LIMIT)
+
+
+def span_list(span_ids: list[str | None]) -> str:
+    ids = [s for s in span_ids if s]
+    if not ids:
+        return ""
+    more = f" and {len(ids) - 3} more" if len(ids) > 3 else ""
+    return f" (span {', '.join(safe_text(s, 40) for s in ids[:3])}{more})"
+
+
+def _listed(items: list[str]) -> str:
+    """First two items, then "and N more"."""
+    shown = "; ".join(items[:SHOWN])
+    rest = len(items) - SHOWN
+    return f"{shown} and {rest} more" if rest > 0 else shown
+
+
+def _reasons(reasons: list[str]) -> str:
+    rendered = [safe_text(r, REASON_LIMIT) for r in reasons]
+    return "; ".join(r for r in rendered if r) or "no reason recorded"

@@ -1,0 +1,100 @@
+"""``side_effect``: a side effect of one kind whose details match."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rampart_otel.channels import is_side_effect_kind
+from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.settle import (
+    EVIDENCE_LIMIT,
+    describe_matchers,
+    described_target,
+    render_value,
+    settle,
+    span_list,
+)
+from rampart_otel.evaluation.matchers import MISSING, Matcher, Scalar, all_match, as_matcher
+from rampart_otel.evaluation.outcome import EvalResult, Evidence
+from rampart_otel.model import AgentRun, SideEffect
+from rampart_otel.processors.text import safe_text
+
+_HEADLINE_KEYS = {
+    "http_request": ("method", "url"),
+    "db_query": ("system", "statement"),
+    "message_publish": ("system", "destination"),
+    "rpc_call": ("system", "service", "method"),
+    "process_exec": ("executable", "args"),
+    "mcp_request": ("method", "target"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffectOccurred(Evaluator):
+    """A side effect of ``kind`` whose details match."""
+
+    kind: str
+    details: tuple[tuple[str, Matcher], ...] = ()
+    _target: str = field(default="", init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not is_side_effect_kind(self.kind):
+            raise ValueError(
+                f"side-effect kind must be an identifier such as 'http_request', not {self.kind!r}"
+            )
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        return (f"side_effects.{self.kind}",)
+
+    def target(self) -> str:
+        return f"{self.kind} with {describe_matchers(self.details)}" if self.details else self.kind
+
+    def evaluate(self, run: AgentRun) -> EvalResult:
+        hits: list[Evidence] = []
+        undecided: list[str | None] = []
+        missing_keys: dict[str, None] = {}
+        matchers = dict(self.details)
+        for effect in run.side_effects:
+            if effect.kind != self.kind:
+                continue
+            answer = all_match(matchers, effect.details)
+            if answer is True:
+                hits.append(_effect_evidence(effect))
+            elif answer is None:
+                undecided.append(effect.span_id)
+                for key, matcher in self.details:
+                    if matcher.match(effect.details.get(key, MISSING)) is None:
+                        missing_keys[key] = None
+        unknowns = []
+        if undecided:
+            unknowns.append(
+                f"{len(undecided)} {self.kind} side effect(s) without a recorded "
+                f"{', '.join(missing_keys)}{span_list(undecided)}"
+            )
+        return settle(run, self.channels, described_target(self), hits, unknowns)
+
+    def __repr__(self) -> str:
+        details = "".join(f", {key}={matcher!r}" for key, matcher in self.details)
+        return f"side_effect({self.kind!r}{details})"
+
+
+def _effect_evidence(effect: SideEffect) -> Evidence:
+    details = effect.details
+    keys = _HEADLINE_KEYS.get(effect.kind)
+    if keys and any(k in details for k in keys):
+        parts = [safe_text(details[k], EVIDENCE_LIMIT) for k in keys if k in details]
+        if effect.kind == "http_request" and "url" not in details and "host" in details:
+            parts.append(safe_text(details["host"], EVIDENCE_LIMIT))
+    else:
+        parts = [f"{safe_text(k, 40)}={render_value(v)}" for k, v in details.items()]
+    text = safe_text(" ".join([safe_text(effect.kind, 60), *parts]), EVIDENCE_LIMIT)
+    return Evidence(effect.trace_id, effect.span_id, text)
+
+
+def side_effect(
+    kind: str, /, **detail_matchers: Matcher | Scalar | list[Scalar]
+) -> SideEffectOccurred:
+    """A side effect of ``kind`` whose details match; reads ``side_effects.<kind>``."""
+    details = tuple((key, as_matcher(value)) for key, value in detail_matchers.items())
+    return SideEffectOccurred(kind, details)

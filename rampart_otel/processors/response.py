@@ -1,0 +1,70 @@
+"""The response: the agent's final answer, and the assistant texts that came before it."""
+
+from __future__ import annotations
+
+from rampart_otel.model import Response
+from rampart_otel.processors.span_views import SpanView, same_model_call
+
+
+def final_response(views: list[SpanView]) -> tuple[Response, SpanView | None]:
+    """The top agent span's answer, else the last model span's text; earlier texts kept."""
+    texts: list[tuple[int, str, SpanView]] = []  # (end time, text, span view)
+    spoken: list[SpanView] = []  # model views whose text is in ``texts``
+    for view in views:
+        output = view.output
+        if output is None or not output.text_captured or not output.text:
+            continue
+        if any(
+            same_model_call(view, other)
+            and (other in view.layers or other.output.text == output.text)
+            for other in spoken
+        ):
+            continue  # another layer of the same model call gave this text
+        spoken.append(view)
+        texts.append((_end(view), output.text, view))
+    top_agents = [view for view in views if view.agent and not _has_agent_ancestor(view)]
+    final: tuple[str, SpanView] | None = None
+    for position, view in enumerate(top_agents):
+        text = view.answer
+        if text is None:
+            continue
+        if position == len(top_agents) - 1:
+            final = (text, view)
+        else:
+            texts.append((_end(view), text, view))
+    texts.sort(key=lambda item: item[0])
+    if final is None:
+        model_views = sorted((v for v in views if v.output is not None), key=_end)
+        if model_views and model_views[-1].output is not None:
+            # The last model call, read through whichever of its layers captured the text;
+            # a turn that asked for tools is not the answer, even when nothing followed it.
+            for last in (model_views[-1], *model_views[-1].layers):
+                if last.output is not None and last.output.text_captured:
+                    if not last.output.requests:
+                        final = (last.output.text or "", last)
+                    break
+    earlier = [text for _, text, _ in texts]
+    if final is not None:
+        text, view = final
+        if earlier and earlier[-1] == text:
+            earlier.pop()
+        elif text in earlier:
+            earlier.remove(text)
+        deduped = [t for i, t in enumerate(earlier) if i == 0 or earlier[i - 1] != t]
+        return Response(text=text, earlier=deduped, span_id=view.span.span_id), view
+    deduped = [t for i, t in enumerate(earlier) if i == 0 or earlier[i - 1] != t]
+    return Response(text=None, earlier=deduped), None
+
+
+def _has_agent_ancestor(view: SpanView) -> bool:
+    current = view.parent
+    while current is not None:
+        if current.agent:
+            return True
+        current = current.parent
+    return False
+
+
+def _end(view: SpanView) -> int:
+    span = view.span
+    return span.end_ns or span.start_ns or 0

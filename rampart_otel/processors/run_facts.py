@@ -1,0 +1,49 @@
+"""What normalize's classification of a run tells coverage and integrity.
+
+Normalize classifies each span once; these plain types carry what it found (each span's
+role, the model outputs, tool, agent and side-effect spans) to the processors that judge
+what the run can attest, so they never classify a span again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from rampart_otel.conventions import ModelOutput
+from rampart_otel.model import SideEffect, Span
+
+
+class SpanRole(NamedTuple):
+    """What one span is, as normalize classified it: decides which channels it feeds."""
+
+    model: bool = False
+    agent: bool = False
+    tool: bool = False
+    effect_kinds: tuple[str, ...] = ()
+    transport: bool = False  # inside a model-inference span's subtree
+
+
+@dataclass(slots=True)
+class RunFacts:
+    """Everything coverage needs from normalize's classification of one run."""
+
+    spans: list[Span]  # the run's spans, each once (a span exported twice is read once)
+    roles: dict[str, SpanRole]
+    model_outputs: list[tuple[Span, ModelOutput, bool]]  # (span, output, read through another)
+    tool_spans: list[Span]
+    agent_spans: list[Span]
+    effects: list[SideEffect]  # the agent's side effects (the model's transport left out)
+    transport_spans: dict[str, list[Span]]  # kind → spans inside model spans (left out)
+    response_span: Span | None
+    cycles: list[Span] = field(default_factory=list)  # spans whose parent link was cut
+    # (span, what on it was not understood): unknown span families, kinds, content forms.
+    not_understood: list[tuple[Span, list[str]]] = field(default_factory=list)
+    # Spans of the framework's answer tool (smolagents' final_answer): no tool call, but
+    # they show that the turn before them ran its tools where the trace records tool runs.
+    answer_tool_spans: list[Span] = field(default_factory=list)
+
+    @property
+    def fragment(self) -> bool:
+        """No agent, model or tool span: a piece of a run whose context was lost."""
+        return not any(role.model or role.agent or role.tool for role in self.roles.values())

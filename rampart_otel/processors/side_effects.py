@@ -1,0 +1,76 @@
+"""Side effects: what the agent did to the world, as its side-effect spans record it.
+
+The side-effect spans outside every model-inference subtree, each attributed to the tool
+call whose execution span encloses it; inside one (with no tool execution in between) they
+are the model's transport, kept apart. A prepared statement later run is one query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rampart_otel.conventions.side_effects import DB, is_preparation
+from rampart_otel.model import SideEffect, Span
+from rampart_otel.processors.span_views import SpanView
+
+
+def agent_side_effects(views: list[SpanView]) -> tuple[list[SideEffect], dict[str, list[Span]]]:
+    """The agent's side effects, and (kind → spans) of the model's transport, left out."""
+    found: list[SideEffect] = []
+    transport: dict[str, list[Span]] = {}
+    for view in views:
+        if not view.effects:
+            continue
+        if view.in_model:
+            for kind, _, _ in view.effects:
+                transport.setdefault(kind, []).append(view.span)
+            continue
+        call_index = _enclosing_call(view)
+        for kind, details, convention in view.effects:
+            found.append(
+                SideEffect(
+                    kind=kind,
+                    details=details,
+                    span_id=view.span.span_id,
+                    trace_id=view.span.trace_id,
+                    tool_call_index=call_index,
+                    convention=convention,
+                )
+            )
+    return _fold_preparations(found), transport
+
+
+def _fold_preparations(found: list[SideEffect]) -> list[SideEffect]:
+    """A statement prepared, then run, is one query: the run stands for its preparation.
+
+    A preparation runs nothing (``side_effects.PREPARE``); it is left out when a later run
+    of the same statement, in the same trace and tool call, reports the execution. One
+    kept otherwise: its statement may have run through a call that recorded no span.
+    """
+    waiting: dict[tuple[Any, ...], list[int]] = {}
+    folded: set[int] = set()
+    for index, effect in enumerate(found):  # in start order
+        details = effect.details
+        if effect.kind != DB or not details.get("statement"):
+            continue
+        key = (
+            effect.trace_id,
+            effect.tool_call_index,
+            details.get("system"),
+            details.get("namespace"),
+            details["statement"],
+        )
+        if is_preparation(details):
+            waiting.setdefault(key, []).append(index)
+        elif waiting.get(key):
+            folded.add(waiting[key].pop(0))
+    return [effect for index, effect in enumerate(found) if index not in folded]
+
+
+def _enclosing_call(view: SpanView) -> int | None:
+    current: SpanView | None = view
+    while current is not None:
+        if current.call_index is not None:
+            return current.call_index
+        current = current.parent
+    return None

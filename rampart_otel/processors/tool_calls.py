@@ -1,0 +1,254 @@
+"""Tool calls: the requests and executions every convention reports, merged into calls.
+
+The same call reported twice (a model request and an execution span, or two
+instrumentations of one call) is ONE call: matched by call id, else by an enclosing
+execution span, else by name, arguments and order. Arguments and results a call lacks are
+filled from later model requests' message history.
+"""
+
+from __future__ import annotations
+
+from rampart_otel.conventions import ToolReport
+from rampart_otel.model import Span, ToolCall, ToolCallStatus
+from rampart_otel.processors.span_views import (
+    SpanView,
+    history_readers,
+    is_ancestor,
+    same_model_call,
+)
+
+
+def merge_tool_calls(views: list[SpanView]) -> list[ToolCall]:
+    """Every tool call of the run, each once, with the spans and conventions that report it.
+
+    Marks each execution view with its call (``call_index``); an execution no model asked
+    for that is only a candidate (a traced function) is no call, and loses its execution.
+    """
+    calls = _CallMerger()
+    for view in views:
+        if view.output is not None:
+            for report in view.output.requests:
+                calls.add_request(report, view)
+        for report in view.dispatched:
+            calls.add_request(report, view)
+        if view.execution is not None and not view.execution.answer:
+            view.call_index = calls.add_execution(view.execution, view)
+            if view.call_index is None:
+                view.execution = None  # a traced function no model asked for: no call
+    calls.fill_from_history([view for view in views if view.model])
+    calls.adopt_named_spans(views)
+    return calls.calls
+
+
+def first_of_call(view: SpanView) -> bool:
+    """Not a tool span inside another tool span reporting the same call (MCP in execute_tool)."""
+    parent = view.parent
+    while parent is not None:
+        if parent.call_index is not None:
+            return parent.call_index != view.call_index
+        parent = parent.parent
+    return True
+
+
+class _CallMerger:
+    """Merges reports into calls: by call id, else nested same-name spans, else name and order."""
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+        self._by_id: dict[str, int] = {}
+        self._by_name: dict[str, list[int]] = {}
+        self._requests: list[list[tuple[SpanView, str]]] = []  # (model span, convention)
+        self._executed: list[bool] = []
+        self._exec_views: list[SpanView | None] = []
+
+    def add_request(self, report: ToolReport, view: SpanView) -> int:
+        index = self._by_id.get(report.call_id) if report.call_id else None
+        if index is None:
+            index = self._related_request(report, view)
+        if index is None:
+            index = self._new(report)
+        self._merge(index, report)
+        self._requests[index].append((view, report.convention))
+        return index
+
+    def add_execution(self, report: ToolReport, view: SpanView) -> int | None:
+        """The call this execution ran; None for a candidate no request waits for."""
+        index = self._by_id.get(report.call_id) if report.call_id else None
+        if index is None:
+            index = self._enclosing_execution(report, view)
+        if index is None:
+            index = self._first_waiting(report, view)
+        if index is None:
+            if report.candidate:
+                return None
+            index = self._new(report)
+        self._merge(index, report)
+        if self._exec_views[index] is None:
+            self._exec_views[index] = view
+        call = self.calls[index]
+        if report.executed:
+            self._executed[index] = True
+            if report.error:
+                call.status = ToolCallStatus.ERROR
+            elif call.status is ToolCallStatus.REQUESTED:
+                call.status = ToolCallStatus.EXECUTED
+        return index
+
+    def fill_from_history(self, model_views: list[SpanView]) -> None:
+        """Arguments/results missing on a call, from later model requests' message history."""
+        wanted = {
+            call.call_id: index
+            for index, call in enumerate(self.calls)
+            if call.call_id and (not call.arguments_captured or not call.result_captured)
+        }
+        for view in reversed(model_views):
+            if not wanted:
+                return
+            for convention, reader in history_readers(view.span):
+                arguments, results = reader(view.span)
+                for call_id, value in arguments.items():
+                    index = wanted.get(call_id)
+                    if index is not None and not self.calls[index].arguments_captured:
+                        call = self.calls[index]
+                        call.arguments = value
+                        call.arguments_captured = True
+                        self._seen(call, view.span, convention)
+                for call_id, value in results.items():
+                    index = wanted.get(call_id)
+                    if index is not None and not self.calls[index].result_captured:
+                        call = self.calls[index]
+                        call.result, call.result_captured = value, True
+                        if call.status is ToolCallStatus.REQUESTED:
+                            call.status = ToolCallStatus.EXECUTED  # its result went back
+                        self._seen(call, view.span, convention)
+            wanted = {
+                call_id: index
+                for call_id, index in wanted.items()
+                if not self.calls[index].arguments_captured or not self.calls[index].result_captured
+            }
+
+    def adopt_named_spans(self, views: list[SpanView]) -> None:
+        """A plain span named exactly like a requested call with no execution span holds it.
+
+        Hand-instrumented agents wrap each tool in a span named after the tool, with no
+        convention attributes. Such a span is used only to attribute the side effects
+        inside it; it is not an execution span for coverage and changes no status.
+        """
+        for view in views:
+            span = view.span
+            if view.model or view.agent or view.execution or view.effects or view.in_model:
+                continue
+            for index in self._by_name.get(span.name, ()):
+                call = self.calls[index]
+                if self._exec_views[index] is not None:
+                    continue
+                requests = self._requests[index]
+                if requests and (requests[0][0].span.start_ns or 0) <= (span.start_ns or 0):
+                    self._exec_views[index] = view
+                    view.call_index = index
+                    call.span_ids.append(span.span_id)
+                    break
+
+    def _new(self, report: ToolReport) -> int:
+        self.calls.append(
+            ToolCall(
+                name=report.name,
+                call_id=None,
+                arguments=None,
+                result=None,
+                status=ToolCallStatus.REQUESTED,
+                span_ids=[],
+                trace_id=report.span.trace_id,
+                conventions=[],
+            )
+        )
+        self._requests.append([])
+        self._executed.append(False)
+        self._exec_views.append(None)
+        index = len(self.calls) - 1
+        self._by_name.setdefault(report.name, []).append(index)
+        return index
+
+    def _merge(self, index: int, report: ToolReport) -> None:
+        call = self.calls[index]
+        if report.call_id:
+            if call.call_id is None:
+                call.call_id = report.call_id
+            self._by_id.setdefault(report.call_id, index)  # another layer's id: an alias
+        call.name = call.name or report.name
+        if report.arguments_captured and (
+            not call.arguments_captured
+            or (isinstance(call.arguments, str) and isinstance(report.arguments, dict))
+        ):
+            call.arguments, call.arguments_captured = report.arguments, True
+        if report.result_captured and not call.result_captured:
+            call.result, call.result_captured = report.result, True
+        self._seen(call, report.span, report.convention)
+
+    @staticmethod
+    def _seen(call: ToolCall, span: Span, convention: str) -> None:
+        if span.span_id not in call.span_ids:
+            call.span_ids.append(span.span_id)
+        if convention not in call.conventions:
+            call.conventions.append(convention)
+
+    def _related_request(self, report: ToolReport, view: SpanView) -> int | None:
+        """The same request, already reported on this model request by another reader.
+
+        The same request is read on the same span by two conventions (no id, or the same
+        id), or on a model span nested directly in another: two layers of one model call
+        (pydantic-ai's or an agent SDK's span around an instrumented client's span), which
+        may even name the call by different ids (a response item id and a call id).
+        """
+        for index in self._by_name.get(report.name, ()):
+            call_id = self.calls[index].call_id
+            requests = self._requests[index]
+            if any(
+                other is view and convention == report.convention for other, convention in requests
+            ):
+                continue  # this convention on this span already reported that one
+            if report.call_id and call_id is not None and call_id != report.call_id:
+                if any(same_model_call(view, other) for other, _ in requests):
+                    return index  # two ids of one call: the outer layer's is kept
+                continue  # otherwise, two different ids are two calls
+            if any(_related(view, other) for other, _ in requests):
+                return index
+        return None
+
+    def _enclosing_execution(self, report: ToolReport, view: SpanView) -> int | None:
+        """The same execution reported by an enclosing tool span (MCP inside execute_tool)."""
+        parent = view.parent
+        while parent is not None:
+            index = parent.call_index
+            if index is not None:
+                call = self.calls[index]
+                same_id = report.call_id is None or call.call_id in (None, report.call_id)
+                return index if same_id and call.name == report.name else None
+            parent = parent.parent
+        return None
+
+    def _first_waiting(self, report: ToolReport, view: SpanView) -> int | None:
+        """The earliest request of this name not yet executed, asked for before this span;
+        of several, the first asked for with the same arguments (parallel calls end in any
+        order)."""
+        start = view.span.start_ns or 0
+        waiting: list[int] = []
+        for index in self._by_name.get(report.name, ()):
+            call = self.calls[index]
+            if self._executed[index] or self._exec_views[index] is not None:
+                continue
+            if report.call_id and call.call_id not in (None, report.call_id):
+                continue
+            requests = self._requests[index]
+            if requests and (requests[0][0].span.start_ns or 0) <= start:
+                waiting.append(index)
+        if report.arguments_captured:
+            for index in waiting:
+                call = self.calls[index]
+                if call.arguments_captured and call.arguments == report.arguments:
+                    return index
+        return waiting[0] if waiting else None
+
+
+def _related(a: SpanView, b: SpanView) -> bool:
+    return a is b or b in a.layers or is_ancestor(a, b) or is_ancestor(b, a)

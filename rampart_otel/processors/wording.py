@@ -1,0 +1,93 @@
+"""The words of coverage reasons and findings: spans, calls and side effects named safely.
+
+Every reason names what it is about (a span by name and id, a call by name and id) through
+these helpers, with trace text passed through ``safe_text`` and lists cut after ``NAMED``.
+"""
+
+from __future__ import annotations
+
+from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
+from rampart_otel.conventions.finish_reasons import ToolRequest
+from rampart_otel.conventions.registry import unread_content
+from rampart_otel.model import SideEffect, Span, StatusCode, ToolCall
+from rampart_otel.processors.text import safe_text
+
+NAMED = 3  # spans named in one reason before "and N more"
+# Why content is missing, when no span holds any in a form we do not read.
+NOT_RECORDED = (
+    "not recorded in the trace: content capture off, or not recorded by this instrumentation"
+)
+REDACTED = "content was redacted by the instrumentation"
+# Words of the keys that hold what a reason is about, so it names the redaction it means.
+ANSWER_KEYS = ("output", "choice", "completion", "response")
+ARGUMENT_KEYS = ("argument", "input", "args", "tool.message")
+RESULT_KEYS = ("result", "output", "choice", "response")
+
+
+def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
+    """Why content is missing: redacted by the instrumentation (named, keys with ``prefer``
+    words first), present in a form not understood (named), else not recorded."""
+    for words in (prefer, ()) if prefer else ((),):
+        for span in spans:
+            marker = redaction_hint(span, words)
+            if marker is not None and (not words or any(w in marker for w in words)):
+                return f"{REDACTED}: {marker} on {span_label(span)}"
+    for span in spans:
+        hint = unread_content(span)
+        if hint is not None:
+            return (
+                f"content is present in {hint} on {span_label(span)} but in a form not understood"
+            )
+    return NOT_RECORDED
+
+
+def finish_reasons_in_words(output: ModelOutput) -> str:
+    """What an unread output's finish reasons say, in words: asked, or could not tell."""
+    if not output.finish_reasons:
+        return "recorded no finish reason"
+    reasons = ", ".join(repr(safe_text(r, 40)) for r in output.finish_reasons[:3])
+    kind = output.tool_request
+    if kind is ToolRequest.TOOLS:
+        return f"asked for tools (finish reason {reasons})"
+    if not all(finish_reasons.known(r) for r in output.finish_reasons):
+        return f"finished with {reasons}, a finish reason not understood"
+    return f"finished with {reasons}, which does not say whether it asked for tools"
+
+
+def error_ending(agent_spans: list[Span]) -> str:
+    """How the run ended, when an agent span says it failed."""
+    for span in agent_spans:
+        if span.status_code == StatusCode.ERROR:
+            message = f" {safe_text(span.status_message, 80)!r}" if span.status_message else ""
+            return (
+                f"; the run ended with an error: agent span {span_label(span)} has status "
+                f"ERROR{message}"
+            )
+    return ""
+
+
+def span_label(span: Span) -> str:
+    return f"{safe_text(span.name, 60)!r} (span {span.span_id})"
+
+
+def span_names(spans: list[Span]) -> str:
+    named = ", ".join(span_label(span) for span in spans[:NAMED])
+    return named + (f" and {len(spans) - NAMED} more" if len(spans) > NAMED else "")
+
+
+def call_names(calls: list[ToolCall]) -> str:
+    named = ", ".join(
+        safe_text(call.name, 40) + (f" ({safe_text(call.call_id, 40)})" if call.call_id else "")
+        for call in calls[:NAMED]
+    )
+    return named + (f" and {len(calls) - NAMED} more" if len(calls) > NAMED else "")
+
+
+def effect_label(effect: SideEffect) -> str:
+    values = [value for value in effect.details.values() if isinstance(value, (str, int))]
+    summary = " ".join(safe_text(value, 80) for value in values[:2]) or "no details"
+    return f"{summary} (span {effect.span_id})"
+
+
+def counted(items: list, noun: str) -> str:
+    return f"{len(items)} {noun}" + ("" if len(items) == 1 else "s")
