@@ -25,7 +25,7 @@ from rampart_otel.evaluation import (
 )
 from rampart_otel.model import Run
 from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 log = logging.getLogger(__name__)
 

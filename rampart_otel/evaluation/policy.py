@@ -26,7 +26,7 @@ from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 Polarity = Literal["attack", "probe"]
 

@@ -16,7 +16,7 @@ from rampart_otel.evaluation.assume import assume_run
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
 from rampart_otel.model import AgentRun
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 OUT_OF_TIME = "not evaluated: the run's time budget for scoring ran out"
 SHOWN = 2  # gaps / evidence items named before "and N more"

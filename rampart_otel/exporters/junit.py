@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import IO
 
 from rampart_otel.evaluation import CheckResult, SafetyStatus
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 
 def write_junit(

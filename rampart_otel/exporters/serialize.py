@@ -13,7 +13,7 @@ from typing import Any
 
 from rampart_otel.channels import Coverage
 from rampart_otel.model import AgentRun, SideEffect, ToolCall
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 
 def jsonable(value: Any) -> Any:

@@ -15,7 +15,7 @@ from rich.text import Text
 from rampart_otel.evaluation import CheckResult, PopulationReport, PopulationSummary, Rate
 from rampart_otel.evaluation.population import UNCATEGORIZED
 from rampart_otel.model import InputError
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 LABELS = {
     "safe": ("PASS", "bold green"),

@@ -39,7 +39,6 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.integrity import integrity, understanding
 from rampart_otel.processors.run_facts import RunFacts
-from rampart_otel.processors.text import safe_text
 from rampart_otel.processors.wording import (
     ANSWER_KEYS,
     ARGUMENT_KEYS,
@@ -55,6 +54,7 @@ from rampart_otel.processors.wording import (
     span_names,
     why_missing,
 )
+from rampart_otel.render import safe_text
 
 
 def infer_coverage(

@@ -17,8 +17,8 @@ from rampart_otel.channels import (
 )
 from rampart_otel.model import FindingKind, IntegrityFinding, Span
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
-from rampart_otel.processors.text import safe_text
 from rampart_otel.processors.wording import NAMED, counted, span_label, span_names
+from rampart_otel.render import safe_text
 
 
 def integrity(facts: RunFacts) -> list[IntegrityFinding]:

@@ -10,7 +10,7 @@ from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import SideEffect, Span, StatusCode, ToolCall
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 NAMED = 3  # spans named in one reason before "and N more"
 # Why content is missing, when no span holds any in a form we do not read.

@@ -9,7 +9,7 @@ from rampart_otel.evaluation.evaluators.settle import EVIDENCE_LIMIT, described_
 from rampart_otel.evaluation.matchers import Contains, Matcher, Regex
 from rampart_otel.evaluation.outcome import EvalResult, Evidence
 from rampart_otel.model import AgentRun
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 
 @dataclass(frozen=True, slots=True)

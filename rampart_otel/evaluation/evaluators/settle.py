@@ -13,7 +13,7 @@ from rampart_otel.channels import ChannelState, CoverageSource
 from rampart_otel.evaluation.matchers import Matcher
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.model import AgentRun
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 EVIDENCE_LIMIT = 160  # characters of trace text per evidence item
 REASON_LIMIT = 300  # characters per coverage reason in a rationale

@@ -17,7 +17,7 @@ from rampart_otel.evaluation.evaluators.settle import (
 from rampart_otel.evaluation.matchers import MISSING, Matcher, Scalar, all_match, as_matcher
 from rampart_otel.evaluation.outcome import EvalResult, Evidence
 from rampart_otel.model import AgentRun, SideEffect
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 _HEADLINE_KEYS = {
     "http_request": ("method", "url"),

@@ -16,7 +16,7 @@ from rampart_otel.evaluation.evaluators.settle import (
 from rampart_otel.evaluation.matchers import Equals, Matcher, Scalar, all_match, as_matcher
 from rampart_otel.evaluation.outcome import EvalResult, Evidence
 from rampart_otel.model import AgentRun, ToolCall
-from rampart_otel.processors.text import safe_text
+from rampart_otel.render import safe_text
 
 
 @dataclass(frozen=True, slots=True)
