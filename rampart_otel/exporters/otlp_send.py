@@ -16,6 +16,9 @@ step is given our bytes:
 
 Both lean on exporter internals of opentelemetry-python 1.45; an exporter without them is
 reported in one line (``SenderUnavailable``), never half-used.
+
+The OTLP exporters are imported when a sender is built (marked "startup"): the
+collector's configuration imports this module to check endpoints.
 """
 
 from __future__ import annotations
@@ -137,7 +140,7 @@ class HttpTraceSender:
     def __init__(
         self, url: str, headers: dict[str, str], timeout: float, json_body: bool = False
     ) -> None:
-        import requests
+        import requests  # startup
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         self.url = url
@@ -238,7 +241,7 @@ class _RecordingStub:
 
 
 def _pre_encoded_exporter(sink: GrpcTraceSender) -> type:
-    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter  # startup
 
     class PreEncodedSpanExporter(OTLPSpanExporter):  # type: ignore[misc]
         """Takes an ``ExportTraceServiceRequest`` where the SDK exporter takes spans."""
@@ -265,7 +268,7 @@ class GrpcTraceSender:
     """OTLP/gRPC through the gRPC exporter's ``_export`` retry loop."""
 
     def __init__(self, url: str, headers: dict[str, str], timeout: float) -> None:
-        from opentelemetry.exporter.otlp.proto.grpc.exporter import OTLPExporterMixin
+        from opentelemetry.exporter.otlp.proto.grpc.exporter import OTLPExporterMixin  # startup
 
         if not callable(getattr(OTLPExporterMixin, "_export", None)):
             raise SenderUnavailable(

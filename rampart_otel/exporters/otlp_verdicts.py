@@ -14,6 +14,9 @@ wait: ``submit`` only puts small records on a bounded queue (when full they are 
 counted); one thread emits them in batches and flushes each through the exporter, which
 retries within its timeout. ``results.db`` stays the record; export is best effort and
 every record is counted as exported, failed or dropped (``/metrics``).
+
+The SDK and the OTLP log exporters are imported when an export starts (marked "startup"):
+the collector loads this module whether or not verdict export is configured.
 """
 
 from __future__ import annotations
@@ -159,7 +162,7 @@ class ExportStats:
 
 def _counting_exporter(inner: Any, stats: ExportStats) -> Any:
     """The real exporter, counting each record it sent or gave up on."""
-    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult  # startup
 
     last_warning = [-WARN_EVERY]
 
@@ -195,7 +198,7 @@ def _counting_exporter(inner: Any, stats: ExportStats) -> Any:
 def make_log_exporter(endpoint: str, protocol: str, headers: dict[str, str], timeout: float) -> Any:
     """The real OTLPLogExporter for ``protocol``; an HTTP URL without a path gets /v1/logs."""
     if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter  # startup
 
         return OTLPLogExporter(
             endpoint=grpc_endpoint(endpoint),
@@ -225,7 +228,7 @@ class VerdictExporter:
         batch_size: int = 512,
         resource_attributes: dict[str, Any] | None = None,
     ) -> None:
-        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs import LoggerProvider  # startup
         from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
         from opentelemetry.sdk.resources import Resource
 
@@ -294,7 +297,7 @@ class VerdictExporter:
             self._provider.force_flush()
 
     def _emit(self, event: VerdictEvent) -> None:
-        from opentelemetry import trace
+        from opentelemetry import trace  # startup
         from opentelemetry._logs import LogRecord, SeverityNumber
 
         context = None

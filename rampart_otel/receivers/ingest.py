@@ -19,6 +19,7 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError as ProtoDecodeError
+from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -278,8 +279,6 @@ def error_body(code: int, message: str, media: str) -> bytes:
     """A ``google.rpc.Status``, encoded like the request (protobuf unless JSON was sent)."""
     if media == JSON:
         return json.dumps({"code": code, "message": message}).encode()
-    from google.rpc.status_pb2 import Status
-
     return Status(code=code, message=message).SerializeToString()
 
 
