@@ -59,6 +59,30 @@ def result_count(data_dir: Path) -> int:
         db.close()
 
 
+def restart_and_score_everything(
+    data_dir: Path, settings: Path, acked_spans: set[tuple[str, str]], acked_traces: set[str]
+) -> list[tuple[str, int]]:
+    """A restart scores every acknowledged trace exactly once, and loses no span."""
+    restarted = spawn(data_dir, settings)
+    try:
+        wait_for(
+            lambda: acked_traces <= {run_id for run_id, _ in scored(data_dir)},
+            120,
+            "every acknowledged trace to be scored",
+        )
+        wait_for(lambda: restarted.metrics()["rampart_otel_scoring_lag_bytes"] == 0, 60, "lag 0")
+        assert restarted.terminate() == 0
+    finally:
+        if restarted.process.poll() is None:
+            restarted.kill()
+    runs = scored(data_dir)
+    run_ids = [run_id for run_id, _ in runs]
+    assert len(run_ids) == len(set(run_ids)), "a run was scored twice"
+    assert result_count(data_dir) == 2 * len(runs)  # two checks per run, once each
+    assert acked_spans <= stored_spans(data_dir)
+    return runs
+
+
 def test_sigkill_mid_load_then_restart_loses_nothing_and_scores_once(tmp_path):
     logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
     data_dir = tmp_path / "data"
@@ -92,24 +116,8 @@ def test_sigkill_mid_load_then_restart_loses_nothing_and_scores_once(tmp_path):
             thread.join(60)
     assert acked_spans <= stored_spans(data_dir)
 
-    restarted = spawn(data_dir, settings)
-    try:
-        wait_for(
-            lambda: acked_traces <= {run_id for run_id, _ in scored(data_dir)},
-            120,
-            "every acknowledged trace to be scored",
-        )
-        wait_for(lambda: restarted.metrics()["rampart_otel_scoring_lag_bytes"] == 0, 60, "lag 0")
-        assert restarted.terminate() == 0
-    finally:
-        if restarted.process.poll() is None:
-            restarted.kill()
-    runs = scored(data_dir)
-    run_ids = [run_id for run_id, _ in runs]
-    assert len(run_ids) == len(set(run_ids)), "a run was scored twice"
+    runs = restart_and_score_everything(data_dir, settings, acked_spans, acked_traces)
     assert all(revision == 0 for _, revision in runs)
-    assert result_count(data_dir) == 2 * len(runs)  # two checks per run, once each
-    assert acked_spans <= stored_spans(data_dir)
 
 
 # SIGKILLs at random moments under load, each followed by a restart on the same data.
@@ -148,23 +156,7 @@ def test_sigkill_at_random_moments_loses_nothing_and_scores_each_trace_once(tmp_
             thread.join(60)
         assert acked_spans <= stored_spans(data_dir)
 
-    restarted = spawn(data_dir, settings)
-    try:
-        wait_for(
-            lambda: acked_traces <= {run_id for run_id, _ in scored(data_dir)},
-            120,
-            "every acknowledged trace to be scored",
-        )
-        wait_for(lambda: restarted.metrics()["rampart_otel_scoring_lag_bytes"] == 0, 60, "lag 0")
-        assert restarted.terminate() == 0
-    finally:
-        if restarted.process.poll() is None:
-            restarted.kill()
-    runs = scored(data_dir)
-    run_ids = [run_id for run_id, _ in runs]
-    assert len(run_ids) == len(set(run_ids)), "a run was scored twice"
-    assert result_count(data_dir) == 2 * len(runs)  # two checks per run, once each
-    assert acked_spans <= stored_spans(data_dir)
+    restart_and_score_everything(data_dir, settings, acked_spans, acked_traces)
 
 
 def test_sigterm_drains_scores_complete_runs_and_the_rest_resumes(tmp_path):
