@@ -2,8 +2,9 @@
 
 __version__ = "0.1.0"
 
-# The public API lives in ``rampart_otel.evaluation``; it is imported on first use, so an agent
-# process that needs only ``rampart_otel.declare`` never loads pydantic, yaml or the evaluator.
+# The public API lives in ``rampart_otel.evaluation`` and ``rampart_otel.api``; it is imported
+# on first use, so an agent process that needs only ``rampart_otel.declare`` (and every pytest
+# session, which loads the plugin) never loads pydantic, yaml or the evaluator.
 _API = frozenset(
     {
         "Check",
@@ -29,6 +30,7 @@ _API = frozenset(
         "tool_called",
     }
 )
+_ONE_CALL_API = frozenset({"score_files", "score_spans"})
 
 
 def __getattr__(name: str) -> object:
@@ -36,11 +38,15 @@ def __getattr__(name: str) -> object:
         import rampart_otel.evaluation  # lazily: see _API
 
         return getattr(rampart_otel.evaluation, name)
+    if name in _ONE_CALL_API:
+        import rampart_otel.api  # lazily: see _API
+
+        return getattr(rampart_otel.api, name)
     raise AttributeError(f"module 'rampart_otel' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API})
+    return sorted({*globals(), *_API, *_ONE_CALL_API})
 
 
 __all__ = [
@@ -64,6 +70,8 @@ __all__ = [
     "one_of",
     "regex",
     "response_contains",
+    "score_files",
+    "score_spans",
     "side_effect",
     "tool_called",
 ]
