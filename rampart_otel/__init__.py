@@ -23,22 +23,31 @@ __all__ = [
     "one_of",
     "regex",
     "response_contains",
+    "score_files",
+    "score_spans",
     "side_effect",
     "tool_called",
 ]
 
-# The public API lives in ``rampart_otel.evaluation``; it is imported on first use, so an agent
-# process that needs only ``rampart_otel.declare`` never loads pydantic, yaml or the evaluator.
-_API = frozenset(__all__) - {"__version__"}
+# The public API lives in ``rampart_otel.api`` (the one-call scoring) and
+# ``rampart_otel.evaluation`` (the rest); it is imported on first use, so an agent process that
+# needs only ``rampart_otel.declare`` (and every pytest session, which loads the plugin) never
+# loads pydantic, yaml or the evaluator.
+_ONE_CALL_API = frozenset({"score_files", "score_spans"})
+_API = frozenset(__all__) - _ONE_CALL_API - {"__version__"}
 
 
 def __getattr__(name: str) -> object:
     if name in _API:
-        import rampart_otel.evaluation  # lazily: see _API
+        import rampart_otel.evaluation  # lazily: see above
 
         return getattr(rampart_otel.evaluation, name)
+    if name in _ONE_CALL_API:
+        import rampart_otel.api  # lazily: see above
+
+        return getattr(rampart_otel.api, name)
     raise AttributeError(f"module 'rampart_otel' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API})
+    return sorted({*globals(), *_API, *_ONE_CALL_API})

@@ -2,3 +2,6 @@
 registers the SDK-recorded OTLP fixtures the codec and receiver tests share."""
 
 from sdk_traces import expected, make_request, sdk_request, sdk_spans  # noqa: F401
+
+# The plugin's tests and the README's pytest example drive pytest itself.
+pytest_plugins = ["pytester"]

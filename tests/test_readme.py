@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from plugin_runner import isolate, run_pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -45,3 +48,34 @@ def test_python_api_example_runs_as_written() -> None:
     lines = proc.stdout.splitlines()
     assert len(lines) > 50 and all(line.startswith("no-exfiltration ") for line in lines)
     assert {line.split()[1] for line in lines} >= {"safe", "unsafe", "undetermined"}
+
+
+def pytest_section() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text.partition("\n## Testing your agent with pytest\n")[2].partition("\n## ")[0]
+
+
+def test_pytest_example_runs_as_written(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The section's files, written out and run by pytest with the plugin, do what it says."""
+    section = pytest_section()
+    files = dict(re.findall(r"```\w+ file=(\S+)\n(.*?)```", section, re.S))
+    assert set(files) == {"policy.yaml", "test_weather_agent.py", "test_agent_process.py"}
+    for name, body in files.items():
+        (pytester.path / name).write_text(body, encoding="utf-8")
+    result = run_pytest(isolate(pytester, monkeypatch))
+    outcomes = result.parseoutcomes()
+    # The README: the exfil test fails, the others (the two processes too) pass.
+    assert (outcomes.get("passed"), outcomes.get("failed")) == (3, 1), result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*test_sends_nothing_elsewhere*",
+            "E * AssertionError: Attack detected: http_request POST http://127.0.0.2:*/upload"
+            " (span *)",
+        ]
+    )
+    (shown,) = re.findall(r"```text\n(.*?)```", section, re.S)
+    result.stdout.re_match_lines(
+        [f"^{re.escape(line)}$" for line in shown.splitlines() if line != "..."]
+    )

@@ -86,7 +86,8 @@ def _rate(name: str, value: Rate) -> str:
     return f"{name} {value.value:.1%} [90% CI {value.ci_low:.1%}, {value.ci_high:.1%}]{low}"
 
 
-def _population_line(summary: PopulationSummary, indent: str, bold: bool = False) -> Text:
+def population_text(summary: PopulationSummary) -> str:
+    """Counts, then both rates with their 90% intervals, on one line."""
     counts = (
         f"{summary.total} results: {summary.safe} safe, {summary.unsafe} unsafe, "
         f"{summary.undetermined} undetermined, {summary.error} error"
@@ -95,4 +96,8 @@ def _population_line(summary: PopulationSummary, indent: str, bold: bool = False
         f"{_rate('attack success', summary.attack_success_rate)}; "
         f"{_rate('safety pass', summary.safety_pass_rate)}"
     )
-    return Text(f"{indent}{counts} — {rates}", style="bold" if bold else "")
+    return f"{counts} — {rates}"
+
+
+def _population_line(summary: PopulationSummary, indent: str, bold: bool = False) -> Text:
+    return Text(f"{indent}{population_text(summary)}", style="bold" if bold else "")

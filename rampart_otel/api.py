@@ -1,0 +1,97 @@
+"""One call from Python: trace files, or SDK spans already in memory, → verdicts.
+
+``rampart_otel.score_files`` and ``rampart_otel.score_spans`` read, assemble and score
+exactly as ``rampart-otel score`` does (:func:`~rampart_otel.engine.score_run` per run),
+so a test and the command line give the same verdicts on the same trace.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan
+
+from rampart_otel.codecs.otlp_proto import spans_from_proto
+from rampart_otel.engine import checked_assumptions, score_run
+from rampart_otel.errors import DataError
+from rampart_otel.evaluation import CheckResult, Policy, load_policy
+from rampart_otel.model import InputError, Run
+from rampart_otel.pipeline import ReadStats, runs
+from rampart_otel.processors.assemble import GroupBy, assemble
+
+PolicySource = Policy | str | os.PathLike[str]
+Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+ERRORS_NAMED = 3
+
+
+class TraceReadError(DataError):
+    """Trace files that could not all be read; ``errors`` lists every line or file skipped."""
+
+    def __init__(self, errors: Sequence[InputError]) -> None:
+        self.errors = list(errors)
+        named = "; ".join(f"{e.location}: {e.message}" for e in self.errors[:ERRORS_NAMED])
+        more = len(self.errors) - ERRORS_NAMED
+        super().__init__(
+            f"{len(self.errors)} input errors: {named}" + (f"; and {more} more" if more > 0 else "")
+        )
+
+
+def score_files(
+    paths: Paths,
+    policy: PolicySource,
+    *,
+    assume_coverage: Iterable[str] = (),
+    group_by: GroupBy = "trace",
+) -> list[CheckResult]:
+    """Every check of ``policy`` on every run in ``paths`` (files or directories, any OTLP form).
+
+    Raises :class:`TraceReadError` if any line or file could not be read: a verdict list that
+    silently left part of the input out would read as safer than the trace was.
+    """
+    chosen = policy_of(policy)
+    assumed = checked_assumptions(assume_coverage, option="assume_coverage")
+    if isinstance(paths, str | os.PathLike):
+        paths = [paths]
+    stats = ReadStats()
+    results = [
+        result
+        for run in runs(paths, stats, group_by=group_by)
+        for result in score_run(run, [chosen], assume=assumed)
+    ]
+    if stats.errors:
+        raise TraceReadError(stats.errors)
+    return results
+
+
+def score_spans(
+    spans: Iterable[ReadableSpan],
+    policy: PolicySource,
+    *,
+    assume_coverage: Iterable[str] = (),
+    group_by: GroupBy = "trace",
+) -> list[CheckResult]:
+    """Every check of ``policy`` on every run the finished SDK ``spans`` make up."""
+    chosen = policy_of(policy)
+    assumed = checked_assumptions(assume_coverage, option="assume_coverage")
+    return [
+        result
+        for run in span_runs(spans, group_by=group_by)
+        for result in score_run(run, [chosen], assume=assumed)
+    ]
+
+
+def span_runs(spans: Iterable[ReadableSpan], *, group_by: GroupBy = "trace") -> list[Run]:
+    """The runs finished SDK spans make up, read as an OTLP exporter would send them."""
+    sdk_spans = list(spans)
+    if not sdk_spans:
+        return []
+    # Through the real OTLP encoder and our decoder: the spans are read exactly as if the
+    # agent had exported them to a file or a collector.
+    return list(assemble([spans_from_proto(encode_spans(sdk_spans))], group_by=group_by))
+
+
+def policy_of(policy: PolicySource) -> Policy:
+    """``policy`` itself, or the policy file it names."""
+    return policy if isinstance(policy, Policy) else load_policy(policy)

@@ -1,0 +1,196 @@
+"""The pytest plugin (entry point ``rampart``): score what an agent did, inside its tests.
+
+- fixture ``agent_trace``: the spans the code under test finishes during the test, its
+  runs, ``score(policy)`` and ``assert_safe(policy)``;
+- mark ``@pytest.mark.rampart(policy="policy.yaml")``: the policy they use by default;
+- at the end, a summary of every scored result; ``--rampart-report PATH`` writes them all
+  as one report@1 document; ``--rampart-fail-on`` fails tests on their results too;
+- under pytest-xdist each worker hands its results to the controller, which alone
+  summarizes and writes the report.
+
+pytest imports this module in every session of every project that installs rampart-otel,
+so it imports only pytest and the standard library: the capture, the scorer and the
+reports (the SDK, pydantic, yaml) load when a test first uses them.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from rampart_otel.errors import UsageError
+
+if TYPE_CHECKING:
+    from rampart_otel.api import PolicySource
+    from rampart_otel.evaluation import CheckResult, Policy
+    from rampart_otel.pytest_plugin.capture import AgentTrace
+
+WORKER_RESULTS = "rampart_otel_results"  # the key of a worker's results in its workeroutput
+FAIL_ON = {
+    "unsafe": frozenset({"unsafe", "error"}),
+    "undetermined": frozenset({"unsafe", "error", "undetermined"}),
+}
+MARK_USAGE = '@pytest.mark.rampart takes one policy: rampart(policy="policy.yaml")'
+
+
+@dataclass
+class SessionResults:
+    """Every result scored in this process by test; a controller's holds its workers' too."""
+
+    fail_on: str | None
+    report_path: Path | None
+    policies: dict[Path, Policy] = field(default_factory=dict)  # parsed once per session
+    # test node id → (policy, version, run, check) → the latest result scored for it
+    _by_test: dict[str, dict[tuple[Any, ...], CheckResult]] = field(default_factory=dict)
+
+    def record(self, node_id: str, results: Iterable[CheckResult]) -> None:
+        found = self._by_test.setdefault(node_id, {})
+        for result in results:
+            found[(result.policy, result.policy_version, result.run_id, result.check_id)] = result
+
+    def scored(self) -> list[tuple[str, CheckResult]]:
+        """(test node id, result), by node id, so the order is the same with or without -n."""
+        return [
+            (node_id, result)
+            for node_id in sorted(self._by_test)
+            for result in self._by_test[node_id].values()
+        ]
+
+    def results_of(self, node_id: str) -> list[CheckResult]:
+        return list(self._by_test.get(node_id, {}).values())
+
+    @property
+    def failing_statuses(self) -> frozenset[str]:
+        """The statuses that fail a test under ``--rampart-fail-on`` (none without it)."""
+        return FAIL_ON.get(self.fail_on or "", frozenset())
+
+
+_SESSION = pytest.StashKey[SessionResults]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rampart-otel", "rampart-otel: safety verdicts from agents' traces")
+    group.addoption(
+        "--rampart-report",
+        metavar="PATH",
+        help="Write every result scored in the session to PATH, as one rampart-otel/report@1 "
+        "JSON document.",
+    )
+    group.addoption(
+        "--rampart-fail-on",
+        choices=sorted(FAIL_ON),
+        help="Also fail a test whose scored results hold an unsafe or error verdict (unsafe), "
+        "or an undetermined one too (undetermined). Default: the test's own asserts decide.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "rampart(policy): the policy agent_trace.score() and assert_safe() use by default: a "
+        "Policy, or a policy file (a relative path is read from the test file's directory).",
+    )
+    report = config.getoption("rampart_report")
+    config.stash[_SESSION] = SessionResults(
+        fail_on=config.getoption("rampart_fail_on"),
+        report_path=Path(report).absolute() if report else None,
+    )
+
+
+@pytest.fixture
+def agent_trace(request: pytest.FixtureRequest) -> Iterator[AgentTrace]:
+    """Every span the code under test finishes during the test, to score (README)."""
+    # Here, not at the top: it loads the SDK and the scorer, which most sessions never use.
+    from rampart_otel.pytest_plugin.capture import AgentTrace, capturing
+
+    session = request.config.stash[_SESSION]
+    node_id = request.node.nodeid
+    default_policy = _marked_policy(request.node)
+    with capturing() as capture:
+        yield AgentTrace(
+            capture,
+            test_dir=request.path.parent,
+            default_policy=default_policy,
+            policies=session.policies,
+            record=lambda results: session.record(node_id, results),
+        )
+
+
+def _marked_policy(node: pytest.Item) -> PolicySource | None:
+    mark = node.get_closest_marker("rampart")
+    if mark is None:
+        return None
+    if set(mark.kwargs) - {"policy"} or len(mark.args) + len(mark.kwargs) != 1:
+        raise UsageError(MARK_USAGE)
+    return mark.kwargs["policy"] if mark.kwargs else mark.args[0]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    session = item.config.stash.get(_SESSION, None)
+    if session is None or report.when != "call" or not report.passed:
+        return report
+    results = session.results_of(item.nodeid)
+    failing = [result for result in results if result.status in session.failing_statuses]
+    if failing:
+        # Only reached once results exist, so the scorer is loaded already.
+        from rampart_otel.pytest_plugin.report import failure_lines
+
+        why = f"fail under --rampart-fail-on {session.fail_on}"
+        report.outcome = "failed"
+        report.longrepr = "\n".join(failure_lines(results, failing, why))
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    results = config.stash.get(_SESSION, None)
+    if results is None:
+        return
+    if _is_worker(config):
+        # The controller unpickles this: it comes from its own worker processes.
+        config.workeroutput[WORKER_RESULTS] = pickle.dumps(results.scored())  # type: ignore[attr-defined]
+        return
+    if results.report_path is not None:
+        # Asked for with --rampart-report: loads the report writer.
+        from rampart_otel.pytest_plugin.report import write_json_report
+
+        write_json_report(results.report_path, results.scored())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist: a worker is done; take its results."""
+    data = getattr(node, "workeroutput", {}).get(WORKER_RESULTS)
+    if data is None:
+        return
+    results = node.config.stash[_SESSION]
+    for node_id, result in pickle.loads(data):
+        results.record(node_id, [result])
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    results = config.stash.get(_SESSION, None)
+    if results is None or _is_worker(config):
+        return
+    scored = results.scored()
+    if scored:
+        from rampart_otel.pytest_plugin.report import write_terminal_summary  # results exist
+
+        write_terminal_summary(
+            terminalreporter, scored, results.report_path, results.fail_on == "undetermined"
+        )
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")

@@ -1,0 +1,191 @@
+"""The ``agent_trace`` fixture's object: the spans one test's code finished, scored in place.
+
+Spans reach it through one processor per global ``TracerProvider`` (the SDK cannot take a
+processor back out): the processor hands each finished span to the captures open at that
+moment, and a capture is open only while its test runs, so no other test's spans get in.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from weakref import WeakKeyDictionary
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+
+from rampart_otel.api import PolicySource, policy_of, score_spans, span_runs
+from rampart_otel.errors import UsageError
+from rampart_otel.evaluation import CheckResult, Policy
+from rampart_otel.model import AgentRun
+from rampart_otel.processors.assemble import GroupBy
+from rampart_otel.processors.normalize import normalize
+from rampart_otel.pytest_plugin.report import failure_lines
+
+NO_POLICY = (
+    "no policy: pass one to agent_trace.score() or mark the test "
+    '@pytest.mark.rampart(policy="policy.yaml")'
+)
+NOTHING_CAPTURED = (
+    "rampart-otel: no span ended during the test, so there is nothing to score. Is the agent "
+    "instrumented, and does it trace through the global TracerProvider (not one of its own)?"
+)
+
+
+class SpanCapture:
+    """The finished spans of one test, in the order they ended; filled from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._spans: list[ReadableSpan] = []
+
+    def add(self, span: ReadableSpan) -> None:
+        with self._lock:
+            self._spans.append(span)
+
+    def spans(self) -> list[ReadableSpan]:
+        with self._lock:
+            return list(self._spans)
+
+
+class _CaptureRouter(SpanProcessor):
+    """Added once to a provider; gives each finished span to every capture open now."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: list[SpanCapture] = []
+
+    def open(self, capture: SpanCapture) -> None:
+        with self._lock:
+            self._open.append(capture)
+
+    def close(self, capture: SpanCapture) -> None:
+        with self._lock:
+            self._open.remove(capture)
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        pass
+
+    def on_end(self, span: ReadableSpan) -> None:
+        with self._lock:
+            captures = list(self._open)
+        for capture in captures:
+            capture.add(span)
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+_ROUTERS: WeakKeyDictionary[object, _CaptureRouter] = WeakKeyDictionary()
+_ROUTERS_LOCK = threading.Lock()
+
+
+def _router() -> _CaptureRouter:
+    """The global provider's router, installing an SDK provider first if none is set."""
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        trace.set_tracer_provider(TracerProvider())  # ignored (with a warning) if another won
+    provider = trace.get_tracer_provider()
+    if not callable(getattr(provider, "add_span_processor", None)):
+        raise UsageError(
+            "agent_trace needs a global TracerProvider that takes span processors (the "
+            f"OpenTelemetry SDK's); the global one is a {type(provider).__name__}"
+        )
+    with _ROUTERS_LOCK:
+        router = _ROUTERS.get(provider)
+        if router is None:
+            router = _ROUTERS[provider] = _CaptureRouter()
+            provider.add_span_processor(router)
+        return router
+
+
+@contextmanager
+def capturing() -> Iterator[SpanCapture]:
+    """Every span that ends on the global provider while the block runs."""
+    router = _router()
+    capture = SpanCapture()
+    router.open(capture)
+    try:
+        yield capture
+    finally:
+        router.close(capture)
+
+
+class AgentTrace:
+    """What the code under test traced during one test: its spans, runs and verdicts.
+
+    A relative policy path is read from the test file's directory; each file is parsed
+    once per session. Every scored result is kept for the session summary and report.
+    """
+
+    def __init__(
+        self,
+        capture: SpanCapture,
+        *,
+        test_dir: Path,
+        default_policy: PolicySource | None,
+        policies: dict[Path, Policy],
+        record: Callable[[Iterable[CheckResult]], None],
+    ) -> None:
+        self._capture = capture
+        self._test_dir = test_dir
+        self._default_policy = default_policy
+        self._policies = policies
+        self._record = record
+
+    @property
+    def spans(self) -> list[ReadableSpan]:
+        """The finished spans captured so far, in the order they ended."""
+        return self._capture.spans()
+
+    def runs(self, *, group_by: GroupBy = "trace") -> list[AgentRun]:
+        """What each captured run did (tool calls, side effects, response, coverage)."""
+        return [normalize(run) for run in span_runs(self.spans, group_by=group_by)]
+
+    def score(
+        self,
+        policy: PolicySource | None = None,
+        *,
+        assume_coverage: Iterable[str] = (),
+        group_by: GroupBy = "trace",
+    ) -> list[CheckResult]:
+        """Every check of ``policy`` (default: the test's ``rampart`` mark) on every run."""
+        spans = self.spans
+        if not spans:
+            pytest.fail(NOTHING_CAPTURED, pytrace=False)
+        results = score_spans(
+            spans, self._policy(policy), assume_coverage=assume_coverage, group_by=group_by
+        )
+        self._record(results)
+        return results
+
+    def assert_safe(
+        self,
+        policy: PolicySource | None = None,
+        *,
+        assume_coverage: Iterable[str] = (),
+        group_by: GroupBy = "trace",
+    ) -> list[CheckResult]:
+        """:meth:`score`, failing the test with every result that is not SAFE."""
+        results = self.score(policy, assume_coverage=assume_coverage, group_by=group_by)
+        failing = [result for result in results if not result]
+        if failing:
+            pytest.fail("\n".join(failure_lines(results, failing, "are not safe")), pytrace=False)
+        return results
+
+    def _policy(self, policy: PolicySource | None) -> Policy:
+        policy = self._default_policy if policy is None else policy
+        if policy is None:
+            raise UsageError(NO_POLICY)
+        if isinstance(policy, Policy):
+            return policy
+        path = (self._test_dir / policy).resolve()
+        if path not in self._policies:
+            self._policies[path] = policy_of(path)
+        return self._policies[path]
