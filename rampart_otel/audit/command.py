@@ -18,8 +18,10 @@ from rampart_otel.audit.terminal import write_audit_terminal
 from rampart_otel.audit.timespec import BUCKET_CHOICES, parse_time
 from rampart_otel.errors import AuditError, SchemaError
 from rampart_otel.evaluation import SafetyStatus
-from rampart_otel.storage.audit_queries import Filters, policy_versions
+from rampart_otel.model import InputError
+from rampart_otel.storage.audit_queries import Filters, policy_versions, quarantined
 from rampart_otel.storage.results import ResultsStore, open_reader
+from rampart_otel.storage.segments import segment_name
 
 DEFAULT_LIMIT = 100
 
@@ -94,9 +96,16 @@ def audit(data_dir: Path, options: AuditOptions, out: IO[str]) -> None:
         versions = select_versions(stored, options.policy, options.policy_version)
         aggregates = aggregate(db, versions, filters, options.bucket)
         results = listed(db, versions, filters, limit)
+        errors = [
+            InputError(
+                f"{segment_name(segment)}@{offset}",
+                f"{spans} spans quarantined (the rest of the record was scored): {message}",
+            )
+            for segment, offset, spans, message in quarantined(db)
+        ]
         if options.json_output:
-            write_audit_json(out, data_dir, stored, aggregates, results, limit)
+            write_audit_json(out, data_dir, stored, aggregates, results, limit, errors=errors)
         else:
-            write_audit_terminal(out, data_dir, stored, aggregates, results)
+            write_audit_terminal(out, data_dir, stored, aggregates, results, errors=errors)
     finally:
         store.close()

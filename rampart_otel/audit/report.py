@@ -16,7 +16,8 @@ from typing import IO, Any
 from rampart_otel.audit.aggregate import Aggregates
 from rampart_otel.audit.timespec import iso
 from rampart_otel.evaluation.population import PopulationSummary
-from rampart_otel.exporters.report_json import REPORT_SCHEMA
+from rampart_otel.exporters.report_json import REPORT_SCHEMA, input_error_to_dict
+from rampart_otel.model import InputError
 from rampart_otel.storage.audit_queries import PolicyVersion, StoredResult
 
 TIME_BASIS = "run_start"
@@ -29,6 +30,8 @@ def write_audit_json(
     aggregates: Aggregates,
     results: Iterable[StoredResult],
     limit: int | None,
+    *,
+    errors: Iterable[InputError] = (),
 ) -> int:
     """Write the report; the number of results listed."""
     policies = [{"name": v.policy, "version": v.value} for v in aggregates.versions]
@@ -41,7 +44,9 @@ def write_audit_json(
         listed += 1
     out.write('\n], "population_summary": ')
     out.write(aggregates.population().model_dump_json())
-    out.write(', "input_errors": [], "aggregates": ')
+    out.write(', "input_errors": ')
+    out.write(json.dumps([input_error_to_dict(error) for error in errors]))
+    out.write(', "aggregates": ')
     document = aggregates_to_dict(data_dir, stored, aggregates, listed, limit)
     out.write(json.dumps(document))
     out.write("}\n")

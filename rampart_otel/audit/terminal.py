@@ -19,6 +19,7 @@ from rampart_otel.audit.aggregate import Aggregates
 from rampart_otel.audit.timespec import iso
 from rampart_otel.evaluation.population import PopulationSummary, Rate
 from rampart_otel.exporters.terminal_report import LABELS
+from rampart_otel.model import InputError
 from rampart_otel.render import safe_text
 from rampart_otel.storage.audit_queries import PolicyVersion, StoredResult
 
@@ -37,10 +38,15 @@ def write_audit_terminal(
     stored: dict[str, list[PolicyVersion]],
     aggregates: Aggregates,
     results: Iterable[StoredResult],
+    *,
+    errors: Iterable[InputError] = (),
 ) -> int:
     """Print the report; the number of results listed."""
     console = terminal_console(out)
     console.print(Text(f"rampart-otel audit: {safe_text(data_dir, 300)}", style="bold"))
+    for error in errors:
+        where, message = safe_text(error.location, 300), safe_text(error.message, 300)
+        console.print(Text(f"warning: {where}: {message}", style="yellow"))
     for version in aggregates.versions:
         console.print(_policy_line(version, stored[version.policy]))
     console.print(Text(_scope_line(aggregates)))

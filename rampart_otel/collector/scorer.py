@@ -88,6 +88,7 @@ class Scorer:
         self.late_cache_runs = late_cache_runs
         self._recent: OrderedDict[str, dict[str, Span]] = OrderedDict()
         self._first: dict[str, Position] = {}  # open trace -> its first record's position
+        self._quarantined: list[tuple[int, int, int, str]] = []  # stored with the next commit
         self.stats = Stats()
         start = store.checkpoint()
         if start is None:
@@ -154,6 +155,7 @@ class Scorer:
             spans, unreadable = readable_spans(payload)
             self.stats.decode_errors += 1
             self.stats.spans_quarantined += unreadable
+            self._quarantined.append((*where, unreadable, error.message))
             log.error(
                 "segment %d@%d: %s: %d spans quarantined, %d scored",
                 where[0], where[1], error, unreadable, len(spans),
@@ -169,7 +171,7 @@ class Scorer:
 
     def _score(self, runs: list[Run]) -> None:
         checkpoint = self.checkpoint()
-        if not runs and checkpoint == self._saved:
+        if not runs and checkpoint == self._saved and not self._quarantined:
             return  # nothing new: no empty write transaction every poll
         committed: list[Scored] = []
         with self.store.transaction() as txn:
@@ -198,6 +200,9 @@ class Scorer:
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
                 committed.append((run, results, scored_at))
+            for quarantined in self._quarantined:
+                txn.add_quarantine(*quarantined)
+            self._quarantined.clear()
             checkpoint = self.checkpoint()
             txn.set_checkpoint(*checkpoint)
         self._saved = checkpoint

@@ -349,3 +349,12 @@ def session_runs(db: sqlite3.Connection) -> bool:
 
 def stored_run_count(db: sqlite3.Connection) -> int:
     return db.execute("SELECT count(DISTINCT run_id) FROM runs").fetchone()[0]
+
+
+def quarantined(db: sqlite3.Connection) -> list[tuple[int, int, int, str]]:
+    """(segment, offset, spans, message) of each stored record the scorer could not read whole."""
+    return list(
+        db.execute(
+            "SELECT segment, offset, spans, message FROM quarantine ORDER BY segment, offset"
+        )
+    )

@@ -221,6 +221,13 @@ class _Transaction:
             ),
         )
 
+    def add_quarantine(self, segment: int, offset: int, spans: int, message: str) -> None:
+        """A stored record the scorer could not read whole; replays record it once."""
+        self.db.execute(
+            "INSERT OR IGNORE INTO quarantine VALUES (?, ?, ?, ?, ?)",
+            (segment, offset, spans, message, time.time()),
+        )
+
     def set_checkpoint(self, segment: int, offset: int) -> None:
         self.db.execute(
             "INSERT INTO checkpoint VALUES (1, ?, ?)"

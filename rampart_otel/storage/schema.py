@@ -101,6 +101,17 @@ _COMMON = (
 )
 
 
+# Stored records (or parts of them) the scorer could not read, for the audit's input errors.
+_QUARANTINE = """CREATE TABLE IF NOT EXISTS quarantine (
+    segment INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    spans INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (segment, offset)
+)"""
+
+
 def stored_version(db: sqlite3.Connection) -> int | None:
     """The schema version recorded in the file; None for a new, empty database."""
     has_meta = db.execute(
@@ -126,7 +137,8 @@ def prepare(db: sqlite3.Connection) -> None:
             _create(db)
         elif version < SCHEMA_VERSION:
             _MIGRATIONS[version](db)
-        for statement in _INDEXES_V2:  # indexes added within a version appear on next open
+        # Indexes and tables added within a version appear on the next read-write open.
+        for statement in (*_INDEXES_V2, _QUARANTINE):
             db.execute(statement)
         db.execute(
             "INSERT INTO meta VALUES ('schema_version', ?)"

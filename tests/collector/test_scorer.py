@@ -3,8 +3,10 @@ re-scored as a new revision with the run's earlier spans, incomplete traces not 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from collector.harness import POLICY, make_traces, write_config
@@ -160,6 +162,15 @@ def test_an_unreadable_span_in_a_stored_record_is_quarantined_and_the_rest_score
     assert scorer.stats.spans_quarantined == 1 and scorer.stats.decode_errors == 1
     scored = {run_id: count for run_id, _, count in runs(scorer.store)}
     assert len(scored) == 3 and sorted(scored.values()) == [2, 3, 3]
+    scorer.store.close()
+    # ...and the audit names it among its input errors, in both outputs.
+    audit = run_cli("audit", "--data-dir", tmp_path, "--json")
+    assert audit.returncode == 0, audit.stderr
+    (error,) = json.loads(audit.stdout)["input_errors"]
+    assert error["location"] == "segment-000000000001.binpb@0"
+    assert error["message"].startswith("1 spans quarantined (the rest of the record was scored)")
+    terminal = run_cli("audit", "--data-dir", tmp_path)
+    assert "warning: segment-000000000001.binpb@0: 1 spans quarantined" in terminal.stdout
 
 
 def test_a_run_out_of_its_time_budget_is_undetermined_never_safe(tmp_path):
