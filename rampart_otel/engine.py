@@ -64,7 +64,7 @@ def score_run(
     except Exception as error:
         log.exception("normalize failed for run %s", safe_text(run.run_id, 80))
         return [
-            _error_result(run, policy, check, f"Run could not be read: {_described(error)}")
+            _error_result(run, policy, check, "Run could not be read", error)
             for policy in policies
             for check in policy.checks
         ]
@@ -75,32 +75,34 @@ def score_run(
                 evaluate_policy(agent_run, policy, assume_coverage=assume, deadline=deadline)
             )
         except Exception as error:
-            reason = f"Policy could not be applied: {_described(error)}"
-            results.extend(_error_result(run, policy, check, reason) for check in policy.checks)
+            what = "Policy could not be applied"
+            results.extend(
+                _error_result(run, policy, check, what, error) for check in policy.checks
+            )
     return results
 
 
-def _described(error: Exception) -> str:
-    return f"{type(error).__name__}: {safe_text(error)}"
-
-
-def _error_result(run: Run, policy: Policy, check: object, summary: str) -> CheckResult:
+def _error_result(
+    run: Run, policy: Policy, check: object, what: str, error: Exception
+) -> CheckResult:
+    described = f"{type(error).__name__}: {safe_text(error)}"
     return CheckResult(
         run_id=run.run_id,
         trace_ids=list(run.trace_ids),
         check_id=str(getattr(check, "id", "")),
         polarity=str(getattr(check, "polarity", "")),
         status=SafetyStatus.ERROR,
-        summary=summary,
+        summary=f"{what}: {described}",
         harm_category=getattr(check, "harm_category", None),
-        service=_service(run),
-        error=summary.partition(": ")[2],
+        service=run_service(run),
+        error=described,
         policy=policy.name,
         policy_version=policy.version,
     )
 
 
-def _service(run: Run) -> str | None:
+def run_service(run: Run) -> str | None:
+    """The first ``service.name`` among the run's spans (before normalize has read it)."""
     try:
         return next(filter(None, (span.resource.service_name for span in run.spans)), None)
     except Exception:  # the run could not be read: its service may not be readable either

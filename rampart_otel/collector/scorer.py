@@ -31,7 +31,7 @@ from typing import Any
 from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.verdict_export import start_verdict_export
-from rampart_otel.engine import checked_assumptions, load_policies, score_run
+from rampart_otel.engine import checked_assumptions, load_policies, run_service, score_run
 from rampart_otel.errors import DecodeError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
@@ -190,7 +190,7 @@ class Scorer:
                 results = self.evaluate(run)
                 scored_at = time.time()
                 rows = [result_row(r, revision=run.revision, scored_at=scored_at) for r in results]
-                service = rows[0].service if rows else _service(run)
+                service = rows[0].service if rows else run_service(run)
                 started = rows[0].started_at_ns if rows else None
                 txn.add_run(
                     run.run_id, run.revision, packed, digest, run.trace_ids, service, started
@@ -238,14 +238,6 @@ class Scorer:
     @property
     def open_traces(self) -> int:
         return self.assembler.open_traces
-
-
-def _service(run: Run) -> str | None:
-    for span in run.spans:
-        name = span.resource.service_name
-        if name:
-            return name
-    return None
 
 
 # -- evaluation --------------------------------------------------------------------------

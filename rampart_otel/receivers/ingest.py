@@ -197,8 +197,12 @@ def _ids_ok(span: Any) -> bool:
         and trace_id != _ZERO16
         and span_id != _ZERO8
         and len(parent) in (0, 8)
-        and all(len(link.trace_id) == 16 and len(link.span_id) == 8 for link in span.links)
+        and (not (links := span.links) or all(_link_ok(link) for link in links))
     )
+
+
+def _link_ok(link: Any) -> bool:
+    return len(link.trace_id) == 16 and len(link.span_id) == 8
 
 
 # -- OTLP/JSON -> protobuf ------------------------------------------------------------------
