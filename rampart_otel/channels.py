@@ -1,6 +1,6 @@
 """Channels: what a run can attest, one key per kind of evidence an evaluator reads.
 
-The keys (``response``, ``tool_calls``, ``tool_calls.arguments|results``,
+The keys (``input``, ``response``, ``tool_calls``, ``tool_calls.arguments|results``,
 ``side_effects.<kind>``), their states and coverage types, key validation, and taking keys
 as observed (``assume``) with the same integrity caps inferred coverage gets. Bottom layer:
 the model, processors, evaluation and hosts all read channels through this module.
@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import Protocol
 
 TOOL_CHANNELS = ("tool_calls", "tool_calls.arguments", "tool_calls.results")
-CHANNEL_KEYS_CORE = ("response", *TOOL_CHANNELS)  # every key but the side effects'
+CHANNEL_KEYS_CORE = ("input", "response", *TOOL_CHANNELS)  # every key but the side effects'
 SIDE_EFFECT_PREFIX = "side_effects."
 MODEL_CHANNELS = ("response", *TOOL_CHANNELS)  # what a model span feeds: its answer and calls
 # Patterns a finding caps: every channel, every side-effect kind.
@@ -97,7 +97,8 @@ def is_side_effect_kind(kind: object) -> bool:
 
 
 def is_channel_key(key: object) -> bool:
-    """``response``, ``tool_calls``, ``tool_calls.arguments|results``, ``side_effects.<kind>``."""
+    """``input``, ``response``, ``tool_calls``, ``tool_calls.arguments|results``,
+    ``side_effects.<kind>``."""
     if not isinstance(key, str):
         return False
     if key in CHANNEL_KEYS_CORE:

@@ -148,6 +148,16 @@ class Response:
     span_id: str | None = None
 
 
+@dataclass(slots=True)
+class InputMessage:
+    """One message the user (the agent's caller) sent into the run; text None when the trace
+    shows the message but not its content."""
+
+    text: str | None
+    span_id: str | None
+    trace_id: str | None
+
+
 class FindingKind(StrEnum):
     """What an integrity finding says about a run's trace."""
 
@@ -192,6 +202,7 @@ class AgentRun:
     coverage: Coverage
     integrity: list[IntegrityFinding]
     conventions: dict[str, ConventionUse] = field(default_factory=dict)
+    user_input: list[InputMessage] = field(default_factory=list)  # the ``input`` channel
 
     @property
     def run_id(self) -> str:

@@ -31,8 +31,8 @@ def test_invalid_keys(key):
 
 def test_channel_key_error_lists_valid_keys():
     assert channel_key_error("x") == (
-        "invalid channel key 'x': expected one of response, tool_calls, tool_calls.arguments, "
-        "tool_calls.results or side_effects.<kind> with <kind> an identifier"
+        "invalid channel key 'x': expected one of input, response, tool_calls, "
+        "tool_calls.arguments, tool_calls.results or side_effects.<kind> with <kind> an identifier"
     )
 
 
