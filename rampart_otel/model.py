@@ -129,6 +129,10 @@ class ToolCall:
     conventions: list[str]
     arguments_captured: bool = False
     result_captured: bool = False
+    # The span that ran the call, and the model span that first asked for it: when it
+    # happened, for evaluators that order events (``before``, ``flows``).
+    executed_in: str | None = None
+    requested_in: str | None = None
 
 
 @dataclass(slots=True)

@@ -37,6 +37,7 @@ def merge_tool_calls(views: list[SpanView]) -> list[ToolCall]:
                 view.execution = None  # a traced function no model asked for: no call
     calls.fill_from_history([view for view in views if view.model])
     calls.adopt_named_spans(views)
+    calls.mark_when()
     return calls.calls
 
 
@@ -126,6 +127,14 @@ class _CallMerger:
                 for call_id, index in wanted.items()
                 if not self.calls[index].arguments_captured or not self.calls[index].result_captured
             }
+
+    def mark_when(self) -> None:
+        """Name each call's execution span and first requesting model span."""
+        for call, executed, requests in zip(
+            self.calls, self._exec_views, self._requests, strict=True
+        ):
+            call.executed_in = executed.span.span_id if executed is not None else None
+            call.requested_in = requests[0][0].span.span_id if requests else None
 
     def adopt_named_spans(self, views: list[SpanView]) -> None:
         """A plain span named exactly like a requested call with no execution span holds it.

@@ -5,17 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rampart_otel.channels import is_side_effect_kind
-from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.events import (
+    EventEvaluator,
+    Moment,
+    Occurrence,
+    Occurrences,
+    Part,
+)
 from rampart_otel.evaluation.evaluators.settle import (
     EVIDENCE_LIMIT,
     describe_matchers,
-    described_target,
     render_value,
-    settle,
     span_list,
 )
 from rampart_otel.evaluation.matchers import MISSING, Matcher, Scalar, all_match, as_matcher
-from rampart_otel.evaluation.outcome import EvalResult, Evidence
+from rampart_otel.evaluation.outcome import Evidence
 from rampart_otel.model import AgentRun, SideEffect
 from rampart_otel.render import safe_text
 
@@ -30,7 +34,7 @@ _HEADLINE_KEYS = {
 
 
 @dataclass(frozen=True, slots=True)
-class SideEffectOccurred(Evaluator):
+class SideEffectOccurred(EventEvaluator):
     """A side effect of ``kind`` whose details match."""
 
     kind: str
@@ -50,8 +54,8 @@ class SideEffectOccurred(Evaluator):
     def target(self) -> str:
         return f"{self.kind} with {describe_matchers(self.details)}" if self.details else self.kind
 
-    def evaluate(self, run: AgentRun) -> EvalResult:
-        hits: list[Evidence] = []
+    def occurrences(self, run: AgentRun) -> Occurrences:
+        found = Occurrences()
         undecided: list[str | None] = []
         missing_keys: dict[str, None] = {}
         matchers = dict(self.details)
@@ -60,23 +64,27 @@ class SideEffectOccurred(Evaluator):
                 continue
             answer = all_match(matchers, effect.details)
             if answer is True:
-                hits.append(_effect_evidence(effect))
+                found.matches.append(_effect_occurrence(effect))
             elif answer is None:
                 undecided.append(effect.span_id)
+                found.undecided.append(_effect_occurrence(effect))
                 for key, matcher in self.details:
                     if matcher.match(effect.details.get(key, MISSING)) is None:
                         missing_keys[key] = None
-        unknowns = []
         if undecided:
-            unknowns.append(
+            found.unknown_reasons.append(
                 f"{len(undecided)} {self.kind} side effect(s) without a recorded "
                 f"{', '.join(missing_keys)}{span_list(undecided)}"
             )
-        return settle(run, self.channels, described_target(self), hits, unknowns)
+        return found
 
     def __repr__(self) -> str:
         details = "".join(f", {key}={matcher!r}" for key, matcher in self.details)
         return f"side_effect({self.kind!r}{details})"
+
+
+def _effect_occurrence(effect: SideEffect) -> Occurrence:
+    return Occurrence(_effect_evidence(effect), Moment(effect.span_id, Part.SPAN), effect.details)
 
 
 def _effect_evidence(effect: SideEffect) -> Evidence:

@@ -4,23 +4,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.events import (
+    EventEvaluator,
+    Moment,
+    Occurrence,
+    Occurrences,
+    Part,
+)
 from rampart_otel.evaluation.evaluators.settle import (
     EVIDENCE_LIMIT,
     describe_matchers,
-    described_target,
     render_value,
-    settle,
     span_list,
 )
-from rampart_otel.evaluation.matchers import Equals, Matcher, Scalar, all_match, as_matcher
-from rampart_otel.evaluation.outcome import EvalResult, Evidence
+from rampart_otel.evaluation.matchers import (
+    MISSING,
+    Equals,
+    Matcher,
+    Scalar,
+    all_match,
+    as_matcher,
+)
+from rampart_otel.evaluation.outcome import Evidence
 from rampart_otel.model import AgentRun, ToolCall
 from rampart_otel.render import safe_text
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCalled(Evaluator):
+class ToolCalled(EventEvaluator):
     """A tool call whose name (and, if given, arguments) match."""
 
     name: Matcher
@@ -31,6 +42,10 @@ class ToolCalled(Evaluator):
     def channels(self) -> tuple[str, ...]:
         return ("tool_calls", "tool_calls.arguments") if self.arguments else ("tool_calls",)
 
+    @property
+    def value_channels(self) -> tuple[str, ...]:
+        return ("tool_calls", "tool_calls.arguments")
+
     def target(self) -> str:
         if isinstance(self.name, Equals):
             text = f"call to tool {self.name.literal!r}"
@@ -40,8 +55,8 @@ class ToolCalled(Evaluator):
             text += f" with {describe_matchers(self.arguments)}"
         return text
 
-    def evaluate(self, run: AgentRun) -> EvalResult:
-        hits: list[Evidence] = []
+    def occurrences(self, run: AgentRun) -> Occurrences:
+        found = Occurrences()
         not_captured: list[str | None] = []
         unparsed: list[str | None] = []
         undecided: list[str | None] = []
@@ -51,21 +66,24 @@ class ToolCalled(Evaluator):
                 continue
             span = call.span_ids[0] if call.span_ids else None
             if not matchers:
-                hits.append(_call_evidence(call, span))
+                found.matches.append(_call_occurrence(call, span))
                 continue
             args = call.arguments
             if args is None or not call.arguments_captured:
                 not_captured.append(span)
+                found.undecided.append(_call_occurrence(call, span))
             elif not isinstance(args, dict):
                 unparsed.append(span)
+                found.undecided.append(_call_occurrence(call, span))
             else:
                 answer = all_match(matchers, args)
                 if answer is True:
-                    hits.append(_call_evidence(call, span))
+                    found.matches.append(_call_occurrence(call, span))
                 elif answer is None:
                     undecided.append(span)
+                    found.undecided.append(_call_occurrence(call, span))
         keys = ", ".join(key for key, _ in self.arguments)
-        unknowns = [
+        found.unknown_reasons = [
             f"{text} on {len(spans)} matching call(s){span_list(spans)}"
             for text, spans in (
                 ("arguments not captured", not_captured),
@@ -74,11 +92,23 @@ class ToolCalled(Evaluator):
             )
             if spans
         ]
-        return settle(run, self.channels, described_target(self), hits, unknowns)
+        return found
 
     def __repr__(self) -> str:
         args = "".join(f", {key}={matcher!r}" for key, matcher in self.arguments)
         return f"tool_called({self.name!r}{args})"
+
+
+def _call_occurrence(call: ToolCall, span_id: str | None) -> Occurrence:
+    """The call as an event: when it ran (else when a model asked for it), its arguments."""
+    if call.executed_in:
+        at: Moment | None = Moment(call.executed_in, Part.SPAN)
+    elif call.requested_in:
+        at = Moment(call.requested_in, Part.END)
+    else:
+        at = None
+    captured = call.arguments_captured and call.arguments is not None
+    return Occurrence(_call_evidence(call, span_id), at, call.arguments if captured else MISSING)
 
 
 def _call_evidence(call: ToolCall, span_id: str | None) -> Evidence:

@@ -1,0 +1,143 @@
+"""Events: the matches of a leaf evaluator as things that happened somewhere, at some time.
+
+``before``, ``flows``, ``at_least`` and ``at_most`` reason about a leaf's matches, not only
+its outcome: how many there are, where in the span tree and when each happened, and what
+value each carried. A leaf lists them as ``Occurrences``: the candidates that matched, and
+the ones it could not decide (a value not captured), with the reasons it gives for them.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.settle import described_target, settle
+from rampart_otel.evaluation.matchers import MISSING
+from rampart_otel.evaluation.outcome import EvalResult, Evidence
+from rampart_otel.model import AgentRun, Span
+
+
+class Part(StrEnum):
+    """Which part of a span an event's time is: its whole interval, or one end of it."""
+
+    SPAN = "span"  # the event lasted the span (a tool ran, a request was made)
+    START = "start"  # the event was there when the span started (an input it carried)
+    END = "end"  # the event happened as the span ended (a result, an answer, a request)
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """When an event happened, as a part of one span of the run."""
+
+    span_id: str
+    part: Part
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """One candidate a leaf considered: where it is, when, and the value ``flows`` reads.
+
+    ``value`` is MISSING when the trace did not capture it; ``at`` is None when the trace
+    does not say when it happened.
+    """
+
+    evidence: Evidence
+    at: Moment | None
+    value: Any = MISSING
+
+
+@dataclass(slots=True)
+class Occurrences:
+    """A leaf's candidates on one run: those that matched and those left undecided.
+
+    ``unknown_reasons`` are the leaf's own words for the undecided ones (grouped), as its
+    UNDETERMINED rationale gives them.
+    """
+
+    matches: list[Occurrence] = field(default_factory=list)
+    undecided: list[Occurrence] = field(default_factory=list)
+    unknown_reasons: list[str] = field(default_factory=list)
+
+
+class EventEvaluator(Evaluator):
+    """A leaf whose matches are events; ``evaluate`` is settled from its occurrences."""
+
+    __slots__ = ()
+
+    @property
+    def value_channels(self) -> tuple[str, ...]:
+        """The channels an occurrence's ``value`` comes from (what ``flows`` reads)."""
+        return self.channels
+
+    @abstractmethod
+    def occurrences(self, run: AgentRun) -> Occurrences:
+        """Every candidate of the run, matched or undecided, in the run's order."""
+
+    @abstractmethod
+    def target(self) -> str:
+        """What the leaf looks for, in words."""
+
+    def evaluate(self, run: AgentRun) -> EvalResult:
+        found = self.occurrences(run)
+        hits = [occurrence.evidence for occurrence in found.matches]
+        return settle(run, self.channels, described_target(self), hits, found.unknown_reasons)
+
+
+class SpanIndex:
+    """The run's spans by id, for placing events in time and in the span tree."""
+
+    __slots__ = ("_spans",)
+
+    def __init__(self, run: AgentRun) -> None:
+        self._spans: dict[str, Span] = {}
+        for span in run.run.spans:
+            seen = self._spans.get(span.span_id)
+            if seen is None or (seen.end_ns is None and span.end_ns is not None):
+                self._spans[span.span_id] = span
+
+    def interval(self, moment: Moment) -> tuple[int, int] | None:
+        """(start, end) in ns of the moment; None when the trace lacks a timestamp."""
+        span = self._spans.get(moment.span_id)
+        if span is None or span.start_ns is None or span.end_ns is None:
+            return None
+        if moment.part is Part.START:
+            return span.start_ns, span.start_ns
+        if moment.part is Part.END:
+            return span.end_ns, span.end_ns
+        return span.start_ns, span.end_ns
+
+    def contains(self, outer: str, inner: str) -> bool:
+        """Whether span ``outer`` is ``inner`` or one of its ancestors (cycles cut)."""
+        seen: set[str] = set()
+        current: str | None = inner
+        while current is not None and current not in seen:
+            if current == outer:
+                return True
+            seen.add(current)
+            span = self._spans.get(current)
+            current = span.parent_span_id if span is not None else None
+        return False
+
+
+def happened_before(first: Occurrence, second: Occurrence, index: SpanIndex) -> bool | None:
+    """Whether ``first`` was over before ``second`` began; None when the trace cannot say.
+
+    Two spans one inside the other (or the same span) overlap: neither was before the other.
+    Otherwise the timestamps decide: ``first`` ended at or before ``second`` started.
+    """
+    if first.at is None or second.at is None:
+        return None
+    a, b = first.at, second.at
+    if (
+        a.part is Part.SPAN
+        and b.part is Part.SPAN
+        and (index.contains(a.span_id, b.span_id) or index.contains(b.span_id, a.span_id))
+    ):
+        return False
+    first_interval, second_interval = index.interval(a), index.interval(b)
+    if first_interval is None or second_interval is None:
+        return None
+    return first_interval[1] <= second_interval[0]
