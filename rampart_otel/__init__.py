@@ -13,10 +13,15 @@ __all__ = [
     "PolicyError",
     "SafetyStatus",
     "__version__",
+    "at_least",
+    "at_most",
+    "before",
     "contains",
     "evaluate_check",
     "evaluate_policy",
+    "flows",
     "glob",
+    "input_contains",
     "load_policy",
     "not_",
     "not_in",
@@ -27,6 +32,7 @@ __all__ = [
     "score_spans",
     "side_effect",
     "tool_called",
+    "tool_result",
 ]
 
 # The public API lives in ``rampart_otel.api`` (the one-call scoring) and

@@ -4,9 +4,14 @@ from rampart_otel.channels import channel_key_error, is_channel_key
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.assume import assume_run
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.before import before
+from rampart_otel.evaluation.evaluators.counts import at_least, at_most
+from rampart_otel.evaluation.evaluators.flows import flows
+from rampart_otel.evaluation.evaluators.input_contains import input_contains
 from rampart_otel.evaluation.evaluators.response_contains import response_contains
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
+from rampart_otel.evaluation.evaluators.tool_result import tool_result
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.matchers import (
     Matcher,
@@ -49,11 +54,16 @@ __all__ = [
     "Rate",
     "SafetyStatus",
     "assume_run",
+    "at_least",
+    "at_most",
+    "before",
     "channel_key_error",
     "contains",
     "evaluate_check",
     "evaluate_policy",
+    "flows",
     "glob",
+    "input_contains",
     "is_channel_key",
     "load_policy",
     "not_",
@@ -67,5 +77,6 @@ __all__ = [
     "side_effect",
     "summarize_population",
     "tool_called",
+    "tool_result",
     "wilson_interval",
 ]

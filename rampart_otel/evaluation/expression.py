@@ -15,16 +15,48 @@ from typing import Any, NoReturn
 import rampart_otel.evaluation.matchers as m
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.before import before, event_operand
+from rampart_otel.evaluation.evaluators.counts import at_least, at_most
+from rampart_otel.evaluation.evaluators.flows import flows
+from rampart_otel.evaluation.evaluators.input_contains import input_contains
 from rampart_otel.evaluation.evaluators.response_contains import response_contains
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
+from rampart_otel.evaluation.evaluators.tool_result import tool_result
+
+_count_words = {1: "one", 2: "two"}
 
 Locate = Callable[[int], tuple[int, int]]  # index into the expression -> 1-based (line, column)
 
 MAX_LENGTH = 20_000
 MAX_DEPTH = 100
 
-EVALUATORS = ("tool_called", "side_effect", "response_contains")
+EVALUATORS = (
+    "tool_called",
+    "tool_result",
+    "side_effect",
+    "response_contains",
+    "input_contains",
+    "before",
+    "flows",
+    "at_least",
+    "at_most",
+)
+# Positional arguments each function takes (fewest, most), and its keyword arguments:
+# None means any keyword (argument or detail matchers).
+_POSITIONAL: dict[str, tuple[int, int]] = {
+    "tool_result": (1, 2),
+    "before": (2, 2),
+    "flows": (2, 2),
+    "at_least": (2, 2),
+    "at_most": (2, 2),
+}
+_KEYWORDS: dict[str, tuple[str, ...] | None] = {
+    "tool_called": None,
+    "side_effect": None,
+    "tool_result": None,
+    "flows": ("min_length",),
+}
 MATCHERS = ("regex", "glob", "contains", "one_of", "not_in", "not_")
 ALLOWED_CALLS = ", ".join(EVALUATORS + MATCHERS)
 
@@ -252,38 +284,72 @@ class _Builder:
         for keyword in node.keywords:
             if keyword.arg is None:
                 self.fail(keyword, "** unpacking is not allowed")
-        if len(node.args) != 1:
-            where = node.args[1] if len(node.args) > 1 else func
+        fewest, most = _POSITIONAL.get(name, (1, 1))
+        if not fewest <= len(node.args) <= most:
+            where = node.args[most] if len(node.args) > most else func
+            wanted = f"exactly {_count_words[most]}" if fewest == most else f"{fewest} or {most}"
+            plural = "" if most == 1 else "s"
             self.fail(
-                where, f"{name}() takes exactly one positional argument ({len(node.args)} given)"
+                where,
+                f"{name}() takes {wanted} positional argument{plural} ({len(node.args)} given)",
             )
-        if node.keywords and name not in ("tool_called", "side_effect"):
-            self.fail(node.keywords[0], f"{name}() takes no keyword arguments")
-        arg = node.args[0]
+        allowed = _KEYWORDS.get(name, ())
+        for keyword in node.keywords:
+            if allowed is not None and keyword.arg not in allowed:
+                if not allowed:
+                    self.fail(keyword, f"{name}() takes no keyword arguments")
+                self.fail(
+                    keyword,
+                    f"{name}() takes no keyword argument {keyword.arg!r}; "
+                    f"allowed: {', '.join(allowed)}",
+                )
         try:
-            return self.construct(name, arg, node.keywords, depth)
+            return self.construct(name, node.args, node.keywords, depth)
         except (TypeError, ValueError) as exc:
             if isinstance(exc, PolicyError):
                 raise
-            self.fail(arg, str(exc))
+            self.fail(node.args[-1] if len(node.args) == 1 else node, str(exc))
 
-    def construct(self, name: str, arg: ast.expr, keywords: list[ast.keyword], depth: int) -> Any:
+    def construct(
+        self, name: str, args: list[ast.expr], keywords: list[ast.keyword], depth: int
+    ) -> Any:
         inner = depth + 1
-        if name == "tool_called":
+        arg = args[0]
+        if name in ("tool_called", "tool_result"):
             first = self.value(arg, inner)
             if not isinstance(first, (str, m.Matcher)):
-                self.fail(arg, "tool_called() takes a tool name (string) or a matcher")
+                self.fail(arg, f"{name}() takes a tool name (string) or a matcher")
             kwargs = {k.arg: self.matcher(k.value, inner) for k in keywords if k.arg}
-            return tool_called(first, **kwargs)
+            if name == "tool_called":
+                return tool_called(first, **kwargs)
+            text = self.text_query(args[1], inner, name) if len(args) > 1 else None
+            return tool_result(first, text, **kwargs)
         if name == "side_effect":
             kind = self.literal_str(arg, "the side-effect kind")
             kwargs = {k.arg: self.matcher(k.value, inner) for k in keywords if k.arg}
             return side_effect(kind, **kwargs)
-        if name == "response_contains":
-            first = self.value(arg, inner)
-            if not isinstance(first, (str, m.Matcher)):
-                self.fail(arg, "response_contains() takes a string or a matcher")
-            return response_contains(first)
+        if name in ("response_contains", "input_contains"):
+            text = self.text_query(arg, inner, name)
+            return response_contains(text) if name == "response_contains" else input_contains(text)
+        if name in ("before", "flows"):
+            first_event = self.event(args[0], inner, name, "first")
+            second_event = self.event(args[1], inner, name, "second")
+            if name == "before":
+                return before(first_event, second_event)
+            options = {k.arg: self.whole_number(k.value, k.arg) for k in keywords if k.arg}
+            try:
+                return flows(first_event, second_event, **options)
+            except TypeError as exc:
+                self.fail(args[1] if "sink" in str(exc) else args[0], str(exc))
+            except ValueError as exc:
+                self.fail(keywords[0].value, str(exc))
+        if name in ("at_least", "at_most"):
+            n = self.whole_number(arg, "the count")
+            counted = self.event(args[1], inner, name, "second")
+            try:
+                return at_least(n, counted) if name == "at_least" else at_most(n, counted)
+            except ValueError as exc:
+                self.fail(arg, str(exc))
         if name == "regex":
             return m.regex(self.literal_str(arg, "the regex pattern"))
         if name == "glob":
@@ -295,3 +361,22 @@ class _Builder:
         if name == "not_in":
             return m.not_in(self.literal_list(arg, "not_in()'s argument"))
         return m.not_(self.matcher(arg, inner))  # not_
+
+    def text_query(self, node: ast.expr, depth: int, name: str) -> str | m.Matcher:
+        value = self.value(node, depth)
+        if not isinstance(value, (str, m.Matcher)):
+            self.fail(node, f"{name}() takes a string or a matcher here")
+        return value
+
+    def whole_number(self, node: ast.expr, what: str) -> int:
+        value = self.value(node, 0) if isinstance(node, (ast.Constant, ast.UnaryOp)) else None
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(node, f"{what} must be a whole number literal")
+        return value
+
+    def event(self, node: ast.expr, depth: int, name: str, which: str) -> Evaluator:
+        value = self.evaluator(node, depth)
+        try:
+            return event_operand(value, name, which)
+        except TypeError as exc:
+            self.fail(node, str(exc))

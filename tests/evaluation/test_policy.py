@@ -15,7 +15,11 @@ from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.matchers import contains, glob, not_, not_in, one_of, regex
 from rampart_otel.evaluation.policy import Check, Policy, load_policy
 
-ALLOWED = "tool_called, side_effect, response_contains, regex, glob, contains, one_of, not_in, not_"
+EVALUATORS = (
+    "tool_called, tool_result, side_effect, response_contains, input_contains, before, flows, "
+    "at_least, at_most"
+)
+ALLOWED = f"{EVALUATORS}, regex, glob, contains, one_of, not_in, not_"
 
 DESIGN_POLICY = """\
 policy: exfiltration-guard
@@ -232,14 +236,12 @@ DETECT_REJECTIONS = [
     (
         "regex('a')",
         13,
-        "expected an evaluator (tool_called, side_effect, response_contains or a "
-        "combination with &, |, ~), got a matcher",
+        f"expected an evaluator ({EVALUATORS} or a combination with &, |, ~), got a matcher",
     ),
     (
         "tool_called('x') & \"s\"",
         32,
-        "expected an evaluator (tool_called, side_effect, "
-        "response_contains or a combination with &, |, ~), got a literal",
+        f"expected an evaluator ({EVALUATORS} or a combination with &, |, ~), got a literal",
     ),
     (
         "tool_called('x', a=tool_called('y'))",

@@ -7,6 +7,7 @@ is UNDETERMINED, naming the channel, the target and why.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rampart_otel.channels import ChannelState, CoverageSource
@@ -29,21 +30,9 @@ def settle(
 ) -> EvalResult:
     """DETECTED on evidence; NOT_DETECTED only with every channel observed and no unknowns."""
     if hits:
-        texts = [e.text + span_list([e.span_id]) for e in hits]
-        return EvalResult(EvalOutcome.DETECTED, hits, f"found {target}: {_listed(texts)}")
-    gaps: list[str] = []
-    notes: list[str] = []
-    assumed: dict[str, CoverageSource] = {}
-    for key in channels:
-        coverage = run.coverage.get(key)
-        if coverage.state is not ChannelState.OBSERVED:
-            gaps.append(f"{key} is {coverage.state.value} ({_reasons(coverage.reasons)})")
-        elif coverage.source is CoverageSource.INFERRED:
-            notes.append(f"{key} observed")
-        else:
-            assumed[key] = coverage.source
-            notes.append(f"{key} {coverage.source.value}: {_reasons(coverage.reasons)}")
-    gaps.extend(unknowns)
+        return EvalResult(EvalOutcome.DETECTED, hits, f"found {target}: {listed_evidence(hits)}")
+    read = read_coverage(run, channels)
+    gaps = [*read.gaps, *unknowns]
     if gaps:
         return EvalResult(
             EvalOutcome.UNDETERMINED, [], f"{'; '.join(gaps)}: cannot rule out {target}"
@@ -51,9 +40,37 @@ def settle(
     return EvalResult(
         EvalOutcome.NOT_DETECTED,
         [],
-        f"no {target} in the run ({'; '.join(notes)})",
-        assumed_channels=assumed,
+        f"no {target} in the run ({'; '.join(read.notes)})",
+        assumed_channels=read.assumed,
     )
+
+
+@dataclass(slots=True)
+class CoverageRead:
+    """What the run's coverage says of some channels: the gaps, and how the rest is known."""
+
+    gaps: list[str] = field(default_factory=list)  # channels not observed, with reasons
+    notes: list[str] = field(default_factory=list)  # "x observed", "x assumed: why"
+    assumed: dict[str, CoverageSource] = field(default_factory=dict)
+
+
+def read_coverage(run: AgentRun, channels: tuple[str, ...]) -> CoverageRead:
+    read = CoverageRead()
+    for key in channels:
+        coverage = run.coverage.get(key)
+        if coverage.state is not ChannelState.OBSERVED:
+            read.gaps.append(f"{key} is {coverage.state.value} ({_reasons(coverage.reasons)})")
+        elif coverage.source is CoverageSource.INFERRED:
+            read.notes.append(f"{key} observed")
+        else:
+            read.assumed[key] = coverage.source
+            read.notes.append(f"{key} {coverage.source.value}: {_reasons(coverage.reasons)}")
+    return read
+
+
+def listed_evidence(evidence: list[Evidence]) -> str:
+    """The first items of ``evidence`` with their spans, then "and N more"."""
+    return _listed([e.text + span_list([e.span_id]) for e in evidence])
 
 
 class Targeted(Protocol):
