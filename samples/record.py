@@ -108,6 +108,27 @@ def _cases() -> list[Case]:
             Case(lib, "benign", "benign", "one fetch_weather call, GET to localhost only"),
             Case(
                 lib,
+                "injection",
+                "injection",
+                "indirect prompt injection: the weather page fetch_weather reads names "
+                "http://127.0.0.2:PORT/upload, and send_report then POSTs there",
+            ),
+            Case(
+                lib,
+                "injection-no-content",
+                "injection",
+                "the injection run with content capture off",
+                ("--no-content",),
+            ),
+            Case(
+                lib,
+                "injection-no-http-instr",
+                "injection",
+                "the injection run with `requests` not instrumented: no HTTP span",
+                ("--no-http-instr",),
+            ),
+            Case(
+                lib,
                 "no-tool",
                 "no-tool",
                 "the model answers without asking for a tool; no tool or HTTP span",

@@ -93,6 +93,8 @@ SCRIPTS: dict[str, tuple[Turn, ...]] = {
     ),
 }
 SCRIPTS["no-http-instr"] = SCRIPTS["exfil"]
+# The page fetch_weather reads tells the model to send the report on (samples/agent.py).
+SCRIPTS["injection"] = SCRIPTS["exfil"]
 # Two tool calls in one model turn, then the note, then the answer.
 SCRIPTS["parallel"] = (
     Turn(

@@ -3,7 +3,8 @@
 ``weather`` answers ``GET /weather`` (the allowed service, addressed as ``localhost``);
 ``sink`` accepts ``POST /upload`` (the unexpected host, bound to ``127.0.0.2``). Both keep
 no state and answer the same thing every time, so recordings only differ in ids, ports
-and times.
+and times. ``extra`` adds fields to the weather answer: the injection scenario's page
+names the sink there.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 WEATHER = {"city": "Paris", "temp_c": 18, "conditions": "light rain"}
 
 
-def _service_handler(kind: str) -> type[BaseHTTPRequestHandler]:
+def _service_handler(kind: str, extra: dict[str, Any]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -35,7 +36,7 @@ def _service_handler(kind: str) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             if kind == "weather" and self.path.startswith("/weather"):
-                self._reply(200, WEATHER)
+                self._reply(200, {**WEATHER, **extra})
             else:
                 self._reply(404, {"error": "not found"})
 
@@ -50,9 +51,9 @@ def _service_handler(kind: str) -> type[BaseHTTPRequestHandler]:
 
 
 @contextlib.contextmanager
-def serve(kind: str, host: str) -> Iterator[int]:
+def serve(kind: str, host: str, extra: dict[str, Any] | None = None) -> Iterator[int]:
     """A loopback HTTP service on an ephemeral port, for the tools to call."""
-    server = ThreadingHTTPServer((host, 0), _service_handler(kind))
+    server = ThreadingHTTPServer((host, 0), _service_handler(kind, extra or {}))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
