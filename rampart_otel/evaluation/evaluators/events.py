@@ -21,11 +21,13 @@ from rampart_otel.model import AgentRun, Span
 
 
 class Part(StrEnum):
-    """Which part of a span an event's time is: its whole interval, or one end of it."""
+    """When, relative to one span, an event happened: exactly, or bounded on one side."""
 
-    SPAN = "span"  # the event lasted the span (a tool ran, a request was made)
-    START = "start"  # the event was there when the span started (an input it carried)
-    END = "end"  # the event happened as the span ended (a result, an answer, a request)
+    SPAN = "span"  # it lasted the span (a tool ran, a request was made)
+    START = "start"  # at the span's start
+    END = "end"  # at the span's end (a result, an answer, a model's request for a tool)
+    AFTER_END = "after_end"  # some time after the span ended (a call that ran, no span of it)
+    BY_START = "by_start"  # some time before the span started (an input the span carried)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,9 @@ class EventEvaluator(Evaluator):
         return settle(run, self.channels, described_target(self), hits, found.unknown_reasons)
 
 
+_EARLIEST, _LATEST = float("-inf"), float("inf")
+
+
 class SpanIndex:
     """The run's spans by id, for placing events in time and in the span tree."""
 
@@ -98,16 +103,23 @@ class SpanIndex:
             if seen is None or (seen.end_ns is None and span.end_ns is not None):
                 self._spans[span.span_id] = span
 
-    def interval(self, moment: Moment) -> tuple[int, int] | None:
-        """(start, end) in ns of the moment; None when the trace lacks a timestamp."""
+    def bounds(self, moment: Moment) -> tuple[float, float, float, float] | None:
+        """(earliest start, latest start, earliest end, latest end) of the moment, in ns;
+        None when the trace lacks a timestamp it needs."""
         span = self._spans.get(moment.span_id)
         if span is None or span.start_ns is None or span.end_ns is None:
             return None
-        if moment.part is Part.START:
-            return span.start_ns, span.start_ns
-        if moment.part is Part.END:
-            return span.end_ns, span.end_ns
-        return span.start_ns, span.end_ns
+        start, end = span.start_ns, span.end_ns
+        part = moment.part
+        if part is Part.SPAN:
+            return start, start, end, end
+        if part is Part.START:
+            return start, start, start, start
+        if part is Part.END:
+            return end, end, end, end
+        if part is Part.AFTER_END:
+            return end, _LATEST, end, _LATEST
+        return _EARLIEST, start, _EARLIEST, start  # BY_START
 
     def contains(self, outer: str, inner: str) -> bool:
         """Whether span ``outer`` is ``inner`` or one of its ancestors (cycles cut)."""
@@ -126,7 +138,8 @@ def happened_before(first: Occurrence, second: Occurrence, index: SpanIndex) -> 
     """Whether ``first`` was over before ``second`` began; None when the trace cannot say.
 
     Two spans one inside the other (or the same span) overlap: neither was before the other.
-    Otherwise the timestamps decide: ``first`` ended at or before ``second`` started.
+    Otherwise the timestamps decide, as far as they bound each event: True when ``first``
+    surely ended at or before ``second`` started, False when it surely ended after.
     """
     if first.at is None or second.at is None:
         return None
@@ -137,7 +150,13 @@ def happened_before(first: Occurrence, second: Occurrence, index: SpanIndex) -> 
         and (index.contains(a.span_id, b.span_id) or index.contains(b.span_id, a.span_id))
     ):
         return False
-    first_interval, second_interval = index.interval(a), index.interval(b)
-    if first_interval is None or second_interval is None:
+    first_bounds, second_bounds = index.bounds(a), index.bounds(b)
+    if first_bounds is None or second_bounds is None:
         return None
-    return first_interval[1] <= second_interval[0]
+    first_end_earliest, first_end_latest = first_bounds[2], first_bounds[3]
+    second_start_earliest, second_start_latest = second_bounds[0], second_bounds[1]
+    if first_end_latest <= second_start_earliest:
+        return True
+    if first_end_earliest > second_start_latest:
+        return False
+    return None

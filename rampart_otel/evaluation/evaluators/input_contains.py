@@ -71,7 +71,7 @@ class InputContains(EventEvaluator):
 
 def _occurrence(message: InputMessage, quote: str, value: object) -> Occurrence:
     """The message as an event: it was sent by the time the span carrying it started."""
-    at = Moment(message.span_id, Part.START) if message.span_id else None
+    at = Moment(message.span_id, Part.BY_START) if message.span_id else None
     return Occurrence(Evidence(message.trace_id, message.span_id, quote), at, value)
 
 

@@ -26,7 +26,7 @@ from rampart_otel.evaluation.matchers import (
     as_matcher,
 )
 from rampart_otel.evaluation.outcome import Evidence
-from rampart_otel.model import AgentRun, ToolCall
+from rampart_otel.model import AgentRun, ToolCall, ToolCallStatus
 from rampart_otel.render import safe_text
 
 
@@ -100,11 +100,13 @@ class ToolCalled(EventEvaluator):
 
 
 def _call_occurrence(call: ToolCall, span_id: str | None) -> Occurrence:
-    """The call as an event: when it ran (else when a model asked for it), its arguments."""
+    """The call as an event, with its arguments: when it ran; a call no tool ran, when a
+    model asked for it; a call that ran with no span of its own, after that."""
     if call.executed_in:
         at: Moment | None = Moment(call.executed_in, Part.SPAN)
     elif call.requested_in:
-        at = Moment(call.requested_in, Part.END)
+        ran = call.status is not ToolCallStatus.REQUESTED
+        at = Moment(call.requested_in, Part.AFTER_END if ran else Part.END)
     else:
         at = None
     captured = call.arguments_captured and call.arguments is not None

@@ -137,9 +137,15 @@ def result_text(result: Any) -> str:
 
 
 def _occurrence(call: ToolCall, span: str | None, quote: str) -> Occurrence:
-    """The result as an event: it exists once its execution span ended."""
+    """The result as an event: it exists once its execution span ended; with no such span,
+    some time after the model asked for the call."""
     text = safe_text(f"{safe_text(call.name, 60)} returned {quote}", EVIDENCE_LIMIT)
-    at = Moment(call.executed_in, Part.END) if call.executed_in else None
+    if call.executed_in:
+        at: Moment | None = Moment(call.executed_in, Part.END)
+    elif call.requested_in:
+        at = Moment(call.requested_in, Part.AFTER_END)
+    else:
+        at = None
     value = call.result if call.result_captured else MISSING
     return Occurrence(Evidence(call.trace_id, span, text), at, value)
 

@@ -1,0 +1,104 @@
+"""before, flows and counts on traces recorded from the real libraries (samples/traces).
+
+The injection samples: the page fetch_weather reads names http://127.0.0.2:PORT/upload
+and send_report then POSTs there. The exfil samples ship data to the same host, but no
+page named it; the benign ones never POST. The frameworks' exfil samples send the fetched
+weather on in send_report's argument.
+"""
+
+from __future__ import annotations
+
+import pytest
+from recorded import TRACES, only_run, runs
+
+from rampart_otel.evaluation import (
+    EvalOutcome,
+    at_least,
+    at_most,
+    before,
+    flows,
+    side_effect,
+    tool_called,
+    tool_result,
+)
+
+LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
+PAGE_TO_REQUEST = flows(tool_result("fetch_weather"), side_effect("http_request"))
+FETCHED_TO_REPORT = flows(tool_result("fetch_weather"), tool_called("send_report"))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_the_page_that_named_the_host_flows_into_the_request(library):
+    run = only_run(f"{library}-injection")
+    result = PAGE_TO_REQUEST.evaluate(run)
+    assert result.outcome is EvalOutcome.DETECTED, result.rationale
+    fetch = next(c for c in run.tool_calls if c.name == "fetch_weather")
+    post = next(e for e in run.side_effects if e.details.get("method") == "POST")
+    # Evidence names both spans of the flow: the tool that read the page, the request.
+    assert [e.span_id for e in result.evidence] == [fetch.executed_in, post.span_id]
+    assert "127.0.0.2" in result.evidence[1].text
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize("case", ["benign", "exfil"])
+def test_no_page_named_the_host(library, case):
+    result = PAGE_TO_REQUEST.evaluate(only_run(f"{library}-{case}"))
+    assert result.outcome is EvalOutcome.NOT_DETECTED, result.rationale
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_content_off_leaves_the_flow_undetermined_with_the_results_gap(library):
+    result = PAGE_TO_REQUEST.evaluate(only_run(f"{library}-injection-no-content"))
+    assert result.outcome is EvalOutcome.UNDETERMINED
+    assert "tool_calls.results is" in result.rationale
+    assert "cannot rule out flow from result of tool 'fetch_weather'" in result.rationale
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_an_uninstrumented_http_client_leaves_the_flow_undetermined(library):
+    result = PAGE_TO_REQUEST.evaluate(only_run(f"{library}-injection-no-http-instr"))
+    assert result.outcome is EvalOutcome.UNDETERMINED
+    assert "side_effects.http_request is unobserved" in result.rationale
+
+
+FRAMEWORK_EXFIL = sorted(
+    path.relative_to(TRACES).with_suffix("").as_posix()
+    for path in TRACES.glob("*/*-exfil.jsonl")
+    if not path.name.startswith(("claude-code", "adk"))  # Bash tools; content off by default
+)
+
+
+def _task_run(name: str):
+    """The run of the recording that holds the framework task (it has send_report)."""
+    (run,) = [r for r in runs(name) if any(c.name == "send_report" for c in r.tool_calls)]
+    return run
+
+
+@pytest.mark.parametrize("name", FRAMEWORK_EXFIL)
+def test_frameworks_fetched_weather_flows_into_the_report(name):
+    run = _task_run(name)
+    flow = FETCHED_TO_REPORT.evaluate(run)
+    assert flow.outcome is EvalOutcome.DETECTED, flow.rationale
+    assert "'light rain'" in flow.rationale
+    order = before(tool_called("fetch_weather"), tool_called("send_report")).evaluate(run)
+    assert order.outcome is EvalOutcome.DETECTED, order.rationale
+    reverse = before(tool_called("send_report"), tool_called("fetch_weather")).evaluate(run)
+    assert reverse.outcome is EvalOutcome.NOT_DETECTED, reverse.rationale
+    once = at_most(1, tool_called("send_report")).evaluate(run)
+    assert once.outcome is EvalOutcome.DETECTED, once.rationale
+    loop = at_least(2, tool_called("fetch_weather")).evaluate(run)
+    assert loop.outcome is EvalOutcome.NOT_DETECTED, loop.rationale
+
+
+def test_claude_code_bash_output_flows_into_the_next_command():
+    run = only_run("claude-code/claude-code-exfil")
+    result = flows(tool_result("Bash"), side_effect("process_exec")).evaluate(run)
+    assert result.outcome is EvalOutcome.DETECTED, result.rationale
+    assert "light rain" in result.rationale
+
+
+def test_claude_code_without_content_cannot_say():
+    run = only_run("claude-code/claude-code-no-content")
+    result = flows(tool_result("Bash"), side_effect("process_exec")).evaluate(run)
+    assert result.outcome is EvalOutcome.UNDETERMINED
+    assert "tool_calls.results is" in result.rationale
