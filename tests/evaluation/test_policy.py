@@ -281,13 +281,52 @@ DETECT_REJECTIONS = [
         32,
         f"name 'bär' is not allowed: write strings in quotes, and call only {ALLOWED}",
     ),
+    # order, flow and counts: operands are leaves, counts whole numbers, keywords named
+    ("before(tool_called('a'))", 13, "before() takes exactly two positional arguments (1 given)"),
+    (
+        "before(tool_called('a'), tool_called('b') | tool_called('c'))",
+        38,
+        "before()'s second argument must be one of tool_called, tool_result, side_effect, "
+        "input_contains or response_contains, not a combination "
+        "((tool_called('b') | tool_called('c')))",
+    ),
+    (
+        "flows(tool_called('a'), side_effect('x'))",
+        19,
+        "flows()'s source (first argument) must be tool_result(...) or input_contains(...)",
+    ),
+    (
+        "flows(tool_result('a'), response_contains('x'))",
+        37,
+        "flows()'s sink (second argument) must be tool_called(...) or side_effect(...)",
+    ),
+    (
+        "flows(tool_result('a'), side_effect('x'), min_length=3)",
+        66,
+        "flows()'s min_length must be a whole number >= 4, not 3",
+    ),
+    (
+        "flows(tool_result('a'), side_effect('x'), depth=3)",
+        55,
+        "flows() takes no keyword argument 'depth'; allowed: min_length",
+    ),
+    ("at_least(0, tool_called('a'))", 22, "at_least()'s count must be a whole number >= 1, not 0"),
+    ("at_most(n, tool_called('a'))", 21, "the count must be a whole number literal"),
+    ("at_most(2.5, tool_called('a'))", 21, "the count must be a whole number literal"),
+    ("at_least(2, regex('a'))", 25, "expected an evaluator ("),
+    ("tool_result('a', 'b', 'c')", 35, "tool_result() takes 1 or 2 positional arguments (3 given)"),
+    ("input_contains(3)", 28, "input_contains() takes a string or a matcher here"),
+    ("input_contains('x', y=1)", 33, "input_contains() takes no keyword arguments"),
 ]
 
 
 @pytest.mark.parametrize(("expression", "column", "message"), DETECT_REJECTIONS)
 def test_detect_rejections_are_located(tmp_path, expression, column, message):
     path, error = rejected(tmp_path, TEMPLATE.format(expression))
-    assert str(error) == f"{path}:6:{column}: {message}"
+    if message.endswith("("):  # a message that goes on to list every evaluator
+        assert str(error).startswith(f"{path}:6:{column}: {message}")
+    else:
+        assert str(error) == f"{path}:6:{column}: {message}"
 
 
 def test_block_literal_location(tmp_path):
