@@ -19,8 +19,8 @@ def console_blocks() -> list[list[str]]:
     return [block.splitlines() for block in re.findall(r"```console\n(.*?)```", text, re.S)]
 
 
-def test_worked_example_output_matches_the_readme() -> None:
-    (block,) = console_blocks()
+@pytest.mark.parametrize("block", console_blocks(), ids=lambda block: block[0][:60])
+def test_worked_example_output_matches_the_readme(block: list[str]) -> None:
     command_lines = []
     for line in block:
         command_lines.append(line.removeprefix("$ ").rstrip("\\").strip())

@@ -12,11 +12,7 @@ from rampart_otel.evaluation.evaluators.events import (
     Part,
 )
 from rampart_otel.evaluation.evaluators.settle import span_list
-from rampart_otel.evaluation.evaluators.text_match import (
-    describe_text_query,
-    excerpt_of,
-    find_text,
-)
+from rampart_otel.evaluation.evaluators.text_match import excerpt_of, find_text
 from rampart_otel.evaluation.matchers import MISSING, Matcher
 from rampart_otel.evaluation.outcome import Evidence
 from rampart_otel.model import AgentRun, InputMessage
@@ -35,7 +31,9 @@ class InputContains(EventEvaluator):
         return ("input",)
 
     def target(self) -> str:
-        return describe_text_query("user input", self.text, self.matcher)
+        if self.matcher is not None:
+            return f"user input where {self.matcher.describe('text')}"
+        return f"user input containing {self.text!r} (case-insensitive)"
 
     def occurrences(self, run: AgentRun) -> Occurrences:
         found = Occurrences()

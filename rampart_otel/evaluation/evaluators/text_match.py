@@ -36,12 +36,6 @@ def find_text(
     return answer, 0, 0
 
 
-def describe_text_query(subject: str, literal: str | None, matcher: Matcher | None) -> str:
-    if matcher is not None:
-        return f"{subject} where {matcher.describe('text')}"
-    return f"{subject} containing {literal!r} (case-insensitive)"
-
-
 def excerpt_of(text: str, start: int, end: int, context: int = 40) -> str:
     """The match with some context either side, as one safe line."""
     if end <= start:

@@ -19,11 +19,7 @@ from rampart_otel.evaluation.evaluators.settle import (
     render_value,
     span_list,
 )
-from rampart_otel.evaluation.evaluators.text_match import (
-    describe_text_query,
-    excerpt_of,
-    find_text,
-)
+from rampart_otel.evaluation.evaluators.text_match import excerpt_of, find_text
 from rampart_otel.evaluation.matchers import (
     MISSING,
     Equals,
@@ -61,8 +57,10 @@ class ToolResult(EventEvaluator):
         else:
             text = f"result of a tool call with {self.name.describe('name')}"
         conditions = []
-        if self.text is not None or self.text_matcher is not None:
-            conditions.append(describe_text_query("text", self.text, self.text_matcher))
+        if self.text_matcher is not None:
+            conditions.append(self.text_matcher.describe("text"))
+        elif self.text is not None:
+            conditions.append(f"text containing {self.text!r} (case-insensitive)")
         if self.fields:
             conditions.append(describe_matchers(self.fields))
         return f"{text} with {' and '.join(conditions)}" if conditions else text
