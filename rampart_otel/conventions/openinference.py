@@ -35,6 +35,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     envelopes,
     indexed,
@@ -395,6 +396,63 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     return arguments, results
 
 
+def user_input(span: Span) -> UserInput | None:
+    """The user messages of an LLM span's ``llm.input_messages``; an AGENT span's caller
+    input (``input.value``: the text, LangGraph's ``messages`` state, smolagents' ``task``).
+
+    With inputs hidden, ``input.value`` is ``__REDACTED__`` and no messages are recorded.
+    """
+    kind = span_kind(span)
+    if kind == "AGENT":
+        return _agent_input(span.attributes.get(INPUT_VALUE))
+    if kind not in MODEL_KINDS:
+        return None
+    attrs = span.attributes
+    messages = indexed(attrs, INPUT_MESSAGES) if INPUT_MESSAGES + "0.message.role" in attrs else {}
+    if not messages:
+        value = attrs.get(INPUT_VALUE)
+        if redacted(value) or value is None:
+            return UserInput(withheld=[f"{INPUT_VALUE} ({value})"]) if value else None
+        return UserInput(not_understood=[f"{INPUT_VALUE} without {INPUT_MESSAGES}*"])
+    found = UserInput()
+    where = f"user messages of {INPUT_MESSAGES}*"
+    for _, message in sorted(messages.items()):
+        if message.get("message.role") != "user":
+            continue  # system prompts, the model's turns and tool results
+        if "message.content" in message:
+            found.add(message["message.content"], where)
+            continue
+        contents = indexed(message, "message.contents.")
+        if not contents:
+            found.add(None, where)
+        for _, item in sorted(contents.items()):
+            kind = item.get("message_content.type", "text")
+            if kind == "text":
+                found.add(item.get("message_content.text"), where)
+            else:
+                found.not_understood.append(f"content type {kind!r} in {where}")
+    return found
+
+
+def _agent_input(value: Any) -> UserInput | None:
+    if not captured(value):
+        return None
+    decoded = load_json(value)
+    if isinstance(decoded, str):
+        return UserInput(texts=[decoded])
+    if isinstance(decoded, dict) and isinstance(decoded.get("task"), str):
+        return UserInput(texts=[decoded["task"]])  # smolagents' run(task=...)
+    if isinstance(decoded, dict) and isinstance(decoded.get("messages"), list):
+        found = UserInput()  # a LangGraph state: its user messages
+        for message in decoded["messages"]:
+            if isinstance(message, dict) and message.get("role") in ("user", "human"):
+                content = message.get("content")
+                if isinstance(content, str):
+                    found.texts.append(content)
+        return found if found.texts else None
+    return None  # another framework's arguments: not the caller's text
+
+
 def _message_text(message: dict[str, Any]) -> tuple[str | None, bool]:
     """(text, missing): ``message.content``, else the text items of ``message.contents``."""
     if "message.content" in message:
@@ -417,6 +475,7 @@ CONVENTION = Convention(
     OPENINFERENCE,
     read,
     input_history,
+    user_input,
     content_keys=(
         "input.value",
         "output.value",

@@ -26,6 +26,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     as_str_list,
     envelopes,
@@ -199,6 +200,28 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     return arguments, results
 
 
+def user_input(span: Span) -> UserInput | None:
+    """The user messages of the flattened ``gen_ai.prompt.{i}.role/content`` (before
+    OpenLLMetry wrote ``gen_ai.input.messages``, read by ``genai``)."""
+    if f"{PROMPT}0.role" not in span.attributes and f"{PROMPT}0.content" not in span.attributes:
+        return None
+    found = UserInput()
+    for _, message in sorted(indexed(span.attributes, PROMPT).items()):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str) and content.startswith('[{"type"'):
+                content = load_json(content)
+            if isinstance(content, list):  # content parts: the text ones are readable
+                for part in content:
+                    if isinstance(part, dict) and part.get("type") == "text":
+                        found.add(part.get("text"), f"user messages of {PROMPT}*")
+                    else:
+                        found.not_understood.append(f"a non-text part in {PROMPT}*")
+            else:
+                found.add(content, f"user messages of {PROMPT}*")
+    return found
+
+
 def _requests(choice: dict[str, Any], span: Span) -> list[ToolReport]:
     found: list[ToolReport] = []
     for _, call in sorted(indexed(choice, "tool_calls.").items()):
@@ -235,6 +258,7 @@ CONVENTION = Convention(
     OPENLLMETRY,
     read,
     input_history,
+    user_input,
     content_keys=(
         "traceloop.entity.input",
         "traceloop.entity.output",
