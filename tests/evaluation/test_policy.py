@@ -464,7 +464,7 @@ STRUCTURE_REJECTIONS = [
         "policy: p\nassume_coverage:\n  - response\n  - side_effects.http-request\n"
         "checks:\n  - id: a\n    polarity: attack\n    detect: tool_called('x')\n",
         "4:5: assume_coverage[1]: invalid channel key 'side_effects.http-request': expected one "
-        "of response, tool_calls, tool_calls.arguments, tool_calls.results or "
+        "of input, response, tool_calls, tool_calls.arguments, tool_calls.results or "
         "side_effects.<kind> with <kind> an identifier",
     ),
     (
