@@ -95,6 +95,8 @@ CHOICE_EVENT = "gen_ai.choice"
 ASSISTANT_EVENT = "gen_ai.assistant.message"
 TOOL_EVENT = "gen_ai.tool.message"
 USER_EVENT = "gen_ai.user.message"
+PROMPT_EVENT = "gen_ai.content.prompt"
+PROMPT_TEXT = "gen_ai.prompt"
 _EVENT_BODY_KEYS = ("body", "event.body", "gen_ai.event.content")
 
 
@@ -320,6 +322,12 @@ def user_input(span: Span) -> UserInput | None:
                 read_user_parts(content, USER_EVENT, found)
             else:
                 found.add(content, f"{USER_EVENT} events (no content)")
+    if found is None and (
+        PROMPT_TEXT in span.attributes or any(e.name == PROMPT_EVENT for e in span.events)
+    ):
+        # Older OpenLIT/OpenLLMetry: every message's role and text in one string.
+        where = PROMPT_EVENT if PROMPT_TEXT not in span.attributes else PROMPT_TEXT
+        return UserInput(not_understood=[f"{where} (the prompt as one text of every role)"])
     return found
 
 

@@ -52,6 +52,7 @@ from rampart_otel.model import Span, StatusCode
 SPAN_KIND = "openinference.span.kind"
 OUTPUT_MESSAGES = "llm.output_messages."
 INPUT_MESSAGES = "llm.input_messages."
+PROMPTS = "llm.prompts"
 FINISH_REASON = "llm.finish_reason"
 INPUT_VALUE = "input.value"
 OUTPUT_VALUE = "output.value"
@@ -408,8 +409,12 @@ def user_input(span: Span) -> UserInput | None:
     if kind not in MODEL_KINDS:
         return None
     attrs = span.attributes
-    messages = indexed(attrs, INPUT_MESSAGES) if INPUT_MESSAGES + "0.message.role" in attrs else {}
+    first = INPUT_MESSAGES + "0.message."
+    recorded = first + "role" in attrs or first + "content" in attrs
+    messages = indexed(attrs, INPUT_MESSAGES) if recorded else {}
     if not messages:
+        if PROMPTS in attrs or PROMPTS + ".0.prompt.text" in attrs:
+            return UserInput(not_understood=[f"{PROMPTS} (a completion prompt, no roles)"])
         value = attrs.get(INPUT_VALUE)
         if redacted(value) or value is None:
             return UserInput(withheld=[f"{INPUT_VALUE} ({value})"]) if value else None

@@ -297,3 +297,20 @@ def test_dropped_attributes_on_a_model_span_cap_input() -> None:
 def test_a_fully_read_input_is_observed() -> None:
     run = run_of(mk("m1", "chat", {**MODEL, "gen_ai.input.messages": messages(user(text(ASK)))}))
     assert run.coverage.get("input").state is OBSERVED
+
+
+def test_prompt_text_of_every_role_is_not_understood_never_not_recorded() -> None:
+    older = span(
+        "openai.chat",
+        {"gen_ai.operation.name": "chat"},
+        events=[event("gen_ai.content.prompt", {"gen_ai.prompt": f"system: s\nuser: {ASK}"})],
+    )
+    assert genai.user_input(older).not_understood == [
+        "gen_ai.content.prompt (the prompt as one text of every role)"
+    ]
+    completion = llm({"llm.prompts": [ASK]})
+    assert openinference.user_input(completion).not_understood == [
+        "llm.prompts (a completion prompt, no roles)"
+    ]
+    legacy = span("openai.chat", {"llm.prompts.0.role": "user", "llm.prompts.0.content": ASK})
+    assert openllmetry.user_input(legacy).texts == [ASK]
