@@ -132,16 +132,21 @@ def history(span: Span) -> History:
     if span.attributes.get(NEW_CONTEXT + TRUNCATED) is True:
         return {}, {}
     results: dict[str, Any] = {}
+    for label, text in _context_parts(raw):
+        if label.startswith("TOOL RESULT: "):
+            results.setdefault(label.removeprefix("TOOL RESULT: "), parse_result(text))
+    return {}, results
+
+
+def _context_parts(raw: str) -> list[tuple[str, str]]:
+    """(label, text) of each part of a ``new_context``: ``[USER]``, ``[TOOL RESULT: id]``..."""
+    parts: list[tuple[str, str]] = []
     headers = list(_PART_HEADER.finditer(raw))
     for index, header in enumerate(headers):
-        label = header.group(1)
-        if not label.startswith("TOOL RESULT: "):
-            continue
         # The text runs to the next part's header; parts are joined with "\n".
         end = headers[index + 1].start() - 1 if index + 1 < len(headers) else len(raw)
-        text = raw[header.end() + 1 : end] if end > header.end() else ""
-        results.setdefault(label.removeprefix("TOOL RESULT: "), parse_result(text))
-    return {}, results
+        parts.append((header.group(1), raw[header.end() + 1 : end] if end > header.end() else ""))
+    return parts
 
 
 def user_input(span: Span) -> UserInput | None:
@@ -165,14 +170,7 @@ def user_input(span: Span) -> UserInput | None:
         return None
     if attrs.get(NEW_CONTEXT + TRUNCATED) is True or not isinstance(raw, str):
         return UserInput(not_understood=[f"{NEW_CONTEXT} cut at Claude Code's content limit"])
-    found = UserInput()
-    headers = list(_PART_HEADER.finditer(raw))
-    for index, header in enumerate(headers):
-        if header.group(1) != "USER":
-            continue
-        end = headers[index + 1].start() - 1 if index + 1 < len(headers) else len(raw)
-        found.texts.append(raw[header.end() + 1 : end] if end > header.end() else "")
-    return found
+    return UserInput(texts=[text for label, text in _context_parts(raw) if label == "USER"])
 
 
 # --- tool calls ------------------------------------------------------------------------------

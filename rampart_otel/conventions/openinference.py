@@ -234,7 +234,7 @@ def model_output(span: Span) -> ModelOutput:
 
 
 def _flattened_message(message: dict[str, Any]) -> _Message:
-    text, missing = _message_text(message)
+    text, missing, _ = _message_text(message)  # the output's images ask for no tool
     calls = [
         (
             call.get("tool_call.function.name"),
@@ -424,18 +424,12 @@ def user_input(span: Span) -> UserInput | None:
     for _, message in sorted(messages.items()):
         if message.get("message.role") != "user":
             continue  # system prompts, the model's turns and tool results
-        if "message.content" in message:
-            found.add(message["message.content"], where)
-            continue
-        contents = indexed(message, "message.contents.")
-        if not contents:
+        text, missing, other = _message_text(message)
+        if text is not None:
+            found.texts.append(text)
+        if missing or (text is None and not other):
             found.add(None, where)
-        for _, item in sorted(contents.items()):
-            kind = item.get("message_content.type", "text")
-            if kind == "text":
-                found.add(item.get("message_content.text"), where)
-            else:
-                found.not_understood.append(f"content type {kind!r} in {where}")
+        found.not_understood.extend(f"content type {kind!r} in {where}" for kind in other)
     return found
 
 
@@ -458,22 +452,26 @@ def _agent_input(value: Any) -> UserInput | None:
     return None  # another framework's arguments: not the caller's text
 
 
-def _message_text(message: dict[str, Any]) -> tuple[str | None, bool]:
-    """(text, missing): ``message.content``, else the text items of ``message.contents``."""
+def _message_text(message: dict[str, Any]) -> tuple[str | None, bool, list[str]]:
+    """(text, missing, other kinds): ``message.content``, else the text items of
+    ``message.contents``, and the types of its items that are not text (an image)."""
     if "message.content" in message:
         content = message["message.content"]
-        return (str(content), False) if captured(content) else (None, True)
+        return (str(content), False, []) if captured(content) else (None, True, [])
     pieces: list[str] = []
     missing = False
+    other: list[str] = []
     for _, item in sorted(indexed(message, "message.contents.").items()):
-        if item.get("message_content.type", "text") != "text":
+        kind = item.get("message_content.type", "text")
+        if kind != "text":
+            other.append(str(kind))
             continue
         text = item.get("message_content.text")
         if captured(text):
             pieces.append(str(text))
         else:
             missing = True
-    return ("".join(pieces) if pieces else None), missing
+    return ("".join(pieces) if pieces else None), missing, other
 
 
 CONVENTION = Convention(
