@@ -6,11 +6,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import perturb
 import pytest
 from recorded import TRACES, runs
 
 from rampart_otel.channels import OBSERVED, PARTIAL, UNOBSERVED
-from rampart_otel.model import AgentRun
+from rampart_otel.model import AgentRun, Run
+from rampart_otel.processors.normalize import normalize
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -165,3 +167,21 @@ def test_every_sample_has_an_input_channel_with_a_reason() -> None:
             assert coverage.reasons and "unknown channel" not in coverage.reasons[0], name
             if coverage.state is OBSERVED:
                 assert run.fragment is None
+
+
+def test_obscuring_evidence_never_hides_a_message_behind_observed_input() -> None:
+    """The metamorphic property for ``input`` (what ``input_contains`` relies on): after any
+    perturbation of ``perturb.py``, input that is observed still holds every message the
+    untouched trace showed, so no NOT_DETECTED can come from evidence that was hidden."""
+    failures: list[str] = []
+    for path in sorted(TRACES.rglob("*.jsonl")):
+        name = str(path.relative_to(TRACES).with_suffix(""))
+        for run in runs(name):
+            before = set(texts(run))
+            for label, spans in perturb.perturbations(run.run.spans):
+                after = normalize(Run(run.run_id, list(run.trace_ids), spans))
+                if after.coverage.get("input").state is OBSERVED and not before <= set(
+                    texts(after)
+                ):
+                    failures.append(f"{name} {label}: {sorted(before - set(texts(after)))}")
+    assert not failures, "\n".join(failures[:10])
