@@ -224,7 +224,8 @@ def user_input(span: Span) -> UserInput | None:
         if isinstance(value.get("prompt"), str):
             found.texts.append(value["prompt"])
             return found
-        value = value.get("messages")
+        # ``prompt`` may be a list of messages too (AI SDK 5+), else ``messages``.
+        value = value["prompt"] if isinstance(value.get("prompt"), list) else value.get("messages")
     if not isinstance(value, list):
         found.not_understood.append(f"{key} (no prompt text or list of messages)")
         return found

@@ -314,3 +314,16 @@ def test_prompt_text_of_every_role_is_not_understood_never_not_recorded() -> Non
     ]
     legacy = span("openai.chat", {"llm.prompts.0.role": "user", "llm.prompts.0.content": ASK})
     assert openllmetry.user_input(legacy).texts == [ASK]
+
+
+def test_vercel_ai_root_prompt_as_messages() -> None:
+    def root(prompt: dict) -> object:
+        attributes = {"ai.operationId": "ai.streamText", "ai.prompt": json.dumps(prompt)}
+        return span("ai.streamText", attributes)
+
+    listed = [{"role": "user", "content": [{"type": "text", "text": ASK}]}]
+    assert vercel_ai.user_input(root({"prompt": listed})).texts == [ASK]
+    assert vercel_ai.user_input(root({"messages": listed})).texts == [ASK]
+    assert vercel_ai.user_input(root({"system": "s"})).not_understood == [
+        "ai.prompt (no prompt text or list of messages)"
+    ]
