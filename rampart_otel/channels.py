@@ -17,7 +17,8 @@ from typing import Protocol
 TOOL_CHANNELS = ("tool_calls", "tool_calls.arguments", "tool_calls.results")
 CHANNEL_KEYS_CORE = ("input", "response", *TOOL_CHANNELS)  # every key but the side effects'
 SIDE_EFFECT_PREFIX = "side_effects."
-MODEL_CHANNELS = ("response", *TOOL_CHANNELS)  # what a model span feeds: its answer and calls
+# What a model span feeds: the user's input it was sent, its answer and calls.
+MODEL_CHANNELS = ("input", "response", *TOOL_CHANNELS)
 # Patterns a finding caps: every channel, every side-effect kind.
 EVERY_CHANNEL = "*"
 EVERY_SIDE_EFFECT = SIDE_EFFECT_PREFIX + "*"

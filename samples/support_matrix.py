@@ -126,6 +126,7 @@ def cells(row: Row) -> list[str]:
                     ("args", "tool_calls.arguments"),
                     ("results", "tool_calls.results"),
                     ("answer", "response"),
+                    ("input", "input"),
                 )
             )
     return [
@@ -137,6 +138,7 @@ def cells(row: Row) -> list[str]:
         _state(run, "tool_calls.results"),
         effects,
         _state(run, "response"),
+        _state(run, "input"),
         off,
     ]
 
@@ -144,9 +146,9 @@ def cells(row: Row) -> list[str]:
 def table() -> str:
     head = (
         "| framework | spans by | recorded with | tool calls | arguments | results "
-        "| side effects | answer | content capture off |"
+        "| side effects | answer | user input | content capture off |"
     )
-    lines = [head, "|" + "---|" * 9]
+    lines = [head, "|" + "---|" * 10]
     for row in rows():
         lines.append("| " + " | ".join(cells(row)) + " |")
     return "\n".join(lines) + "\n"

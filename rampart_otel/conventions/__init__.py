@@ -127,6 +127,33 @@ class SpanReport:
 History = tuple[dict[str, Any], dict[str, Any]]  # call id → arguments, call id → result
 
 
+@dataclass(slots=True)
+class UserInput:
+    """What one span shows of the user's messages: on a model span, the user-role messages
+    of its input; on an agent span, the caller's input. System and developer prompts and
+    tool results sent back to the model are not the user's input.
+
+    A reader returns None when the span records no input messages at all.
+    """
+
+    texts: list[str] = field(default_factory=list)
+    # User messages recorded without their content: where, in words ("parts without
+    # content in gen_ai.input.messages"). The instrumentation's own sign of capture off.
+    withheld: list[str] = field(default_factory=list)
+    # Input content present in a form not read ("part type 'image' in a user message").
+    not_understood: list[str] = field(default_factory=list)
+
+    def add(self, text: Any, where: str) -> None:
+        """One user message's (or part's) content; None or a redaction marker: withheld."""
+        if text is None or redacted(text):
+            if where not in self.withheld:
+                self.withheld.append(where)
+        elif isinstance(text, str):
+            self.texts.append(text)
+        else:
+            self.not_understood.append(f"content of type {type(text).__name__} in {where}")
+
+
 @dataclass(frozen=True, slots=True)
 class Convention:
     """One family's reader: ``read`` is called on every span, so it probes keys cheaply."""
@@ -135,6 +162,8 @@ class Convention:
     read: Callable[[Span], SpanReport | None]
     # Call id → arguments / results sent back to the model in a model span's input.
     history: Callable[[Span], History] | None = None
+    # The user's messages a model span was sent, or the caller's input an agent span shows.
+    user_input: Callable[[Span], UserInput | None] | None = None
     # Where the family records content: attribute keys (a trailing "." is a prefix) and
     # event names. Content elsewhere is "present but not understood" (``content_hint``).
     content_keys: tuple[str, ...] = ()

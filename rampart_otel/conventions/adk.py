@@ -29,6 +29,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     as_str_list,
     genai,
@@ -41,6 +42,7 @@ from rampart_otel.model import Span, StatusCode
 SCOPE = "gcp.vertex.agent"
 PREFIX = "gcp.vertex.agent."
 LLM_RESPONSE = "gcp.vertex.agent.llm_response"
+LLM_REQUEST = "gcp.vertex.agent.llm_request"
 TOOL_CALL_ARGS = "gcp.vertex.agent.tool_call_args"
 TOOL_RESPONSE = "gcp.vertex.agent.tool_response"
 MERGED_TOOL = "(merged tools)"
@@ -194,6 +196,39 @@ def _execute_tool(span: Span) -> SpanReport:
     return SpanReport(ADK, execution=report)
 
 
+def user_input(span: Span) -> UserInput | None:
+    """The user's messages: v2's semconv ``gen_ai.input.messages`` (read by ``genai``), or
+    v1's ``llm_request`` contents (google-genai, role ``user``; ``function_response`` parts
+    are tool results, not the user's). ``"{}"`` is ADK's content off."""
+    if span.scope.name != SCOPE:
+        return None
+    if genai.INPUT_MESSAGES in span.attributes:
+        return genai.user_input(span)
+    raw = span.attributes.get(LLM_REQUEST)
+    if raw is None:
+        return None
+    if raw == CONTENT_OFF:
+        return UserInput(withheld=[f"{LLM_REQUEST} ({CONTENT_OFF}: content capture off)"])
+    request = load_json(raw)
+    contents = request.get("contents") if isinstance(request, dict) else None
+    if not isinstance(contents, list):
+        return UserInput(not_understood=[f"{LLM_REQUEST} (no list of contents)"])
+    found = UserInput()
+    where = f"user contents of {LLM_REQUEST}"
+    for content in contents:
+        if not isinstance(content, dict) or content.get("role") != "user":
+            continue
+        for part in content.get("parts") or ():
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("text"), str):
+                found.texts.append(part["text"])
+            elif not part.get("function_response"):
+                kinds = ", ".join(repr(k) for k, v in part.items() if v is not None)
+                found.not_understood.append(f"part {kinds or '{}'} in {where}")
+    return found
+
+
 def unwrap_result(raw: Any) -> Any:
     """A tool's result without ADK's ``{"result": x}`` wrapper of non-dict returns."""
     value = parse_result(raw)
@@ -205,6 +240,7 @@ def unwrap_result(raw: Any) -> Any:
 CONVENTION = Convention(
     ADK,
     read,
+    user_input=user_input,
     content_keys=(PREFIX,),
     scopes=(SCOPE,),
 )

@@ -35,6 +35,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     as_str_list,
     parse_arguments,
@@ -53,6 +54,8 @@ FULL_COMMAND = "full_command"
 TOOL_INPUT = "tool_input"
 FILE_PATH = "file_path"
 NEW_CONTEXT = "new_context"
+NEW_CONTEXT_COUNT = "new_context_message_count"
+USER_PROMPT = "user_prompt"
 MODEL_OUTPUT = "response.model_output"
 HAS_TOOL_CALL = "response.has_tool_call"
 FINISH_REASONS = "gen_ai.response.finish_reasons"
@@ -129,16 +132,45 @@ def history(span: Span) -> History:
     if span.attributes.get(NEW_CONTEXT + TRUNCATED) is True:
         return {}, {}
     results: dict[str, Any] = {}
+    for label, text in _context_parts(raw):
+        if label.startswith("TOOL RESULT: "):
+            results.setdefault(label.removeprefix("TOOL RESULT: "), parse_result(text))
+    return {}, results
+
+
+def _context_parts(raw: str) -> list[tuple[str, str]]:
+    """(label, text) of each part of a ``new_context``: ``[USER]``, ``[TOOL RESULT: id]``..."""
+    parts: list[tuple[str, str]] = []
     headers = list(_PART_HEADER.finditer(raw))
     for index, header in enumerate(headers):
-        label = header.group(1)
-        if not label.startswith("TOOL RESULT: "):
-            continue
         # The text runs to the next part's header; parts are joined with "\n".
         end = headers[index + 1].start() - 1 if index + 1 < len(headers) else len(raw)
-        text = raw[header.end() + 1 : end] if end > header.end() else ""
-        results.setdefault(label.removeprefix("TOOL RESULT: "), parse_result(text))
-    return {}, results
+        parts.append((header.group(1), raw[header.end() + 1 : end] if end > header.end() else ""))
+    return parts
+
+
+def user_input(span: Span) -> UserInput | None:
+    """The interaction's ``user_prompt``; a request's detailed ``new_context`` ``[USER]``
+    parts (tool results are not the user's). ``<REDACTED>``, or a message count with no
+    context, is Claude Code's content not logged."""
+    if span.scope.name != SCOPE:
+        return None
+    attrs = span.attributes
+    if USER_PROMPT in attrs:
+        prompt = attrs[USER_PROMPT]
+        if prompt == REDACTED:
+            return UserInput(withheld=[f"{USER_PROMPT} is {REDACTED!r}: not logged"])
+        found = UserInput()
+        found.add(prompt, USER_PROMPT)
+        return found
+    raw = attrs.get(NEW_CONTEXT)
+    if raw is None or raw == REDACTED:
+        if NEW_CONTEXT_COUNT in attrs or raw == REDACTED:
+            return UserInput(withheld=[f"{NEW_CONTEXT} (not logged: content capture off)"])
+        return None
+    if attrs.get(NEW_CONTEXT + TRUNCATED) is True or not isinstance(raw, str):
+        return UserInput(not_understood=[f"{NEW_CONTEXT} cut at Claude Code's content limit"])
+    return UserInput(texts=[text for label, text in _context_parts(raw) if label == "USER"])
 
 
 # --- tool calls ------------------------------------------------------------------------------
@@ -237,12 +269,13 @@ CONVENTION = Convention(
     CLAUDE_CODE,
     read,
     history,
+    user_input,
     content_keys=(
         FULL_COMMAND,
         TOOL_INPUT,
         NEW_CONTEXT,
         MODEL_OUTPUT,
-        "user_prompt",
+        USER_PROMPT,
         "user_system_prompt",
         "system_prompt_preview",
     ),

@@ -18,6 +18,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     as_str_list,
     envelopes,
@@ -85,6 +86,7 @@ _PLAIN_PARTS = frozenset(
 PYDANTIC_TOOL_ARGUMENTS = "tool_arguments"
 PYDANTIC_TOOL_RESPONSE = "tool_response"
 PYDANTIC_FINAL_RESULT = "final_result"
+PYDANTIC_ALL_MESSAGES = "pydantic_ai.all_messages"
 PYDANTIC_DEFERRAL = "pydantic_ai.tool.deferral.name"
 PYDANTIC_AGENT_SPAN_NAMES = ("agent run", "invoke_agent")
 PYDANTIC_TOOL_SPAN_NAMES = ("running tool", "execute_tool", "running output function")
@@ -92,6 +94,9 @@ PYDANTIC_TOOL_SPAN_NAMES = ("running tool", "execute_tool", "running output func
 CHOICE_EVENT = "gen_ai.choice"
 ASSISTANT_EVENT = "gen_ai.assistant.message"
 TOOL_EVENT = "gen_ai.tool.message"
+USER_EVENT = "gen_ai.user.message"
+PROMPT_EVENT = "gen_ai.content.prompt"
+PROMPT_TEXT = "gen_ai.prompt"
 _EVENT_BODY_KEYS = ("body", "event.body", "gen_ai.event.content")
 
 
@@ -296,6 +301,69 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     return arguments, results
 
 
+def user_input(span: Span) -> UserInput | None:
+    """The user-role messages of the input: ``gen_ai.input.messages`` (on the span or its
+    operation-details events), else the legacy ``gen_ai.user.message`` events."""
+    found: UserInput | None = None
+    for raw in contents(span, INPUT_MESSAGES):
+        found = found or UserInput()
+        read_user_messages(raw, INPUT_MESSAGES, found)
+    if found is not None:
+        return found
+    if PYDANTIC_ALL_MESSAGES in span.attributes:  # pydantic-ai's agent run span
+        found = UserInput()
+        read_user_messages(span.attributes[PYDANTIC_ALL_MESSAGES], PYDANTIC_ALL_MESSAGES, found)
+        return found
+    for name, body in _event_bodies(span):
+        if name == USER_EVENT:
+            found = found or UserInput()
+            content = body.get("content")
+            if isinstance(content, list):  # content parts, as in the messages' form
+                read_user_parts(content, USER_EVENT, found)
+            else:
+                found.add(content, f"{USER_EVENT} events (no content)")
+    if found is None and (
+        PROMPT_TEXT in span.attributes or any(e.name == PROMPT_EVENT for e in span.events)
+    ):
+        # Older OpenLIT/OpenLLMetry: every message's role and text in one string.
+        where = PROMPT_EVENT if PROMPT_TEXT not in span.attributes else PROMPT_TEXT
+        return UserInput(not_understood=[f"{where} (the prompt as one text of every role)"])
+    return found
+
+
+def read_user_messages(raw: Any, where: str, found: UserInput) -> None:
+    """The user messages of a semconv message list (JSON text or a list) into ``found``."""
+    if redacted(raw):
+        found.add(None, f"{where} ({raw})")
+        return
+    messages = _messages(raw)
+    if messages is None:
+        found.not_understood.append(f"{where} (not a JSON array of messages)")
+        return
+    for message in messages:
+        if message.get("role") != "user":
+            continue  # system/developer prompts, the model's turns and tool results
+        if "parts" in message:
+            read_user_parts(_list(message["parts"]), where, found)
+        else:
+            found.add(message.get("content"), f"user messages without content in {where}")
+
+
+def read_user_parts(parts: list[Any], where: str, found: UserInput) -> None:
+    """A user message's parts: text is the user's; tool results are not (pydantic-ai and
+    Anthropic send them as role ``user``); any other part (an image, a file) is input we
+    cannot read as text."""
+    for part in parts:
+        if not isinstance(part, dict):
+            found.not_understood.append(f"a user message part that is no object in {where}")
+            continue
+        kind = part.get("type", "text")
+        if kind == "text":
+            found.add(part.get("content"), f"text parts without content in {where}")
+        elif kind not in ("tool_call_response", "server_tool_call_response"):
+            found.not_understood.append(f"part type {kind!r} in a user message of {where}")
+
+
 # --- message parsing -------------------------------------------------------------------
 
 
@@ -478,6 +546,7 @@ CONVENTION = Convention(
     GEN_AI,
     read,
     input_history,
+    user_input,
     content_keys=(
         "gen_ai.input.messages",
         "gen_ai.output.messages",
@@ -489,7 +558,7 @@ CONVENTION = Convention(
         "tool_arguments",
         "tool_response",
         "final_result",
-        "pydantic_ai.all_messages",
+        PYDANTIC_ALL_MESSAGES,
         "events",
     ),
     content_events=(

@@ -35,6 +35,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     envelopes,
     indexed,
@@ -51,6 +52,7 @@ from rampart_otel.model import Span, StatusCode
 SPAN_KIND = "openinference.span.kind"
 OUTPUT_MESSAGES = "llm.output_messages."
 INPUT_MESSAGES = "llm.input_messages."
+PROMPTS = "llm.prompts"
 FINISH_REASON = "llm.finish_reason"
 INPUT_VALUE = "input.value"
 OUTPUT_VALUE = "output.value"
@@ -232,7 +234,7 @@ def model_output(span: Span) -> ModelOutput:
 
 
 def _flattened_message(message: dict[str, Any]) -> _Message:
-    text, missing = _message_text(message)
+    text, missing, _ = _message_text(message)  # the output's images ask for no tool
     calls = [
         (
             call.get("tool_call.function.name"),
@@ -395,28 +397,88 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     return arguments, results
 
 
-def _message_text(message: dict[str, Any]) -> tuple[str | None, bool]:
-    """(text, missing): ``message.content``, else the text items of ``message.contents``."""
+def user_input(span: Span) -> UserInput | None:
+    """The user messages of an LLM span's ``llm.input_messages``; an AGENT span's caller
+    input (``input.value``: the text, LangGraph's ``messages`` state, smolagents' ``task``).
+
+    With inputs hidden, ``input.value`` is ``__REDACTED__`` and no messages are recorded.
+    """
+    kind = span_kind(span)
+    if kind == "AGENT":
+        return _agent_input(span.attributes.get(INPUT_VALUE))
+    if kind not in MODEL_KINDS:
+        return None
+    attrs = span.attributes
+    first = INPUT_MESSAGES + "0.message."
+    recorded = first + "role" in attrs or first + "content" in attrs
+    messages = indexed(attrs, INPUT_MESSAGES) if recorded else {}
+    if not messages:
+        if PROMPTS in attrs or PROMPTS + ".0.prompt.text" in attrs:
+            return UserInput(not_understood=[f"{PROMPTS} (a completion prompt, no roles)"])
+        value = attrs.get(INPUT_VALUE)
+        if redacted(value) or value is None:
+            return UserInput(withheld=[f"{INPUT_VALUE} ({value})"]) if value else None
+        return UserInput(not_understood=[f"{INPUT_VALUE} without {INPUT_MESSAGES}*"])
+    found = UserInput()
+    where = f"user messages of {INPUT_MESSAGES}*"
+    for _, message in sorted(messages.items()):
+        if message.get("message.role") != "user":
+            continue  # system prompts, the model's turns and tool results
+        text, missing, other = _message_text(message)
+        if text is not None:
+            found.texts.append(text)
+        if missing or (text is None and not other):
+            found.add(None, where)
+        found.not_understood.extend(f"content type {kind!r} in {where}" for kind in other)
+    return found
+
+
+def _agent_input(value: Any) -> UserInput | None:
+    if not captured(value):
+        return None
+    decoded = load_json(value)
+    if isinstance(decoded, str):
+        return UserInput(texts=[decoded])
+    if isinstance(decoded, dict) and isinstance(decoded.get("task"), str):
+        return UserInput(texts=[decoded["task"]])  # smolagents' run(task=...)
+    if isinstance(decoded, dict) and isinstance(decoded.get("messages"), list):
+        found = UserInput()  # a LangGraph state: its user messages
+        for message in decoded["messages"]:
+            if isinstance(message, dict) and message.get("role") in ("user", "human"):
+                content = message.get("content")
+                if isinstance(content, str):
+                    found.texts.append(content)
+        return found if found.texts else None
+    return None  # another framework's arguments: not the caller's text
+
+
+def _message_text(message: dict[str, Any]) -> tuple[str | None, bool, list[str]]:
+    """(text, missing, other kinds): ``message.content``, else the text items of
+    ``message.contents``, and the types of its items that are not text (an image)."""
     if "message.content" in message:
         content = message["message.content"]
-        return (str(content), False) if captured(content) else (None, True)
+        return (str(content), False, []) if captured(content) else (None, True, [])
     pieces: list[str] = []
     missing = False
+    other: list[str] = []
     for _, item in sorted(indexed(message, "message.contents.").items()):
-        if item.get("message_content.type", "text") != "text":
+        kind = item.get("message_content.type", "text")
+        if kind != "text":
+            other.append(str(kind))
             continue
         text = item.get("message_content.text")
         if captured(text):
             pieces.append(str(text))
         else:
             missing = True
-    return ("".join(pieces) if pieces else None), missing
+    return ("".join(pieces) if pieces else None), missing, other
 
 
 CONVENTION = Convention(
     OPENINFERENCE,
     read,
     input_history,
+    user_input,
     content_keys=(
         "input.value",
         "output.value",

@@ -26,6 +26,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     as_str_list,
     envelopes,
@@ -44,6 +45,7 @@ ENTITY_OUTPUT = "traceloop.entity.output"
 REQUEST_TYPE = "llm.request.type"
 COMPLETION = "gen_ai.completion."
 PROMPT = "gen_ai.prompt."
+LEGACY_PROMPT = "llm.prompts."  # before the gen_ai.prompt.* names
 FINISH_REASON_KEYS = ("llm.response.finish_reason", "gen_ai.response.finish_reasons")
 AGENT_KINDS = frozenset({"agent", "workflow"})
 NEUTRAL_KINDS = frozenset({"task", "unknown"})
@@ -199,6 +201,30 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     return arguments, results
 
 
+def user_input(span: Span) -> UserInput | None:
+    """The user messages of the flattened ``gen_ai.prompt.{i}.role/content`` (or the older
+    ``llm.prompts.{i}.*``), before OpenLLMetry wrote ``gen_ai.input.messages`` (``genai``)."""
+    attrs = span.attributes
+    prefix = next((p for p in (PROMPT, LEGACY_PROMPT) if f"{p}0.role" in attrs), None)
+    if prefix is None:
+        return None
+    found = UserInput()
+    for _, message in sorted(indexed(attrs, prefix).items()):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str) and content.startswith('[{"type"'):
+                content = load_json(content)
+            if isinstance(content, list):  # content parts: the text ones are readable
+                for part in content:
+                    if isinstance(part, dict) and part.get("type") == "text":
+                        found.add(part.get("text"), f"user messages of {prefix}*")
+                    else:
+                        found.not_understood.append(f"a non-text part in {prefix}*")
+            else:
+                found.add(content, f"user messages of {prefix}*")
+    return found
+
+
 def _requests(choice: dict[str, Any], span: Span) -> list[ToolReport]:
     found: list[ToolReport] = []
     for _, call in sorted(indexed(choice, "tool_calls.").items()):
@@ -235,6 +261,7 @@ CONVENTION = Convention(
     OPENLLMETRY,
     read,
     input_history,
+    user_input,
     content_keys=(
         "traceloop.entity.input",
         "traceloop.entity.output",

@@ -28,6 +28,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     genai,
     load_json,
@@ -91,6 +92,37 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
                 if call_id:
                     results.setdefault(call_id, unwrap_result(block))
     return arguments, results
+
+
+def user_input(span: Span) -> UserInput | None:
+    """The user's messages: the semconv messages (latest form, read by ``genai``), else the
+    default form's ``gen_ai.user.message`` events of content blocks. Tool results sent back
+    as ``toolResult`` blocks are not the user's."""
+    if span.scope.name != SCOPE or genai.operation(span) == CYCLE:
+        return None  # a cycle span repeats its chat span's input
+    if genai.contents(span, genai.INPUT_MESSAGES):
+        return genai.user_input(span)
+    found: UserInput | None = None
+    where = f"{genai.USER_EVENT} events"
+    for event in span.events:
+        if event.name != genai.USER_EVENT:
+            continue
+        found = found or UserInput()
+        content = event.attributes.get("content")
+        blocks = _blocks(content)
+        if blocks is None:
+            if content is None or redacted(content):
+                found.add(None, f"{where} ({content})" if content else where)
+            else:
+                found.not_understood.append(f"content of {where} (not a list of content blocks)")
+            continue
+        for block in blocks:
+            if isinstance(block.get("text"), str):
+                found.texts.append(block["text"])
+            elif "toolResult" not in block:
+                kinds = ", ".join(repr(key) for key in list(block)[:2])
+                found.not_understood.append(f"content block {kinds} in {where}")
+    return found
 
 
 def unwrap_result(value: Any) -> Any:
@@ -181,6 +213,7 @@ CONVENTION = Convention(
     STRANDS,
     read,
     input_history,
+    user_input,
     content_keys=genai.CONVENTION.content_keys,
     content_events=genai.CONVENTION.content_events,
     scopes=(SCOPE,),

@@ -23,6 +23,7 @@ from rampart_otel.conventions import (
     ModelOutput,
     SpanReport,
     ToolReport,
+    UserInput,
     as_str,
     load_json,
     parse_arguments,
@@ -75,6 +76,7 @@ TOOL_ID = "ai.toolCall.id"
 TOOL_ARGS_KEYS = ("ai.toolCall.args", "ai.toolCall.input")
 TOOL_RESULT_KEYS = ("ai.toolCall.result", "ai.toolCall.output")
 PROMPT_MESSAGES = "ai.prompt.messages"
+PROMPT = "ai.prompt"  # the root span's call: {"system", "prompt" | "messages"}
 ERROR_TYPE = "error.type"
 # Tool-result output types (``@ai-sdk/provider``) that carry what the tool returned.
 _RESULT_OUTPUTS = frozenset({"text", "json", "error-text", "error-json", "content"})
@@ -204,6 +206,46 @@ def input_history(span: Span) -> History:
     return arguments, results
 
 
+def user_input(span: Span) -> UserInput | None:
+    """The user messages a model call was sent (``ai.prompt.messages``, SDK format), or the
+    root call's ``ai.prompt`` (its ``prompt`` text or ``messages``)."""
+    op = operation(span)
+    if op in MODEL_OPERATIONS:
+        raw, key = span.attributes.get(PROMPT_MESSAGES), PROMPT_MESSAGES
+    elif op in ROOT_OPERATIONS:
+        raw, key = span.attributes.get(PROMPT), PROMPT
+    else:
+        return None
+    if raw is None:
+        return None
+    found = UserInput()
+    value = load_json(raw)
+    if key == PROMPT and isinstance(value, dict):
+        if isinstance(value.get("prompt"), str):
+            found.texts.append(value["prompt"])
+            return found
+        # ``prompt`` may be a list of messages too (AI SDK 5+), else ``messages``.
+        value = value["prompt"] if isinstance(value.get("prompt"), list) else value.get("messages")
+    if not isinstance(value, list):
+        found.not_understood.append(f"{key} (no prompt text or list of messages)")
+        return found
+    where = f"user messages of {key}"
+    for message in value:
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue  # the system prompt, the model's turns and tool results
+        content = message.get("content")
+        if not isinstance(content, list):
+            found.add(content, where)
+            continue
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                found.add(part.get("text"), where)
+            else:
+                kind = part.get("type") if isinstance(part, dict) else None
+                found.not_understood.append(f"part type {kind!r} in {where}")
+    return found
+
+
 def _tool_result(part: dict[str, Any]) -> tuple[bool, Any]:
     output = part.get("output")
     if isinstance(output, dict) and isinstance(output.get("type"), str):
@@ -232,6 +274,7 @@ CONVENTION = Convention(
     VERCEL_AI,
     read,
     input_history,
+    user_input,
     content_keys=(
         "ai.prompt",
         "ai.prompt.",

@@ -60,6 +60,27 @@ def _line(*parts: tuple[str, str] | str) -> Text:
     return Text.assemble(*parts)
 
 
+def _print_input(run: AgentRun, console: Console) -> None:
+    """The user's messages, escaped and cut like the response, with the channel's state."""
+    state = run.coverage.get("input").state
+    console.print(
+        _line(
+            f"  input ({len(run.user_input)}, ",
+            (state.value, _STATE_STYLE[state]),
+            "):" if run.user_input else "): none read",
+        )
+    )
+    for message in run.user_input:
+        text = safe_text(message.text) if message.text is not None else None
+        console.print(
+            _line(
+                "    - ",
+                text if text is not None else ("content not captured", "dim"),
+                (f"  span {message.span_id}", "dim") if message.span_id else "",
+            )
+        )
+
+
 def _print_run(run: AgentRun, console: Console) -> None:
     revision = f" (revision {run.run.revision})" if run.run.revision else ""
     console.print(_line(("Run ", "bold"), (safe_text(run.run_id), "bold cyan"), revision))
@@ -91,6 +112,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
             ("; not understood: " + unread, "yellow") if unread else "",
         )
     )
+    _print_input(run, console)
     response = run.response.text
     console.print(
         _line(

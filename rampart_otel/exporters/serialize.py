@@ -112,6 +112,10 @@ def agent_run_to_dict(run: AgentRun) -> dict[str, Any]:
             name: {"spans": use.spans, "not_understood": use.not_understood}
             for name, use in sorted(run.conventions.items())
         },
+        "input": [
+            {"text": jsonable(m.text), "span_id": m.span_id, "trace_id": m.trace_id}
+            for m in run.user_input
+        ],
         "response": {
             "text": jsonable(run.response.text),
             "earlier": jsonable(run.response.earlier),

@@ -39,9 +39,11 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.integrity import integrity, understanding
 from rampart_otel.processors.run_facts import RunFacts
+from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import (
     ANSWER_KEYS,
     ARGUMENT_KEYS,
+    INPUT_KEYS,
     NAMED,
     NOT_RECORDED,
     RESULT_KEYS,
@@ -61,7 +63,10 @@ def infer_coverage(
     facts: RunFacts, response: Response, calls: list[ToolCall]
 ) -> tuple[Coverage, list[IntegrityFinding]]:
     """Every channel's state with its reasons, and the integrity findings that capped them."""
-    channels: dict[str, ChannelCoverage] = {"response": _response(facts, response)}
+    channels: dict[str, ChannelCoverage] = {
+        "input": _input(facts),
+        "response": _response(facts, response),
+    }
     tool_calls = channels["tool_calls"] = _tool_calls(facts)
     channels["tool_calls.arguments"] = _captured("arguments", calls, tool_calls, facts)
     channels["tool_calls.results"] = _captured("results", calls, tool_calls, facts)
@@ -71,6 +76,78 @@ def infer_coverage(
     for finding in findings:
         cap(channels, finding)
     return Coverage(channels, observability_level(channels)), findings
+
+
+# --- input -------------------------------------------------------------------------------
+
+
+def _input(facts: RunFacts) -> ChannelCoverage:
+    """Observed when every model call's input messages were read whole; the caller's input
+    an agent span records shows what the user sent first, not what came during the run."""
+    models = facts.model_inputs
+    agent_read = next(((s, f) for s, f in facts.agent_inputs if f.texts), None)
+    agent_withheld = next(((s, f) for s, f in facts.agent_inputs if f.withheld), None)
+    agent_note = ""
+    if agent_read:
+        agent_note = f"the caller's input was read on agent span {span_label(agent_read[0])}"
+    elif agent_withheld:
+        span, found = agent_withheld
+        where = ", ".join(safe_text(w, 80) for w in found.withheld[:2])
+        agent_note = (
+            f"agent span {span_label(span)} recorded the caller's input without its content "
+            f"({where})"
+        )
+    if not models:
+        if agent_note:
+            return ChannelCoverage(
+                PARTIAL if agent_read else UNOBSERVED,
+                [
+                    f"{agent_note}, and the run has no model-inference span whose input "
+                    "messages would show every user message"
+                ],
+            )
+        return ChannelCoverage(
+            UNOBSERVED, ["no model-inference span in the run: the user's input is not recorded"]
+        )
+    read = [span for span, found in models if fully_read(found)]
+    unrecorded = [span for span, found in models if found is None]
+    withheld = [(s, f) for s, f in models if f is not None and f.withheld and not f.not_understood]
+    unread = [(s, f) for s, f in models if f is not None and f.not_understood]
+    if len(read) == len(models):
+        texts = sorted({text for _, found in models if found for text in found.texts})
+        return ChannelCoverage(
+            OBSERVED,
+            [
+                f"the input messages of every model call ({len(models)}) were read: "
+                f"{counted(texts, 'distinct user message')}"
+            ],
+        )
+    reasons: list[str] = []
+    if read:
+        reasons.append(f"input messages read on {len(read)} of {len(models)} model calls")
+    elif agent_note:
+        reasons.append(agent_note)
+    if unread:
+        span, found = unread[0]
+        notes = ", ".join(safe_text(note, 80) for note in found.not_understood[:2])
+        more = f" (and {len(unread) - 1} more model span(s))" if len(unread) > 1 else ""
+        reasons.append(
+            f"input messages in a form not understood ({notes}) on {span_label(span)}{more}"
+        )
+    if withheld:
+        span, found = withheld[0]
+        where = ", ".join(safe_text(w, 80) for w in found.withheld[:2])
+        reasons.append(
+            f"{counted([s for s, _ in withheld], 'model span')} recorded the user's messages "
+            f"without their content ({where} on {span_label(span)})"
+        )
+    if unrecorded:
+        reasons.append(
+            f"{counted(unrecorded, 'model span')} recorded no input messages "
+            f"({why_missing(unrecorded, INPUT_KEYS)}): {span_names(unrecorded)}"
+        )
+    state = PARTIAL if read or agent_read or unread else UNOBSERVED
+    return ChannelCoverage(state, reasons)
 
 
 # --- response ----------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Composes the jobs, each in its own module: every span is classified once by the
 conventions that read it (``span_views``); the tool calls they report are merged, one call
 however many spans and conventions report it (``tool_calls``); the agent's side effects are
 kept apart from the model's transport (``side_effects``); the response is the top agent
-span's output, else the last model span's text (``response``). What the run can attest is
+span's output, else the last model span's text (``response``); the user's messages are
+read from the model and agent spans' inputs (``user_input``). What the run can attest is
 inferred from the same classification (``coverage``, ``integrity``).
 """
 
@@ -17,6 +18,7 @@ from rampart_otel.processors.run_facts import RunFacts, SpanRole
 from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import SpanView, classify_run
 from rampart_otel.processors.tool_calls import first_of_call, merge_tool_calls
+from rampart_otel.processors.user_input import collect_user_input
 
 
 def normalize(run: Run) -> AgentRun:
@@ -24,6 +26,7 @@ def normalize(run: Run) -> AgentRun:
     calls = merge_tool_calls(views)
     side_effects, transport = agent_side_effects(views)
     response, response_view = final_response(views)
+    user_input, model_inputs, agent_inputs = collect_user_input(views)
     facts = RunFacts(
         spans=[view.span for view in views],
         roles=_roles(views),
@@ -44,6 +47,8 @@ def normalize(run: Run) -> AgentRun:
             for view in views
             if (notes := view.not_understood + (view.output.not_understood if view.output else []))
         ],
+        model_inputs=model_inputs,
+        agent_inputs=agent_inputs,
     )
     coverage, integrity = infer_coverage(facts, response, calls)
     roots = [v.span for v in views if v.parent is None]
@@ -59,6 +64,7 @@ def normalize(run: Run) -> AgentRun:
         coverage=coverage,
         integrity=integrity,
         conventions=_conventions(views),
+        user_input=user_input,
     )
 
 

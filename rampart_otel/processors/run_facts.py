@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from rampart_otel.conventions import ModelOutput
+from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.model import SideEffect, Span
 
 
@@ -42,6 +42,10 @@ class RunFacts:
     # Spans of the framework's answer tool (smolagents' final_answer): no tool call, but
     # they show that the turn before them ran its tools where the trace records tool runs.
     answer_tool_spans: list[Span] = field(default_factory=list)
+    # Each model call's reading of its user input (None: no input messages recorded), and
+    # the caller's input agent spans record (``processors.user_input``).
+    model_inputs: list[tuple[Span, UserInput | None]] = field(default_factory=list)
+    agent_inputs: list[tuple[Span, UserInput]] = field(default_factory=list)
 
     @property
     def fragment(self) -> bool:

@@ -20,6 +20,7 @@ from rampart_otel.conventions import (
     SideEffectDetails,
     SpanReport,
     ToolReport,
+    UserInput,
     agent_family,
 )
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL
@@ -28,18 +29,21 @@ from rampart_otel.model import Span
 _Readers = tuple[
     tuple[Callable[[Span], SpanReport | None], ...],
     tuple[tuple[str, Callable[[Span], History]], ...],
+    tuple[Callable[[Span], UserInput | None], ...],
 ]
 
 
 def _readers(conventions: tuple[Convention, ...]) -> _Readers:
-    """(span readers, (name, history reader) pairs) of some conventions, in registry order."""
+    """(span readers, (name, history reader) pairs, user-input readers) of some
+    conventions, in registry order."""
     return (
         tuple(convention.read for convention in conventions),
         tuple((c.name, c.history) for c in conventions if c.history is not None),
+        tuple(c.user_input for c in conventions if c.user_input is not None),
     )
 
 
-_READERS, _HISTORY_READERS = _readers(GENERAL)
+_READERS, _HISTORY_READERS, _INPUT_READERS = _readers(GENERAL)
 _BY_SCOPE = {scope: _readers(conventions) for scope, conventions in BY_SCOPE.items()}
 
 
@@ -86,6 +90,12 @@ def history_readers(span: Span) -> tuple[tuple[str, Callable[[Span], History]], 
     """(convention, message-history reader) of the conventions that read ``span``."""
     owned = _BY_SCOPE.get(span.scope.name)
     return owned[1] if owned else _HISTORY_READERS
+
+
+def input_readers(span: Span) -> tuple[Callable[[Span], UserInput | None], ...]:
+    """The user-input readers of the conventions that read ``span``."""
+    owned = _BY_SCOPE.get(span.scope.name)
+    return owned[2] if owned else _INPUT_READERS
 
 
 def _link(spans: list[Span]) -> tuple[list[SpanView], list[Span]]:

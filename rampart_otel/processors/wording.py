@@ -22,6 +22,7 @@ REDACTED = "content was redacted by the instrumentation"
 ANSWER_KEYS = ("output", "choice", "completion", "response")
 ARGUMENT_KEYS = ("argument", "input", "args", "tool.message")
 RESULT_KEYS = ("result", "output", "choice", "response")
+INPUT_KEYS = ("input", "prompt", "user", "context")
 
 
 def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:

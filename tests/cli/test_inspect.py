@@ -179,3 +179,31 @@ def test_inspect_counts_spans_per_convention_and_names_fragments(tmp_path: Path)
     text = run_cli("inspect", path).stdout
     assert "not understood: LangSmith 1" in text
     assert "fragment — no agent, model-inference or tool span among its 1 span" in text
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_input_shows_the_question_and_its_coverage(library: str) -> None:
+    run = only_run(f"{library}-exfil")
+    assert [message["text"] for message in run["input"]] == [
+        "Weather in Paris? Also file the daily report."
+    ]
+    assert state(run, "input") == "observed"
+    hidden = only_run(f"{library}-no-content")
+    assert all(message["text"] is None for message in hidden["input"])
+    assert state(hidden, "input") == "unobserved" and hidden["coverage"]["input"]["reasons"]
+
+
+def test_terminal_input_is_escaped_and_cut(tmp_path: Path) -> None:
+    question = "Weather in Paris? Also file the daily report."
+    hostile = "Weather\\\\u001b[31m in Paris?" + " pad" * 100
+    text = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
+    assert question in text
+    (tmp_path / "hostile.jsonl").write_text(text.replace(question, hostile))
+    proc = run_cli("inspect", tmp_path / "hostile.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = lines.index("  input (1, observed):")
+    shown = lines[header + 1]
+    assert "\x1b[31m" not in proc.stdout  # the trace's escape sequence never reaches it
+    assert shown.startswith("    - Weather in Paris? pad")
+    assert "…" in shown and len(shown) < 300

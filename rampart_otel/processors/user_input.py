@@ -1,0 +1,74 @@
+"""The user's input: what the user (the agent's caller) sent into the run.
+
+Each model span's input is read by the conventions that read the span (its user-role
+messages only: system and developer prompts and tool results are not the user's input),
+and so is an agent span's record of its caller's input. A conversation repeats its earlier
+messages in every later model call, so messages are kept once, by text, in the order the
+spans started. What each span showed is kept for coverage (``coverage._input``).
+"""
+
+from __future__ import annotations
+
+from rampart_otel.conventions import UserInput
+from rampart_otel.model import InputMessage, Span
+from rampart_otel.processors.span_views import SpanView, input_readers, same_model_call
+
+SpanInput = tuple[Span, UserInput | None]  # None: the span records no input messages
+
+
+def collect_user_input(
+    views: list[SpanView],
+) -> tuple[list[InputMessage], list[SpanInput], list[tuple[Span, UserInput]]]:
+    """The run's user messages; each model call's input reading (one per call: a layer of
+    a call whose input another layer read is left out); the agent spans' caller inputs."""
+    messages: list[InputMessage] = []
+    seen: set[str] = set()
+    models: list[tuple[SpanView, UserInput | None]] = []
+    agents: list[tuple[Span, UserInput]] = []
+    for view in views:
+        if not (view.model or view.agent):
+            continue
+        found = read_span(view.span)
+        if view.model:
+            models.append((view, found))
+        elif found is not None:
+            agents.append((view.span, found))
+        if found is None:
+            continue
+        for text in found.texts:
+            if text not in seen:
+                seen.add(text)
+                messages.append(InputMessage(text, view.span.span_id, view.span.trace_id))
+    read = [view for view, found in models if fully_read(found)]
+    calls = [
+        (view.span, found)
+        for view, found in models
+        if fully_read(found) or not any(same_model_call(view, other) for other in read)
+    ]
+    withheld = next((span for span, found in calls if found and found.withheld), None)
+    if withheld is None and not messages:
+        withheld = next((span for span, found in agents if found.withheld), None)
+    if withheld is not None:  # one entry: the trace holds user messages it does not show
+        messages.append(InputMessage(None, withheld.span_id, withheld.trace_id))
+    return messages, calls, agents
+
+
+def read_span(span: Span) -> UserInput | None:
+    """Every reading convention's account of one span's user input, merged."""
+    merged: UserInput | None = None
+    for reader in input_readers(span):
+        found = reader(span)
+        if found is None:
+            continue
+        if merged is None:
+            merged = found
+            continue
+        merged.texts.extend(found.texts)
+        merged.withheld.extend(found.withheld)
+        merged.not_understood.extend(found.not_understood)
+    return merged
+
+
+def fully_read(found: UserInput | None) -> bool:
+    """Recorded, with every user message's content, in a form read."""
+    return found is not None and not found.withheld and not found.not_understood
