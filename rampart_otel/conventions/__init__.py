@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rampart_otel.codecs.otlp_json import parse_json
 from rampart_otel.conventions.finish_reasons import ToolRequest, combine
 from rampart_otel.model import Span
 
@@ -180,8 +181,8 @@ def load_json(value: Any) -> Any:
         text = value.strip()
         if text[:1] in ("{", "[", '"') or text in ("null", "true", "false"):
             try:
-                return json.loads(text)
-            except ValueError:
+                return parse_json(text)
+            except (ValueError, RecursionError):
                 return value
     return value
 

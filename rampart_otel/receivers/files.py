@@ -35,12 +35,14 @@ import re
 import stat
 import zlib
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO
 
 from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,
+    parse_json,
     spans_from_json,
     spans_from_json_bytes,
 )
@@ -48,7 +50,16 @@ from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import InputError, Span
 
-__all__ = ["FileFormat", "read_path", "read_paths", "sniff_format"]
+__all__ = [
+    "FileFormat",
+    "Record",
+    "RecordKind",
+    "decode_record",
+    "read_path",
+    "read_paths",
+    "read_records",
+    "sniff_format",
+]
 
 Item = list[Span] | InputError
 
@@ -116,6 +127,22 @@ NOT_TRACE_DATA = (
 )  # fmt: skip
 
 
+class RecordKind(StrEnum):
+    JSON_LINE = "json-line"
+    JSON_DOCUMENTS = "json-documents"  # the rest of a file: pretty-printed documents
+    PROTO = "proto"  # a length-prefixed record, or a whole raw protobuf file
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One unit of a file, read but not decoded: what a parallel scorer hands to a worker."""
+
+    kind: RecordKind
+    path: str
+    location: str  # what an InputError about it names: path:line, path@offset, or path
+    payload: bytes
+
+
 def read_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Item]:
     """Yield span batches and InputErrors for every file under ``paths``, in order."""
     for path in paths:
@@ -124,17 +151,43 @@ def read_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Item]:
 
 def read_path(path: str | os.PathLike[str]) -> Iterator[Item]:
     """One file or directory; a nonexistent path is an InputError, like any bad file."""
-    name = os.fsdecode(path)
-    if os.path.isdir(name):
-        for item in _walk(name, set()):
-            if isinstance(item, InputError):
-                yield item
-            else:
-                yield from _read_file(item)
-    elif os.path.lexists(name):
-        yield from _read_file(name)
+    for record in read_records([path]):
+        if isinstance(record, InputError):
+            yield record
+        else:
+            yield from decode_record(record)
+
+
+def read_records(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Record | InputError]:
+    """Every file under ``paths`` as undecoded records, in order; read errors as InputErrors."""
+    for path in paths:
+        name = os.fsdecode(path)
+        if os.path.isdir(name):
+            for item in _walk(name, set()):
+                if isinstance(item, InputError):
+                    yield item
+                else:
+                    yield from _read_file(item)
+        elif os.path.lexists(name):
+            yield from _read_file(name)
+        else:
+            yield InputError(name, "no such file or directory")
+
+
+def decode_record(record: Record) -> Iterator[Item]:
+    """A record's span batches, or the InputError that says why it could not be read."""
+    if record.kind is RecordKind.JSON_LINE:
+        try:
+            batch = spans_from_json_bytes(record.payload)
+        except DecodeError as exc:
+            yield InputError(record.location, exc.message)
+            return
+        if batch:
+            yield batch
+    elif record.kind is RecordKind.PROTO:
+        yield from _decode_record(record.payload, record.location)
     else:
-        yield InputError(name, "no such file or directory")
+        yield from _read_json_documents(record.payload, record.path)
 
 
 def _walk(directory: str, seen: set[tuple[int, int]]) -> Iterator[str | InputError]:
@@ -170,7 +223,7 @@ class _Cursor:
         self.location = location
 
 
-def _read_file(path: str) -> Iterator[Item]:
+def _read_file(path: str) -> Iterator[Record | InputError]:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # opening a FIFO would wait forever
             yield InputError(path, "not a regular file (a FIFO, socket or device); skipped")
@@ -224,7 +277,7 @@ def _os_message(exc: OSError) -> str:
 # ---- JSON ---------------------------------------------------------------------------
 
 
-def _read_json(stream: IO[bytes], path: str, cursor: _Cursor) -> Iterator[Item]:
+def _read_json(stream: IO[bytes], path: str, cursor: _Cursor) -> Iterator[Record | InputError]:
     lineno = 0
     skipped: list[bytes] = []
     while True:
@@ -240,35 +293,28 @@ def _read_json(stream: IO[bytes], path: str, cursor: _Cursor) -> Iterator[Item]:
     try:
         if len(line) > GC_PAUSE_THRESHOLD:
             with gc_paused():
-                obj = json.loads(line)
+                parse_json(line)
         else:
-            obj = json.loads(line)
+            parse_json(line)
     except json.JSONDecodeError as exc:
         if exc.pos >= len(exc.doc.rstrip()):
             # Ran out of input at the end of the line: a document spread over lines.
             cursor.location = path
             skipped.append(line)
-            yield from _read_json_documents(b"".join(skipped) + stream.read(), path)
+            data = b"".join(skipped) + stream.read()
+            yield Record(RecordKind.JSON_DOCUMENTS, path, path, data)
             return
-        yield InputError(f"{path}:{lineno}", f"invalid JSON: {exc.msg} at column {exc.colno}")
-    except (ValueError, RecursionError) as exc:
-        yield InputError(f"{path}:{lineno}", f"invalid JSON: {_json_error(exc)}")
-    else:
-        yield from _batch(obj, f"{path}:{lineno}")
-
-    yield from _json_lines(_numbered(stream, lineno, path, cursor), path)
-
-
-def _numbered(
-    stream: IO[bytes], lineno: int, path: str, cursor: _Cursor
-) -> Iterator[tuple[int, bytes]]:
+    except (ValueError, RecursionError):
+        pass  # reported when the line is decoded, as any other line's error
+    yield Record(RecordKind.JSON_LINE, path, f"{path}:{lineno}", line)
     while True:
         cursor.location = f"{path}:{lineno + 1}"
         line = stream.readline()
         if not line:
             return
         lineno += 1
-        yield lineno, line
+        if not line.isspace():
+            yield Record(RecordKind.JSON_LINE, path, f"{path}:{lineno}", line)
 
 
 def _json_lines(lines: Iterable[tuple[int, bytes | str]], path: str) -> Iterator[Item]:
@@ -282,16 +328,6 @@ def _json_lines(lines: Iterable[tuple[int, bytes | str]], path: str) -> Iterator
             continue
         if batch:
             yield batch
-
-
-def _batch(obj: object, location: str) -> Iterator[Item]:
-    try:
-        batch = spans_from_json(obj)  # type: ignore[arg-type]
-    except DecodeError as exc:
-        yield InputError(location, exc.message)
-        return
-    if batch:
-        yield batch
 
 
 def _read_json_documents(data: bytes, path: str) -> Iterator[Item]:
@@ -360,7 +396,9 @@ def _json_error(exc: BaseException) -> str:
 # ---- protobuf -----------------------------------------------------------------------
 
 
-def _read_length_prefixed(stream: IO[bytes], path: str, cursor: _Cursor) -> Iterator[Item]:
+def _read_length_prefixed(
+    stream: IO[bytes], path: str, cursor: _Cursor
+) -> Iterator[Record | InputError]:
     offset = empty = 0
     while True:
         where = cursor.location = f"{path}@{offset}"
@@ -385,7 +423,7 @@ def _read_length_prefixed(stream: IO[bytes], path: str, cursor: _Cursor) -> Iter
                 "the rest of the file is skipped",
             )
             return
-        yield from _decode_record(payload, where)
+        yield Record(RecordKind.PROTO, path, where, payload)
         offset += 4 + size
 
 
@@ -421,5 +459,5 @@ def _decode_record(payload: bytes, where: str) -> Iterator[Item]:
         yield batch
 
 
-def _read_raw_proto(stream: IO[bytes], path: str) -> Iterator[Item]:
-    yield from _decode_record(stream.read(), path)
+def _read_raw_proto(stream: IO[bytes], path: str) -> Iterator[Record]:
+    yield Record(RecordKind.PROTO, path, path, stream.read())
