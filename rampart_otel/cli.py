@@ -125,6 +125,14 @@ def score(
     fail_on: Annotated[
         str, typer.Option("--fail-on", help="unsafe (and error), or undetermined as well.")
     ] = "unsafe",
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "-j",
+            "--jobs",
+            help="Worker processes (0: one per CPU). Same report, in the same order.",
+        ),
+    ] = 1,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
     from rampart_otel.scoring import load_checked_policy  # startup
@@ -134,6 +142,7 @@ def score(
     _choice("--group-by", group_by, ("trace", "session"))
     _choice("--fail-on", fail_on, ("unsafe", "undetermined"))
     check_paths(paths)
+    workers = _workers(jobs, group_by)
     assumed = assume_coverage or []
     loaded = load_checked_policy(policy, assumed)
     with _report_output(output) as out:
@@ -146,10 +155,31 @@ def score(
             assume_coverage=assumed,
             fail_on=fail_on,  # type: ignore[arg-type]
             on_error=report_input_error,
+            jobs=workers,
         )
     if unreadable(stats):
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
     raise SystemExit(code)
+
+
+def _cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))  # the CPUs this process may run on
+    return os.cpu_count() or 1
+
+
+def _workers(jobs: int, group_by: str) -> int:
+    """``--jobs`` checked: how many worker processes ``score`` uses (1: none)."""
+    from rampart_otel.parallel import fork_available
+
+    if jobs < 0:
+        raise UsageError(f"--jobs: {jobs} is negative; give 0 (one per CPU) or a count")
+    count = jobs or _cpus()
+    if count > 1 and group_by != "trace":
+        raise UsageError("--jobs: only with --group-by trace (a conversation is scored whole)")
+    if count > 1 and not fork_available():
+        raise UsageError("--jobs: worker processes need fork(), which this platform lacks")
+    return count
 
 
 def _choice(option: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -29,6 +29,7 @@ from rampart_otel.exporters.junit import write_junit
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.exporters.terminal_report import write_terminal_report
 from rampart_otel.model import InputError, Run
+from rampart_otel.parallel import score_in_parallel
 from rampart_otel.pipeline import ReadStats, runs
 from rampart_otel.processors.assemble import GroupBy
 
@@ -78,25 +79,45 @@ def score(
     assume_coverage: list[str],
     fail_on: FailOn,
     on_error: Callable[[InputError], None],
+    jobs: int = 1,
 ) -> tuple[int, ReadStats]:
-    """Score every run; return the exit code the verdicts call for, and what was read."""
+    """Score every run; return the exit code the verdicts call for, and what was read.
+
+    ``jobs`` > 1 scores on that many worker processes (``group_by="trace"`` only), with
+    the same output in the same order.
+    """
     with _young_gc_threshold(GC_YOUNG_THRESHOLD):
         stats = ReadStats()
-        assembled = _with_progress(runs(paths, stats, group_by=group_by, on_error=on_error), stats)
         tallies: list[_Tally] = []
         kept: list[CheckResult] = []
-        policies = [policy]
         writer = None
         if output_format == "json":
             writer = JsonReportWriter(out)
             writer.start([{"name": policy.name, "version": policy.version}])
-        for run in assembled:
-            for result in score_run(run, policies, assume=assume_coverage):
-                tallies.append(_Tally(result.status, result.harm_category, result.check_id))
-                if writer is not None:
-                    writer.add(result)
-                else:
-                    kept.append(result)
+        if jobs > 1:
+            _score_in_parallel(
+                paths,
+                policy,
+                jobs,
+                output_format,
+                assume_coverage,
+                on_error,
+                stats,
+                tallies,
+                kept,
+                writer,
+            )
+        else:
+            assembled = _with_progress(
+                runs(paths, stats, group_by=group_by, on_error=on_error), stats
+            )
+            for run in assembled:
+                for result in score_run(run, [policy], assume=assume_coverage):
+                    tallies.append(_Tally(result.status, result.harm_category, result.check_id))
+                    if writer is not None:
+                        writer.add(result)
+                    else:
+                        kept.append(result)
         population = summarize_population(tallies)  # type: ignore[arg-type]
         fail_on_undetermined = fail_on == "undetermined"
         if writer is not None:
@@ -114,6 +135,39 @@ def score(
                 kept, population, stats.errors, console, title, fail_on_undetermined
             )
         return _exit_code(tallies, fail_on_undetermined), stats
+
+
+def _score_in_parallel(
+    paths: list[Path],
+    policy: Policy,
+    jobs: int,
+    output_format: Format,
+    assume_coverage: list[str],
+    on_error: Callable[[InputError], None],
+    stats: ReadStats,
+    tallies: list[_Tally],
+    kept: list[CheckResult],
+    writer: JsonReportWriter | None,
+) -> None:
+    scored = score_in_parallel(
+        [str(path) for path in paths],
+        [policy],
+        jobs=jobs,
+        assume=assume_coverage,
+        render="json" if writer is not None else "results",
+        on_error=on_error,
+    )
+    for item in scored:
+        if isinstance(item, InputError):
+            stats.errors.append(item)
+        elif isinstance(item, int):
+            stats.spans = item
+        else:
+            tallies.extend(_Tally(*tally) for tally in item.tallies)
+            if writer is not None:
+                writer.add_rendered(item.json_text, len(item.tallies))
+            else:
+                kept.extend(item.results)
 
 
 def _exit_code(tallies: list[_Tally], fail_on_undetermined: bool) -> int:

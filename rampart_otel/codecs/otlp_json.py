@@ -515,3 +515,37 @@ def _b64(text: str, field: str) -> bytes:
         return binascii.a2b_base64(text, strict_mode=True)
     except (binascii.Error, ValueError):
         raise DecodeError(f"{field}: invalid base64") from None
+
+
+def trace_ids_of_json(data: bytes) -> tuple[set[str], int] | None:
+    """The trace ids (lowercase hex) and span count of one document, without decoding spans.
+
+    For routing a record to the worker that owns its traces; None when the document is not
+    plainly readable (the caller then lets every worker decode it, and report its error).
+    """
+    try:
+        obj = _orjson_loads(data)
+        rss = obj.get("resourceSpans")
+        if rss is None:
+            rss = obj.get("resource_spans")
+        ids: set[str] = set()
+        count = 0
+        for rs in rss or ():
+            g = rs.get
+            sss = (
+                g("scopeSpans")
+                or g("scope_spans")
+                or g("instrumentationLibrarySpans")
+                or g("instrumentation_library_spans")
+                or ()
+            )
+            for ss in sss:
+                for sp in ss.get("spans") or ():
+                    v = sp.get("traceId")
+                    if v is None:
+                        v = sp.get("trace_id")
+                    ids.add(_id(v, 16, "traceId"))
+                    count += 1
+    except (orjson.JSONDecodeError, DecodeError, TypeError, AttributeError, ValueError):
+        return None
+    return ids, count

@@ -353,3 +353,23 @@ def _hex_ids(obj: dict[str, Any]) -> None:
         value = obj.get(key)
         if value:
             obj[key] = base64.b64decode(value).hex()
+
+
+def trace_ids_of_proto(data: bytes) -> tuple[set[str], int] | None:
+    """The trace ids (lowercase hex) and span count of one serialized request; None when
+    it does not parse (the caller then lets every worker decode it, and report its error)."""
+    try:
+        request = ExportTraceServiceRequest.FromString(data)
+    except (_ProtoDecodeError, RecursionError):
+        return None
+    ids: set[str] = set()
+    count = 0
+    for rs in request.resource_spans:
+        for ss in rs.scope_spans:
+            for sp in ss.spans:
+                trace_id = sp.trace_id
+                if len(trace_id) != 16:
+                    return None
+                ids.add(trace_id.hex())
+                count += 1
+    return ids, count

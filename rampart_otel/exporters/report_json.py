@@ -165,6 +165,13 @@ class JsonReportWriter:
         )
         self.count += 1
 
+    def add_rendered(self, text: str, count: int) -> None:
+        """Entries another writer rendered, each starting with ``",\\n"``: a worker's output."""
+        if not count:
+            return
+        self.out.write(text if self.count else text[1:])
+        self.count += count
+
     def finish(self, population: PopulationReport, errors: list[InputError]) -> None:
         self.out.write('\n], "population_summary": ')
         self.out.write(population.model_dump_json())

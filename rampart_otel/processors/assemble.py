@@ -11,7 +11,7 @@ they are never silently merged into, or dropped from, a verdict already given.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, KeysView
 from typing import Literal
 
 from rampart_otel.model import Run, Span
@@ -81,6 +81,11 @@ class RunAssembler:
     @property
     def open_traces(self) -> int:
         return len(self._open) + len(self._stalled)
+
+    @property
+    def stalled_trace_ids(self) -> KeysView[str]:
+        """Idle traces whose top spans have not all ended, oldest first (flush order)."""
+        return self._stalled.keys()
 
     def add(self, spans: Iterable[Span], now: float) -> list[Run]:
         open_traces = self._open
