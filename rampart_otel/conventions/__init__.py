@@ -296,18 +296,23 @@ _METADATA = re.compile(r"token|usage", re.IGNORECASE)  # llm.token_count.prompt 
 EXCEPTION_EVENT = "exception"  # OTel's record of an error: its message is not content
 
 
-def content_hint(span: Span, known_keys: Iterable[str], known_events: Iterable[str]) -> str | None:
+class KnownContent:
+    """The attribute keys (exact, or prefixes ending in ".") and events conventions read."""
+
+    __slots__ = ("events", "exact", "prefixes")
+
+    def __init__(self, keys: Iterable[str], events: Iterable[str]) -> None:
+        self.exact = frozenset(key for key in keys if not key.endswith("."))
+        self.prefixes = tuple(key for key in keys if key.endswith("."))
+        self.events = frozenset(events)
+
+
+def content_hint(span: Span, known: KnownContent) -> str | None:
     """Where ``span`` holds content that no convention reads, if it does: the wording for a
     reason ("attribute 'ai.toolCall.args'"); None when every content-like key is known."""
-    exact = set()
-    prefixes = []
-    for key in known_keys:
-        (prefixes.append(key) if key.endswith(".") else exact.add(key))
-    prefix_tuple = tuple(prefixes)
-    events = set(known_events)
-
+    exact, prefixes, events = known.exact, known.prefixes, known.events
     for key, value in span.attributes.items():
-        if key in exact or key.startswith(prefix_tuple):
+        if key in exact or key.startswith(prefixes):
             continue
         if _holds_content(key, value):
             return f"attribute {key!r}"
@@ -347,10 +352,17 @@ def redaction_hint(span: Span, prefer: tuple[str, ...] = ()) -> str | None:
 
 
 def _holds_content(key: str, value: Any) -> bool:
-    if isinstance(value, (str, list, dict, bytes)) and value in _NO_CONTENT:
+    if value is None or (isinstance(value, (str, list, dict, bytes)) and value in _NO_CONTENT):
         return False
-    return (
-        value is not None
-        and _CONTENT_SEGMENT.search(key) is not None
-        and _METADATA.search(key) is None
-    )
+    named = _content_keys.get(key)
+    if named is None:
+        named = _CONTENT_SEGMENT.search(key) is not None and _METADATA.search(key) is None
+        if len(_content_keys) >= _CONTENT_KEYS_CACHED:
+            _content_keys.clear()  # keys are trace data: never let them grow memory unbounded
+        _content_keys[key] = named
+    return named
+
+
+# Whether a key names content, by key: spans repeat a few hundred keys millions of times.
+_content_keys: dict[str, bool] = {}
+_CONTENT_KEYS_CACHED = 4096

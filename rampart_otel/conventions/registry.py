@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from rampart_otel.conventions import (
     Convention,
+    KnownContent,
     adk,
     anthropic,
     claude_code,
@@ -49,10 +50,12 @@ BY_SCOPE: dict[str, tuple[Convention, ...]] = {
     scope: (owner, effects.CONVENTION) for owner in CONVENTIONS for scope in owner.scopes
 }
 
-CONTENT_KEYS = tuple(key for convention in CONVENTIONS for key in convention.content_keys)
-CONTENT_EVENTS = tuple(name for convention in CONVENTIONS for name in convention.content_events)
+KNOWN_CONTENT = KnownContent(
+    (key for convention in CONVENTIONS for key in convention.content_keys),
+    (name for convention in CONVENTIONS for name in convention.content_events),
+)
 
 
 def unread_content(span: Span) -> str | None:
     """Content on ``span`` in a place no registered convention reads (see ``content_hint``)."""
-    return content_hint(span, CONTENT_KEYS, CONTENT_EVENTS)
+    return content_hint(span, KNOWN_CONTENT)
