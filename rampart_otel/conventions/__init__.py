@@ -302,6 +302,7 @@ class KnownContent:
     __slots__ = ("events", "exact", "prefixes")
 
     def __init__(self, keys: Iterable[str], events: Iterable[str]) -> None:
+        keys = tuple(keys)
         self.exact = frozenset(key for key in keys if not key.endswith("."))
         self.prefixes = tuple(key for key in keys if key.endswith("."))
         self.events = frozenset(events)
