@@ -9,7 +9,12 @@ for a fixed time, stops the collector with SIGTERM, then reads its segments back
 - spans/s: spans acknowledged (export returned SUCCESS) per second of the window;
 - loss: acknowledged spans missing from the segments (must be 0);
 - collector CPU: CPU seconds the collector (and scorer) used per 10k spans, which says
-  what the collector alone would sustain with the clients on other machines.
+  what the collector alone would sustain with the clients on other machines;
+- with ``--policy``: scored spans/s, spans the scorer had read from the segments by the end
+  of the window per second of it (from the collector's ``/metrics``, polled each second),
+  and the backlog at the end: acknowledged spans not yet scored, in spans and in seconds
+  of input at the acknowledged rate. ``--drain`` then waits for the backlog to clear and
+  reports how long that took.
 
 Medians over the rounds are reported. Run: ``python bench/bench_collector.py``
 (``--help`` for options; ``--policy FILE`` scores live during the run as well).
@@ -28,7 +33,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 ANNOUNCE = re.compile(r"http://([\d.]+):(\d+)/v1/traces")
@@ -97,33 +104,68 @@ def client(
 
         encoded = [encode_spans(batch).SerializePartialToString() for batch in batches]
 
-        def send(batch_no: int) -> bool:
-            return exporter._client.export(encoded[batch_no]).success
+        def send(batch_no: int, index: int) -> bool:
+            payload = encoded[batch_no]
+            if args.unique_traces:
+                for j, old in enumerate(trace_ids[batch_no]):
+                    payload = payload.replace(old, fresh_trace_id(worker, round_no, index, j))
+            return exporter._client.export(payload).success
+
+        trace_ids = [
+            list(dict.fromkeys(span.context.trace_id.to_bytes(16, "big") for span in batch))
+            for batch in batches
+        ]
     else:
 
-        def send(batch_no: int) -> bool:
+        def send(batch_no: int, index: int) -> bool:
             return exporter.export(batches[batch_no]) is SpanExportResult.SUCCESS
 
     go.wait()  # type: ignore[attr-defined]
-    deadline = time.monotonic() + args.seconds
+    started = time.monotonic()
+    deadline = started + args.seconds
+    per_client = args.rate / args.workers if args.rate else 0.0
     acked = failed = 0
     acked_batches: set[int] = set()
+    acked_sends: list[int] = []
     index = 0
-    while time.monotonic() < deadline:
+    while (now := time.monotonic()) < deadline:
+        if per_client and acked + args.batch > per_client * (now - started):
+            time.sleep(min(args.batch / per_client, deadline - now, 0.05))
+            continue
         batch_no = index % len(batches)
-        if send(batch_no):
+        if send(batch_no, index):
             acked += len(batches[batch_no])
             acked_batches.add(batch_no)
+            acked_sends.append(index)
         else:
             failed += 1
         index += 1
     finished = time.monotonic()
-    keys = {
-        (span.context.trace_id << 64) | span.context.span_id
-        for batch_no in acked_batches
-        for span in batches[batch_no]
-    }
+    if args.unique_traces:  # each send its own traces: the trace ids acknowledged
+        keys = {
+            int.from_bytes(fresh_trace_id(worker, round_no, sent, j), "big")
+            for sent in acked_sends
+            for j in range(len(trace_ids[sent % len(batches)]))
+        }
+    else:
+        keys = {
+            (span.context.trace_id << 64) | span.context.span_id
+            for batch_no in acked_batches
+            for span in batches[batch_no]
+        }
     out.put((acked, failed, finished, keys))  # type: ignore[attr-defined]
+
+
+def fresh_trace_id(worker: int, round_no: int, send: int, index: int) -> bytes:
+    """A trace id no other send uses: every batch scored as new traffic, not a replay.
+    Never all zeros (an invalid trace id, which the collector rightly refuses)."""
+    return (
+        b"\x01"
+        + worker.to_bytes(1, "big")
+        + round_no.to_bytes(2, "big")
+        + send.to_bytes(8, "big")
+        + index.to_bytes(4, "big")
+    )
 
 
 def cpu_seconds(pid: int) -> float:
@@ -147,7 +189,7 @@ def _children(pid: int) -> list[int]:
     return [int(child) for child in text.split()]
 
 
-def stored(data_dir: Path) -> tuple[int, set[int]]:
+def stored(data_dir: Path, by_trace: bool = False) -> tuple[int, set[int]]:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
@@ -162,6 +204,9 @@ def stored(data_dir: Path) -> tuple[int, set[int]]:
             for rs in request.resource_spans:
                 for ss in rs.scope_spans:
                     count += len(ss.spans)
+                    if by_trace:
+                        keys.update(int.from_bytes(s.trace_id, "big") for s in ss.spans)
+                        continue
                     keys.update(
                         (int.from_bytes(s.trace_id, "big") << 64) | int.from_bytes(s.span_id, "big")
                         for s in ss.spans
@@ -194,12 +239,42 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
     for worker in workers:
         worker.start()
     time.sleep(args.warmup)  # clients build their spans before the clock starts
+    metrics_url = url.replace("/v1/traces", "/metrics")
+    scored_before = scored_spans(metrics_url) if args.policy else 0
     cpu_before = cpu_seconds(collector.pid)
     started = time.monotonic()
     go.set()
+    samples: list[tuple[float, float]] = []
+    polling = threading.Event()
+    if args.policy:
+        poller = threading.Thread(
+            target=_poll, args=(metrics_url, started, samples, polling), daemon=True
+        )
+        poller.start()
     results = [out.get(timeout=args.seconds + 120) for _ in workers]
     ended = max(result[2] for result in results)
     cpu_used = cpu_seconds(collector.pid) - cpu_before
+    polling.set()
+    scoring: dict[str, float] = {}
+    if args.policy:
+        acked_now = sum(result[0] for result in results)
+        scored_at_end = scored_spans(metrics_url) - scored_before
+        window = ended - started
+        backlog = max(acked_now - scored_at_end, 0)
+        scoring = {
+            "scored_spans_per_s": scored_at_end / window,
+            "backlog_spans_at_end": backlog,
+            "backlog_seconds_of_input": backlog / max(acked_now / window, 1e-9),
+        }
+        if args.drain:
+            drain_start = time.monotonic()
+            while scored_spans(metrics_url) - scored_before < acked_now:
+                if time.monotonic() - drain_start > args.drain:
+                    break
+                time.sleep(0.5)
+            scoring["drain_seconds"] = time.monotonic() - drain_start
+        for at, value in samples[:: max(len(samples) // 6, 1)]:
+            print(f"  t={at:5.1f}s scored spans {value - scored_before:,.0f}")
     for worker in workers:
         worker.join(30)
     collector.send_signal(signal.SIGTERM)
@@ -207,8 +282,11 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
     acked = sum(result[0] for result in results)
     failed = sum(result[1] for result in results)
     acked_keys = set().union(*(result[3] for result in results))
-    stored_count, stored_keys = stored(data_dir)
-    missing = len(acked_keys - stored_keys)
+    stored_count, stored_keys = stored(data_dir, by_trace=args.unique_traces)
+    missing_keys = acked_keys - stored_keys
+    missing = len(missing_keys)
+    for key in sorted(missing_keys)[:5]:
+        print(f"  acknowledged but not stored: {key:032x}", file=sys.stderr)
     return {
         "spans_per_s": acked / (ended - started),
         "acked": acked,
@@ -217,7 +295,26 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
         "failed_exports": failed,
         "collector_cpu_s_per_10k_spans": 10_000 * cpu_used / max(acked, 1),
         "collector_exit": code,
-    }
+    } | scoring
+
+
+def scored_spans(metrics_url: str) -> float:
+    """Spans the scorer has read from the segments (the collector's own counter)."""
+    with urllib.request.urlopen(metrics_url, timeout=5) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith("rampart_otel_spans_decoded_total "):
+                return float(line.split()[1])
+    return 0.0
+
+
+def _poll(
+    metrics_url: str, started: float, samples: list[tuple[float, float]], stop: threading.Event
+) -> None:
+    while not stop.wait(1.0):
+        try:
+            samples.append((time.monotonic() - started, scored_spans(metrics_url)))
+        except OSError:
+            return
 
 
 def main() -> None:
@@ -230,6 +327,18 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=8.0, help="seconds to build spans")
     parser.add_argument("--policy", action="append", default=[], help="score live as well")
     parser.add_argument("--keep", action="store_true", help="keep the data directories")
+    parser.add_argument(
+        "--rate", type=float, default=0.0, help="offered load, spans/s over all clients"
+    )
+    parser.add_argument(
+        "--unique-traces",
+        action="store_true",
+        help="with --pre-encoded: fresh trace ids in every send (scored as new traffic, "
+        "not skipped as a replay of spans already scored)",
+    )
+    parser.add_argument(
+        "--drain", type=float, default=0.0, help="with --policy: wait up to S for the backlog"
+    )
     parser.add_argument(
         "--pre-encoded",
         action="store_true",
@@ -247,6 +356,18 @@ def main() -> None:
             subprocess.run(["rm", "-rf", str(workdir / f"round-{round_no}")], check=False)
     summary = {
         "spans_per_s_median": statistics.median(r["spans_per_s"] for r in rounds),
+        **(
+            {
+                "scored_spans_per_s_median": statistics.median(
+                    r["scored_spans_per_s"] for r in rounds
+                ),
+                "backlog_seconds_median": statistics.median(
+                    r["backlog_seconds_of_input"] for r in rounds
+                ),
+            }
+            if args.policy
+            else {}
+        ),
         "loss_total": sum(r["missing_acked"] for r in rounds),
         "collector_cpu_s_per_10k_spans_median": statistics.median(
             r["collector_cpu_s_per_10k_spans"] for r in rounds

@@ -11,7 +11,13 @@ from typing import IO, Any
 
 from rampart_otel.channels import Coverage
 from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
-from rampart_otel.exporters.serialize import coverage_to_dict, dumps_jsonable, jsonable, ns_to_iso
+from rampart_otel.exporters.serialize import (
+    coverage_to_dict,
+    dumps_jsonable,
+    is_plain_json,
+    jsonable,
+    ns_to_iso,
+)
 from rampart_otel.model import InputError
 
 REPORT_SCHEMA = "rampart-otel/report@1"
@@ -50,7 +56,9 @@ def check_result_to_dict(result: CheckResult, *, coverage: bool = True) -> dict[
 
 def stored_result_to_dict(result: CheckResult, *, revision: int) -> dict[str, Any]:
     """The result as the collector stores it: its report entry, the revision, its policy."""
-    document = jsonable(check_result_to_dict(result))
+    document = check_result_to_dict(result)
+    if not is_plain_json(document):
+        document = jsonable(document)
     document["revision"] = revision
     document["policy"] = {"name": result.policy, "version": result.policy_version}
     return document

@@ -39,6 +39,15 @@ _PLAIN = json.JSONEncoder(allow_nan=False, default=_not_plain)
 _encode_str = json.encoder.encode_basestring_ascii
 
 
+def is_plain_json(value: Any) -> bool:
+    """Whether ``json`` takes ``value`` as it is: then :func:`jsonable` would only copy it."""
+    try:
+        _PLAIN.encode(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def dumps_jsonable(value: Any) -> str:
     """``json.dumps(jsonable(value))``, without the walk when ``value`` is plain JSON already.
 
