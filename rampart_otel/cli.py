@@ -108,7 +108,11 @@ def score(
         Path, typer.Option("--policy", help="Policy file (YAML); see docs/policy.md.")
     ],
     output_format: Annotated[
-        str, typer.Option("--format", help="terminal, json (rampart-otel/report@1) or junit.")
+        str,
+        typer.Option(
+            "--format",
+            help="terminal, json (rampart-otel/report@1), junit, or html (a self-contained page).",
+        ),
     ] = "terminal",
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the report here, not stdout.")
@@ -138,7 +142,7 @@ def score(
     from rampart_otel.scoring import load_checked_policy  # startup
     from rampart_otel.scoring import score as run_score
 
-    _choice("--format", output_format, ("terminal", "json", "junit"))
+    _choice("--format", output_format, ("terminal", "json", "junit", "html"))
     _choice("--group-by", group_by, ("trace", "session"))
     _choice("--fail-on", fail_on, ("unsafe", "undetermined"))
     check_paths(paths)

@@ -23,7 +23,7 @@ from rampart_otel.evaluation import (
     is_channel_key,
     load_policy,
 )
-from rampart_otel.model import Run
+from rampart_otel.model import AgentRun, Run
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.render import safe_text
 
@@ -57,13 +57,25 @@ def score_run(
     first with :func:`checked_assumptions`; an invalid one gives ERROR results).
     ``budget_seconds``: checks not started within it are UNDETERMINED, with the reason.
     """
+    return score_run_with_view(run, policies, assume=assume, budget_seconds=budget_seconds)[1]
+
+
+def score_run_with_view(
+    run: Run,
+    policies: Sequence[Policy],
+    *,
+    assume: Iterable[str] = (),
+    budget_seconds: float | None = None,
+) -> tuple[AgentRun | None, list[CheckResult]]:
+    """:func:`score_run`, and what the run did as the checks saw it (None: unreadable),
+    for outputs that show the run beside its verdicts."""
     assume = list(assume)
     deadline = None if budget_seconds is None else time.monotonic() + budget_seconds
     try:
         agent_run = normalize(run)
     except Exception as error:
         log.exception("normalize failed for run %s", safe_text(run.run_id, 80))
-        return [
+        return None, [
             _error_result(run, policy, check, "Run could not be read", error)
             for policy in policies
             for check in policy.checks
@@ -79,7 +91,7 @@ def score_run(
             results.extend(
                 _error_result(run, policy, check, what, error) for check in policy.checks
             )
-    return results
+    return agent_run, results
 
 
 def _error_result(

@@ -26,9 +26,10 @@ from typing import Any, Literal
 
 from rampart_otel.codecs.otlp_json import trace_ids_of_json
 from rampart_otel.codecs.otlp_proto import trace_ids_of_proto
-from rampart_otel.engine import score_run
+from rampart_otel.engine import score_run, score_run_with_view
 from rampart_otel.errors import RampartOtelError
 from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus
+from rampart_otel.exporters.html_report import run_view
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, RunAssembler
@@ -41,7 +42,7 @@ CHUNK_BYTES = 8 << 20
 IN_FLIGHT = 3  # stretches sent ahead of the one being merged: bounds memory
 _END = sys.maxsize
 Tally = tuple[SafetyStatus, str | None, str]  # status, harm category, check id
-Render = Literal["json", "results"]
+Render = Literal["json", "results", "html"]
 
 
 @dataclass(slots=True)
@@ -52,6 +53,7 @@ class ScoredRun:
     tallies: list[Tally]
     json_text: str
     results: list[CheckResult]
+    view: dict[str, Any] | None = None  # the run as the HTML report shows it
 
 
 class WorkerFailed(RampartOtelError):
@@ -165,6 +167,10 @@ class _Worker:
             self.stall_key[trace_id] = where
 
     def _score(self, run: Run) -> ScoredRun:
+        if self.render == "html":
+            agent_run, results = score_run_with_view(run, self.policies, assume=self.assume)
+            tallies = [(r.status, r.harm_category, r.check_id) for r in results]
+            return ScoredRun(tallies, "", [], run_view(agent_run, results))
         results = score_run(run, self.policies, assume=self.assume)
         tallies = [(r.status, r.harm_category, r.check_id) for r in results]
         if self.render != "json":

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from rampart_otel.engine import checked_assumptions, score_run
+from rampart_otel.engine import checked_assumptions, score_run, score_run_with_view
 from rampart_otel.evaluation import (
     CheckResult,
     Policy,
@@ -25,15 +25,16 @@ from rampart_otel.evaluation import (
     load_policy,
     summarize_population,
 )
+from rampart_otel.exporters.html_report import run_view, write_html_report
 from rampart_otel.exporters.junit import write_junit
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.exporters.terminal_report import write_terminal_report
 from rampart_otel.model import InputError, Run
-from rampart_otel.parallel import score_in_parallel
+from rampart_otel.parallel import Render, score_in_parallel
 from rampart_otel.pipeline import ReadStats, runs
 from rampart_otel.processors.assemble import GroupBy
 
-Format = Literal["terminal", "json", "junit"]
+Format = Literal["terminal", "json", "junit", "html"]
 FailOn = Literal["unsafe", "undetermined"]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -89,6 +90,17 @@ def score(
     with _young_gc_threshold(GC_YOUNG_THRESHOLD):
         stats = ReadStats()
         tallies: list[_Tally] = []
+        if output_format == "html":
+            views = _views(paths, policy, jobs, group_by, assume_coverage, on_error, stats, tallies)
+            title = f"rampart-otel score: policy {policy.name} v{policy.version}"
+            write_html_report(
+                views,
+                out,
+                title=title,
+                population=lambda: summarize_population(tallies),  # type: ignore[arg-type]
+                errors=stats.errors,
+            )
+            return _exit_code(tallies, fail_on == "undetermined"), stats
         kept: list[CheckResult] = []
         writer = None
         if output_format == "json":
@@ -99,7 +111,6 @@ def score(
                 paths,
                 policy,
                 jobs,
-                output_format,
                 assume_coverage,
                 on_error,
                 stats,
@@ -141,7 +152,6 @@ def _score_in_parallel(
     paths: list[Path],
     policy: Policy,
     jobs: int,
-    output_format: Format,
     assume_coverage: list[str],
     on_error: Callable[[InputError], None],
     stats: ReadStats,
@@ -149,15 +159,15 @@ def _score_in_parallel(
     kept: list[CheckResult],
     writer: JsonReportWriter | None,
 ) -> None:
-    scored = score_in_parallel(
+    render: Render = "json" if writer is not None else "results"
+    for item in score_in_parallel(
         [str(path) for path in paths],
         [policy],
         jobs=jobs,
         assume=assume_coverage,
-        render="json" if writer is not None else "results",
+        render=render,
         on_error=on_error,
-    )
-    for item in scored:
+    ):
         if isinstance(item, InputError):
             stats.errors.append(item)
         elif isinstance(item, int):
@@ -168,6 +178,41 @@ def _score_in_parallel(
                 writer.add_rendered(item.json_text, len(item.tallies))
             else:
                 kept.extend(item.results)
+
+
+def _views(
+    paths: list[Path],
+    policy: Policy,
+    jobs: int,
+    group_by: GroupBy,
+    assume_coverage: list[str],
+    on_error: Callable[[InputError], None],
+    stats: ReadStats,
+    tallies: list[_Tally],
+) -> Iterator[dict[str, Any]]:
+    """Each run as the HTML report shows it, scored on the way."""
+    if jobs > 1:
+        for item in score_in_parallel(
+            [str(path) for path in paths],
+            [policy],
+            jobs=jobs,
+            assume=assume_coverage,
+            render="html",
+            on_error=on_error,
+        ):
+            if isinstance(item, InputError):
+                stats.errors.append(item)
+            elif isinstance(item, int):
+                stats.spans = item
+            else:
+                tallies.extend(_Tally(*tally) for tally in item.tallies)
+                yield item.view
+        return
+    assembled = _with_progress(runs(paths, stats, group_by=group_by, on_error=on_error), stats)
+    for run in assembled:
+        agent_run, results = score_run_with_view(run, [policy], assume=assume_coverage)
+        tallies.extend(_Tally(r.status, r.harm_category, r.check_id) for r in results)
+        yield run_view(agent_run, results)
 
 
 def _exit_code(tallies: list[_Tally], fail_on_undetermined: bool) -> int:

@@ -1,0 +1,197 @@
+"""``score --format html``: one self-contained page of scored runs.
+
+Each run is turned into plain data here (spans for the waterfall, tool calls, side effects,
+coverage, the results and the channels their gaps come from) and streamed into the page as
+JSON; the page's script renders the table, the summary and a run's view lazily, so a
+report of many thousands of runs opens at once. See ``html_page`` for how content is kept
+inert.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import IO, Any
+
+from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
+from rampart_otel.exporters.html_page import json_items, page_assets, render_page, script_json
+from rampart_otel.exporters.serialize import jsonable, ns_to_iso, side_effect_to_dict
+from rampart_otel.model import AgentRun, InputError, Span
+from rampart_otel.render import safe_text
+
+__all__ = ["run_view", "write_html_report"]
+
+TEXT_LIMIT = 2_000  # characters of a tool argument, result or response shown
+ATTRIBUTE_LIMIT = 300  # characters of a span attribute's value shown
+ATTRIBUTES_PER_SPAN = 60
+
+
+def _clip(value: Any, limit: int) -> str | None:
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else _json_text(value)
+    return text if len(text) <= limit else text[:limit] + f" … ({len(text) - limit} more)"
+
+
+def _json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(jsonable(value), ensure_ascii=False)
+
+
+def _span_view(span: Span, origin: int) -> dict[str, Any]:
+    start = span.start_ns
+    end = span.end_ns
+    attributes = list(span.attributes.items())
+    return {
+        "id": span.span_id,
+        "parent": span.parent_span_id,
+        "name": span.name,
+        "kind": span.kind.value,
+        "start": None if start is None else (start - origin) / 1e6,  # ms from the run's start
+        "end": None if end is None else (end - origin) / 1e6,
+        "status": span.status_code.value,
+        "attributes": [
+            [key, _clip(value, ATTRIBUTE_LIMIT)] for key, value in attributes[:ATTRIBUTES_PER_SPAN]
+        ],
+        "more_attributes": max(len(attributes) - ATTRIBUTES_PER_SPAN, 0),
+        "events": [event.name for event in span.events[:20]],
+    }
+
+
+# How a reason names a channel: "side_effects.db_query is unobserved (...)".
+_NAMED_CHANNEL = re.compile(
+    r"\b((?:side_effects\.[A-Za-z_][\w-]*)|tool_calls(?:\.\w+)?|response|input)"
+    r" is (?:unobserved|partial)"
+)
+
+
+def _gap_channels(result: CheckResult) -> list[str]:
+    """The channels an UNDETERMINED result's reasons say were not (wholly) observed."""
+    if result.status is not SafetyStatus.UNDETERMINED:
+        return []
+    said = " ".join([result.summary or "", result.rationale or "", *result.undetermined_operands])
+    return list(dict.fromkeys(_NAMED_CHANNEL.findall(said)))
+
+
+def _result_view(result: CheckResult) -> dict[str, Any]:
+    return {
+        "check": result.check_id,
+        "policy": result.policy,
+        "polarity": result.polarity,
+        "status": result.status.value,
+        "harm": result.harm_category,
+        "summary": result.summary,
+        "rationale": result.rationale,
+        "operands": list(result.undetermined_operands),
+        "gaps": _gap_channels(result),
+        "evidence": [{"span": item.span_id, "text": item.text} for item in result.evidence],
+        "assumed": {key: source.value for key, source in result.assumed_channels.items()},
+        "error": result.error,
+    }
+
+
+def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str, Any]:
+    """Everything the page shows of one run, as plain data."""
+    first = results[0] if results else None
+    if agent_run is None:  # the run could not be read: its results say why
+        return {
+            "id": first.run_id if first else "",
+            "service": first.service if first else None,
+            "started": None,
+            "level": None,
+            "spans": [],
+            "calls": [],
+            "effects": [],
+            "coverage": [],
+            "input": [],
+            "response": None,
+            "integrity": [],
+            "results": [_result_view(r) for r in results],
+        }
+    spans = agent_run.run.spans
+    starts = [span.start_ns for span in spans if span.start_ns is not None]
+    origin = min(starts) if starts else 0
+    views = [_result_view(r) for r in results]
+    # A side-effect kind with no span in the run is unobserved without a row of its own:
+    # a gap on it gets one, so the page can show where the gap comes from.
+    keys = set(agent_run.coverage.channels) | {key for v in views for key in v["gaps"]}
+    coverage = [
+        {
+            "channel": key,
+            "state": channel.state.value,
+            "source": channel.source.value,
+            "reasons": channel.reasons,
+        }
+        for key in sorted(keys)
+        for channel in (agent_run.coverage.get(key),)
+    ]
+    return {
+        "id": agent_run.run_id,
+        "revision": agent_run.run.revision,
+        "service": agent_run.service,
+        "started": ns_to_iso(agent_run.started_at_ns),
+        "level": agent_run.coverage.level.value,
+        "spans": [_span_view(span, origin) for span in spans],
+        "calls": [
+            {
+                "name": call.name,
+                "status": call.status.value,
+                "arguments": _clip(call.arguments, TEXT_LIMIT) if call.arguments_captured else None,
+                "arguments_captured": call.arguments_captured,
+                "result": _clip(call.result, TEXT_LIMIT) if call.result_captured else None,
+                "result_captured": call.result_captured,
+                "spans": call.span_ids,
+            }
+            for call in agent_run.tool_calls
+        ],
+        "effects": [
+            side_effect_to_dict(effect)
+            | {
+                "tool": agent_run.tool_calls[effect.tool_call_index].name
+                if effect.tool_call_index is not None
+                else None,
+                "details": {
+                    key: _clip(value, ATTRIBUTE_LIMIT) for key, value in effect.details.items()
+                },
+            }
+            for effect in agent_run.side_effects
+        ],
+        "coverage": coverage,
+        "input": [_clip(message.text, TEXT_LIMIT) for message in agent_run.user_input],
+        "response": _clip(agent_run.response.text, TEXT_LIMIT),
+        "integrity": [finding.message for finding in agent_run.integrity],
+        "results": views,
+    }
+
+
+def write_html_report(
+    runs: Iterable[dict[str, Any]],
+    out: IO[str],
+    *,
+    title: str,
+    population: Callable[[], PopulationReport],
+    errors: list[InputError],
+) -> None:
+    """Stream the page: ``runs`` (from :func:`run_view`) are consumed as it is written;
+    ``population`` and ``errors`` are read after them."""
+
+    def summary() -> Any:
+        return script_json(
+            {
+                "population": population().model_dump(mode="json"),
+                "input_errors": [
+                    {"location": safe_text(e.location, 300), "message": safe_text(e.message, 300)}
+                    for e in errors
+                ],
+            }
+        )
+
+    render_page(
+        "report.html.j2",
+        out,
+        title=title,
+        assets=page_assets("report.js"),
+        runs=json_items(runs),
+        summary=summary,
+    )
