@@ -13,13 +13,13 @@ import random
 from pathlib import Path
 
 import pytest
+from cli_runner import REPO, run_cli
 
 from rampart_otel.engine import score_run
 from rampart_otel.evaluation import load_policy
 from rampart_otel.model import InputError
 from rampart_otel.parallel import ScoredRun, fork_available, score_in_parallel
 from rampart_otel.pipeline import ReadStats, runs
-from tests.cli_runner import REPO, run_cli
 
 SAMPLES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
