@@ -277,16 +277,28 @@ def audit(
     json_output: Annotated[
         bool, typer.Option("--json", help="JSON (rampart-otel/report@1 with aggregates).")
     ] = False,
+    html_output: Annotated[
+        bool,
+        typer.Option(
+            "--html", help="One self-contained page: rate charts, recent non-safe results."
+        ),
+    ] = False,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the report here, not stdout.")
+    ] = None,
 ) -> None:
     """Verdicts the collector stored: counts and rates per check, per service, over time."""
     from rampart_otel.audit.command import AuditOptions  # startup
     from rampart_otel.audit.command import audit as run_audit
 
+    if json_output and html_output:
+        raise UsageError("--json and --html: choose one")
     options = AuditOptions(
         since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
-        policy, policy_version, bucket, limit, json_output,
+        policy, policy_version, bucket, limit, json_output, html_output,
     )  # fmt: skip
-    run_audit(data_dir, options, sys.stdout)
+    with _report_output(output) as out:
+        run_audit(data_dir, options, out)
 
 
 @app.command()

@@ -12,7 +12,7 @@ import heapq
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rampart_otel.audit.timespec import choose_buckets
 from rampart_otel.errors import AuditError
@@ -157,6 +157,33 @@ def aggregate(
             for index, counted in sorted(trend.items())  # type: ignore[type-var]
         ],
     )
+
+
+def trend_by(
+    db: sqlite3.Connection,
+    versions: list[PolicyVersion],
+    filters: Filters,
+    buckets: Buckets,
+    key: str,
+    names: Iterable[str],
+) -> dict[str, list[Bucket]]:
+    """The trend of each check (``key="check"``) or service (``"service"``) on ``buckets``."""
+    series: dict[str, list[Bucket]] = {}
+    for name in names:
+        if key == "check":
+            narrowed = replace(filters, checks=(name,))
+        else:
+            narrowed = replace(filters, services=(name,))
+        trend: dict[object, Counter[str]] = {}
+        for version in versions:
+            counted_by_bucket = _grouped(q.counts(db, version, narrowed, "bucket", buckets))
+            for index, counted in counted_by_bucket.items():
+                trend.setdefault(index, Counter()).update(counted)
+        series[name] = [
+            Bucket(buckets.start(i), buckets.start(i + 1), summarize_counts(c))  # type: ignore[arg-type]
+            for i, c in sorted(trend.items())  # type: ignore[type-var]
+        ]
+    return series
 
 
 def listed(

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
 from rampart_otel.audit.aggregate import aggregate, listed, select_versions
+from rampart_otel.audit.html import write_audit_html
 from rampart_otel.audit.report import write_audit_json
 from rampart_otel.audit.terminal import write_audit_terminal
 from rampart_otel.audit.timespec import BUCKET_CHOICES, parse_time
@@ -24,6 +25,7 @@ from rampart_otel.storage.results import ResultsStore, open_reader
 from rampart_otel.storage.segments import segment_name
 
 DEFAULT_LIMIT = 100
+NOT_SAFE = tuple(s.value for s in SafetyStatus if s is not SafetyStatus.SAFE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,7 @@ class AuditOptions:
     bucket: str = "auto"
     limit: str = str(DEFAULT_LIMIT)
     json_output: bool = False
+    html_output: bool = False
 
 
 def open_results(data_dir: Path) -> ResultsStore:
@@ -103,7 +106,12 @@ def audit(data_dir: Path, options: AuditOptions, out: IO[str]) -> None:
             )
             for segment, offset, spans, message in quarantined(db)
         ]
-        if options.json_output:
+        if options.html_output:
+            # The page lists what needs a look: the most recent results that were not safe.
+            not_safe = filters if filters.statuses else replace(filters, statuses=NOT_SAFE)
+            recent = listed(db, versions, not_safe, limit)
+            write_audit_html(out, db, data_dir, stored, aggregates, recent, errors=errors)
+        elif options.json_output:
             write_audit_json(out, data_dir, stored, aggregates, results, limit, errors=errors)
         else:
             write_audit_terminal(out, data_dir, stored, aggregates, results, errors=errors)

@@ -1,0 +1,98 @@
+"""``audit --html`` opened in a real browser: the counts and charts ``--json`` computes,
+the most recent results that were not safe, and stored text that stays text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runner import run_cli
+
+from audit.test_aggregate import START, build
+from rampart_otel.storage.results import ResultRow, ResultsStore
+
+HOSTILE_SERVICE = '<img src=x onerror="window.__pwned = 1">svc'
+HOSTILE_SUMMARY = "</script><script>window.__pwned = 2</script> \u202e'\"><svg onload=x>"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("audit-html")
+    build(directory / "results.db")
+    store = ResultsStore(directory / "results.db")
+    with store.transaction() as txn:
+        document = {
+            "run_id": "evil",
+            "check": "c1",
+            "status": "unsafe",
+            "summary": HOSTILE_SUMMARY,
+            "evidence": [{"trace_id": "t", "span_id": "s", "text": HOSTILE_SUMMARY}],
+            "coverage": {HOSTILE_SERVICE: {"state": "observed", "reasons": [HOSTILE_SUMMARY]}},
+        }
+        txn.add_result(
+            ResultRow("evil", 0, "guard", "c1", "unsafe", HOSTILE_SERVICE,
+                      int((START + 11 * 86400) * 1e9), START, document, policy_version=2)
+        )  # fmt: skip
+    store.close()
+    return directory
+
+
+def _open(browser: Any, path: Path) -> tuple[Any, list[str]]:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("dialog", lambda dialog: (problems.append("dialog"), dialog.dismiss()))
+    page.on(
+        "console",
+        lambda message: problems.append(message.text) if message.type == "error" else None,
+    )
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    return page, problems
+
+
+def test_the_page_shows_what_json_reports_and_the_recent_non_safe_results(
+    browser: Any, data_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "audit.html"
+    done = run_cli("audit", "--data-dir", data_dir, "--policy", "guard", "--html", "-o", out)
+    assert done.returncode == 0, done.stderr
+    done = run_cli("audit", "--data-dir", data_dir, "--policy", "guard", "--json")
+    report = json.loads(done.stdout)
+    aggregates = report["aggregates"]
+    page, problems = _open(browser, out)
+    overall = aggregates["overall"]
+    assert page.text_content("#n-total") == str(overall["total"])
+    for status in ("safe", "unsafe", "undetermined", "error"):
+        assert page.text_content(f"#n-{status}") == str(overall[status])
+    checks = {row["check"] for row in aggregates["by_check"]}
+    services = {row["service"] for row in aggregates["by_service"] if row["service"] is not None}
+    assert page.locator("#charts svg").count() == 1 + len(checks) + len(services)
+    buckets = [b for b in aggregates["trend"]["buckets"] if b["total"]]
+    overall_chart = page.locator("#chart-overall")
+    assert overall_chart.locator("circle").count() == len(aggregates["trend"]["buckets"])
+    assert overall_chart.locator("polygon.band").count() == 1  # the 90% Wilson band
+    assert overall_chart.locator("polyline.undetermined-line").count() == 1  # kept apart
+    assert len(buckets) > 1
+    # Recent non-safe results, newest first; a click shows the stored result.
+    rows = page.locator("#recent tbody tr")
+    statuses = rows.evaluate_all("rows => rows.map(r => r.dataset.status)")
+    assert statuses and "safe" not in statuses
+    rows.nth(0).click()
+    assert page.is_visible("#detail")
+    assert HOSTILE_SUMMARY in page.text_content("#detail")  # the newest: the hostile run
+    assert page.text_content("#detail h2").startswith("Run evil")
+    assert HOSTILE_SERVICE in page.text_content("#overview")  # a service name, as text
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelectorAll('img, iframe, object').length") == 0
+    assert page.evaluate("document.scripts.length") == 2
+    assert problems == []
+    page.close()
+
+
+def test_json_and_html_together_is_a_usage_error(data_dir: Path) -> None:
+    done = run_cli("audit", "--data-dir", data_dir, "--json", "--html")
+    assert done.returncode == 2
+    assert "--json and --html: choose one" in done.stderr and "Traceback" not in done.stderr
