@@ -36,7 +36,9 @@ def _dumps(value: Any, **_: Any) -> str:
 
     # U+2028/2029 are valid in JSON and harmless to JSON.parse; escaped anyway, for readers
     # that treat the block as JavaScript.
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
+    text = json.dumps(
+        value, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":")
+    )
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 

@@ -22,8 +22,8 @@ from rampart_otel.render import safe_text
 __all__ = ["run_view", "write_html_report"]
 
 TEXT_LIMIT = 2_000  # characters of a tool argument, result or response shown
-ATTRIBUTE_LIMIT = 300  # characters of a span attribute's value shown
-ATTRIBUTES_PER_SPAN = 60
+ATTRIBUTE_LIMIT = 160  # characters of a span attribute's value shown
+ATTRIBUTES_PER_SPAN = 40
 
 
 def _clip(value: Any, limit: int) -> str | None:
@@ -82,7 +82,10 @@ def _result_view(result: CheckResult) -> dict[str, Any]:
         "status": result.status.value,
         "harm": result.harm_category,
         "summary": result.summary,
-        "rationale": result.rationale,
+        # Most summaries restate the rationale: sent once (the full one is in the JSON report).
+        "rationale": None
+        if result.rationale and result.rationale in (result.summary or "")
+        else result.rationale,
         "operands": list(result.undetermined_operands),
         "gaps": _gap_channels(result),
         "evidence": [{"span": item.span_id, "text": item.text} for item in result.evidence],

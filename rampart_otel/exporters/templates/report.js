@@ -217,6 +217,7 @@
       const item = el("li", { class: index === resultIndex ? "selected" : "" },
         el("span", { class: "status status-" + result.status, text: result.status }), " ",
         el("strong", { text: result.check }), " ", el("span", { text: result.summary || "" }));
+      if (result.rationale) item.append(el("div", { class: "muted", text: result.rationale }));
       if (result.gaps.length) {
         item.append(el("div", { class: "gap-label", text: "gap on " + result.gaps.join(", ") }));
       }
