@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint samples samples-frameworks metamorphic crash fuzz bench clean
+.PHONY: demo test lint samples samples-frameworks metamorphic crash fuzz bench screenshots clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ samples: $(VENV)/.test
 ## samples-frameworks: re-record samples/traces/<framework>/ (one runtime per framework; slow)
 samples-frameworks: $(VENV)/.test
 	$(BIN)/python samples/record_frameworks.py
+
+## screenshots: the HTML report and audit page of the samples, in Chromium (docs/screenshots/)
+screenshots: $(VENV)/.test
+	$(BIN)/python docs/screenshots/make.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -140,6 +140,8 @@ def test_a_runs_waterfall_nests_its_spans_and_evidence_links_to_them(
     assert highlighted.count() == 1
     assert highlighted.get_attribute("data-span") == evidence_span
     assert page.text_content("#span-detail h3").endswith(f"({evidence_span})")
+    stray = "[...document.querySelectorAll('#run, #span-detail')].flatMap(n => [...n.childNodes])"
+    assert page.evaluate(f"{stray}.filter(n => n.nodeType === 3).length") == 0  # no 'null'
     assert problems == []
     page.close()
 

@@ -19,6 +19,8 @@
     }
     return node;
   }
+  // replaceChildren would write a null child as the text "null": optional parts are left out.
+  const replace = (node, ...children) => node.replaceChildren(...children.filter((c) => c !== null));
   const clip = (text, n) => (text && text.length > n ? text.slice(0, n) + "…" : text || "");
   const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
   const statusCell = (status) => el("td", { class: "status status-" + status, text: status });
@@ -207,7 +209,7 @@
       }
       row.classList.add("highlight");
       row.scrollIntoView({ block: "center" });
-      detail.replaceChildren(el("h3", { text: `Span ${span.name} (${span.id})` }),
+      replace(detail, el("h3", { text: `Span ${span.name} (${span.id})` }),
         table(["attribute", "value"], span.attributes.map(([key, value]) =>
           el("tr", { class: "attrs" }, el("td", { text: key }), el("td", {}, el("pre", { text: value ?? "" }))))),
         span.more_attributes ? el("p", { class: "muted", text: `${span.more_attributes} more attributes not shown` }) : null);
@@ -243,7 +245,7 @@
       el("tr", {}, el("td", { text: effect.kind }),
         el("td", {}, el("pre", { text: JSON.stringify(effect.details, null, 1) })),
         el("td", { text: effect.tool || "(not attributed)" }), el("td", { text: effect.span_id }))));
-    section.replaceChildren(
+    replace(section,
       el("h2", { text: `Run ${run.id}` }),
       el("p", { class: "muted", text: `service ${run.service || "(none)"} · started ${run.started || "?"} · ` +
         `observability ${run.level || "?"} · ${run.spans.length} spans` }),

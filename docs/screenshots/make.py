@@ -1,0 +1,102 @@
+"""``make screenshots``: the HTML report and the audit page of the bundled samples, as a
+person sees them in Chromium (Debian's ``chromium``, driven by Playwright).
+
+The report comes from ``rampart-otel score --format html``; the audit page from a real
+collector that the samples were replayed to (``collect`` + ``replay``), then
+``rampart-otel audit --html``. Writes docs/screenshots/*.png.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = Path(__file__).resolve().parent
+SAMPLES = ROOT / "samples" / "traces"
+POLICY = ROOT / "samples" / "policy.yaml"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ANNOUNCE = re.compile(r"http://([\d.]+):(\d+)/v1/traces")
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "rampart_otel.cli", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def audit_page(directory: Path) -> Path:
+    data = directory / "data"
+    log_path = directory / "collector.log"
+    with log_path.open("w") as log:
+        collector = subprocess.Popen(
+            [sys.executable, "-m", "rampart_otel.cli", "collect", "--http", "127.0.0.1:0",
+             "--grpc", "off", "--data-dir", str(data), "--policy", str(POLICY)],
+            stdout=log, stderr=log,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not (match := ANNOUNCE.search(log_path.read_text())):
+            if time.monotonic() > deadline or collector.poll() is not None:
+                raise SystemExit(f"the collector did not start:\n{log_path.read_text()}")
+            time.sleep(0.1)
+        done = cli("replay", SAMPLES, "--to", f"http://{match[1]}:{match[2]}")
+        if done.returncode != 0:
+            raise SystemExit(done.stderr)
+        collector.send_signal(signal.SIGTERM)  # drains: every complete run is scored
+        collector.wait(120)
+    page = directory / "audit.html"
+    done = cli("audit", "--data-dir", data, "--html", "-o", page)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    return page
+
+
+def main() -> None:
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        raise SystemExit("chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="rampart-screenshots-") as tmp:
+        directory = Path(tmp)
+        report = directory / "report.html"
+        done = cli("score", SAMPLES, "--policy", POLICY, "--format", "html", "-o", report)
+        if done.returncode not in (0, 1):
+            raise SystemExit(done.stderr)
+        audit = audit_page(directory)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium, args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(report.as_uri())
+            page.wait_for_selector("body[data-ready='1']")
+            page.screenshot(path=OUT / "report-summary.png")
+            page.fill("#f-text", "")
+            page.select_option("#f-status", "unsafe")
+            page.select_option("#f-check", "no-exfiltration")
+            page.click("#result-table tbody tr >> nth=0")
+            page.wait_for_selector("#waterfall")
+            page.locator("#run").screenshot(path=OUT / "report-run.png")
+            page.goto(audit.as_uri())
+            page.wait_for_selector("body[data-ready='1']")
+            page.screenshot(path=OUT / "audit.png")
+            browser.close()
+    for name in ("report-summary.png", "report-run.png", "audit.png"):
+        print(OUT / name)
+
+
+if __name__ == "__main__":
+    main()
