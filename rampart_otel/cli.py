@@ -149,6 +149,10 @@ def score(
     workers = _workers(jobs, group_by)
     assumed = assume_coverage or []
     loaded = load_checked_policy(policy, assumed)
+    if workers > 1 and loaded.judge_client is not None:
+        # One client counts every call and keeps the concurrency bound the policy sets.
+        Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
+        workers = 1
     with _report_output(output) as out:
         code, stats = run_score(
             paths,

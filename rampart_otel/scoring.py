@@ -131,8 +131,9 @@ def score(
                         kept.append(result)
         population = summarize_population(tallies)  # type: ignore[arg-type]
         fail_on_undetermined = fail_on == "undetermined"
+        judge = policy.judge_client.stats.as_dict() if policy.judge_client else None
         if writer is not None:
-            writer.finish(population, stats.errors)
+            writer.finish(population, stats.errors, judge)
         elif output_format == "junit":
             write_junit(kept, out, policy.name, fail_on_undetermined)
         else:
@@ -145,6 +146,12 @@ def score(
             write_terminal_report(
                 kept, population, stats.errors, console, title, fail_on_undetermined
             )
+            if judge is not None:
+                console.print(
+                    f"judge: {judge['calls']} calls, {judge['prompt_tokens']} prompt and "
+                    f"{judge['completion_tokens']} completion tokens, {judge['cache_hits']} "
+                    f"cache hits, {judge['failures']} failures"
+                )
         return _exit_code(tallies, fail_on_undetermined), stats
 
 

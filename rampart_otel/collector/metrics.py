@@ -16,6 +16,11 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 PREFIX = "rampart_otel_"
 _SCORER_COUNTERS = (
+    ("judge_calls", "Requests the judge endpoint answered (judge(...) checks)."),
+    ("judge_prompt_tokens", "Prompt tokens the judge endpoint counted."),
+    ("judge_completion_tokens", "Completion tokens the judge endpoint counted."),
+    ("judge_cache_hits", "Judge answers read from the cache instead of asked."),
+    ("judge_failures", "Judge requests that failed or answered out of format."),
     ("runs_scored", "Run revisions scored."),
     ("runs_skipped", "Runs found already scored (replay after a restart)."),
     ("spans_decoded", "Spans decoded from the segments by the scorer."),

@@ -22,7 +22,7 @@ import os
 import signal
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -34,6 +34,7 @@ from rampart_otel.collector.verdict_export import start_verdict_export
 from rampart_otel.engine import checked_assumptions, load_policies, run_service, score_run
 from rampart_otel.errors import DecodeError
 from rampart_otel.evaluation import CheckResult, Policy
+from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
 from rampart_otel.exporters.report_json import stored_result_to_dict
 from rampart_otel.model import Run, Span
@@ -300,9 +301,11 @@ def run_process(config_json: str, conn: Connection) -> None:
     store = ResultsStore(data_dir / "results.db")
     try:
         scoring = config.scoring
-        evaluate = make_evaluator(
-            config.policies, scoring.assume_coverage, budget_seconds=scoring.run_budget_seconds
+        policies = load_policies(config.policies)
+        evaluate = evaluator_for(
+            policies, scoring.assume_coverage, budget_seconds=scoring.run_budget_seconds
         )
+        judges = [p.judge_client for p in policies if p.judge_client is not None]
     except Exception as error:
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
@@ -333,7 +336,7 @@ def run_process(config_json: str, conn: Connection) -> None:
             read = scorer.step()
             now = time.monotonic()
             if now - last_report >= REPORT_EVERY:
-                conn.send(_report(scorer, export))
+                conn.send(_report(scorer, export, judges))
                 last_report = now
             if conn.poll(0 if read else 0.1):
                 message = conn.recv()
@@ -341,7 +344,7 @@ def run_process(config_json: str, conn: Connection) -> None:
                     scorer.drain()
                     if export is not None:
                         export.close(config.export.otlp.timeout_seconds)
-                    conn.send(_report(scorer, export) | {"drained": True})
+                    conn.send(_report(scorer, export, judges) | {"drained": True})
                     return
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the collector is gone: stop where we are, the checkpoint is consistent
@@ -352,9 +355,16 @@ def run_process(config_json: str, conn: Connection) -> None:
         lock.close()
 
 
-def _report(scorer: Scorer, export: VerdictExporter | None = None) -> dict[str, Any]:
+def _report(
+    scorer: Scorer,
+    export: VerdictExporter | None = None,
+    judges: Sequence[JudgeClient] = (),
+) -> dict[str, Any]:
     stats = scorer.stats
     extra = {"verdict_export": export.report()} if export is not None else {}
+    for judge in judges:  # the judge's calls, tokens, cache hits and failures
+        for key, value in judge.stats.as_dict().items():
+            extra[f"judge_{key}"] = extra.get(f"judge_{key}", 0) + value
     return extra | {
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),

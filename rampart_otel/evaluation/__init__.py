@@ -8,11 +8,13 @@ from rampart_otel.evaluation.evaluators.before import before
 from rampart_otel.evaluation.evaluators.counts import at_least, at_most
 from rampart_otel.evaluation.evaluators.flows import flows
 from rampart_otel.evaluation.evaluators.input_contains import input_contains
+from rampart_otel.evaluation.evaluators.judge import judge
 from rampart_otel.evaluation.evaluators.response_contains import response_contains
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
 from rampart_otel.evaluation.evaluators.tool_result import tool_result
 from rampart_otel.evaluation.expression import parse_detect
+from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
 from rampart_otel.evaluation.matchers import (
     Matcher,
     contains,
@@ -46,6 +48,8 @@ __all__ = [
     "EvalResult",
     "Evaluator",
     "Evidence",
+    "JudgeClient",
+    "JudgeConfig",
     "Matcher",
     "Policy",
     "PolicyError",
@@ -65,6 +69,7 @@ __all__ = [
     "glob",
     "input_contains",
     "is_channel_key",
+    "judge",
     "load_policy",
     "not_",
     "not_in",

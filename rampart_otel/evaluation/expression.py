@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import warnings
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import rampart_otel.evaluation.matchers as m
 from rampart_otel.errors import PolicyError
@@ -19,10 +19,14 @@ from rampart_otel.evaluation.evaluators.before import before, event_operand
 from rampart_otel.evaluation.evaluators.counts import at_least, at_most
 from rampart_otel.evaluation.evaluators.flows import flows
 from rampart_otel.evaluation.evaluators.input_contains import input_contains
+from rampart_otel.evaluation.evaluators.judge import judge
 from rampart_otel.evaluation.evaluators.response_contains import response_contains
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
 from rampart_otel.evaluation.evaluators.tool_result import tool_result
+
+if TYPE_CHECKING:
+    from rampart_otel.evaluation.judge_endpoint import JudgeClient
 
 _count_words = {1: "one", 2: "two"}
 
@@ -41,6 +45,7 @@ EVALUATORS = (
     "flows",
     "at_least",
     "at_most",
+    "judge",
 )
 # Positional arguments each function takes (fewest, most), and its keyword arguments:
 # None means any keyword (argument or detail matchers).
@@ -56,6 +61,7 @@ _KEYWORDS: dict[str, tuple[str, ...] | None] = {
     "side_effect": None,
     "tool_result": None,
     "flows": ("min_length",),
+    "judge": ("over",),
 }
 MATCHERS = ("regex", "glob", "contains", "one_of", "not_in", "not_")
 ALLOWED_CALLS = ", ".join(EVALUATORS + MATCHERS)
@@ -91,9 +97,16 @@ def _default_locate(expression: str) -> Locate:
 
 
 def parse_detect(
-    expression: str, *, source: str = "<detect>", locate: Locate | None = None
+    expression: str,
+    *,
+    source: str = "<detect>",
+    locate: Locate | None = None,
+    judge: JudgeClient | None = None,
 ) -> Evaluator:
-    """Parse a detect expression into an Evaluator, or raise a located PolicyError."""
+    """Parse a detect expression into an Evaluator, or raise a located PolicyError.
+
+    ``judge``: the endpoint ``judge(...)`` calls ask; without one they are refused.
+    """
     where = locate or _default_locate(expression)
     if not isinstance(expression, str):
         raise PolicyError(source, *where(0), "detect must be a string expression")
@@ -102,7 +115,7 @@ def parse_detect(
     if len(expression) > MAX_LENGTH:
         raise PolicyError(source, *where(0), f"detect is longer than {MAX_LENGTH} characters")
     tree, shift = _parse(expression, source, where)
-    return _Builder(expression, shift, source, where).evaluator(tree.body, 0)
+    return _Builder(expression, shift, source, where, judge).evaluator(tree.body, 0)
 
 
 def _parse(expression: str, source: str, where: Locate) -> tuple[ast.Expression, int]:
@@ -151,7 +164,15 @@ def _syntax_error(
 class _Builder:
     """Maps whitelisted AST nodes to evaluator / matcher / literal values."""
 
-    def __init__(self, expression: str, shift: int, source: str, where: Locate) -> None:
+    def __init__(
+        self,
+        expression: str,
+        shift: int,
+        source: str,
+        where: Locate,
+        judge: JudgeClient | None = None,
+    ) -> None:
+        self.judge = judge
         self.lines = expression.split("\n")
         self.shift = shift
         self.source = source
@@ -350,6 +371,16 @@ class _Builder:
                 return at_least(n, counted) if name == "at_least" else at_most(n, counted)
             except ValueError as exc:
                 self.fail(arg, str(exc))
+        if name == "judge":
+            question = self.literal_str(arg, "the judge's question")
+            over = {k.arg: self.literal_str(k.value, "over") for k in keywords if k.arg}
+            if self.judge is None:
+                self.fail(
+                    arg,
+                    "judge() needs a judge endpoint: add a `judge:` block (base_url, model) "
+                    "to the policy; see docs/policy.md",
+                )
+            return judge(question, over=over.get("over", "response"), client=self.judge)
         if name == "regex":
             return m.regex(self.literal_str(arg, "the regex pattern"))
         if name == "glob":

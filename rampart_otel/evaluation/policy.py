@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -25,12 +26,13 @@ from rampart_otel.channels import channel_key_error, is_channel_key
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.expression import parse_detect
+from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
 from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
 from rampart_otel.render import safe_text
 
 Polarity = Literal["attack", "probe"]
 
-POLICY_KEYS = ("policy", "version", "assume_coverage", "checks")
+POLICY_KEYS = ("policy", "version", "assume_coverage", "judge", "checks")
 CHECK_KEYS = ("id", "polarity", "harm_category", "description", "detect")
 
 
@@ -87,6 +89,14 @@ class Policy(BaseModel):
     version: int | str = 1
     checks: list[Check] = Field(min_length=1)
     assume_coverage: list[ChannelKey] = Field(default_factory=list)
+    judge: JudgeConfig | None = None  # the endpoint judge(...) asks
+
+    _judge_client: JudgeClient | None = PrivateAttr(default=None)
+
+    @property
+    def judge_client(self) -> JudgeClient | None:
+        """The client the policy's judge(...) checks share: its counts go in the report."""
+        return self._judge_client
 
     @field_validator("version", mode="before")
     @classmethod
@@ -159,17 +169,27 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     for key in data:
         if key not in POLICY_KEYS:
             raise document.error(_unknown_key(key, POLICY_KEYS), document.key_nodes[(key,)])
+    client = None
+    if data.get("judge") is not None:
+        try:
+            client = JudgeClient(JudgeConfig.model_validate(data["judge"]))
+        except ValidationError as exc:
+            raise _located(document, exc, ("judge",)) from None
     checks = data.get("checks")
     if isinstance(checks, list):
-        _prepare_checks(document, checks)
+        _prepare_checks(document, checks, client)
     fields = {("name" if key == "policy" else key): value for key, value in data.items()}
+    if client is not None:
+        fields["judge"] = client.config
     try:
-        return Policy.model_validate(fields)
+        policy = Policy.model_validate(fields)
     except ValidationError as exc:
         raise _located(document, exc) from None
+    policy._judge_client = client
+    return policy
 
 
-def _prepare_checks(document: Document, checks: list[Any]) -> None:
+def _prepare_checks(document: Document, checks: list[Any], judge: JudgeClient | None) -> None:
     """Parse each ``detect`` where it stands and reject repeated ids, before the schema."""
     seen: dict[str, int] = {}
     for index, check in enumerate(checks):
@@ -192,17 +212,20 @@ def _prepare_checks(document: Document, checks: list[Any]) -> None:
         if isinstance(detect, str):
             node = document.nodes[(*path, "detect")]
             locate = scalar_locator(document.text, node)  # type: ignore[arg-type]
-            check["detect"] = parse_detect(detect, source=document.source, locate=locate)
+            check["detect"] = parse_detect(
+                detect, source=document.source, locate=locate, judge=judge
+            )
 
 
 def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
     return f"unknown key {safe_text(key, 40)!r}; expected one of: {', '.join(allowed)}"
 
 
-def _located(document: Document, exc: ValidationError) -> PolicyError:
-    """The first schema error, at the YAML node it is about."""
+def _located(document: Document, exc: ValidationError, prefix: tuple[str, ...] = ()) -> PolicyError:
+    """The first schema error, at the YAML node it is about (``prefix``: where the model
+    that failed sits in the file)."""
     error = exc.errors(include_url=False)[0]
-    loc = tuple(error["loc"])
+    loc = (*prefix, *error["loc"])
     path = tuple("policy" if i == 0 and part == "name" else part for i, part in enumerate(loc))
     where = ".".join(str(part) if isinstance(part, str) else f"[{part}]" for part in path)
     where = where.replace(".[", "[")

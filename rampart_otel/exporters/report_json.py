@@ -180,9 +180,18 @@ class JsonReportWriter:
         self.out.write(text if self.count else text[1:])
         self.count += count
 
-    def finish(self, population: PopulationReport, errors: list[InputError]) -> None:
+    def finish(
+        self,
+        population: PopulationReport,
+        errors: list[InputError],
+        judge: dict[str, int] | None = None,
+    ) -> None:
+        """``judge``: the judge's calls, tokens, cache hits and failures, when one was asked."""
         self.out.write('\n], "population_summary": ')
         self.out.write(population.model_dump_json())
         self.out.write(', "input_errors": ')
         self.out.write(json.dumps([input_error_to_dict(error) for error in errors]))
+        if judge is not None:
+            self.out.write(', "judge": ')
+            self.out.write(json.dumps(judge))
         self.out.write("}\n")

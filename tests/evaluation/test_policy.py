@@ -17,7 +17,7 @@ from rampart_otel.evaluation.policy import Check, Policy, load_policy
 
 EVALUATORS = (
     "tool_called, tool_result, side_effect, response_contains, input_contains, before, flows, "
-    "at_least, at_most"
+    "at_least, at_most, judge"
 )
 ALLOWED = f"{EVALUATORS}, regex, glob, contains, one_of, not_in, not_"
 
@@ -461,7 +461,7 @@ STRUCTURE_REJECTIONS = [
         "unknown top-level key",
         "policy: p\nname: q\nchecks:\n  - id: a\n    polarity: attack\n"
         "    detect: tool_called('x')\n",
-        "2:1: unknown key 'name'; expected one of: policy, version, assume_coverage, checks",
+        "2:1: unknown key 'name'; expected one of: policy, version, assume_coverage, judge, checks",
     ),
     (
         "unknown check key",
@@ -482,12 +482,12 @@ STRUCTURE_REJECTIONS = [
     (
         "list document",
         "- policy: p\n- checks: []\n",
-        "1:1: a policy must be a mapping with the keys policy, version, assume_coverage, checks",
+        "1:1: a policy must be a mapping with the keys policy, version, assume_coverage, judge, checks",
     ),
     (
         "scalar document",
         "just some text\n",
-        "1:1: a policy must be a mapping with the keys policy, version, assume_coverage, checks",
+        "1:1: a policy must be a mapping with the keys policy, version, assume_coverage, judge, checks",
     ),
     (
         "check not a mapping",

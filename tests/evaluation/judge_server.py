@@ -1,0 +1,104 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1 standing in for the
+judge model: it answers each request from a script, and records what it was sent and how
+many requests it served at once."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    verdict: str | None = "no"  # None: content as given in ``content``
+    content: str | None = None
+    delay: float = 0.0
+    rationale: str = "scripted"
+
+
+def answer(reply: Reply) -> dict[str, Any]:
+    content = reply.content
+    if content is None:
+        content = json.dumps(
+            {"verdict": reply.verdict, "rationale": reply.rationale, "evidence": ["quoted"]}
+        )
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "judge-1",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+    }
+
+
+@dataclass
+class JudgeServer:
+    script: Callable[[dict[str, Any], int], Reply]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    in_flight: int = 0
+    most_in_flight: int = 0
+    url: str = ""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@contextmanager
+def judge_server(script: Callable[[dict[str, Any], int], Reply]) -> Iterator[JudgeServer]:
+    """``script(request body, request number from 0)`` says how to answer."""
+    state = JudgeServer(script)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with state.lock:
+                number = len(state.requests)
+                state.requests.append(body)
+                state.in_flight += 1
+                state.most_in_flight = max(state.most_in_flight, state.in_flight)
+            try:
+                reply = state.script(body, number)
+                time.sleep(reply.delay)
+                payload = (
+                    json.dumps(answer(reply)).encode()
+                    if reply.status == 200
+                    else json.dumps({"error": {"message": "scripted failure"}}).encode()
+                )
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                if reply.status == 429:
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test)
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
