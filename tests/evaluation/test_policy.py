@@ -482,12 +482,14 @@ STRUCTURE_REJECTIONS = [
     (
         "list document",
         "- policy: p\n- checks: []\n",
-        "1:1: a policy must be a mapping with the keys policy, version, assume_coverage, judge, checks",
+        "1:1: a policy must be a mapping with the keys "
+        "policy, version, assume_coverage, judge, checks",
     ),
     (
         "scalar document",
         "just some text\n",
-        "1:1: a policy must be a mapping with the keys policy, version, assume_coverage, judge, checks",
+        "1:1: a policy must be a mapping with the keys "
+        "policy, version, assume_coverage, judge, checks",
     ),
     (
         "check not a mapping",
