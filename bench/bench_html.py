@@ -15,7 +15,6 @@ Medians are printed. Run: ``python bench/bench_html.py`` (``--help`` for options
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
@@ -24,18 +23,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(1, str(Path(__file__).parents[1] / "tests"))
 from bench_score import POLICY, write_input
-
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from browser import system_chromium
 
 
 def main() -> None:
@@ -44,11 +34,6 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2, help="score --jobs")
     args = parser.parse_args()
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        raise SystemExit("chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
     with tempfile.TemporaryDirectory(prefix="bench-html-") as tmp:
         directory = Path(tmp)
         traces, _, spans = write_input(directory, args.runs, False)
@@ -66,8 +51,7 @@ def main() -> None:
         print(f"input: {args.runs} runs, {spans} spans; report {size:.1f} MiB, "
               f"written in {written:.1f} s (score -j{args.jobs})")  # fmt: skip
         loads, filters, runs = [], [], []
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium, args=ARGS)
+        with system_chromium() as browser:
             for round_no in range(args.rounds):
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 start = time.perf_counter()
@@ -91,7 +75,6 @@ def main() -> None:
                       f"{1000 * filters[-1]:.0f} ms, open a run {1000 * runs[-1]:.0f} ms "
                       f"({count})")  # fmt: skip
                 page.close()
-            browser.close()
         print(
             f"median: load {statistics.median(loads):.2f} s, filter "
             f"{1000 * statistics.median(filters):.0f} ms, open a run "

@@ -30,7 +30,7 @@ from rampart_otel.exporters.junit import write_junit
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.exporters.terminal_report import write_terminal_report
 from rampart_otel.model import InputError, Run
-from rampart_otel.parallel import Render, score_in_parallel
+from rampart_otel.parallel import Render, ScoredRun, score_in_parallel
 from rampart_otel.pipeline import ReadStats, runs
 from rampart_otel.processors.assemble import GroupBy
 
@@ -167,6 +167,26 @@ def _score_in_parallel(
     writer: JsonReportWriter | None,
 ) -> None:
     render: Render = "json" if writer is not None else "results"
+    for item in _scored_in_parallel(
+        paths, policy, jobs, assume_coverage, on_error, stats, tallies, render
+    ):
+        if writer is not None:
+            writer.add_rendered(item.json_text, len(item.tallies))
+        else:
+            kept.extend(item.results)
+
+
+def _scored_in_parallel(
+    paths: list[Path],
+    policy: Policy,
+    jobs: int,
+    assume_coverage: list[str],
+    on_error: Callable[[InputError], None],
+    stats: ReadStats,
+    tallies: list[_Tally],
+    render: Render,
+) -> Iterator[ScoredRun]:
+    """Each run scored by the workers; input errors, spans read and tallies noted on the way."""
     for item in score_in_parallel(
         [str(path) for path in paths],
         [policy],
@@ -181,10 +201,7 @@ def _score_in_parallel(
             stats.spans = item
         else:
             tallies.extend(_Tally(*tally) for tally in item.tallies)
-            if writer is not None:
-                writer.add_rendered(item.json_text, len(item.tallies))
-            else:
-                kept.extend(item.results)
+            yield item
 
 
 def _views(
@@ -199,21 +216,10 @@ def _views(
 ) -> Iterator[dict[str, Any]]:
     """Each run as the HTML report shows it, scored on the way."""
     if jobs > 1:
-        for item in score_in_parallel(
-            [str(path) for path in paths],
-            [policy],
-            jobs=jobs,
-            assume=assume_coverage,
-            render="html",
-            on_error=on_error,
+        for item in _scored_in_parallel(
+            paths, policy, jobs, assume_coverage, on_error, stats, tallies, "html"
         ):
-            if isinstance(item, InputError):
-                stats.errors.append(item)
-            elif isinstance(item, int):
-                stats.spans = item
-            else:
-                tallies.extend(_Tally(*tally) for tally in item.tallies)
-                yield item.view
+            yield item.view  # type: ignore[misc]
         return
     assembled = _with_progress(runs(paths, stats, group_by=group_by, on_error=on_error), stats)
     for run in assembled:

@@ -1,10 +1,13 @@
 """The system's Chromium (Debian's ``chromium`` package) driven by Playwright: no browser
-download. Tests that need it skip with one line when it is absent; CI installs it."""
+download. Tests that need it skip with one line when it is absent; CI installs it.
+``bench/bench_html.py`` and ``make screenshots`` launch it the same way."""
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -21,10 +24,11 @@ ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+@contextmanager
+def system_chromium() -> Iterator[Any]:
+    """A Playwright Browser on the system's Chromium; SystemExit when there is none."""
     if CHROMIUM is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+        raise SystemExit("chromium is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -33,3 +37,11 @@ def browser() -> Iterator[object]:
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    with system_chromium() as launched:
+        yield launched

@@ -9,7 +9,6 @@ collector that the samples were replayed to (``collect`` + ``replay``), then
 from __future__ import annotations
 
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,16 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent
 SAMPLES = ROOT / "samples" / "traces"
 POLICY = ROOT / "samples" / "policy.yaml"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(ROOT / "tests"))
+from browser import system_chromium  # noqa: E402 - the tests' way to launch it
+
 ANNOUNCE = re.compile(r"http://([\d.]+):(\d+)/v1/traces")
 
 
@@ -66,11 +58,6 @@ def audit_page(directory: Path) -> Path:
 
 
 def main() -> None:
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        raise SystemExit("chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
     with tempfile.TemporaryDirectory(prefix="rampart-screenshots-") as tmp:
         directory = Path(tmp)
         report = directory / "report.html"
@@ -78,8 +65,7 @@ def main() -> None:
         if done.returncode not in (0, 1):
             raise SystemExit(done.stderr)
         audit = audit_page(directory)
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=chromium, args=ARGS)
+        with system_chromium() as browser:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(report.as_uri())
             page.wait_for_selector("body[data-ready='1']")
@@ -93,7 +79,6 @@ def main() -> None:
             page.goto(audit.as_uri())
             page.wait_for_selector("body[data-ready='1']")
             page.screenshot(path=OUT / "audit.png")
-            browser.close()
     for name in ("report-summary.png", "report-run.png", "audit.png"):
         print(OUT / name)
 

@@ -15,7 +15,7 @@ from typing import IO, Any
 from rampart_otel.audit.aggregate import Aggregates, Bucket, trend_by
 from rampart_otel.audit.report import aggregates_to_dict
 from rampart_otel.audit.timespec import iso
-from rampart_otel.exporters.html_page import page_assets, render_page, script_json
+from rampart_otel.exporters.html_page import error_items, page_assets, render_page, script_json
 from rampart_otel.model import InputError
 from rampart_otel.render import safe_text
 from rampart_otel.storage.audit_queries import PolicyVersion, StoredResult
@@ -63,10 +63,7 @@ def write_audit_html(
             }
             for r in recent_rows
         ],
-        "input_errors": [
-            {"location": safe_text(e.location, 300), "message": safe_text(e.message, 300)}
-            for e in errors
-        ],
+        "input_errors": error_items(errors),
     }
     render_page(
         "audit.html.j2",

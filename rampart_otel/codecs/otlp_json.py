@@ -134,17 +134,9 @@ def spans_from_json(obj: dict[str, Any]) -> list[Span]:
         # The loop indices are read by the error handlers below, to say where.
         for ri, rs in enumerate(rss):  # noqa: B007
             si = pi = -1
-            g = rs.get
-            res = g("resource")
+            res = rs.get("resource")
             resource = _resource(res) if res else Resource({})
-            sss = (
-                g("scopeSpans")
-                or g("scope_spans")
-                or g("instrumentationLibrarySpans")
-                or g("instrumentation_library_spans")
-                or ()
-            )
-            for si, ss in enumerate(sss):  # noqa: B007
+            for si, ss in enumerate(_scope_spans(rs)):  # noqa: B007
                 pi = -1
                 g = ss.get
                 sc = g("scope") or g("instrumentationLibrary") or g("instrumentation_library")
@@ -158,6 +150,18 @@ def spans_from_json(obj: dict[str, Any]) -> list[Span]:
     except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
         raise DecodeError(f"{_where(ri, si, pi)}: {_explain(exc)}") from None
     return out
+
+
+def _scope_spans(rs: dict[str, Any]) -> Any:
+    """A resourceSpans' scope blocks, under any of the names exporters have used."""
+    g = rs.get
+    return (
+        g("scopeSpans")
+        or g("scope_spans")
+        or g("instrumentationLibrarySpans")
+        or g("instrumentation_library_spans")
+        or ()
+    )
 
 
 def _where(ri: int, si: int, pi: int) -> str:
@@ -531,15 +535,7 @@ def trace_ids_of_json(data: bytes) -> tuple[set[str], int] | None:
         ids: set[str] = set()
         count = 0
         for rs in rss or ():
-            g = rs.get
-            sss = (
-                g("scopeSpans")
-                or g("scope_spans")
-                or g("instrumentationLibrarySpans")
-                or g("instrumentation_library_spans")
-                or ()
-            )
-            for ss in sss:
+            for ss in _scope_spans(rs):
                 for sp in ss.get("spans") or ():
                     v = sp.get("traceId")
                     if v is None:

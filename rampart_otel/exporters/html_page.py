@@ -23,7 +23,10 @@ import jinja2
 from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
-__all__ = ["page_assets", "render_page", "script_json"]
+from rampart_otel.model import InputError
+from rampart_otel.render import safe_text
+
+__all__ = ["error_items", "page_assets", "render_page", "script_json"]
 
 
 def script_json(value: Any) -> Markup:
@@ -65,7 +68,7 @@ def _sha256(text: str) -> str:
 def page_assets(script: str) -> dict[str, str]:
     """The shared stylesheet, the page's script, and the CSP that admits exactly them."""
     style = _asset("page.css")
-    code = _asset(script)
+    code = _asset("common.js") + _asset(script)  # one inline script: one hash
     csp = (
         "default-src 'none'; "
         f"script-src '{_sha256(code)}'; "
@@ -74,6 +77,14 @@ def page_assets(script: str) -> dict[str, str]:
         "require-trusted-types-for 'script'; trusted-types 'none'"
     )
     return {"style": style, "script": code, "csp": csp}
+
+
+def error_items(errors: Iterable[InputError]) -> list[dict[str, str]]:
+    """Input errors (or quarantined records) as a page lists them: one line each, bounded."""
+    return [
+        {"location": safe_text(e.location, 300), "message": safe_text(e.message, 300)}
+        for e in errors
+    ]
 
 
 def render_page(template: str, out: IO[str], **context: Any) -> None:

@@ -14,10 +14,15 @@ from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
-from rampart_otel.exporters.html_page import json_items, page_assets, render_page, script_json
+from rampart_otel.exporters.html_page import (
+    error_items,
+    json_items,
+    page_assets,
+    render_page,
+    script_json,
+)
 from rampart_otel.exporters.serialize import jsonable, ns_to_iso, side_effect_to_dict
 from rampart_otel.model import AgentRun, InputError, Span
-from rampart_otel.render import safe_text
 
 __all__ = ["run_view", "write_html_report"]
 
@@ -183,10 +188,7 @@ def write_html_report(
         return script_json(
             {
                 "population": population().model_dump(mode="json"),
-                "input_errors": [
-                    {"location": safe_text(e.location, 300), "message": safe_text(e.message, 300)}
-                    for e in errors
-                ],
+                "input_errors": error_items(errors),
             }
         )
 

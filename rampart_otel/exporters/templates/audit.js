@@ -1,33 +1,16 @@
-"use strict";
-// rampart-otel audit page. Stored content reaches the page only through textContent and
-// setAttribute on attributes that are never URLs, scripts or handlers.
+// The audit page (common.js comes first in the same script).
 (function () {
   const data = JSON.parse(document.getElementById("rampart-audit").textContent);
   const agg = data.aggregates;
   const SVG = "http://www.w3.org/2000/svg";
 
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (key === "class") node.className = value;
-      else if (key === "text") node.textContent = value;
-      else node.setAttribute(key, value);
-    }
-    for (const child of children) if (child !== null && child !== undefined) node.append(child);
-    return node;
-  }
   function svg(tag, attrs) {
     const node = document.createElementNS(SVG, tag);
     for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
     return node;
   }
-  const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
   const share = (n, d) => (d ? n / d : null);
 
-  function table(headers, rows) {
-    return el("table", {}, el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", { text: h })))),
-      el("tbody", {}, ...rows));
-  }
   function summaryCells(s) {
     const rate = s.attack_success_rate;
     return [el("td", { text: String(s.total) }), el("td", { class: "status-safe", text: String(s.safe) }),

@@ -1,28 +1,11 @@
-"use strict";
-// rampart-otel report page. Trace content reaches the page only through textContent and
-// setAttribute on attributes that are never URLs, scripts or handlers.
+// The score report page (common.js comes first in the same script).
 (function () {
   const runs = JSON.parse(document.getElementById("rampart-runs").textContent);
   const meta = JSON.parse(document.getElementById("rampart-summary").textContent);
   const PAGE = 100;
   const STATUSES = ["unsafe", "undetermined", "error", "safe"];
 
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (key === "class") node.className = value;
-      else if (key === "text") node.textContent = value;
-      else node.setAttribute(key, value);
-    }
-    for (const child of children) {
-      if (child !== null && child !== undefined) node.append(child);
-    }
-    return node;
-  }
-  // replaceChildren would write a null child as the text "null": optional parts are left out.
-  const replace = (node, ...children) => node.replaceChildren(...children.filter((c) => c !== null));
   const clip = (text, n) => (text && text.length > n ? text.slice(0, n) + "…" : text || "");
-  const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
   const statusCell = (status) => el("td", { class: "status status-" + status, text: status });
 
   // ---- population summary --------------------------------------------------------------
@@ -187,11 +170,6 @@
       box.append(row);
     }
     return box;
-  }
-
-  function table(headers, bodyRows) {
-    return el("table", {}, el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", { text: h })))),
-      el("tbody", {}, ...bodyRows));
   }
 
   function showRun(runIndex, resultIndex) {
