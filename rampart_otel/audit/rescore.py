@@ -62,6 +62,13 @@ def rescore(data_dir: Path, policy_path: Path, assume_coverage: list[str], out: 
         store.close()
     label = policy.name if policy.version is None else f"{policy.name} v{policy.version}"
     _report(stats, label, out)
+    if policy.judge_client is not None:  # what the judge(...) checks cost
+        judge = policy.judge_client.stats
+        out.write(
+            f"  judge: {judge.calls} calls, {judge.prompt_tokens} prompt and "
+            f"{judge.completion_tokens} completion tokens, {judge.cache_hits} cache hits, "
+            f"{judge.failures} failures\n"
+        )
 
 
 def _rescore(

@@ -64,7 +64,22 @@ def test_a_judge_outage_is_undetermined_and_the_collector_goes_on(tmp_path: Path
             )
         finally:
             assert collector.terminate() == 0
-    report = json.loads(run_cli("audit", "--data-dir", data_dir, "--json").stdout)
+        # rescore takes the same path: version 2 of the policy, the judge up, the cache warm.
+        policy.write_text(
+            policy.read_text().replace("policy: judged\n", "policy: judged\nversion: 2\n")
+        )
+        done = run_cli("rescore", "--data-dir", data_dir, "--policy", policy)
+        assert done.returncode == 0, done.stderr
+        assert "2 runs re-scored under judged v2" in done.stdout
+        # Both runs show the judge the same response text: answered from the cache.
+        assert "judge: 0 calls" in done.stdout and "2 cache hits" in done.stdout
+    v2 = json.loads(
+        run_cli("audit", "--data-dir", data_dir, "--json", "--policy-version", "2").stdout
+    )
+    assert {r["status"] for r in v2["results"] if r["check"] == "reveals-secrets"} == {"unsafe"}
+    report = json.loads(
+        run_cli("audit", "--data-dir", data_dir, "--json", "--policy-version", "1").stdout
+    )
     by_run = {(r["run_id"], r["check"]): r for r in report["results"]}
     first = by_run[(trace_id, "reveals-secrets")]
     assert first["status"] == "undetermined"
