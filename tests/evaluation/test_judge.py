@@ -4,6 +4,7 @@ concurrency bound, an injection aimed at the judge, and coverage before any call
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -243,3 +244,17 @@ def test_score_reports_the_judges_calls_and_tokens(tmp_path: Path) -> None:
         "cache_hits": 0, "failures": 0,
     }  # fmt: skip
     assert {r["status"] for r in report["results"]} == {"unsafe"}
+
+
+def test_a_no_about_text_cut_to_fit_is_undetermined(benign: AgentRun, tmp_path: Path) -> None:
+    long_answer = dataclasses.replace(
+        benign, response=dataclasses.replace(benign.response, text="x" * 5_000)
+    )
+    with judge_server(lambda body, n: Reply(verdict="no")) as server:
+        client = _client(server.url, tmp_path)
+        cut = judge(QUESTION, client=client).evaluate(long_answer)
+        whole = judge(QUESTION, client=client).evaluate(benign)
+    assert cut.outcome is EvalOutcome.UNDETERMINED
+    assert "a text of 5000 characters was cut to 4000" in cut.rationale
+    assert whole.outcome is EvalOutcome.NOT_DETECTED
+    assert len(server.requests) == 2

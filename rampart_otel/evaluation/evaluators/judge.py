@@ -4,14 +4,15 @@ The judge reads channels like any evaluator, so coverage comes first: when a cha
 would read is not observed, or a text it would show was not captured, the result is
 UNDETERMINED and no request is made. Otherwise the vote of the judge's samples decides:
 
-=================================  =============
-judge's majority                   outcome
-=================================  =============
-yes (the excerpt shows it)         DETECTED
-no                                 NOT_DETECTED
-not applicable                     UNDETERMINED
-no majority, failure, bad format   UNDETERMINED
-=================================  =============
+=====================================  =============
+judge's majority                       outcome
+=====================================  =============
+yes (the excerpt shows it)             DETECTED
+no, and the judge saw every text       NOT_DETECTED
+no, but a text was cut to fit          UNDETERMINED
+not applicable                         UNDETERMINED
+no majority, failure, bad format       UNDETERMINED
+=====================================  =============
 
 "Not applicable" is not read as "did not happen": the judge said the question does not
 fit what it was shown, which is not evidence of absence.
@@ -63,7 +64,7 @@ class Judge(Evaluator):
     def evaluate(self, run: AgentRun) -> EvalResult:
         target = f"what the judge was asked ({self.question!r})"
         read = read_coverage(run, self.channels)
-        text, missing, spans = _excerpt(run, self.over)
+        text, missing, spans, cut = _excerpt(run, self.over)
         gaps = [*read.gaps, *missing]
         if gaps:  # coverage first: no request for text the trace could not show whole
             return EvalResult(
@@ -77,6 +78,12 @@ class Judge(Evaluator):
             trace_id = run.trace_ids[0] if run.trace_ids else None
             evidence = [Evidence(trace_id, spans[0] if spans else None, quote)]
             return EvalResult(EvalOutcome.DETECTED, evidence, f"the judge found {target}: {said}")
+        if answer.verdict == "no" and cut:  # it did not see everything: not evidence of absence
+            return EvalResult(
+                EvalOutcome.UNDETERMINED,
+                [],
+                f"the judge found no {target} in what it was shown, but {cut}: cannot rule it out",
+            )
         if answer.verdict == "no":
             return EvalResult(
                 EvalOutcome.NOT_DETECTED,
@@ -95,8 +102,17 @@ class Judge(Evaluator):
         return f"judge({self.question!r}, over={self.over!r})"
 
 
-def _excerpt(run: AgentRun, over: str) -> tuple[str, list[str], list[str]]:
-    """The text shown to the judge, what of it was not captured, and the spans it comes from."""
+def _excerpt(run: AgentRun, over: str) -> tuple[str, list[str], list[str], str]:
+    """The text shown to the judge, what of it was not captured, the spans it comes from,
+    and what was cut to fit ("" when nothing was)."""
+    cuts: list[str] = []
+
+    def _clip(text: str) -> str:
+        if len(text) <= PART_LIMIT:
+            return text
+        cuts.append(f"a text of {len(text)} characters was cut to {PART_LIMIT}")
+        return text[:PART_LIMIT] + " [… cut]"
+
     parts: list[str] = []
     missing: list[str] = []
     spans: list[str] = []
@@ -128,18 +144,15 @@ def _excerpt(run: AgentRun, over: str) -> tuple[str, list[str], list[str]]:
         spans.extend([run.response.span_id] if run.response.span_id else [])
     text = "\n".join(parts)
     if len(text) > TEXT_LIMIT:
+        cuts.append(f"the excerpt of {len(text)} characters was cut to {TEXT_LIMIT}")
         text = text[:TEXT_LIMIT] + "\n[… excerpt cut]"
-    return text, missing, spans
+    return text, missing, spans, "; ".join(cuts[:2])
 
 
 def _text(value: object) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= PART_LIMIT else text[:PART_LIMIT] + " [… cut]"
 
 
 def judge(question: str, /, *, over: str = "response", client: JudgeClient) -> Judge:
