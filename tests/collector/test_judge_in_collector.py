@@ -54,12 +54,20 @@ def test_the_collector_counts_the_judges_calls_in_metrics(tmp_path: Path) -> Non
         policy = _policy(tmp_path / "p.yaml", server.url, tmp_path / "cache.sqlite")
         metrics, results = _score(tmp_path, "up", policy)
         asked = len(server.requests)
+        # rescore takes the same path and the same cache: a new policy version pays nothing
+        text = policy.read_text().replace("judged\n", "judged\nversion: 2\n", 1)
+        v2 = write_config(tmp_path / "p2.yaml", text)
+        done = run_cli("rescore", "--data-dir", tmp_path / "up", "--policy", v2)
+        assert done.returncode == 0, done.stderr
+        assert len(server.requests) == asked
     assert asked >= 1
     assert metrics["rampart_otel_judge_calls_total"] == asked
     assert metrics["rampart_otel_judge_prompt_tokens_total"] == 100 * asked
     assert metrics["rampart_otel_judge_completion_tokens_total"] == 10 * asked
     assert metrics["rampart_otel_judge_failures_total"] == 0
     assert results["obeys-injection"].startswith("unsafe"), results
+    assert "1 runs re-scored under judged v2 (1 safe, 1 unsafe" in done.stdout, done.stdout
+    assert f"judge: 0 calls, 0 prompt and 0 completion tokens, {asked} cache hits" in done.stdout
 
 
 def test_a_judge_outage_is_undetermined_and_nothing_else_stops(tmp_path: Path) -> None:
