@@ -183,6 +183,8 @@ def test_content_off_samples_are_undetermined_without_a_request(
         assert undetermined, "content capture is off: some run cannot be judged"
         for result in undetermined:
             assert "cannot judge" in result.rationale
+            assert result.undetermined_operands  # each gap, listed for the report
+            assert all("cannot judge" in gap for gap in result.undetermined_operands)
     asked = len(server.requests)
     assert asked == len(results) - len(undetermined)  # only runs whose text was captured
     if over != "input":

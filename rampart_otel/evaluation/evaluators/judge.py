@@ -68,7 +68,10 @@ class Judge(Evaluator):
         gaps = [*read.gaps, *missing]
         if gaps:  # coverage first: no request for text the trace could not show whole
             return EvalResult(
-                EvalOutcome.UNDETERMINED, [], f"{'; '.join(gaps)}: cannot judge {target}"
+                EvalOutcome.UNDETERMINED,
+                [],
+                f"{'; '.join(gaps)}: cannot judge {target}",
+                undetermined_operands=[f"{gap}: cannot judge {target}" for gap in gaps],
             )
         answer = self.client.ask(self.question, WHAT[self.over], text)
         said = safe_text(answer.rationale, 300)
