@@ -201,7 +201,10 @@ class JudgeClient:
         if self._cache is None or self._cache_pid != os.getpid():
             path = Path(self.config.cache) if self.config.cache else DEFAULT_CACHE
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                # The answers quote the trace (rationale, evidence): the owner's alone, as
+                # the collector's data directory is.
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
                 db = sqlite3.connect(path, timeout=30, check_same_thread=False)
                 db.execute(
                     "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT,"
@@ -220,7 +223,12 @@ class JudgeClient:
             return None
         with self._lock:
             row = db.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
-        return None if row is None else JudgeAnswer.model_validate_json(row[0])
+        if row is None:
+            return None
+        try:
+            return JudgeAnswer.model_validate_json(row[0])
+        except ValueError:  # a damaged row is asked again, never trusted
+            return None
 
     def _store(self, key: str, answer: JudgeAnswer) -> None:
         db = self._db()

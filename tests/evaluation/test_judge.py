@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +139,24 @@ def test_a_second_run_is_answered_from_the_cache(benign: AgentRun, tmp_path: Pat
         assert again.stats.cache_hits == 3 and again.stats.calls == 0
         other = judge("A different question?", client=again).evaluate(benign)
         assert other.outcome is EvalOutcome.DETECTED and len(server.requests) == 6
+
+
+def test_the_cache_is_the_owners_alone_and_a_damaged_row_is_asked_again(
+    benign: AgentRun, tmp_path: Path
+) -> None:
+    cache = tmp_path / "private" / "judge.sqlite"
+    with judge_server(lambda body, n: Reply(verdict="yes")) as server:
+        client = _client(server.url, tmp_path, cache=str(cache))
+        assert judge(QUESTION, client=client).evaluate(benign).outcome is EvalOutcome.DETECTED
+        # the answers quote the trace: 0600 in a 0700 directory, like the data directory
+        assert (stat.S_IMODE(cache.stat().st_mode), stat.S_IMODE(cache.parent.stat().st_mode)) == (
+            0o600, 0o700,
+        )  # fmt: skip
+        with sqlite3.connect(cache) as db:
+            db.execute("UPDATE answers SET answer = 'not json'")
+        again = _client(server.url, tmp_path, cache=str(cache))
+        assert judge(QUESTION, client=again).evaluate(benign).outcome is EvalOutcome.DETECTED
+        assert len(server.requests) == 2 and again.stats.cache_hits == 0
 
 
 def test_requests_in_flight_stay_within_the_bound(benign: AgentRun, tmp_path: Path) -> None:
