@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import IO
 
 from rampart_otel.audit.command import open_results
-from rampart_otel.collector.scorer import Evaluate, evaluator_for, result_row
+from rampart_otel.collector.scorer import (
+    Evaluate,
+    evaluator_for,
+    keep_judge_cache_in,
+    result_row,
+)
 from rampart_otel.engine import checked_assumptions, load_policies
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
@@ -49,6 +54,7 @@ class RescoreStats:
 def rescore(data_dir: Path, policy_path: Path, assume_coverage: list[str], out: IO[str]) -> None:
     checked_assumptions(assume_coverage, option="--assume-coverage")
     (policy,) = load_policies([policy_path])
+    keep_judge_cache_in([policy], data_dir)
     evaluate = evaluator_for([policy], assume_coverage)
     open_results(data_dir).close()  # exists, readable, migrated
     segments = [path for _, path in list_segments(data_dir / "segments")]

@@ -265,6 +265,16 @@ def evaluator_for(
     )
 
 
+def keep_judge_cache_in(policies: Sequence[Policy], data_dir: Path) -> None:
+    """A judge endpoint without a ``cache:`` keeps its answers in the data directory, beside
+    the verdicts they quote (0600 there too), so the collector and ``rescore`` share them."""
+    for policy in policies:
+        client = policy.judge_client
+        if client is not None and client.config.cache is None:
+            cache = str(data_dir / "judge.sqlite")
+            client.config = client.config.model_copy(update={"cache": cache})
+
+
 def result_row(result: CheckResult, *, revision: int, scored_at: float) -> ResultRow:
     """A result as ``results.db`` keeps it."""
     return ResultRow(
@@ -302,6 +312,7 @@ def run_process(config_json: str, conn: Connection) -> None:
     try:
         scoring = config.scoring
         policies = load_policies(config.policies)
+        keep_judge_cache_in(policies, data_dir)
         evaluate = evaluator_for(
             policies, scoring.assume_coverage, budget_seconds=scoring.run_budget_seconds
         )
