@@ -1,6 +1,7 @@
-"""The collector scores ``judge(...)`` checks through the same path as ``score``: the judge's
-calls and tokens show in ``/metrics``, and a judge outage leaves those checks UNDETERMINED
-with the reason while every other check is still scored."""
+"""The collector and ``rescore`` with a judge policy that names no cache, and a judge that
+refuses connections (test_judge_live covers HTTP 503 and an explicit cache): the answers are
+kept beside results.db (0600) and ``rescore`` reuses them without a request; a refused
+connection leaves judge(...) UNDETERMINED with the reason while other checks are scored."""
 
 from __future__ import annotations
 
