@@ -1,0 +1,112 @@
+"""A real PostgreSQL server for the shared results store's tests: no mock can show that the
+SQL, the locks and the migrations work. The server is the system's (Debian's ``postgresql``
+package), started once per session in a temporary directory, listening on 127.0.0.1 only,
+trust authentication; each test gets a database of its own (``pg_url``). Tests skip with
+one line when the server binaries are absent; CI installs them (``.ci/run``)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# The newest installed major version's binaries (Debian keeps them off PATH).
+_BINDIRS = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name))
+BINDIR = Path(_BINDIRS[-1]) if _BINDIRS else None
+MISSING = "postgresql is not installed (apt-get install postgresql)"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _as_postgres(root: Path, *command: str | Path) -> list[str]:
+    """initdb and postgres refuse to run as root: run them as the ``postgres`` user.
+
+    initdb's shell steps write to /dev/null; where a container left a plain root-owned file
+    there, they run in a mount namespace of their own with a real null device bound over it
+    (the machine's /dev/null is not touched).
+    """
+    args = [str(part) for part in command]
+    if os.getuid() != 0:
+        return args
+    args = ["runuser", "-u", "postgres", "--", *args]
+    if stat.S_ISCHR(os.stat("/dev/null").st_mode):
+        return args
+    null = root / "null"
+    if not null.exists():
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        os.chmod(null, 0o666)
+    bind = 'mount --bind "$0" /dev/null && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", bind, str(null), *args]
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The server's base URL, ``postgresql://postgres@127.0.0.1:PORT``."""
+    if BINDIR is None or not (BINDIR / "postgres").is_file():
+        pytest.skip(MISSING)
+    root = Path(tempfile.mkdtemp(prefix="rampart-pg-"))
+    data = root / "data"
+    if os.getuid() == 0:
+        owner = pwd.getpwnam("postgres")
+        os.chown(root, owner.pw_uid, owner.pw_gid)
+    port = _free_port()
+    log = root / "server.log"
+    try:
+        subprocess.run(
+            _as_postgres(
+                root, BINDIR / "initdb", "-D", data, "-U", "postgres", "--auth=trust",
+                "--encoding=UTF8", "--no-sync",
+            ),
+            check=True, capture_output=True,
+        )  # fmt: skip
+        options = (
+            f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
+            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        )
+        subprocess.run(
+            _as_postgres(
+                root, BINDIR / "pg_ctl", "-D", data, "-l", log, "-o", options, "-w", "start"
+            ),
+            check=True, capture_output=True,
+        )  # fmt: skip
+    except subprocess.CalledProcessError as error:
+        detail = (error.stderr or b"").decode(errors="replace").strip()
+        if log.exists():
+            detail += "\n" + log.read_text(errors="replace")
+        shutil.rmtree(root, ignore_errors=True)
+        raise RuntimeError(f"could not start PostgreSQL: {detail}") from None
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run(
+            _as_postgres(root, BINDIR / "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"),
+            capture_output=True,
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A new, empty database on the session's server, dropped after the test."""
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(f"{pg_server}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield f"{pg_server}/{name}"
+    with psycopg.connect(f"{pg_server}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
