@@ -56,7 +56,12 @@ class EndpointError(UserError, ValueError):
 
 
 class SchemaError(UserError):
-    """``results.db`` was written by a newer rampart-otel."""
+    """The results store (``results.db`` or PostgreSQL) was written by a newer rampart-otel."""
+
+
+class StoreError(UserError):
+    """A results store that cannot be opened: a bad URL, a server that is down or refuses,
+    a missing driver."""
 
 
 class DataError(RampartOtelError, ValueError):

@@ -1,0 +1,266 @@
+"""Verdicts in a PostgreSQL database several collectors share: ``ResultsStore``'s semantics.
+
+The same rows as ``results.db`` (``results``): one per (run, revision, policy, version,
+check), ``current`` on the latest revision, each scored run revision's span set stored so a
+run is never scored twice with the same spans, ``policy_checks`` for the versions to choose
+from. Write transactions hold one advisory lock, so writers are serialized as SQLite's
+``BEGIN IMMEDIATE`` serializes them: a scorer's "already scored?" read and its writes see
+no other writer in between, whichever collector that writer is.
+
+The checkpoint and the quarantine are per collector instance (``instance``): each collector
+reads its own segments, so each resumes from its own point.
+
+psycopg is imported here only: a store given a ``postgresql://`` URL needs the
+``postgres`` extra, nothing else does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from rampart_otel.errors import SchemaError, StoreError
+from rampart_otel.storage.pg_schema import (
+    LOCK_KEY,
+    SCHEMA_VERSION,
+    newer_message,
+    prepare,
+    stored_version,
+)
+from rampart_otel.storage.results import ResultRow, unpack_span_ids, version_text
+
+if TYPE_CHECKING:
+    import psycopg
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+DEFAULT_INSTANCE = "default"
+CONNECT_TIMEOUT = 10  # seconds: a server that is down fails the start, it does not hang it
+
+
+def is_postgres_url(target: object) -> bool:
+    return isinstance(target, str) and target.startswith(URL_SCHEMES)
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    return re.sub(r"^([a-zA-Z][\w+.-]*://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def connect(url: str) -> psycopg.Connection[Any]:
+    """An autocommit connection; StoreError (one line) when the driver, URL or server fails."""
+    try:
+        import psycopg
+    except ImportError:
+        raise StoreError(
+            f"{redacted(url)}: PostgreSQL results need psycopg"
+            " (pip install 'rampart-otel[postgres]')"
+        ) from None
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as error:
+        detail = _one_line(error).replace(url, redacted(url))  # libpq may quote the URL
+        raise StoreError(f"{redacted(url)}: cannot connect: {detail}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return "; ".join(lines[:2]) or type(error).__name__
+
+
+class PgResultsStore:
+    """``ResultsStore`` on PostgreSQL; ``instance`` names this collector's resume point."""
+
+    def __init__(
+        self, url: str, *, instance: str = DEFAULT_INSTANCE, readonly: bool = False
+    ) -> None:
+        self.url = url
+        self.label = redacted(url)
+        self.instance = instance
+        self.db = connect(url)
+        try:
+            if readonly:
+                version = stored_version(self.db)
+                if version is not None and version > SCHEMA_VERSION:
+                    raise SchemaError(newer_message(self.label, version))
+                if version != SCHEMA_VERSION:
+                    prepare(self.db, self.label)  # as open_reader: migrate, then only read
+                self.db.execute("SET default_transaction_read_only = on")
+            else:
+                prepare(self.db, self.label)
+        except BaseException:
+            self.db.close()
+            raise
+        self._registered: set[tuple[str, str, str]] = set()  # (policy, version, check) stored
+
+    def schema_version(self) -> int | None:
+        return stored_version(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- scorer side -------------------------------------------------------------------
+
+    def checkpoint(self) -> tuple[int, int] | None:
+        row = self.db.execute(
+            "SELECT segment, byte_offset FROM checkpoint WHERE instance = %s", (self.instance,)
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def scored_span_ids(self, run_id: str) -> tuple[int, set[bytes]]:
+        """The run's last revision (-1 if never scored) and every span id scored so far."""
+        latest = -1
+        seen: set[bytes] = set()
+        for revision, packed in self.db.execute(
+            "SELECT revision, span_ids FROM runs WHERE run_id = %s", (run_id,)
+        ):
+            latest = max(latest, revision)
+            seen |= unpack_span_ids(bytes(packed))
+        return latest, seen
+
+    def transaction(self) -> _PgTransaction:
+        return _PgTransaction(self.db, self.instance, self._registered)
+
+    # -- audit side --------------------------------------------------------------------
+
+    def results(self, limit: int | None = None) -> Iterator[ResultRow]:
+        """Every stored row, all revisions and policy versions, in scoring order."""
+        query = (
+            "SELECT run_id, revision, policy, check_id, status, service, started_at_ns,"
+            " scored_at, result::text, policy_version, run_at FROM results"
+            " ORDER BY scored_at, run_id, revision, check_id"
+        )
+        if limit is not None:
+            query += f" LIMIT {int(limit)}"
+        for row in self.db.execute(query):
+            yield ResultRow(*row[:8], json.loads(row[8]), row[9], row[10])
+
+    def status_counts(self) -> dict[str, int]:
+        return dict(self.db.execute("SELECT status, count(*) FROM results GROUP BY status"))
+
+
+class _PgTransaction:
+    """One write transaction: runs and results of a scoring round, plus the checkpoint."""
+
+    def __init__(
+        self,
+        db: psycopg.Connection[Any],
+        instance: str,
+        registered: set[tuple[str, str, str]],
+    ) -> None:
+        self.db = db
+        self.instance = instance
+        self.registered = registered
+        self.registering: set[tuple[str, str, str]] = set()
+        self._transaction: Any = None
+
+    def __enter__(self) -> _PgTransaction:
+        self._transaction = self.db.transaction()
+        self._transaction.__enter__()
+        self.db.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        return self
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        self._transaction.__exit__(kind, error, trace)
+        if kind is None:  # known stored only once committed
+            self.registered |= self.registering
+
+    def add_run(
+        self,
+        run_id: str,
+        revision: int,
+        packed_span_ids: bytes,
+        digest: str,
+        trace_ids: list[str],
+        service: str | None,
+        started_at_ns: int | None,
+    ) -> None:
+        self.db.execute(
+            "INSERT INTO runs VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                run_id,
+                revision,
+                digest,
+                packed_span_ids,
+                len(packed_span_ids) // 8,
+                json.dumps(trace_ids),
+                service,
+                started_at_ns,
+                time.time(),
+            ),
+        )
+
+    def add_result(self, row: ResultRow) -> None:
+        """Store a verdict; it supersedes earlier revisions of its (run, policy, version, check)."""
+        version = version_text(row.policy_version)
+        run_at = row.run_at
+        if run_at is None:
+            run_at = row.started_at_ns / 1e9 if row.started_at_ns is not None else row.scored_at
+        key = (row.run_id, row.policy, version, row.check_id, row.revision)
+        if row.revision > 0:
+            self.db.execute(
+                "UPDATE results SET current = false WHERE run_id = %s AND policy = %s"
+                " AND policy_version = %s AND check_id = %s AND revision < %s AND current",
+                key,
+            )
+        # INSERT OR REPLACE: a revision stored again (a replay) takes the new verdict.
+        self.db.execute(
+            "INSERT INTO results (run_id, revision, policy, check_id, status, service,"
+            " started_at_ns, scored_at, result, policy_version, run_at, current)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NOT EXISTS (SELECT 1"
+            " FROM results WHERE run_id = %s AND policy = %s AND policy_version = %s"
+            " AND check_id = %s AND revision > %s))"
+            " ON CONFLICT (run_id, policy, policy_version, check_id, revision) DO UPDATE SET"
+            " status = excluded.status, service = excluded.service,"
+            " started_at_ns = excluded.started_at_ns, scored_at = excluded.scored_at,"
+            " result = excluded.result, run_at = excluded.run_at, current = excluded.current",
+            (
+                row.run_id,
+                row.revision,
+                row.policy,
+                row.check_id,
+                row.status,
+                row.service,
+                row.started_at_ns,
+                row.scored_at,
+                json.dumps(row.result, default=str),
+                version,
+                run_at,
+                *key,
+            ),
+        )
+        check = (row.policy, version, row.check_id)
+        if check in self.registered or check in self.registering:
+            return
+        self.registering.add(check)
+        self.db.execute(
+            "INSERT INTO policy_checks VALUES (%s, %s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT (policy, policy_version, check_id) DO UPDATE"
+            " SET harm_category = excluded.harm_category"
+            " WHERE policy_checks.harm_category IS NULL AND excluded.harm_category IS NOT NULL",
+            (
+                row.policy,
+                version,
+                row.check_id,
+                json.dumps(row.policy_version),
+                row.result.get("polarity"),
+                row.result.get("harm_category"),
+                row.scored_at,
+            ),
+        )
+
+    def add_quarantine(self, segment: int, offset: int, spans: int, message: str) -> None:
+        """A stored record the scorer could not read whole; replays record it once."""
+        self.db.execute(
+            "INSERT INTO quarantine VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (self.instance, segment, offset, spans, message, time.time()),
+        )
+
+    def set_checkpoint(self, segment: int, offset: int) -> None:
+        self.db.execute(
+            "INSERT INTO checkpoint VALUES (%s, %s, %s) ON CONFLICT (instance) DO UPDATE"
+            " SET segment = excluded.segment, byte_offset = excluded.byte_offset",
+            (self.instance, segment, offset),
+        )

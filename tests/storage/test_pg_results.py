@@ -1,0 +1,251 @@
+"""The PostgreSQL results store keeps ``results.db``'s semantics: the same rows, ``current``
+on the latest revision, a span set stored once per run, policy_checks; plus what sharing
+needs: a checkpoint per collector instance, versioned migrations, one-line errors."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from rampart_otel.errors import SchemaError, StoreError
+from rampart_otel.storage.pg_results import PgResultsStore, redacted
+from rampart_otel.storage.pg_schema import SCHEMA_VERSION
+from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
+from rampart_otel.storage.store import open_results_store
+
+
+def row(
+    run_id: str,
+    revision: int,
+    status: str = "safe",
+    check: str = "c1",
+    version: int | str | None = 1,
+    harm: str | None = None,
+    scored_at: float = 2.0,
+) -> ResultRow:
+    result = {"run_id": run_id, "revision": revision, "polarity": "must_not", "status": status}
+    if harm is not None:
+        result["harm_category"] = harm
+    return ResultRow(
+        run_id, revision, "p", check, status, "svc", 1_000_000_000, scored_at, result, version
+    )
+
+
+def write_history(store: ResultsStore | PgResultsStore) -> None:
+    """Revisions, a replayed revision, two versions, a late harm category, quarantine."""
+    a1, d1 = span_set(["00000000000000a1"])
+    a2, d2 = span_set(["00000000000000a1", "00000000000000a2"])
+    with store.transaction() as txn:
+        txn.add_run("t1", 0, a1, d1, ["t1"], "svc", 1)
+        txn.add_result(row("t1", 0, "safe"))
+        txn.add_result(row("t1", 0, "unsafe", check="c2"))
+        txn.add_result(row("t2", 0, "error", scored_at=3.0))
+        txn.add_quarantine(1, 40, 3, "bad record")
+        txn.add_quarantine(1, 40, 3, "bad record")  # a replay records it once
+        txn.set_checkpoint(1, 100)
+    with store.transaction() as txn:
+        txn.add_run("t1", 1, a2, d2, ["t1"], "svc", 1)
+        txn.add_result(row("t1", 1, "unsafe", scored_at=4.0))
+        txn.add_result(row("t1", 1, "undetermined", scored_at=4.5))  # replayed: replaces
+        txn.add_result(row("t1", 0, "safe", check="c3", harm="privacy", scored_at=5.0))
+        txn.add_result(row("t1", 0, "safe", version=2, scored_at=6.0))
+        txn.add_result(row("t3", 2, "safe", check="c3", version=None, scored_at=7.0))
+        txn.add_result(row("t3", 1, "unsafe", check="c3", version=None, scored_at=8.0))
+        txn.set_checkpoint(2, 7)
+
+
+def dump(db: object, table: str, columns: str) -> list[tuple[object, ...]]:
+    rows = db.execute(f"SELECT {columns} FROM {table}").fetchall()  # type: ignore[attr-defined]
+    return sorted(
+        tuple(bool(v) if k == "current" else v for k, v in zip(columns.split(", "), r, strict=True))
+        for r in rows
+    )
+
+
+RESULT_COLUMNS = (
+    "run_id, revision, policy, check_id, status, service, started_at_ns, scored_at,"
+    " policy_version, run_at, current"
+)
+CHECK_COLUMNS = "policy, policy_version, check_id, version_json, polarity, harm_category"
+
+
+def test_the_same_writes_leave_the_same_rows_as_results_db(tmp_path: Path, pg_url: str) -> None:
+    sqlite = ResultsStore(tmp_path / "results.db")
+    pg = PgResultsStore(pg_url)
+    write_history(sqlite)
+    write_history(pg)
+    assert dump(pg.db, "results", RESULT_COLUMNS) == dump(sqlite.db, "results", RESULT_COLUMNS)
+    assert dump(pg.db, "policy_checks", CHECK_COLUMNS) == dump(
+        sqlite.db, "policy_checks", CHECK_COLUMNS
+    )
+    assert [(r.run_id, r.revision, r.check_id, r.status, r.result) for r in pg.results()] == [
+        (r.run_id, r.revision, r.check_id, r.status, r.result) for r in sqlite.results()
+    ]
+    assert pg.status_counts() == sqlite.status_counts()
+    assert pg.scored_span_ids("t1") == sqlite.scored_span_ids("t1")
+    assert pg.checkpoint() == sqlite.checkpoint() == (2, 7)
+    current = pg.db.execute(
+        "SELECT run_id, revision, status FROM results WHERE current AND policy_version = '1'"
+        " AND check_id = 'c1' ORDER BY run_id"
+    ).fetchall()
+    assert current == [("t1", 1, "undetermined"), ("t2", 0, "error")]
+    out_of_order = pg.db.execute(
+        "SELECT revision, current FROM results WHERE run_id = 't3' ORDER BY revision"
+    ).fetchall()
+    assert out_of_order == [(1, False), (2, True)]  # a late lower revision is not current
+    harm = pg.db.execute("SELECT harm_category FROM policy_checks WHERE check_id = 'c3'")
+    assert sorted(harm.fetchall(), key=str) == [("privacy",), (None,)]
+    assert pg.db.execute("SELECT count(*) FROM quarantine").fetchone() == (1,)
+
+
+def test_a_span_set_is_stored_once_per_run(pg_url: str) -> None:
+    store = PgResultsStore(pg_url)
+    packed, digest = span_set(["00000000000000a1"])
+    with store.transaction() as txn:
+        txn.add_run("t1", 0, packed, digest, ["t1"], None, None)
+    with pytest.raises(psycopg.errors.UniqueViolation), store.transaction() as txn:
+        txn.add_run("t1", 1, packed, digest, ["t1"], None, None)
+    assert store.scored_span_ids("t1") == (0, {bytes.fromhex("00000000000000a1")})
+
+
+def test_a_failed_transaction_leaves_nothing(pg_url: str) -> None:
+    store = PgResultsStore(pg_url)
+    packed, digest = span_set(["00000000000000a1"])
+    with pytest.raises(RuntimeError), store.transaction() as txn:
+        txn.add_run("t1", 0, packed, digest, ["t1"], None, None)
+        txn.add_result(row("t1", 0))
+        txn.set_checkpoint(1, 10)
+        raise RuntimeError("crash between scoring and commit")
+    assert store.checkpoint() is None
+    assert store.scored_span_ids("t1") == (-1, set())
+    assert list(store.results()) == []
+    # policy_checks registered in the failed transaction is written again next time
+    with store.transaction() as txn:
+        txn.add_result(row("t1", 0))
+    assert store.db.execute("SELECT count(*) FROM policy_checks").fetchone() == (1,)
+
+
+def test_each_collector_instance_resumes_from_its_own_checkpoint(pg_url: str) -> None:
+    east = PgResultsStore(pg_url, instance="east")
+    west = PgResultsStore(pg_url, instance="west")
+    with east.transaction() as txn:
+        txn.set_checkpoint(3, 120)
+    assert west.checkpoint() is None
+    with west.transaction() as txn:
+        txn.set_checkpoint(1, 8)
+    with east.transaction() as txn:
+        txn.add_quarantine(1, 8, 2, "east's record")
+    with west.transaction() as txn:
+        txn.add_quarantine(1, 8, 2, "west's record")  # same position, other segments
+    assert (east.checkpoint(), west.checkpoint()) == ((3, 120), (1, 8))
+    assert PgResultsStore(pg_url, instance="east").checkpoint() == (3, 120)
+    assert east.db.execute("SELECT count(*) FROM quarantine").fetchone() == (2,)
+
+
+def test_writers_are_serialized_like_sqlite(pg_url: str) -> None:
+    """A second writer waits for the first's commit, then sees its span set."""
+    first = PgResultsStore(pg_url, instance="a")
+    second = PgResultsStore(pg_url, instance="b")
+    packed, digest = span_set(["00000000000000a1"])
+    seen: list[int] = []
+    entered = threading.Event()
+
+    def other_writer() -> None:
+        entered.set()
+        with second.transaction():
+            seen.append(second.scored_span_ids("t1")[0])
+
+    with first.transaction() as txn:
+        worker = threading.Thread(target=other_writer)
+        worker.start()
+        entered.wait()
+        worker.join(0.5)
+        assert worker.is_alive()  # blocked on the lock
+        txn.add_run("t1", 0, packed, digest, ["t1"], None, None)
+    worker.join(10)
+    assert seen == [0]
+
+
+def test_schema_versions_are_recorded_and_a_newer_store_is_refused(pg_url: str) -> None:
+    store = PgResultsStore(pg_url)
+    assert store.schema_version() == SCHEMA_VERSION
+    again = PgResultsStore(pg_url)  # opening again applies nothing twice
+    versions = again.db.execute("SELECT version FROM schema_version").fetchall()
+    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
+    again.db.execute("INSERT INTO schema_version (version) VALUES (%s)", (SCHEMA_VERSION + 1,))
+    for readonly in (False, True):
+        with pytest.raises(SchemaError, match="upgrade rampart-otel"):
+            PgResultsStore(pg_url, readonly=readonly)
+
+
+def test_concurrent_first_opens_create_the_schema_once(pg_url: str) -> None:
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            PgResultsStore(pg_url).close()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_one) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    store = PgResultsStore(pg_url, readonly=True)
+    assert store.db.execute("SELECT count(*) FROM schema_version").fetchone() == (1,)
+
+
+def test_a_reader_creates_the_schema_of_an_empty_database_and_cannot_write(pg_url: str) -> None:
+    reader = PgResultsStore(pg_url, readonly=True)
+    assert reader.schema_version() == SCHEMA_VERSION
+    assert list(reader.results()) == []
+    with pytest.raises(psycopg.errors.ReadOnlySqlTransaction), reader.transaction() as txn:
+        txn.set_checkpoint(1, 0)
+
+
+def test_open_results_store_picks_the_store_by_target(tmp_path: Path, pg_url: str) -> None:
+    sqlite = open_results_store(tmp_path)
+    assert isinstance(sqlite, ResultsStore)
+    assert sqlite.path == tmp_path / "results.db"
+    pg = open_results_store(pg_url, instance="east")
+    assert isinstance(pg, PgResultsStore)
+    assert pg.instance == "east"
+    with pytest.raises(StoreError, match=r"^mysql://u:\*\*\*@h/db: results stores are"):
+        open_results_store("mysql://u:secret@h/db")
+
+
+def test_a_server_that_is_down_is_one_line_without_the_password(pg_server: str) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql://postgres:hunter2@127.0.0.1:{port}/x"
+    with pytest.raises(StoreError) as caught:
+        open_results_store(url)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "hunter2" not in message
+    assert message.startswith(f"postgresql://postgres:***@127.0.0.1:{port}/x: cannot connect")
+
+
+def test_a_bad_url_and_a_missing_database_are_one_line(pg_server: str) -> None:
+    for url in (
+        "postgresql://127.0.0.1:notaport/x",
+        "postgresql://u:hunter2@[bad",  # libpq quotes the whole URL in this one
+        f"{pg_server}/no_such_database",
+    ):
+        with pytest.raises(StoreError, match="cannot connect") as caught:
+            open_results_store(url)
+        assert "\n" not in str(caught.value)
+        assert "hunter2" not in str(caught.value)
+
+
+def test_redacted_hides_only_the_password() -> None:
+    assert redacted("postgresql://u:p@h:5/d") == "postgresql://u:***@h:5/d"
+    assert redacted("postgres://u@h/d") == "postgres://u@h/d"
