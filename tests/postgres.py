@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -99,14 +100,24 @@ def pg_server() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_url(pg_server: str) -> Iterator[str]:
-    """A new, empty database on the session's server, dropped after the test."""
+@contextmanager
+def fresh_database(server: str) -> Iterator[str]:
+    """A new, empty database on ``server`` (``pg_server``'s URL), dropped on exit; for
+    module-scoped fixtures that build one history for many tests."""
     import psycopg
 
     name = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(f"{pg_server}/postgres", autocommit=True) as admin:
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
-    yield f"{pg_server}/{name}"
-    with psycopg.connect(f"{pg_server}/postgres", autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A new, empty database on the session's server, dropped after the test."""
+    with fresh_database(pg_server) as url:
+        yield url

@@ -1,6 +1,6 @@
 """What ``audit`` reports: which policy versions count, and their verdicts counted and rated.
 
-Counting is SQL (``storage.audit_queries``); rates and intervals are
+Counting is SQL (``storage.queries``: ``results.db`` or PostgreSQL); rates and intervals are
 ``evaluation.population``'s, the same as ``score`` reports. Only the latest revision of
 each run counts, and by default only the latest version of each policy: a re-scored
 history is read under the version it was re-scored to, never double-counted.
@@ -9,7 +9,6 @@ history is read under the version it was re-scored to, never double-counted.
 from __future__ import annotations
 
 import heapq
-import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -22,7 +21,7 @@ from rampart_otel.evaluation.population import (
     PopulationSummary,
     summarize_counts,
 )
-from rampart_otel.storage import audit_queries as q
+from rampart_otel.storage import queries as q
 from rampart_otel.storage.audit_queries import Buckets, Filters, PolicyVersion, StoredResult
 
 
@@ -114,9 +113,7 @@ def _grouped(rows: Iterable[tuple[object, str, int]]) -> dict[object, Counter[st
     return groups
 
 
-def aggregate(
-    db: sqlite3.Connection, versions: list[PolicyVersion], filters: Filters, bucket: str
-) -> Aggregates:
+def aggregate(db: q.Db, versions: list[PolicyVersion], filters: Filters, bucket: str) -> Aggregates:
     """Counts per check, per service and per time bucket over the selected versions."""
     ranges = [r for v in versions if (r := q.time_range(db, v, filters)) is not None]
     first = min((r[0] for r in ranges), default=None)
@@ -160,7 +157,7 @@ def aggregate(
 
 
 def trend_by(
-    db: sqlite3.Connection,
+    db: q.Db,
     versions: list[PolicyVersion],
     filters: Filters,
     buckets: Buckets,
@@ -187,7 +184,7 @@ def trend_by(
 
 
 def listed(
-    db: sqlite3.Connection, versions: list[PolicyVersion], filters: Filters, limit: int | None
+    db: q.Db, versions: list[PolicyVersion], filters: Filters, limit: int | None
 ) -> Iterator[StoredResult]:
     """The matching verdicts in run-time order: all of them, or the ``limit`` most recent."""
     if limit is None:

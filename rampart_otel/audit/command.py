@@ -20,7 +20,8 @@ from rampart_otel.audit.timespec import BUCKET_CHOICES, parse_time
 from rampart_otel.errors import AuditError, SchemaError
 from rampart_otel.evaluation import SafetyStatus
 from rampart_otel.model import InputError
-from rampart_otel.storage.audit_queries import Filters, policy_versions, quarantined
+from rampart_otel.storage.audit_queries import Filters
+from rampart_otel.storage.queries import policy_versions, quarantined
 from rampart_otel.storage.results import ResultsStore, open_reader
 from rampart_otel.storage.segments import segment_name
 

@@ -19,7 +19,7 @@ from rampart_otel.audit.command import open_results
 from rampart_otel.errors import AuditError
 from rampart_otel.exporters.report_json import REPORT_SCHEMA
 from rampart_otel.render import safe_text
-from rampart_otel.storage import audit_queries as q
+from rampart_otel.storage import queries as q
 from rampart_otel.storage.audit_queries import PolicyVersion
 
 DIFF_SCHEMA = "rampart-otel/diff@1"

@@ -8,7 +8,6 @@ Jinja2 with autoescape, data as JSON in a script data block, text set with textC
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -19,6 +18,7 @@ from rampart_otel.exporters.html_page import error_items, page_assets, render_pa
 from rampart_otel.model import InputError
 from rampart_otel.render import safe_text
 from rampart_otel.storage.audit_queries import PolicyVersion, StoredResult
+from rampart_otel.storage.queries import Db
 
 SERIES_LIMIT = 24  # checks or services charted one by one; the rest are in the tables
 
@@ -29,7 +29,7 @@ def _buckets(trend: list[Bucket]) -> list[dict[str, Any]]:
 
 def write_audit_html(
     out: IO[str],
-    db: sqlite3.Connection,
+    db: Db,
     data_dir: Any,
     stored: dict[str, list[PolicyVersion]],
     aggregates: Aggregates,

@@ -33,7 +33,7 @@ from rampart_otel.engine import checked_assumptions, load_policies
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
 from rampart_otel.receivers.files import read_paths
-from rampart_otel.storage import audit_queries as q
+from rampart_otel.storage import queries as q
 from rampart_otel.storage.results import ResultRow, ResultsStore, unpack_span_ids, version_text
 from rampart_otel.storage.segments import list_segments
 

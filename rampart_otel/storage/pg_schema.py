@@ -10,6 +10,8 @@ The tables mirror ``results.db`` (``schema``), with two differences a shared sto
   its own segments, so its own resume point and its own unreadable records;
 - ``offset`` is a reserved word here: the column is ``byte_offset``.
 
+Text that is compared or ordered is ``COLLATE "C"``: byte order, as SQLite compares, so
+listings and tie-breaks come out in the same order whatever the server's locale.
 ``current`` is a boolean; the audit indexes are partial (``WHERE current``), since every
 aggregate reads current verdicts only.
 """
@@ -28,16 +30,16 @@ LOCK_KEY = 0x72616D70  # "ramp"
 
 _V1 = (
     """CREATE TABLE results (
-        run_id TEXT NOT NULL,
+        run_id TEXT COLLATE "C" NOT NULL,
         revision INTEGER NOT NULL,
-        policy TEXT NOT NULL,
-        check_id TEXT NOT NULL,
-        status TEXT NOT NULL,
-        service TEXT,
+        policy TEXT COLLATE "C" NOT NULL,
+        check_id TEXT COLLATE "C" NOT NULL,
+        status TEXT COLLATE "C" NOT NULL,
+        service TEXT COLLATE "C",
         started_at_ns BIGINT,
         scored_at DOUBLE PRECISION NOT NULL,
         result TEXT NOT NULL,
-        policy_version TEXT NOT NULL,
+        policy_version TEXT COLLATE "C" NOT NULL,
         run_at DOUBLE PRECISION NOT NULL,
         current BOOLEAN NOT NULL,
         PRIMARY KEY (run_id, policy, policy_version, check_id, revision)
@@ -50,9 +52,9 @@ _V1 = (
     "CREATE INDEX results_by_service ON results (policy, policy_version, service, status)"
     " INCLUDE (run_at, check_id) WHERE current",
     """CREATE TABLE policy_checks (
-        policy TEXT NOT NULL,
-        policy_version TEXT NOT NULL,
-        check_id TEXT NOT NULL,
+        policy TEXT COLLATE "C" NOT NULL,
+        policy_version TEXT COLLATE "C" NOT NULL,
+        check_id TEXT COLLATE "C" NOT NULL,
         version_json TEXT NOT NULL,
         polarity TEXT,
         harm_category TEXT,
@@ -60,13 +62,13 @@ _V1 = (
         PRIMARY KEY (policy, policy_version, check_id)
     )""",
     """CREATE TABLE runs (
-        run_id TEXT NOT NULL,
+        run_id TEXT COLLATE "C" NOT NULL,
         revision INTEGER NOT NULL,
         digest TEXT NOT NULL,
         span_ids BYTEA NOT NULL,
         span_count INTEGER NOT NULL,
         trace_ids TEXT NOT NULL,
-        service TEXT,
+        service TEXT COLLATE "C",
         started_at_ns BIGINT,
         scored_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (run_id, revision)

@@ -1,0 +1,245 @@
+"""The read side of the PostgreSQL results store: what ``audit_queries`` answers for
+``results.db``, the same answers, in PostgreSQL's SQL.
+
+Same functions, same arguments, same results (the tests compare them on one history);
+``queries`` picks this module or ``audit_queries`` by the connection. The planner chooses
+among the partial ``WHERE current`` indexes itself (no INDEXED BY); statuses are counted by
+``GROUP BY`` and time buckets are one join against the bucket bounds Python computed, so a
+verdict falls in the same bucket as in ``results.db`` to the last bit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from rampart_otel.storage.audit_queries import (
+    Buckets,
+    CheckInfo,
+    Filters,
+    GroupBy,
+    PolicyVersion,
+    StoredResult,
+    StoredRun,
+    version_order,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+
+def policy_versions(db: psycopg.Connection[Any]) -> dict[str, list[PolicyVersion]]:
+    """Every stored policy's versions, oldest to latest (``version_order``)."""
+    rows = db.execute(
+        "SELECT policy, policy_version, version_json, check_id, polarity, harm_category,"
+        " first_scored_at FROM policy_checks ORDER BY policy, policy_version, check_id"
+    ).fetchall()
+    found: dict[tuple[str, str], tuple[Any, float, dict[str, CheckInfo]]] = {}
+    for policy, version, version_json, check, polarity, harm, first in rows:
+        value, earliest, checks = found.get((policy, version), (None, first, {}))
+        checks[check] = CheckInfo(polarity, harm)
+        found[(policy, version)] = (json.loads(version_json), min(earliest, first), checks)
+    by_policy: dict[str, list[PolicyVersion]] = {}
+    for (policy, version), (value, first, checks) in found.items():
+        by_policy.setdefault(policy, []).append(
+            PolicyVersion(policy, version, value, first, checks)
+        )
+    return {policy: version_order(versions) for policy, versions in by_policy.items()}
+
+
+def _where(version: PolicyVersion, filters: Filters, alias: str = "") -> tuple[str, list[Any]]:
+    p = f"{alias}." if alias else ""
+    clauses = [f"{p}policy = %s", f"{p}policy_version = %s", f"{p}current"]
+    params: list[Any] = [version.policy, version.version]
+    if filters.since is not None:
+        clauses.append(f"{p}run_at >= %s")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append(f"{p}run_at < %s")
+        params.append(filters.until)
+    for column, values in (
+        ("service", filters.services),
+        ("check_id", filters.checks),
+        ("status", filters.statuses),
+    ):
+        if values:
+            clauses.append(f"{p}{column} = ANY(%s)")
+            params.append(list(values))
+    return " AND ".join(clauses), params
+
+
+_GROUP_COLUMN = {"check": "check_id", "service": "service"}
+
+
+def counts(
+    db: psycopg.Connection[Any],
+    version: PolicyVersion,
+    filters: Filters,
+    by: GroupBy,
+    buckets: Buckets | None = None,
+) -> list[tuple[Any, str, int]]:
+    """(group, status, count) for one policy version's current verdicts."""
+    if by == "bucket":
+        if buckets is None:
+            raise ValueError("grouping by bucket needs the buckets")
+        return _bucket_counts(db, version, filters, buckets)
+    where, params = _where(version, filters)
+    key = _GROUP_COLUMN[by]
+    query = (
+        f"SELECT {key}, status, count(*) FROM results WHERE {where}"
+        f" GROUP BY {key}, status ORDER BY {key} NULLS FIRST, status"
+    )
+    return [(group, status, count) for group, status, count in db.execute(query, params)]
+
+
+def _bucket_counts(
+    db: psycopg.Connection[Any], version: PolicyVersion, filters: Filters, buckets: Buckets
+) -> list[tuple[Any, str, int]]:
+    """Each bucket's bounds as ``results.db``'s range reads use them, joined in one query."""
+    found = time_range(db, version, filters)
+    if found is None:
+        return []
+    where, params = _where(version, filters, "r")
+    first = int((found[0] - buckets.origin) // buckets.width)
+    last = int((found[1] - buckets.origin) // buckets.width)
+    indexes = list(range(first, last + 1))
+    lows = [buckets.start(index) for index in indexes]
+    highs = [buckets.start(index + 1) for index in indexes]
+    query = (
+        "SELECT b.i, r.status, count(*)"
+        " FROM unnest(%s::bigint[], %s::float8[], %s::float8[]) AS b(i, lo, hi)"
+        f" JOIN results r ON r.run_at >= b.lo AND r.run_at < b.hi WHERE {where}"
+        " GROUP BY b.i, r.status ORDER BY b.i, r.status"
+    )
+    return [tuple(row) for row in db.execute(query, [indexes, lows, highs, *params])]  # type: ignore[misc]
+
+
+def time_range(
+    db: psycopg.Connection[Any], version: PolicyVersion, filters: Filters
+) -> tuple[float, float] | None:
+    """Earliest and latest run time among the matching verdicts (None when there are none)."""
+    where, params = _where(version, filters)
+    row = db.execute(f"SELECT min(run_at), max(run_at) FROM results WHERE {where}", params)
+    first, last = row.fetchone()  # type: ignore[misc]
+    return None if first is None else (first, last)
+
+
+_LISTED = "run_id, revision, policy, policy_version, check_id, status, service, run_at, result"
+# results.db lists ties on run time in its index's order: check, status, service (NULL first).
+_ASCENDING = "run_at, check_id, status, service NULLS FIRST, run_id, revision"
+_DESCENDING = (
+    "run_at DESC, check_id DESC, status DESC, service DESC NULLS LAST, run_id DESC, revision DESC"
+)
+
+
+def listing(
+    db: psycopg.Connection[Any], version: PolicyVersion, filters: Filters, newest: int | None
+) -> Iterator[StoredResult]:
+    """Matching verdicts by run time: the ``newest`` N latest first, or all oldest first."""
+    where, params = _where(version, filters)
+    query = f"SELECT {_LISTED} FROM results WHERE {where}"
+    if newest is None:
+        query += f" ORDER BY {_ASCENDING}"
+    else:
+        query += f" ORDER BY {_DESCENDING} LIMIT %s"
+        params.append(newest)
+    for row in db.execute(query, params):
+        yield StoredResult(*row[:8], json.loads(row[8]))
+
+
+# -- comparing two versions of one policy ------------------------------------------------------
+
+
+def paired_statuses(
+    db: psycopg.Connection[Any], before: PolicyVersion, after: PolicyVersion
+) -> Iterator[tuple[str, str, str, str]]:
+    """(run, check, status before, status after) for every check both versions scored."""
+    where, params = _where(before, Filters(), "a")
+    yield from db.execute(
+        "SELECT a.run_id, a.check_id, a.status, b.status FROM results a JOIN results b"
+        " ON b.policy = a.policy AND b.policy_version = %s AND b.current"
+        f" AND b.check_id = a.check_id AND b.run_id = a.run_id WHERE {where}"
+        " ORDER BY a.check_id, a.run_id",
+        [after.version, *params],
+    )
+
+
+def runs_only(
+    db: psycopg.Connection[Any], before: PolicyVersion, after: PolicyVersion
+) -> tuple[int, int]:
+    """Runs with verdicts under ``before`` and none under ``after``, and the other way round."""
+    row = db.execute(
+        "SELECT count(*) FILTER (WHERE has_before AND NOT has_after),"
+        " count(*) FILTER (WHERE has_after AND NOT has_before) FROM ("
+        " SELECT bool_or(policy_version = %s) AS has_before,"
+        " bool_or(policy_version = %s) AS has_after"
+        " FROM results WHERE policy = %s AND policy_version IN (%s, %s) GROUP BY run_id) AS runs",
+        (before.version, after.version, before.policy, before.version, after.version),
+    ).fetchone()
+    assert row is not None
+    return row[0], row[1]
+
+
+def current_result(
+    db: psycopg.Connection[Any], version: PolicyVersion, run_id: str, check_id: str
+) -> StoredResult | None:
+    row = db.execute(
+        f"SELECT {_LISTED} FROM results WHERE run_id = %s AND policy = %s"
+        " AND policy_version = %s AND check_id = %s AND current",
+        (run_id, version.policy, version.version, check_id),
+    ).fetchone()
+    return None if row is None else StoredResult(*row[:8], json.loads(row[8]))
+
+
+# -- what rescore reads ----------------------------------------------------------------------
+
+
+def latest_run(db: psycopg.Connection[Any], run_id: str) -> StoredRun | None:
+    row = db.execute(
+        "SELECT revision, span_ids, trace_ids FROM runs WHERE run_id = %s"
+        " ORDER BY revision DESC LIMIT 1",
+        (run_id,),
+    ).fetchone()
+    return None if row is None else StoredRun(run_id, row[0], bytes(row[1]), json.loads(row[2]))
+
+
+def has_results(
+    db: psycopg.Connection[Any], run_id: str, revision: int, policy: str, version: str
+) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM results WHERE run_id = %s AND policy = %s AND policy_version = %s"
+        " AND revision = %s LIMIT 1",
+        (run_id, policy, version, revision),
+    ).fetchone()
+    return row is not None
+
+
+def run_time(db: psycopg.Connection[Any], run_id: str, revision: int) -> float | None:
+    """The audit time the run's verdicts already have, under any policy."""
+    row = db.execute(
+        "SELECT run_at FROM results WHERE run_id = %s AND revision = %s LIMIT 1",
+        (run_id, revision),
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def session_runs(db: psycopg.Connection[Any]) -> bool:
+    """Whether the collector grouped runs by session (their ids say so)."""
+    query = "SELECT 1 FROM runs WHERE run_id >= 'session:' AND run_id < 'session;' LIMIT 1"
+    return db.execute(query).fetchone() is not None
+
+
+def stored_run_count(db: psycopg.Connection[Any]) -> int:
+    row = db.execute("SELECT count(DISTINCT run_id) FROM runs").fetchone()
+    assert row is not None
+    return row[0]
+
+
+def quarantined(db: psycopg.Connection[Any]) -> list[tuple[int, int, int, str]]:
+    """(segment, offset, spans, message) of each record a scorer could not read whole, every
+    collector instance's (ordered by instance)."""
+    return db.execute(
+        "SELECT segment, byte_offset, spans, message FROM quarantine"
+        " ORDER BY instance, segment, byte_offset"
+    ).fetchall()
