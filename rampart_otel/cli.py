@@ -258,7 +258,15 @@ def collect(
 
 @app.command()
 def audit(
-    data_dir: Annotated[Path, typer.Option(help="The collector's data directory.")],
+    data_dir: Annotated[
+        Path | None, typer.Option(help="The collector's data directory (or --results).")
+    ] = None,
+    results: Annotated[
+        str | None,
+        typer.Option(
+            help="Shared results store: a postgresql:// URL (instead of --data-dir).",
+        ),
+    ] = None,
     since: Annotated[
         str | None, typer.Option(help="Runs started at or after: ISO 8601 (UTC) or 24h, 7d.")
     ] = None,
@@ -292,7 +300,7 @@ def audit(
     ] = None,
 ) -> None:
     """Verdicts the collector stored: counts and rates per check, per service, over time."""
-    from rampart_otel.audit.command import AuditOptions  # startup
+    from rampart_otel.audit.command import AuditOptions, results_target  # startup
     from rampart_otel.audit.command import audit as run_audit
 
     if json_output and html_output:
@@ -302,13 +310,19 @@ def audit(
         policy, policy_version, bucket, limit, json_output, html_output,
     )  # fmt: skip
     with _report_output(output) as out:
-        run_audit(data_dir, options, out)
+        run_audit(results_target(data_dir, results), options, out)
 
 
 @app.command()
 def rescore(
     data_dir: Annotated[Path, typer.Option(help="The collector's data directory.")],
     policy: Annotated[Path, typer.Option(help="The policy file, with a new version.")],
+    results: Annotated[
+        str | None,
+        typer.Option(
+            help="Shared results store (postgresql:// URL) the collector wrote to.",
+        ),
+    ] = None,
     assume_coverage: Annotated[
         list[str] | None,
         typer.Option(
@@ -319,7 +333,7 @@ def rescore(
     """Re-score the stored runs under a policy version, keeping the earlier verdicts."""
     from rampart_otel.audit.rescore import rescore as run_rescore  # startup
 
-    run_rescore(data_dir, policy, assume_coverage or [], sys.stdout)
+    run_rescore(data_dir, policy, assume_coverage or [], sys.stdout, results)
 
 
 @app.command()
@@ -329,6 +343,12 @@ def diff(
     ] = None,
     data_dir: Annotated[
         Path | None, typer.Option(help="Compare two policy versions stored here instead.")
+    ] = None,
+    results: Annotated[
+        str | None,
+        typer.Option(
+            help="Compare two policy versions in this shared store (postgresql:// URL).",
+        ),
     ] = None,
     policy: Annotated[str | None, typer.Option(help="Policy name (with --data-dir).")] = None,
     from_version: Annotated[
@@ -348,7 +368,7 @@ def diff(
     from rampart_otel.audit.diff import DiffRequest  # startup
     from rampart_otel.audit.diff import diff as run_diff
 
-    request = DiffRequest(list(reports or []), data_dir, policy, from_version, to_version)
+    request = DiffRequest(list(reports or []), data_dir, policy, from_version, to_version, results)
     changed = run_diff(request, json_output, sys.stdout)
     raise SystemExit(EXIT_FAILED if changed else EXIT_OK)
 

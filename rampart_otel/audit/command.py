@@ -1,7 +1,8 @@
 """The body of ``rampart-otel audit``; ``cli`` only declares its options.
 
 Opening the store migrates an older ``results.db`` in place first (``open_reader``), so an
-audit works on any data directory a collector ever wrote.
+audit works on any data directory a collector ever wrote. ``--results`` names a shared
+PostgreSQL store instead (``storage.store``), migrated the same way.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from rampart_otel.evaluation import SafetyStatus
 from rampart_otel.model import InputError
 from rampart_otel.storage.audit_queries import Filters
 from rampart_otel.storage.queries import policy_versions, quarantined
-from rampart_otel.storage.results import ResultsStore, open_reader
+from rampart_otel.storage.results import open_reader
 from rampart_otel.storage.segments import segment_name
+from rampart_otel.storage.store import AnyResultsStore, describe, open_results_store
 
 DEFAULT_LIMIT = 100
 NOT_SAFE = tuple(s.value for s in SafetyStatus if s is not SafetyStatus.SAFE)
@@ -44,8 +46,26 @@ class AuditOptions:
     html_output: bool = False
 
 
-def open_results(data_dir: Path) -> ResultsStore:
-    """The data directory's results.db, read-only, at the current schema."""
+def results_target(data_dir: Path | None, results: str | None) -> Path | str:
+    """Where the verdicts are: ``--results`` (a PostgreSQL URL), else the data directory."""
+    if results is not None:
+        if data_dir is not None:
+            raise AuditError("give --data-dir or --results, not both")
+        return results
+    if data_dir is None:
+        raise AuditError("give --data-dir (a collector's data directory) or --results (a URL)")
+    return data_dir
+
+
+def open_results(target: Path | str) -> AnyResultsStore:
+    """The verdicts, read-only, at the current schema: a data directory's results.db or the
+    store at a ``postgresql://`` URL (StoreError, one line, when it cannot be reached)."""
+    if isinstance(target, str):
+        try:
+            return open_results_store(target, readonly=True)
+        except SchemaError as error:
+            raise AuditError(str(error)) from None
+    data_dir = target
     path = data_dir / "results.db"
     if not path.is_file():
         raise AuditError(f"{data_dir}: no results.db (is this a collector's data directory?)")
@@ -88,12 +108,14 @@ def filters_from(options: AuditOptions, now: float) -> Filters:
     )
 
 
-def audit(data_dir: Path, options: AuditOptions, out: IO[str]) -> None:
+def audit(target: Path | str, options: AuditOptions, out: IO[str]) -> None:
+    """``target``: a data directory or a results URL (``results_target``)."""
     if options.bucket not in BUCKET_CHOICES:
         raise AuditError(f"--bucket: {options.bucket!r} is not one of {', '.join(BUCKET_CHOICES)}")
     limit = parse_limit(options.limit)
     filters = filters_from(options, time.time())
-    store = open_results(data_dir)
+    store = open_results(target)
+    label = describe(target)
     try:
         db = store.db
         stored = policy_versions(db)
@@ -111,10 +133,10 @@ def audit(data_dir: Path, options: AuditOptions, out: IO[str]) -> None:
             # The page lists what needs a look: the most recent results that were not safe.
             not_safe = filters if filters.statuses else replace(filters, statuses=NOT_SAFE)
             recent = listed(db, versions, not_safe, limit)
-            write_audit_html(out, db, data_dir, stored, aggregates, recent, errors=errors)
+            write_audit_html(out, db, label, stored, aggregates, recent, errors=errors)
         elif options.json_output:
-            write_audit_json(out, data_dir, stored, aggregates, results, limit, errors=errors)
+            write_audit_json(out, label, stored, aggregates, results, limit, errors=errors)
         else:
-            write_audit_terminal(out, data_dir, stored, aggregates, results, errors=errors)
+            write_audit_terminal(out, label, stored, aggregates, results, errors=errors)
     finally:
         store.close()

@@ -21,6 +21,7 @@ from rampart_otel.exporters.report_json import REPORT_SCHEMA
 from rampart_otel.render import safe_text
 from rampart_otel.storage import queries as q
 from rampart_otel.storage.audit_queries import PolicyVersion
+from rampart_otel.storage.store import describe
 
 DIFF_SCHEMA = "rampart-otel/diff@1"
 
@@ -78,15 +79,16 @@ class Comparison:
 
 
 def compare_versions(
-    data_dir: Path, policy: str | None, from_version: str | None, to_version: str | None
+    target: Path | str, policy: str | None, from_version: str | None, to_version: str | None
 ) -> Comparison:
-    store = open_results(data_dir)
+    store = open_results(target)
+    label = describe(target)
     try:
         db = store.db
         before, after = _versions(q.policy_versions(db), policy, from_version, to_version)
         comparison = Comparison(
-            Side(str(data_dir), {"name": before.policy, "version": before.value}),
-            Side(str(data_dir), {"name": after.policy, "version": after.value}),
+            Side(label, {"name": before.policy, "version": before.value}),
+            Side(label, {"name": after.policy, "version": after.value}),
         )
         runs: set[str] = set()
         changed: list[tuple[str, str]] = []

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rampart_otel.audit.command import results_target
 from rampart_otel.audit.comparison import compare_reports, compare_versions
 from rampart_otel.audit.diff_output import write_diff_json, write_diff_terminal
 from rampart_otel.errors import AuditError
@@ -22,15 +23,19 @@ class DiffRequest:
     policy: str | None = None
     from_version: str | None = None
     to_version: str | None = None
+    results: str | None = None  # a results URL, instead of data_dir
 
 
 def diff(request: DiffRequest, json_output: bool, out: IO[str]) -> bool:
     """Compare and write the comparison; whether anything differs."""
-    if request.data_dir is not None:
+    if request.data_dir is not None or request.results is not None:
         if request.reports:
-            raise AuditError("give either two reports or --data-dir, not both")
+            raise AuditError("give either two reports or --data-dir/--results, not both")
         comparison = compare_versions(
-            request.data_dir, request.policy, request.from_version, request.to_version
+            results_target(request.data_dir, request.results),
+            request.policy,
+            request.from_version,
+            request.to_version,
         )
     else:
         if len(request.reports) != 2:

@@ -25,7 +25,7 @@ TIME_BASIS = "run_start"
 
 def write_audit_json(
     out: IO[str],
-    data_dir: Path,
+    data_dir: Path | str,
     stored: dict[str, list[PolicyVersion]],
     aggregates: Aggregates,
     results: Iterable[StoredResult],
@@ -58,7 +58,7 @@ def _summary(summary: PopulationSummary) -> dict[str, Any]:
 
 
 def aggregates_to_dict(
-    data_dir: Path,
+    data_dir: Path | str,
     stored: dict[str, list[PolicyVersion]],
     aggregates: Aggregates,
     listed: int,

@@ -10,7 +10,8 @@ Each run is re-scored exactly as its latest stored revision was scored: with tha
 revision's span set, under that revision number. New rows are keyed by the policy version;
 the earlier version's verdicts stay. A run already scored under this version is skipped,
 so an interrupted re-score resumes, and running it again after more traffic scores only
-the new runs. It can run beside a live collector (both write through SQLite's lock).
+the new runs. It can run beside a live collector (both write through SQLite's lock, or
+PostgreSQL's advisory lock when ``--results`` names the store the collectors share).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
 from rampart_otel.receivers.files import read_paths
 from rampart_otel.storage import queries as q
-from rampart_otel.storage.results import ResultRow, ResultsStore, unpack_span_ids, version_text
+from rampart_otel.storage.results import ResultRow, unpack_span_ids, version_text
 from rampart_otel.storage.segments import list_segments
+from rampart_otel.storage.store import AnyResultsStore, open_results_store
 
 BATCH_RUNS = 200  # runs per write transaction: short enough not to stall a live scorer
 
@@ -51,14 +53,21 @@ class RescoreStats:
     verdicts: dict[str, int] = field(default_factory=dict)
 
 
-def rescore(data_dir: Path, policy_path: Path, assume_coverage: list[str], out: IO[str]) -> None:
+def rescore(
+    data_dir: Path,
+    policy_path: Path,
+    assume_coverage: list[str],
+    out: IO[str],
+    results: str | None = None,
+) -> None:
+    """Spans from ``data_dir``'s segments; verdicts in its results.db, or at ``results``."""
     checked_assumptions(assume_coverage, option="--assume-coverage")
     (policy,) = load_policies([policy_path])
     keep_judge_cache_in([policy], data_dir)
     evaluate = evaluator_for([policy], assume_coverage)
-    open_results(data_dir).close()  # exists, readable, migrated
+    open_results(data_dir if results is None else results).close()  # readable, migrated
     segments = [path for _, path in list_segments(data_dir / "segments")]
-    store = ResultsStore(data_dir / "results.db")
+    store = open_results_store(data_dir if results is None else results)
     try:
         stats = _rescore(
             store, segments, evaluate, policy.name,
@@ -78,7 +87,7 @@ def rescore(data_dir: Path, policy_path: Path, assume_coverage: list[str], out: 
 
 
 def _rescore(
-    store: ResultsStore,
+    store: AnyResultsStore,
     segments: list[Path],
     evaluate: Evaluate,
     policy: str,
@@ -140,7 +149,7 @@ def _rescore(
     return stats
 
 
-def _write(store: ResultsStore, rows: list[ResultRow]) -> None:
+def _write(store: AnyResultsStore, rows: list[ResultRow]) -> None:
     if rows:
         with store.transaction() as txn:
             for row in rows:

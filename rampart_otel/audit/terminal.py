@@ -34,7 +34,7 @@ LOW_SUPPORT_NOTE = (
 
 def write_audit_terminal(
     out: IO[str],
-    data_dir: Path,
+    data_dir: Path | str,
     stored: dict[str, list[PolicyVersion]],
     aggregates: Aggregates,
     results: Iterable[StoredResult],
