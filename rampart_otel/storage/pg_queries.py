@@ -10,7 +10,10 @@ verdict falls in the same bucket as in ``results.db`` to the last bit.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,7 @@ from rampart_otel.storage.audit_queries import (
     StoredRun,
     version_order,
 )
+from rampart_otel.storage.pg_schema import ROLLUP_SECONDS
 
 if TYPE_CHECKING:
     import psycopg
@@ -79,40 +83,153 @@ def counts(
     by: GroupBy,
     buckets: Buckets | None = None,
 ) -> list[tuple[Any, str, int]]:
-    """(group, status, count) for one policy version's current verdicts."""
+    """(group, status, count) for one policy version's current verdicts.
+
+    Whole hours of run time are counted from ``results_rollup``; only the part of the
+    window that does not fill an hour (its edges) is counted row by row.
+    """
     if by == "bucket":
         if buckets is None:
             raise ValueError("grouping by bucket needs the buckets")
         return _bucket_counts(db, version, filters, buckets)
-    where, params = _where(version, filters)
     key = _GROUP_COLUMN[by]
-    query = (
-        f"SELECT {key}, status, count(*) FROM results WHERE {where}"
-        f" GROUP BY {key}, status ORDER BY {key} NULLS FIRST, status"
+    first, end = _whole_hours(filters.since, filters.until)
+    found: Counter[tuple[Any, str]] = Counter()
+    if first is None or end is None or first < end:
+        where, params = _rollup_where(version, filters, first, end)
+        rows = db.execute(
+            f"SELECT {key}, status, sum(n)::bigint FROM results_rollup WHERE {where}"
+            f" GROUP BY {key}, status",
+            params,
+        )
+        for group, status, count in rows:
+            found[(group, status)] += count
+        edges = _edges(filters.since, filters.until, first, end)
+    else:  # the window fills no whole hour
+        edges = [(filters.since, filters.until)]
+    for low, high in edges:
+        where, params = _where(version, dataclasses.replace(filters, since=low, until=high))
+        rows = db.execute(
+            f"SELECT {key}, status, count(*) FROM results WHERE {where} GROUP BY {key}, status",
+            params,
+        )
+        for group, status, count in rows:
+            found[(group, status)] += count
+    return sorted(
+        ((group, status, count) for (group, status), count in found.items() if count > 0),
+        key=lambda row: (row[0] is not None, row[0] or "", row[1]),
     )
-    return [(group, status, count) for group, status, count in db.execute(query, params)]
+
+
+def _whole_hours(since: float | None, until: float | None) -> tuple[int | None, int | None]:
+    """The rollup hours inside [since, until): the first, and the end (exclusive); None for
+    an open side. Exact in both directions: hour * 3600 is compared, never rounded."""
+    first = end = None
+    if since is not None:
+        first = math.ceil(since / ROLLUP_SECONDS)
+        while first * ROLLUP_SECONDS < since:
+            first += 1
+        while (first - 1) * ROLLUP_SECONDS >= since:
+            first -= 1
+    if until is not None:
+        end = math.floor(until / ROLLUP_SECONDS)
+        while end * ROLLUP_SECONDS > until:
+            end -= 1
+        while (end + 1) * ROLLUP_SECONDS <= until:
+            end += 1
+    return first, end
+
+
+def _edges(
+    since: float | None, until: float | None, first: int | None, end: int | None
+) -> list[tuple[float, float]]:
+    """The parts of [since, until) outside its whole hours, counted from ``results``."""
+    edges = []
+    if since is not None and first is not None and since < first * ROLLUP_SECONDS:
+        edges.append((since, float(first * ROLLUP_SECONDS)))
+    if until is not None and end is not None and end * ROLLUP_SECONDS < until:
+        edges.append((float(end * ROLLUP_SECONDS), until))
+    return edges
+
+
+def _rollup_where(
+    version: PolicyVersion, filters: Filters, first: int | None, end: int | None, alias: str = ""
+) -> tuple[str, list[Any]]:
+    p = f"{alias}." if alias else ""
+    clauses = [f"{p}policy = %s", f"{p}policy_version = %s"]
+    params: list[Any] = [version.policy, version.version]
+    if first is not None:
+        clauses.append(f"{p}hour >= %s")
+        params.append(first)
+    if end is not None:
+        clauses.append(f"{p}hour < %s")
+        params.append(end)
+    for column, values in (
+        ("service", filters.services),
+        ("check_id", filters.checks),
+        ("status", filters.statuses),
+    ):
+        if values:
+            clauses.append(f"{p}{column} = ANY(%s)")
+            params.append(list(values))
+    return " AND ".join(clauses), params
 
 
 def _bucket_counts(
     db: psycopg.Connection[Any], version: PolicyVersion, filters: Filters, buckets: Buckets
 ) -> list[tuple[Any, str, int]]:
-    """Each bucket's bounds as ``results.db``'s range reads use them, joined in one query."""
+    """Each bucket's whole hours from the rollup, its edges from ``results``: a verdict
+    falls in the same bucket as in ``results.db`` to the last bit."""
     found = time_range(db, version, filters)
     if found is None:
         return []
-    where, params = _where(version, filters, "r")
     first = int((found[0] - buckets.origin) // buckets.width)
     last = int((found[1] - buckets.origin) // buckets.width)
-    indexes = list(range(first, last + 1))
-    lows = [buckets.start(index) for index in indexes]
-    highs = [buckets.start(index + 1) for index in indexes]
-    query = (
+    hourly: tuple[list[int], list[int], list[int]] = ([], [], [])
+    edges: tuple[list[int], list[float], list[float]] = ([], [], [])
+    for index in range(first, last + 1):
+        low, high = buckets.start(index), buckets.start(index + 1)
+        if filters.since is not None and filters.since > low:
+            low = filters.since
+        if filters.until is not None and filters.until < high:
+            high = filters.until
+        if not low < high:
+            continue
+        hour, end = _whole_hours(low, high)
+        assert hour is not None and end is not None
+        if hour < end:
+            for column, value in zip(hourly, (index, hour, end), strict=True):
+                column.append(value)
+            pieces = _edges(low, high, hour, end)
+        else:
+            pieces = [(low, high)]
+        for piece_low, piece_high in pieces:
+            for column, value in zip(edges, (index, piece_low, piece_high), strict=True):
+                column.append(value)
+    counted: Counter[tuple[int, str]] = Counter()
+    where, params = _rollup_where(version, filters, None, None, "r")
+    rows = db.execute(
+        "SELECT b.i, r.status, sum(r.n)::bigint"
+        " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS b(i, first, stop)"
+        " JOIN results_rollup r ON r.hour >= b.first AND r.hour < b.stop"
+        f" WHERE {where}"
+        " GROUP BY b.i, r.status",
+        [*hourly, *params],
+    )
+    for index, status, count in rows:
+        counted[(index, status)] += count
+    unbounded = dataclasses.replace(filters, since=None, until=None)
+    where, params = _where(version, unbounded, "r")
+    rows = db.execute(
         "SELECT b.i, r.status, count(*)"
         " FROM unnest(%s::bigint[], %s::float8[], %s::float8[]) AS b(i, lo, hi)"
         f" JOIN results r ON r.run_at >= b.lo AND r.run_at < b.hi WHERE {where}"
-        " GROUP BY b.i, r.status ORDER BY b.i, r.status"
+        " GROUP BY b.i, r.status",
+        [*edges, *params],
     )
-    return [tuple(row) for row in db.execute(query, [indexes, lows, highs, *params])]  # type: ignore[misc]
+    for index, status, count in rows:
+        counted[(index, status)] += count
+    return sorted((index, status, n) for (index, status), n in counted.items() if n > 0)
 
 
 def time_range(

@@ -22,7 +22,7 @@ from typing import Any
 
 from rampart_otel.errors import SchemaError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Taken (transaction-scoped) by migrations and by every write transaction: writers of one
 # store are serialized as SQLite's BEGIN IMMEDIATE serializes them (``pg_results``).
@@ -90,8 +90,73 @@ _V1 = (
     )""",
 )
 
+# Version 2: ``results_rollup``, the current verdicts counted per hour of run time (and
+# policy, version, check, service, status), kept by a trigger on ``results`` so every write
+# path (a new verdict, a revision superseding another, a replay, a delete) keeps it exact.
+# The audit's aggregates read whole hours from it and only the edges of a time window from
+# ``results``: over millions of verdicts, a few thousand rows instead of every one.
+ROLLUP_SECONDS = 3600
+
+# The hour of a run time, so that hour * 3600 <= run_at < (hour + 1) * 3600 holds exactly
+# (a bare floor(run_at / 3600) can round up across an hour's edge).
+_HOUR = """
+CREATE FUNCTION rampart_hour(run_at DOUBLE PRECISION) RETURNS BIGINT
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE h BIGINT := floor(run_at / 3600);
+BEGIN
+    IF run_at < h * 3600.0 THEN RETURN h - 1; END IF;
+    IF run_at >= (h + 1) * 3600.0 THEN RETURN h + 1; END IF;
+    RETURN h;
+END $$"""
+
+_COUNT = """
+CREATE FUNCTION rampart_rollup_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' AND OLD.current THEN
+        IF OLD.service IS NULL THEN
+            UPDATE results_rollup SET n = n - 1
+            WHERE policy = OLD.policy AND policy_version = OLD.policy_version
+              AND hour = rampart_hour(OLD.run_at) AND check_id = OLD.check_id
+              AND service IS NULL AND status = OLD.status;
+        ELSE
+            UPDATE results_rollup SET n = n - 1
+            WHERE policy = OLD.policy AND policy_version = OLD.policy_version
+              AND hour = rampart_hour(OLD.run_at) AND check_id = OLD.check_id
+              AND service = OLD.service AND status = OLD.status;
+        END IF;
+    END IF;
+    IF TG_OP <> 'DELETE' AND NEW.current THEN
+        INSERT INTO results_rollup VALUES (NEW.policy, NEW.policy_version,
+            rampart_hour(NEW.run_at), NEW.check_id, NEW.service, NEW.status, 1)
+        ON CONFLICT (policy, policy_version, hour, check_id, service, status)
+        DO UPDATE SET n = results_rollup.n + 1;
+    END IF;
+    RETURN NULL;
+END $$"""
+
+_V2 = (
+    """CREATE TABLE results_rollup (
+        policy TEXT COLLATE "C" NOT NULL,
+        policy_version TEXT COLLATE "C" NOT NULL,
+        hour BIGINT NOT NULL,
+        check_id TEXT COLLATE "C" NOT NULL,
+        service TEXT COLLATE "C",
+        status TEXT COLLATE "C" NOT NULL,
+        n BIGINT NOT NULL
+    )""",
+    "CREATE UNIQUE INDEX results_rollup_key ON results_rollup"
+    " (policy, policy_version, hour, check_id, service, status) NULLS NOT DISTINCT",
+    _HOUR,
+    _COUNT,
+    "CREATE TRIGGER results_rollup_count AFTER INSERT OR UPDATE OR DELETE ON results"
+    " FOR EACH ROW EXECUTE FUNCTION rampart_rollup_count()",
+    "INSERT INTO results_rollup SELECT policy, policy_version, rampart_hour(run_at), check_id,"
+    " service, status, count(*) FROM results WHERE current"
+    " GROUP BY 1, 2, 3, 4, 5, 6",
+)
+
 # version -> the statements that bring the store from the version before to it.
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1}
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2}
 
 
 def stored_version(db: Any) -> int | None:
