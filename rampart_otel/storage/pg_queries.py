@@ -10,6 +10,7 @@ verdict falls in the same bucket as in ``results.db`` to the last bit.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 import math
@@ -207,17 +208,19 @@ def _bucket_counts(
             for column, value in zip(edges, (index, piece_low, piece_high), strict=True):
                 column.append(value)
     counted: Counter[tuple[int, str]] = Counter()
-    where, params = _rollup_where(version, filters, None, None, "r")
-    rows = db.execute(
-        "SELECT b.i, r.status, sum(r.n)::bigint"
-        " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS b(i, first, stop)"
-        " JOIN results_rollup r ON r.hour >= b.first AND r.hour < b.stop"
-        f" WHERE {where}"
-        " GROUP BY b.i, r.status",
-        [*hourly, *params],
-    )
-    for index, status, count in rows:
-        counted[(index, status)] += count
+    if hourly[0]:
+        # Hour by hour (a few thousand groups), then each hour to the bucket it lies in.
+        index_of, firsts, stops = hourly
+        where, params = _rollup_where(version, filters, firsts[0], stops[-1])
+        rows = db.execute(
+            f"SELECT hour, status, sum(n)::bigint FROM results_rollup WHERE {where}"
+            " GROUP BY hour, status",
+            params,
+        )
+        for hour, status, count in rows:
+            at = bisect.bisect_right(firsts, hour) - 1
+            if at >= 0 and hour < stops[at]:  # else an edge hour: counted row by row below
+                counted[(index_of[at], status)] += count
     unbounded = dataclasses.replace(filters, since=None, until=None)
     where, params = _where(version, unbounded, "r")
     rows = db.execute(
