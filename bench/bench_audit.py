@@ -17,13 +17,22 @@ and prints the median and the fastest round of each. With ``--diff``, a second p
 version is stored for every run (the same verdicts with 1% of them changed, copied in SQL)
 and ``diff``'s comparison of the two versions is timed as well.
 
+With ``--postgres`` the same is measured on the shared PostgreSQL store (a throwaway
+server from Debian's package, started on loopback; or ``--postgres URL``, an empty or
+already built database). ``--api-results`` verdicts (default 100,000) go through the
+store's API as above, which gives the write rate; the rest of ``--results`` are copies of
+them made in SQL (fresh run ids, run times spread over the same 90 days), with the hourly
+rollup counted once after the copy by the statement its migration uses.
+
 Run: ``python bench/bench_audit.py`` (``--help`` for options; ``--db PATH`` keeps the
-database for another run, which then skips the build).
+database for another run, which then skips the build);
+``python bench/bench_audit.py --postgres --results 10000000`` for the shared store.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import statistics
@@ -39,9 +48,11 @@ sys.path.insert(0, str(ROOT))
 from rampart_otel.audit.aggregate import aggregate, listed, select_versions  # noqa: E402
 from rampart_otel.audit.command import AuditOptions, audit  # noqa: E402
 from rampart_otel.audit.timespec import DAY  # noqa: E402
-from rampart_otel.storage import audit_queries as q  # noqa: E402
+from rampart_otel.storage import queries as q  # noqa: E402
 from rampart_otel.storage.audit_queries import Filters  # noqa: E402
-from rampart_otel.storage.results import ResultRow, ResultsStore, open_reader  # noqa: E402
+from rampart_otel.storage.pg_results import redacted  # noqa: E402
+from rampart_otel.storage.results import ResultRow, ResultsStore  # noqa: E402
+from rampart_otel.storage.store import AnyResultsStore, open_results_store  # noqa: E402
 
 CHECKS = (
     ("no-exfiltration", "data_exfiltration", "attack"),
@@ -91,10 +102,9 @@ def result_document(run_id: str, check: tuple[str, str, str], status: str) -> di
     }
 
 
-def build(path: Path, results: int, seed: int = 1) -> float:
-    """Fill ``path`` with about ``results`` verdicts through the store's API; rows/s."""
+def build(store: AnyResultsStore, results: int, seed: int = 1) -> float:
+    """Fill ``store`` with about ``results`` verdicts through the store's API; rows/s."""
     rng = random.Random(seed)
-    store = ResultsStore(path)
     now = time.time()
     runs = results // len(CHECKS)
     started = time.perf_counter()
@@ -119,8 +129,36 @@ def build(path: Path, results: int, seed: int = 1) -> float:
                         written += 1
     elapsed = time.perf_counter() - started
     store.db.execute("ANALYZE")
-    store.close()
     return written / elapsed
+
+
+def copy_in_postgres(url: str, copies: int) -> None:
+    """``copies`` more of every stored run, in SQL: run ids suffixed, run times moved by a
+    different amount per copy and wrapped into the same 90 days; then the rollup recounted
+    (the trigger is off for the copy: one count at the end instead of one per row)."""
+    import psycopg
+
+    from rampart_otel.storage.pg_schema import MIGRATIONS
+
+    recount = MIGRATIONS[2][-1]
+    assert recount.startswith("INSERT INTO results_rollup")
+    now = time.time()
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute("ALTER TABLE results DISABLE TRIGGER results_rollup_count")
+        for copy in range(1, copies + 1):
+            db.execute(
+                "INSERT INTO results SELECT run_id || %s, revision, policy, check_id, status,"
+                " service, started_at_ns, scored_at, result, policy_version,"
+                " %s - mod((%s - run_at + %s)::numeric, %s)::float8, current"
+                " FROM results WHERE run_id NOT LIKE '%%-%%'",
+                (f"-{copy}", now, now, copy * 31337.0, DAYS * 86400),
+            )
+            print(f"  copy {copy}/{copies}", end="\r", flush=True)
+        db.execute("ALTER TABLE results ENABLE TRIGGER results_rollup_count")
+        db.execute("TRUNCATE results_rollup")
+        db.execute(recount)
+        db.execute("VACUUM ANALYZE")
+    print()
 
 
 def add_second_version(path: Path) -> None:
@@ -165,25 +203,58 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--db", type=Path, help="results.db to use (built there if missing)")
     parser.add_argument("--diff", action="store_true", help="also time diff of two versions")
+    parser.add_argument(
+        "--postgres",
+        nargs="?",
+        const="start",
+        metavar="URL",
+        help="the shared PostgreSQL store: a throwaway server, or the database at URL",
+    )
+    parser.add_argument(
+        "--api-results", type=int, default=100_000, help="with --postgres: written by the API"
+    )
     args = parser.parse_args()
+    if args.postgres and (args.diff or args.db):
+        parser.error("--postgres measures audit only (no --diff, no --db)")
 
-    with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
-        data_dir = args.db.parent if args.db else Path(tmp)
-        path = args.db or data_dir / "results.db"
-        if not path.exists():
-            print(f"building {path} with {args.results:,} results ...", flush=True)
-            rate = build(path, args.results)
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-audit-"))
+        if args.postgres:
+            target: Path | str = args.postgres
+            if target == "start":
+                sys.path.insert(0, str(ROOT / "tests"))
+                from postgres import running_server
+
+                server = stack.enter_context(running_server(shared_buffers="512MB"))
+                target = f"{server}/postgres"
+            describe_store = f"PostgreSQL {redacted(target)}"
+        else:
+            target = args.db.parent if args.db else Path(tmp)
+            describe_store = str(target / "results.db")
+        store = open_results_store(target)
+        if store.db.execute("SELECT count(*) FROM results").fetchone()[0] == 0:
+            direct = min(args.results, args.api_results) if args.postgres else args.results
+            print(f"building {describe_store} with {args.results:,} results ...", flush=True)
+            rate = build(store, direct)
             print(f"  store API write rate: {rate:,.0f} results/s")
+            if args.postgres and args.results > direct:
+                copy_in_postgres(str(target), args.results // direct - 1)
+        store.close()
         if args.diff:
-            add_second_version(path)
-        size = path.stat().st_size + sum(
-            p.stat().st_size for p in path.parent.glob(path.name + "-*")
-        )
-        store = open_reader(path)
+            add_second_version(target / "results.db")
+        store = open_results_store(target, readonly=True)
         db = store.db
         total = db.execute("SELECT count(*) FROM results").fetchone()[0]
         current = db.execute("SELECT count(*) FROM results WHERE current").fetchone()[0]
+        if args.postgres:
+            size = db.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        else:
+            path = target / "results.db"
+            size = path.stat().st_size + sum(
+                p.stat().st_size for p in path.parent.glob(path.name + "-*")
+            )
         print(f"{total:,} stored results ({current:,} current), {size / 2**20:,.0f} MiB")
+        data_dir = target
         versions = select_versions(q.policy_versions(db), None, None)
         recent = Filters(
             since=time.time() - 7 * 86400,

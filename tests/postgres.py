@@ -54,11 +54,12 @@ def _as_postgres(root: Path, *command: str | Path) -> list[str]:
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", bind, str(null), *args]
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[str]:
-    """The server's base URL, ``postgresql://postgres@127.0.0.1:PORT``."""
+@contextmanager
+def running_server(**settings: str) -> Iterator[str]:
+    """A throwaway server for this process's use (tests, ``bench/bench_audit.py``): its base
+    URL, ``postgresql://postgres@127.0.0.1:PORT``; ``settings`` are extra ``-c`` options."""
     if BINDIR is None or not (BINDIR / "postgres").is_file():
-        pytest.skip(MISSING)
+        raise FileNotFoundError(MISSING)
     root = Path(tempfile.mkdtemp(prefix="rampart-pg-"))
     data = root / "data"
     if os.getuid() == 0:
@@ -78,6 +79,7 @@ def pg_server() -> Iterator[str]:
             f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         )
+        options += "".join(f" -c {name}={value}" for name, value in settings.items())
         subprocess.run(
             _as_postgres(
                 root, BINDIR / "pg_ctl", "-D", data, "-l", log, "-o", options, "-w", "start"
@@ -98,6 +100,15 @@ def pg_server() -> Iterator[str]:
             capture_output=True,
         )
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The server's base URL, ``postgresql://postgres@127.0.0.1:PORT``."""
+    if BINDIR is None or not (BINDIR / "postgres").is_file():
+        pytest.skip(MISSING)
+    with running_server() as url:
+        yield url
 
 
 @contextmanager
