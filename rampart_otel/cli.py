@@ -249,11 +249,17 @@ def collect(
     export_protocol: Annotated[
         str | None, typer.Option(help="http/protobuf or grpc. [default: http/protobuf]")
     ] = None,
+    results: Annotated[
+        str | None,
+        typer.Option(help="Verdicts to this shared store (postgresql:// URL), not results.db."),
+    ] = None,
 ) -> None:
     """Receive OTLP traces, store them durably, and score each run as it completes."""
     from rampart_otel.collector.commands import collect as run_collect  # startup
 
-    run_collect(config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol)
+    run_collect(
+        config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol, results
+    )
 
 
 @app.command()

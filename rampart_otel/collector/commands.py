@@ -16,6 +16,7 @@ from typing import IO, Any
 from rampart_otel.collector.config import CollectorConfig, env_token, load_config
 from rampart_otel.collector.scorer import make_evaluator
 from rampart_otel.collector.service import Collector
+from rampart_otel.storage.store import describe, open_results_store
 
 log = logging.getLogger("rampart_otel.collector")
 
@@ -29,6 +30,7 @@ def collect(
     auth_token: str | None,
     export_to: str | None = None,
     export_protocol: str | None = None,
+    results: str | None = None,
 ) -> None:
     overrides: dict[str, Any] = {
         "http.endpoint": http,
@@ -38,9 +40,11 @@ def collect(
         "auth_token": auth_token or env_token(),
         "export.otlp.endpoint": export_to,
         "export.otlp.protocol": export_protocol,
+        "results": results,
     }
     config = load_config(config_path, overrides=overrides)
     _check_policies(config)
+    _check_results(config)
     logging.basicConfig(
         level=config.log_level.upper(),
         format="rampart-otel: %(levelname)s %(message)s",
@@ -52,6 +56,13 @@ def collect(
         log.warning("no --policy given: spans are stored durably but not scored")
     collector.on_ready = lambda: _announce(collector, sys.stderr)
     collector.run()
+
+
+def _check_results(config: CollectorConfig) -> None:
+    """Fail at start, in one line, on a shared results store that cannot be reached or is
+    newer than this rampart-otel; an older one is migrated here, before scoring starts."""
+    if config.results is not None:
+        open_results_store(config.results, instance=config.instance()).close()
 
 
 def _check_policies(config: CollectorConfig) -> None:
@@ -67,6 +78,8 @@ def _announce(collector: Any, out: IO[str]) -> None:
     if bound.grpc:
         parts.append(f"OTLP/gRPC on {_hostport(bound.grpc)}")
     scoring = f"{len(collector.config.policies)} policies" if collector.scorer else "no scoring"
+    if collector.config.results is not None:
+        scoring += f"; verdicts in {describe(collector.config.results)}"
     print(
         f"rampart-otel: collecting: {', '.join(parts) or 'no receiver'}; "
         f"data in {collector.config.data_dir}; {scoring}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from pydantic import (
 
 from rampart_otel.errors import ConfigError
 from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
+from rampart_otel.storage.pg_results import is_postgres_url
 from rampart_otel.storage.retention import parse_duration, parse_size
 
 MiB = 1024 * 1024
@@ -144,6 +146,11 @@ class CollectorConfig(_Section):
     http: ReceiverConfig = Field(default_factory=ReceiverConfig)
     grpc: GrpcConfig = Field(default_factory=GrpcConfig)
     data_dir: Path = Path("rampart-data")
+    # A postgresql:// URL: verdicts go to this store several collectors share, not to
+    # data_dir/results.db (segments stay in data_dir). ``results_instance`` names this
+    # collector's resume point there; by default the host and the data directory.
+    results: str | None = None
+    results_instance: str | None = Field(None, min_length=1, max_length=200)
     policies: list[Path] = Field(default_factory=list)
     auth_token: str | None = None
     auth_token_file: Path | None = None
@@ -155,6 +162,24 @@ class CollectorConfig(_Section):
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     shutdown_timeout_seconds: float = Field(30.0, gt=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("results")
+    @classmethod
+    def _results_url(cls, value: str | None) -> str | None:
+        if value is not None and not is_postgres_url(value):
+            raise ValueError("must be a postgresql:// URL (or left out: data_dir/results.db)")
+        return value
+
+    def results_target(self) -> Path | str:
+        """Where the scorer writes verdicts: the shared store's URL, else the data directory."""
+        return self.results if self.results is not None else self.data_dir
+
+    def instance(self) -> str:
+        """This collector's name in a shared results store: stable across restarts, and
+        distinct for each data directory (each has its own segments to resume in)."""
+        if self.results_instance is not None:
+            return self.results_instance
+        return f"{socket.gethostname()}:{self.data_dir.resolve()}"
 
     def token(self) -> str | None:
         """The bearer token clients must send, if any (the file wins; trailing newline cut)."""

@@ -28,7 +28,13 @@ class Housekeeping:
         self._due = 0.0
         if settings.max_age is None and settings.max_bytes is None:
             return
-        retention = Retention(config.data_dir, settings.max_age, settings.max_bytes)
+        retention = Retention(
+            config.data_dir,
+            settings.max_age,
+            settings.max_bytes,
+            results_url=config.results,
+            instance=config.instance(),
+        )
         self.retention = retention
         if not config.policies:
             log.warning(

@@ -39,8 +39,9 @@ from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
 from rampart_otel.exporters.report_json import stored_result_to_dict
 from rampart_otel.model import Run, Span
 from rampart_otel.processors.assemble import RunAssembler
-from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
+from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
+from rampart_otel.storage.store import AnyResultsStore, open_results_store
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class Scorer:
     def __init__(
         self,
         segments_dir: Path,
-        store: ResultsStore,
+        store: AnyResultsStore,
         evaluate: Evaluate,
         idle: float,
         max_wait: float,
@@ -308,7 +309,12 @@ def run_process(config_json: str, conn: Connection) -> None:
     data_dir = config.data_dir
     lock = (data_dir / ".scorer.lock").open("w")
     fcntl.flock(lock, fcntl.LOCK_EX)  # an orphan of a killed collector must finish first
-    store = ResultsStore(data_dir / "results.db")
+    try:
+        store = open_results_store(config.results_target(), instance=config.instance())
+    except Exception as error:  # a shared store that went away since the collector started
+        conn.send({"fatal": f"{type(error).__name__}: {error}"})
+        lock.close()
+        return
     try:
         scoring = config.scoring
         policies = load_policies(config.policies)

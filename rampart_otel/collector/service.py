@@ -234,7 +234,12 @@ class Collector:
                 self.writer.recovery.cut_bytes,
             )
         # Before anything is appended: appends must never land behind the checkpoint.
-        reconcile_checkpoint(data_dir / "results.db", data_dir / "segments")
+        reconcile_checkpoint(
+            data_dir / "results.db",
+            data_dir / "segments",
+            results_url=config.results,
+            instance=config.instance(),
+        )
         self.scorer = ScorerProcess(config, self.metrics) if config.policies else None
         self._register_gauges()
         self.housekeeping = Housekeeping(config, self.writer, self.metrics)

@@ -13,18 +13,33 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from rampart_otel.storage.pg_results import DEFAULT_INSTANCE, PgResultsStore
 from rampart_otel.storage.results import ResultsStore
 from rampart_otel.storage.segments import list_segments
 
 log = logging.getLogger(__name__)
 
 
-def reconcile_checkpoint(results_db: Path, segments_dir: Path) -> tuple[int, int] | None:
+def reconcile_checkpoint(
+    results_db: Path,
+    segments_dir: Path,
+    *,
+    results_url: str | None = None,
+    instance: str = DEFAULT_INSTANCE,
+) -> tuple[int, int] | None:
     """The checkpoint, moved back into the segments if it is past their end (call it after
-    ``recover`` and before the first append); None when there is none."""
-    if not results_db.exists():
+    ``recover`` and before the first append); None when there is none.
+
+    With ``results_url`` the checkpoint is ``instance``'s in that shared store, not the one
+    in ``results_db``.
+    """
+    store: ResultsStore | PgResultsStore
+    if results_url is not None:
+        store = PgResultsStore(results_url, instance=instance)
+    elif not results_db.exists():
         return None
-    store = ResultsStore(results_db)
+    else:
+        store = ResultsStore(results_db)
     try:
         saved = store.checkpoint()
         if saved is None:

@@ -70,6 +70,26 @@ def _one_line(error: BaseException) -> str:
     return "; ".join(lines[:2]) or type(error).__name__
 
 
+def checkpoint_segment(url: str, instance: str) -> int | None:
+    """The segment ``instance``'s scorer resumes from; None when it has none yet or the
+    store cannot be read now (retention then deletes nothing: it never guesses)."""
+    import psycopg
+
+    try:
+        db = connect(url)
+    except StoreError:
+        return None
+    try:
+        row = db.execute(
+            "SELECT segment FROM checkpoint WHERE instance = %s", (instance,)
+        ).fetchone()
+    except psycopg.Error:  # not created yet
+        return None
+    finally:
+        db.close()
+    return int(row[0]) if row else None
+
+
 class PgResultsStore:
     """``ResultsStore`` on PostgreSQL; ``instance`` names this collector's resume point."""
 

@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rampart_otel.storage.pg_results import DEFAULT_INSTANCE
+from rampart_otel.storage.pg_results import checkpoint_segment as pg_checkpoint_segment
 from rampart_otel.storage.segments import fsync_dir, list_segments
 
 log = logging.getLogger(__name__)
@@ -137,9 +139,19 @@ def apply_retention(
 class Retention:
     """Runs passes for one data directory and keeps the totals ``/metrics`` shows."""
 
-    def __init__(self, data_dir: Path, max_age: float | None, max_bytes: int | None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        max_age: float | None,
+        max_bytes: int | None,
+        *,
+        results_url: str | None = None,
+        instance: str = DEFAULT_INSTANCE,
+    ) -> None:
         self.segments_dir = data_dir / "segments"
         self.results_db = data_dir / "results.db"
+        self.results_url = results_url  # the shared store holding this collector's checkpoint
+        self.instance = instance
         self.max_age = max_age
         self.max_bytes = max_bytes
         self.segments_deleted = 0
@@ -150,7 +162,10 @@ class Retention:
 
     def run(self, writing: int) -> Pass:
         """One pass; ``writing`` is the segment the writer appends to (never deleted)."""
-        checkpoint = checkpoint_segment(self.results_db)
+        if self.results_url is None:
+            checkpoint = checkpoint_segment(self.results_db)
+        else:
+            checkpoint = pg_checkpoint_segment(self.results_url, self.instance)
         keep_from = None if checkpoint is None else min(checkpoint, writing)
         result = apply_retention(self.segments_dir, keep_from, self.max_age, self.max_bytes)
         self.segments_deleted += len(result.deleted)

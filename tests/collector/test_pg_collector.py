@@ -1,0 +1,188 @@
+"""Collectors writing one shared PostgreSQL results store (``--results URL``): each scores its
+own segments and resumes from its own checkpoint there, retention reads that checkpoint,
+``audit``/``diff``/``rescore`` read the store; a store that cannot be used stops the start
+with one line."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.request
+from pathlib import Path
+
+import pytest
+from cli_runner import run_cli
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
+from collector.test_scorer import Clock
+from rampart_otel.collector.config import load_config
+from rampart_otel.collector.scorer import Scorer, make_evaluator
+from rampart_otel.errors import ConfigError
+from rampart_otel.storage.checkpoint import reconcile_checkpoint
+from rampart_otel.storage.pg_results import PgResultsStore
+from rampart_otel.storage.results import ResultsStore
+from rampart_otel.storage.retention import Retention
+from rampart_otel.storage.segments import SegmentWriter, list_segments
+from rampart_otel.storage.store import AnyResultsStore
+
+
+def post(url: str, body: bytes) -> None:
+    request = urllib.request.Request(
+        url, data=body, headers={"Content-Type": "application/x-protobuf"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+
+
+def scorer_on(store: AnyResultsStore, data: Path, clock: Clock) -> Scorer:
+    return Scorer(
+        data / "segments",
+        store,
+        make_evaluator([data / "policy.yaml"], []),
+        idle=5,
+        max_wait=60,
+        clock=clock,
+    )
+
+
+def score_all(scorer: Scorer, clock: Clock) -> None:
+    scorer.step()
+    clock.now += 100
+    scorer.step()
+
+
+def statuses(store: AnyResultsStore) -> list[tuple[str, int, str, str]]:
+    return sorted((r.run_id, r.revision, r.check_id, r.status) for r in store.results())
+
+
+def test_the_scorer_stores_in_postgresql_what_it_stores_in_results_db(
+    tmp_path: Path, pg_url: str
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    write_config(data / "policy.yaml", POLICY)
+    writer = SegmentWriter(data / "segments")
+    writer.append_wait(encode_spans(make_traces(3, tool="delete_file")).SerializeToString(), 30)
+    writer.append_wait(encode_spans(make_traces(2)).SerializeToString(), 30)
+    writer.close()
+    sqlite = ResultsStore(data / "results.db")
+    pg = PgResultsStore(pg_url, instance="one")
+    for store in (sqlite, pg):
+        clock = Clock()
+        score_all(scorer_on(store, data, clock), clock)
+    assert len({run for run, *_ in statuses(pg)}) == 5
+    assert "unsafe" in {status for *_, status in statuses(pg)}
+    assert statuses(pg) == statuses(sqlite)
+    assert pg.checkpoint() == sqlite.checkpoint() is not None
+    # a restart resumes from the stored checkpoint: nothing is scored twice
+    clock = Clock()
+    again = scorer_on(PgResultsStore(pg_url, instance="one"), data, clock)
+    assert again.position == pg.checkpoint()
+    score_all(again, clock)
+    assert again.stats.runs_scored == 0
+    assert statuses(pg) == statuses(sqlite)
+
+
+def test_reconcile_and_retention_use_this_instances_checkpoint(tmp_path: Path, pg_url: str) -> None:
+    data = tmp_path / "data"
+    writer = SegmentWriter(data / "segments", segment_max_bytes=4096)
+    for _ in range(3):
+        writer.append_wait(b"x" * 5000, 30)  # one segment each
+    writer.close()
+    segments = [seq for seq, _ in list_segments(data / "segments")]
+    assert len(segments) >= 3
+    for name, checkpoint in (("mine", (segments[1], 0)), ("other", (99, 0))):
+        store = PgResultsStore(pg_url, instance=name)
+        with store.transaction() as txn:
+            txn.set_checkpoint(*checkpoint)
+        store.close()
+    # the other instance's checkpoint is past these segments' end; mine is inside them
+    moved = reconcile_checkpoint(
+        data / "results.db", data / "segments", results_url=pg_url, instance="other"
+    )
+    assert moved == (segments[-1], 0)
+    kept = reconcile_checkpoint(
+        data / "results.db", data / "segments", results_url=pg_url, instance="mine"
+    )
+    assert kept == (segments[1], 0)
+    retention = Retention(data, 0, None, results_url=pg_url, instance="mine")
+    assert len(retention.run(writing=segments[-1]).deleted) == 1  # only what lies before mine
+    assert [seq for seq, _ in list_segments(data / "segments")] == segments[1:]
+    nobody = Retention(data, 0, None, results_url=pg_url, instance="nobody")
+    assert nobody.run(writing=segments[-1]).deleted == []  # no checkpoint: keep everything
+
+
+def test_the_config_takes_only_postgresql_urls_and_names_the_instance(tmp_path: Path) -> None:
+    path = write_config(tmp_path / "c.yaml", "results: sqlite:///x.db\n")
+    with pytest.raises(ConfigError, match=r"results: .*postgresql:// URL"):
+        load_config(path)
+    config = load_config(None, overrides={"results": "postgresql://h/db", "data_dir": "d"})
+    assert config.instance() == f"{socket.gethostname()}:{Path('d').resolve()}"
+    named = load_config(None, overrides={"results": "postgres://h/db", "results_instance": "e1"})
+    assert named.instance() == "e1"
+
+
+def test_collect_with_a_store_that_is_down_stops_at_start_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"postgresql://postgres:hunter2@127.0.0.1:{probe.getsockname()[1]}/x"
+    policy = write_config(tmp_path / "policy.yaml", POLICY)
+    proc = run_cli(
+        "collect", "--http", "127.0.0.1:0", "--grpc", "off", "--data-dir", tmp_path / "d",
+        "--policy", policy, "--results", url, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot connect" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "hunter2" not in proc.stderr
+
+
+def test_two_collectors_share_one_store_and_audit_diff_rescore_read_it(
+    tmp_path: Path, pg_url: str
+) -> None:
+    policy = write_config(tmp_path / "policy.yaml", POLICY)
+    config = write_config(
+        tmp_path / "collector.yaml",
+        f"assembly:\n  idle_seconds: 0.3\nresults: {pg_url}\nstorage:\n  fsync: false\n",
+    )
+    sent = {"east": 3, "west": 2}
+    for name, traces in sent.items():
+        collector = spawn(tmp_path / name, config, "--policy", str(policy))
+        try:
+            spans = make_traces(traces, tool="delete_file" if name == "east" else "search")
+            post(collector.traces_url, encode_spans(spans).SerializeToString())
+            wait_for(
+                lambda c=collector, n=traces: (
+                    c.metrics().get("rampart_otel_runs_scored_total", 0) >= n
+                ),
+                60,
+                f"{name}'s runs to be scored",
+            )
+            assert collector.terminate() == 0, collector.log.read_text()
+        finally:
+            if collector.process.poll() is None:
+                collector.kill()
+        assert not (tmp_path / name / "results.db").exists()
+    store = PgResultsStore(pg_url, readonly=True)
+    instances = store.db.execute("SELECT instance FROM checkpoint ORDER BY instance").fetchall()
+    assert [row[0].rsplit("/", 1)[1] for row in instances] == ["east", "west"]
+    proc = run_cli("audit", "--results", pg_url, "--json", "--limit", "all", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert len({result["run_id"] for result in report["results"]}) == 5
+    unsafe = {r["run_id"] for r in report["results"] if r["status"] == "unsafe"}
+    assert len(unsafe) == 3  # east's delete_file runs
+    # rescore east's runs under v2 from east's segments; diff v1 -> v2 in the shared store
+    v2 = write_config(tmp_path / "policy-v2.yaml", POLICY.replace("version: 1", "version: 2"))
+    proc = run_cli(
+        "rescore", "--data-dir", tmp_path / "east", "--policy", v2, "--results", pg_url,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "3 runs re-scored" in proc.stdout
+    proc = run_cli("diff", "--results", pg_url, "--json", timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    compared = json.loads(proc.stdout)
+    assert compared["compared"]["runs"] == 3
+    assert compared["runs_only_in_from"] == 2  # west's runs were not re-scored
