@@ -174,16 +174,28 @@ class _PgTransaction:
         self.instance = instance
         self.registered = registered
         self.registering: set[tuple[str, str, str]] = set()
+        self._pipeline: Any = None
         self._transaction: Any = None
 
     def __enter__(self) -> _PgTransaction:
-        self._transaction = self.db.transaction()
-        self._transaction.__enter__()
-        self.db.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        # Pipeline mode: a round's statements go out without waiting for each answer (one
+        # round trip per transaction, not per verdict); nothing here reads a result back.
+        self._pipeline = self.db.pipeline()
+        self._pipeline.__enter__()
+        try:
+            self._transaction = self.db.transaction()
+            self._transaction.__enter__()
+            self.db.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        except BaseException as error:
+            self._pipeline.__exit__(type(error), error, error.__traceback__)
+            raise
         return self
 
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
-        self._transaction.__exit__(kind, error, trace)
+        try:
+            self._transaction.__exit__(kind, error, trace)
+        finally:
+            self._pipeline.__exit__(kind, error, trace)
         if kind is None:  # known stored only once committed
             self.registered |= self.registering
 
