@@ -6,6 +6,7 @@ with one line."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import socket
 import urllib.request
 from pathlib import Path
@@ -16,11 +17,13 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
 from collector.test_scorer import Clock
-from rampart_otel.collector.config import load_config
+from rampart_otel.collector import scorer as scorer_module
+from rampart_otel.collector.config import CollectorConfig, load_config
 from rampart_otel.collector.scorer import Scorer, make_evaluator
 from rampart_otel.errors import ConfigError
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.pg_results import PgResultsStore
+from rampart_otel.storage.pg_schema import SCHEMA_VERSION
 from rampart_otel.storage.results import ResultsStore
 from rampart_otel.storage.retention import Retention
 from rampart_otel.storage.segments import SegmentWriter, list_segments
@@ -186,3 +189,38 @@ def test_two_collectors_share_one_store_and_audit_diff_rescore_read_it(
     compared = json.loads(proc.stdout)
     assert compared["compared"]["runs"] == 3
     assert compared["runs_only_in_from"] == 2  # west's runs were not re-scored
+
+
+def run_scorer_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str
+) -> dict[str, object] | None:
+    """``run_process`` in this process (without its parent-death signal); what it reported."""
+    monkeypatch.setattr(scorer_module, "_die_with_parent", lambda: None)
+    monkeypatch.setattr(scorer_module, "STORE_RETRY_SECONDS", 0.05)
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    policy = write_config(tmp_path / "policy.yaml", POLICY)
+    config = CollectorConfig(data_dir=data, policies=[policy], results=url)
+    parent, child = multiprocessing.Pipe()
+    scorer_module.run_process(config.model_dump_json(), child)
+    return parent.recv() if parent.poll(0) else None
+
+
+def test_a_store_that_is_down_makes_the_scorer_exit_to_be_restarted_not_give_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"postgresql://postgres@127.0.0.1:{probe.getsockname()[1]}/x"
+    assert run_scorer_process(monkeypatch, tmp_path, url) is None  # no "fatal": restarted
+
+
+def test_a_store_from_a_newer_release_stops_scoring_for_good(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pg_url: str
+) -> None:
+    store = PgResultsStore(pg_url)
+    store.db.execute("INSERT INTO schema_version (version) VALUES (%s)", (SCHEMA_VERSION + 1,))
+    store.close()
+    report = run_scorer_process(monkeypatch, tmp_path, pg_url)
+    assert report is not None
+    assert "upgrade rampart-otel" in str(report["fatal"])
