@@ -11,6 +11,7 @@ import socket
 import urllib.request
 from pathlib import Path
 
+import psycopg
 import pytest
 from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -224,3 +225,31 @@ def test_a_store_from_a_newer_release_stops_scoring_for_good(
     report = run_scorer_process(monkeypatch, tmp_path, pg_url)
     assert report is not None
     assert "upgrade rampart-otel" in str(report["fatal"])
+
+
+def test_a_connection_lost_mid_round_loses_nothing_and_scores_nothing_twice(
+    tmp_path: Path, pg_url: str
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    write_config(data / "policy.yaml", POLICY)
+    writer = SegmentWriter(data / "segments")
+    writer.append_wait(encode_spans(make_traces(2, tool="delete_file")).SerializeToString(), 30)
+    store = PgResultsStore(pg_url, instance="one")
+    clock = Clock()
+    scorer = scorer_on(store, data, clock)
+    score_all(scorer, clock)
+    assert scorer.stats.runs_scored == 2
+    writer.append_wait(encode_spans(make_traces(3)).SerializeToString(), 30)
+    writer.close()
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # the server drops the scorer
+        admin.execute("SELECT pg_terminate_backend(%s)", (store.db.info.backend_pid,))
+    with pytest.raises(psycopg.OperationalError):
+        score_all(scorer, clock)
+    clock = Clock()
+    restarted = scorer_on(PgResultsStore(pg_url, instance="one"), data, clock)
+    score_all(restarted, clock)
+    assert restarted.stats.runs_scored == 3
+    rows = statuses(PgResultsStore(pg_url))
+    assert len({run for run, *_ in rows}) == 5
+    assert all(revision == 0 for _, revision, *_ in rows)
