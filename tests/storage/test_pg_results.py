@@ -216,8 +216,10 @@ def test_open_results_store_picks_the_store_by_target(tmp_path: Path, pg_url: st
     pg = open_results_store(pg_url, instance="east")
     assert isinstance(pg, PgResultsStore)
     assert pg.instance == "east"
-    with pytest.raises(StoreError, match=r"^mysql://u:\*\*\*@h/db: results stores are"):
+    with pytest.raises(StoreError, match=r"^mysql://u:\*\*\*@h/db: a results URL is postgresql"):
         open_results_store("mysql://u:secret@h/db")
+    with pytest.raises(StoreError, match="not a path"):
+        open_results_store(str(tmp_path))  # a string is a URL; a data directory is a Path
 
 
 def test_a_server_that_is_down_is_one_line_without_the_password(pg_server: str) -> None:
