@@ -32,7 +32,7 @@ from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_byte
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.verdict_export import start_verdict_export
 from rampart_otel.engine import checked_assumptions, load_policies, run_service, score_run
-from rampart_otel.errors import DecodeError
+from rampart_otel.errors import DecodeError, SchemaError, StoreError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
@@ -295,6 +295,7 @@ def result_row(result: CheckResult, *, revision: int, scored_at: float) -> Resul
 # -- the scorer process ------------------------------------------------------------------
 
 REPORT_EVERY = 0.5
+STORE_RETRY_SECONDS = 5.0  # between attempts on a shared results store that is down
 
 
 def run_process(config_json: str, conn: Connection) -> None:
@@ -311,9 +312,14 @@ def run_process(config_json: str, conn: Connection) -> None:
     fcntl.flock(lock, fcntl.LOCK_EX)  # an orphan of a killed collector must finish first
     try:
         store = open_results_store(config.results_target(), instance=config.instance())
-    except Exception as error:  # a shared store that went away since the collector started
+    except SchemaError as error:  # a newer rampart-otel migrated it: no restart helps
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         lock.close()
+        return
+    except StoreError as error:  # a shared store that is down now: the collector restarts us
+        log.error("%s; retrying in %.0fs", error, STORE_RETRY_SECONDS)
+        lock.close()
+        time.sleep(STORE_RETRY_SECONDS)
         return
     try:
         scoring = config.scoring

@@ -28,11 +28,11 @@ def open_results_store(
     """
     if is_postgres_url(target):
         return PgResultsStore(str(target), instance=instance, readonly=readonly)
-    if isinstance(target, str) and "://" in target:
-        scheme = target.split("://", 1)[0]
+    if isinstance(target, str):  # a URL given on the command line or in the configuration
+        scheme = target.split("://", 1)[0] + "://" if "://" in target else "a path"
         raise StoreError(
-            f"{redacted(target)}: results stores are a data directory or a postgresql:// URL,"
-            f" not {scheme}://"
+            f"{redacted(target)}: a results URL is postgresql://, not {scheme}"
+            " (a data directory's results.db is chosen with --data-dir)"
         )
     path = Path(target) / "results.db"
     return open_reader(path) if readonly else ResultsStore(path)

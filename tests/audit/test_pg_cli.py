@@ -19,6 +19,8 @@ from audit.test_pg_equivalence import write_history
 from rampart_otel.storage.pg_results import PgResultsStore
 from rampart_otel.storage.results import ResultsStore
 
+POLICY = Path(__file__).resolve().parents[2] / "samples" / "policy.yaml"
+
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory: pytest.TempPathFactory, pg_server: str) -> Iterator[tuple[Path, str]]:
@@ -78,7 +80,9 @@ def test_a_store_that_cannot_be_used_is_one_line_and_exit_code_2(both, tmp_path)
     cases = [
         (("audit", "--results", down), "cannot connect"),
         (("diff", "--results", down), "cannot connect"),
-        (("audit", "--results", "mysql://h/db"), "postgresql:// URL"),
+        (("audit", "--results", "mysql://h/db"), "is postgresql://"),
+        (("audit", "--results", data_dir), "not a path"),
+        (("rescore", "--data-dir", data_dir, "--policy", POLICY, "--results", "x"), "not a path"),
         (("audit",), "give --data-dir"),
         (("audit", "--data-dir", data_dir, "--results", url), "not both"),
         (("diff", "--results", url, tmp_path / "a.json", tmp_path / "b.json"), "not both"),

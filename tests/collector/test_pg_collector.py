@@ -6,21 +6,25 @@ with one line."""
 from __future__ import annotations
 
 import json
+import multiprocessing
 import socket
 import urllib.request
 from pathlib import Path
 
+import psycopg
 import pytest
 from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
 from collector.test_scorer import Clock
-from rampart_otel.collector.config import load_config
+from rampart_otel.collector import scorer as scorer_module
+from rampart_otel.collector.config import CollectorConfig, load_config
 from rampart_otel.collector.scorer import Scorer, make_evaluator
 from rampart_otel.errors import ConfigError
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.pg_results import PgResultsStore
+from rampart_otel.storage.pg_schema import SCHEMA_VERSION
 from rampart_otel.storage.results import ResultsStore
 from rampart_otel.storage.retention import Retention
 from rampart_otel.storage.segments import SegmentWriter, list_segments
@@ -186,3 +190,66 @@ def test_two_collectors_share_one_store_and_audit_diff_rescore_read_it(
     compared = json.loads(proc.stdout)
     assert compared["compared"]["runs"] == 3
     assert compared["runs_only_in_from"] == 2  # west's runs were not re-scored
+
+
+def run_scorer_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str
+) -> dict[str, object] | None:
+    """``run_process`` in this process (without its parent-death signal); what it reported."""
+    monkeypatch.setattr(scorer_module, "_die_with_parent", lambda: None)
+    monkeypatch.setattr(scorer_module, "STORE_RETRY_SECONDS", 0.05)
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    policy = write_config(tmp_path / "policy.yaml", POLICY)
+    config = CollectorConfig(data_dir=data, policies=[policy], results=url)
+    parent, child = multiprocessing.Pipe()
+    scorer_module.run_process(config.model_dump_json(), child)
+    return parent.recv() if parent.poll(0) else None
+
+
+def test_a_store_that_is_down_makes_the_scorer_exit_to_be_restarted_not_give_up(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"postgresql://postgres@127.0.0.1:{probe.getsockname()[1]}/x"
+    assert run_scorer_process(monkeypatch, tmp_path, url) is None  # no "fatal": restarted
+
+
+def test_a_store_from_a_newer_release_stops_scoring_for_good(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pg_url: str
+) -> None:
+    store = PgResultsStore(pg_url)
+    store.db.execute("INSERT INTO schema_version (version) VALUES (%s)", (SCHEMA_VERSION + 1,))
+    store.close()
+    report = run_scorer_process(monkeypatch, tmp_path, pg_url)
+    assert report is not None
+    assert "upgrade rampart-otel" in str(report["fatal"])
+
+
+def test_a_connection_lost_mid_round_loses_nothing_and_scores_nothing_twice(
+    tmp_path: Path, pg_url: str
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    write_config(data / "policy.yaml", POLICY)
+    writer = SegmentWriter(data / "segments")
+    writer.append_wait(encode_spans(make_traces(2, tool="delete_file")).SerializeToString(), 30)
+    store = PgResultsStore(pg_url, instance="one")
+    clock = Clock()
+    scorer = scorer_on(store, data, clock)
+    score_all(scorer, clock)
+    assert scorer.stats.runs_scored == 2
+    writer.append_wait(encode_spans(make_traces(3)).SerializeToString(), 30)
+    writer.close()
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # the server drops the scorer
+        admin.execute("SELECT pg_terminate_backend(%s)", (store.db.info.backend_pid,))
+    with pytest.raises(psycopg.OperationalError):
+        score_all(scorer, clock)
+    clock = Clock()
+    restarted = scorer_on(PgResultsStore(pg_url, instance="one"), data, clock)
+    score_all(restarted, clock)
+    assert restarted.stats.runs_scored == 3
+    rows = statuses(PgResultsStore(pg_url))
+    assert len({run for run, *_ in rows}) == 5
+    assert all(revision == 0 for _, revision, *_ in rows)

@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from rampart_otel.errors import SchemaError, StoreError
+from rampart_otel.storage import pg_schema
 from rampart_otel.storage.pg_results import PgResultsStore, redacted
 from rampart_otel.storage.pg_schema import SCHEMA_VERSION
 from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
@@ -216,8 +217,10 @@ def test_open_results_store_picks_the_store_by_target(tmp_path: Path, pg_url: st
     pg = open_results_store(pg_url, instance="east")
     assert isinstance(pg, PgResultsStore)
     assert pg.instance == "east"
-    with pytest.raises(StoreError, match=r"^mysql://u:\*\*\*@h/db: results stores are"):
+    with pytest.raises(StoreError, match=r"^mysql://u:\*\*\*@h/db: a results URL is postgresql"):
         open_results_store("mysql://u:secret@h/db")
+    with pytest.raises(StoreError, match="not a path"):
+        open_results_store(str(tmp_path))  # a string is a URL; a data directory is a Path
 
 
 def test_a_server_that_is_down_is_one_line_without_the_password(pg_server: str) -> None:
@@ -250,3 +253,22 @@ def test_a_bad_url_and_a_missing_database_are_one_line(pg_server: str) -> None:
 def test_redacted_hides_only_the_password() -> None:
     assert redacted("postgresql://u:p@h:5/d") == "postgresql://u:***@h:5/d"
     assert redacted("postgres://u@h/d") == "postgres://u@h/d"
+
+
+def test_an_older_store_is_migrated_in_place_keeping_its_verdicts(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mechanism a version 2 will use: pending steps applied in order, once, recorded."""
+    store = PgResultsStore(pg_url)
+    write_history(store)
+    before = sorted((r.run_id, r.revision, r.check_id, r.status) for r in store.results())
+    store.close()
+    step = ("ALTER TABLE results ADD COLUMN tenant TEXT", "UPDATE results SET tenant = 'a'")
+    monkeypatch.setattr(pg_schema, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    monkeypatch.setitem(pg_schema.MIGRATIONS, SCHEMA_VERSION + 1, step)
+    reader = PgResultsStore(pg_url, readonly=True)  # migrates first, as open_reader does
+    assert reader.schema_version() == SCHEMA_VERSION + 1
+    after = sorted((r.run_id, r.revision, r.check_id, r.status) for r in reader.results())
+    assert after == before
+    assert reader.db.execute("SELECT DISTINCT tenant FROM results").fetchall() == [("a",)]
+    PgResultsStore(pg_url).close()  # nothing applied twice (the ALTER would fail)
