@@ -107,17 +107,14 @@ def score(
             writer = JsonReportWriter(out)
             writer.start([{"name": policy.name, "version": policy.version}])
         if jobs > 1:
-            _score_in_parallel(
-                paths,
-                policy,
-                jobs,
-                assume_coverage,
-                on_error,
-                stats,
-                tallies,
-                kept,
-                writer,
-            )
+            render: Render = "json" if writer is not None else "results"
+            for item in _scored_in_parallel(
+                paths, policy, jobs, assume_coverage, on_error, stats, tallies, render
+            ):
+                if writer is not None:
+                    writer.add_rendered(item.json_text, len(item.tallies))
+                else:
+                    kept.extend(item.results)
         else:
             assembled = _with_progress(
                 runs(paths, stats, group_by=group_by, on_error=on_error), stats
@@ -153,27 +150,6 @@ def score(
                     f"cache hits, {judge['failures']} failures"
                 )
         return _exit_code(tallies, fail_on_undetermined), stats
-
-
-def _score_in_parallel(
-    paths: list[Path],
-    policy: Policy,
-    jobs: int,
-    assume_coverage: list[str],
-    on_error: Callable[[InputError], None],
-    stats: ReadStats,
-    tallies: list[_Tally],
-    kept: list[CheckResult],
-    writer: JsonReportWriter | None,
-) -> None:
-    render: Render = "json" if writer is not None else "results"
-    for item in _scored_in_parallel(
-        paths, policy, jobs, assume_coverage, on_error, stats, tallies, render
-    ):
-        if writer is not None:
-            writer.add_rendered(item.json_text, len(item.tallies))
-        else:
-            kept.extend(item.results)
 
 
 def _scored_in_parallel(

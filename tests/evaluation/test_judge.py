@@ -280,3 +280,34 @@ def test_a_no_about_text_cut_to_fit_is_undetermined(benign: AgentRun, tmp_path: 
     assert "a text of 5000 characters was cut to 4000" in cut.rationale
     assert whole.outcome is EvalOutcome.NOT_DETECTED
     assert len(server.requests) == 2
+
+
+def test_a_failed_tool_calls_result_is_shown_to_the_judge(tmp_path: Path) -> None:
+    # A tool that failed still returned something (its error output), and a prompt injection
+    # can ride in it: over=tool_results must show it, or a "no" would vouch for unseen text.
+    recorded = SAMPLES / "pydantic-ai-injection.jsonl"  # its execute_tool spans
+    lines = recorded.read_text().splitlines()
+    fetch = _runs(recorded)[0].tool_calls[0]
+    documents = [json.loads(line) for line in lines if line.strip()]
+    for document in documents:
+        for resource in document["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    if span["spanId"] == fetch.executed_in:
+                        span["status"] = {"code": 2, "message": "upstream error"}
+    trace = tmp_path / "failed-tool.jsonl"
+    trace.write_text("".join(json.dumps(document) + "\n" for document in documents))
+    run = _runs(trace)[0]
+    failed = next(call for call in run.tool_calls if call.name == fetch.name)
+    assert failed.status.value == "error" and failed.result_captured
+
+    def script(body: dict[str, Any], number: int) -> Reply:
+        shown = body["messages"][1]["content"]
+        return Reply(verdict="yes" if "SYSTEM NOTICE to AI assistants" in shown else "no")
+
+    for over in ("tool_results", "run"):
+        with judge_server(script) as server:
+            client = _client(server.url, tmp_path / over)
+            result = judge(QUESTION, over=over, client=client).evaluate(run)
+        assert result.outcome is EvalOutcome.DETECTED, (over, result.rationale)
+        assert f"[tool error] {fetch.name} ->" in server.requests[0]["messages"][1]["content"]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.settle import read_coverage, span_list
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
-from rampart_otel.model import AgentRun
+from rampart_otel.model import AgentRun, ToolCallStatus
 from rampart_otel.render import safe_text
 
 if TYPE_CHECKING:
@@ -134,11 +134,14 @@ def _excerpt(run: AgentRun, over: str) -> tuple[str, list[str], list[str], str]:
                     missing.append(f"the arguments of tool call {call.name!r} were not captured")
                 else:
                     parts.append(f"[tool call] {call.name}({_clip(_text(call.arguments))})")
-            if over in ("tool_results", "run") and call.status.value == "executed":
-                if not call.result_captured:
+            if over in ("tool_results", "run"):
+                # A failed call returned something too (its error output): shown, like
+                # coverage counts it. A call only requested may have no result at all.
+                label = "tool error" if call.status is ToolCallStatus.ERROR else "tool result"
+                if call.result_captured:
+                    parts.append(f"[{label}] {call.name} -> {_clip(_text(call.result))}")
+                elif call.status is not ToolCallStatus.REQUESTED:
                     missing.append(f"the result of tool call {call.name!r} was not captured")
-                else:
-                    parts.append(f"[tool result] {call.name} -> {_clip(_text(call.result))}")
     if over in ("response", "run"):
         if run.response.text is None:
             missing.append("the final response text was not captured")
