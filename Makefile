@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint samples samples-frameworks metamorphic crash fuzz bench screenshots clean
+.PHONY: demo test lint samples samples-frameworks metamorphic crash fuzz bench screenshots scale-out clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,13 @@ metamorphic: $(VENV)/.test
 ## crash: the collector SIGKILLed at random moments under load, many times (CI runs 3)
 crash: $(VENV)/.test
 	RAMPART_CRASH_KILLS=$${KILLS:-20} $(BIN)/python -m pytest -q tests/collector/test_crash_recovery.py -k random_moments
+
+## scale-out: the OpenTelemetry Collector gateway (built by collector/build-gateway.sh: needs Go
+## and the Go module proxy), three collectors and PostgreSQL; CI runs the test with a router
+GATEWAY_BIN = collector/build/otelcol-rampart-gateway/otelcol-rampart-gateway
+scale-out: $(VENV)/.test
+	test -x $(GATEWAY_BIN) || collector/build-gateway.sh
+	RAMPART_GATEWAY=$(abspath $(GATEWAY_BIN)) $(BIN)/python -m pytest -q tests/collector/test_scale_out.py
 
 ## fuzz: a million mutated inputs over every decoder and the OTLP/HTTP receiver (CI runs 15,000)
 fuzz: $(VENV)/.test

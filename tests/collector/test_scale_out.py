@@ -2,9 +2,11 @@
 trace-ID router, one collector SIGKILLed mid-run and restarted, and every trace scored
 exactly once, with the verdicts one process gives, and ``audit`` over the store shows them all.
 
-The router stands in for the OpenTelemetry Collector's ``loadbalancing`` exporter (which
-cannot be built on this machine: its Go modules are out of reach). It does what that
-exporter does for us: each span goes to the one collector its trace id hashes to, and a
+In front of the collectors is the OpenTelemetry Collector gateway built by
+``collector/build-gateway.sh`` when ``RAMPART_GATEWAY`` names its binary (``make
+scale-out``), with ``otelcol-gateway.yaml``'s loadbalancing exporter. Without it, a router
+in this file stands in for that exporter (the gateway cannot be built where the Go module
+proxy is out of reach): each span goes to the one collector its trace id hashes to, and a
 request is acknowledged only once every part of it was; a refused part is retried by the
 client. Everything else is real: ``rampart-otel replay``'s OTLP/HTTP exporter, three
 ``rampart-otel collect`` processes, PostgreSQL on loopback, ``audit --results``.
@@ -13,6 +15,8 @@ client. Everything else is real: ``rampart-otel replay``'s OTLP/HTTP exporter, t
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 import threading
@@ -34,6 +38,13 @@ from collector.harness import Subprocess, spawn, wait_for, write_config
 SAMPLES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
 COLLECTORS = 3
+GATEWAY = os.environ.get("RAMPART_GATEWAY")  # the binary collector/build-gateway.sh builds
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 class TraceRouter:
@@ -107,6 +118,55 @@ class TraceRouter:
             self.server.server_close()
 
 
+class Gateway:
+    """The built OpenTelemetry Collector: OTLP/HTTP in, ``loadbalancing`` (routing_key
+    traceID) out to each collector's OTLP/gRPC port, retrying while one is down."""
+
+    refused = 1  # its retries are its own: nothing to wait for before the restart
+
+    def __init__(self, binary: str, grpc_ports: list[int], tmp_path: Path) -> None:
+        self.port = free_port()
+        hostnames = ", ".join(f"127.0.0.1:{port}" for port in grpc_ports)
+        self.config = write_config(
+            tmp_path / "gateway.yaml",
+            "receivers:\n  otlp:\n    protocols:\n      http:\n"
+            f"        endpoint: 127.0.0.1:{self.port}\n"
+            "exporters:\n  loadbalancing:\n    routing_key: traceID\n    protocol:\n"
+            "      otlp:\n        timeout: 30s\n        tls:\n          insecure: true\n"
+            "        retry_on_failure:\n          enabled: true\n"
+            "          initial_interval: 1s\n          max_interval: 5s\n"
+            "          max_elapsed_time: 10m\n"
+            f"    resolver:\n      static:\n        hostnames: [{hostnames}]\n"
+            "service:\n  pipelines:\n    traces:\n      receivers: [otlp]\n"
+            "      exporters: [loadbalancing]\n",
+        )
+        self.binary = binary
+        self.log = tmp_path / "gateway.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1/traces"
+
+    @contextmanager
+    def running(self) -> Iterator[Gateway]:
+        with self.log.open("w") as log:
+            process = subprocess.Popen(
+                [self.binary, "--config", str(self.config)], stdout=log, stderr=log
+            )
+        try:
+
+            def listening() -> bool:
+                assert process.poll() is None, self.log.read_text()
+                with socket.socket() as probe:
+                    return probe.connect_ex(("127.0.0.1", self.port)) == 0
+
+            wait_for(listening, 60, "the gateway to listen")
+            yield self
+        finally:
+            process.terminate()
+            process.wait(60)
+
+
 def collector_config(tmp_path: Path, index: int, url: str) -> Path:
     return write_config(
         tmp_path / f"collector-{index}.yaml",
@@ -153,10 +213,20 @@ def test_three_collectors_one_store_with_a_kill_score_every_trace_once(
 
     configs = [collector_config(tmp_path, index, pg_url) for index in range(COLLECTORS)]
     data_dirs = [tmp_path / f"data-{index}" for index in range(COLLECTORS)]
-    collectors: list[Subprocess] = [
-        spawn(data_dir, config) for data_dir, config in zip(data_dirs, configs, strict=True)
-    ]
-    router = TraceRouter([collector.traces_url for collector in collectors])
+    # Fixed ports: a restarted collector is found where it was, as by a gateway's static list.
+    ports = [("--http", f"127.0.0.1:{free_port()}", "--grpc", f"127.0.0.1:{free_port()}")
+             for _ in range(COLLECTORS)]  # fmt: skip
+
+    def start(index: int) -> Subprocess:
+        return spawn(data_dirs[index], configs[index], *ports[index])
+
+    collectors = [start(index) for index in range(COLLECTORS)]
+    router: TraceRouter | Gateway
+    if GATEWAY:
+        grpc_ports = [int(port[3].rpartition(":")[2]) for port in ports]
+        router = Gateway(GATEWAY, grpc_ports, tmp_path)
+    else:
+        router = TraceRouter([collector.traces_url for collector in collectors])
     try:
         with router.running():
             sender = replay(first_half, router.url)
@@ -166,8 +236,7 @@ def test_three_collectors_one_store_with_a_kill_score_every_trace_once(
             collectors[1].kill()
             sender = replay(second_half, router.url)
             wait_for(lambda: router.refused > 0, 60, "a request refused by the dead collector")
-            collectors[1] = spawn(data_dirs[1], configs[1])
-            router.targets[1] = collectors[1].traces_url
+            collectors[1] = start(1)
             output = sender.communicate(timeout=240)[0]
             assert sender.returncode == 0, output
 
@@ -182,7 +251,8 @@ def test_three_collectors_one_store_with_a_kill_score_every_trace_once(
                 collector.terminate()
 
     runs, statuses, rows = stored(pg_url)
-    assert all(router.forwarded), router.forwarded  # every collector took a share
+    if isinstance(router, TraceRouter):
+        assert all(router.forwarded), router.forwarded  # every collector took a share
     assert {run for run, _ in runs} == runs_expected  # none lost, none invented
     assert [revision for _, revision in runs] == [0] * len(runs)  # each scored once
     assert rows == len(runs_expected) * checks  # one verdict per check, never two
