@@ -50,6 +50,19 @@ Position = tuple[int, int]  # (segment sequence number, byte offset)
 
 
 @dataclass(slots=True)
+class _Prepared:
+    """A run evaluated outside the write transaction, and what it was evaluated against."""
+
+    run: Run
+    packed: bytes
+    digest: str
+    latest: int  # the latest stored revision when it was evaluated (-1: none)
+    results: list[CheckResult]
+    rows: list[ResultRow]
+    scored_at: float
+
+
+@dataclass(slots=True)
 class Stats:
     spans_decoded: int = 0
     decode_errors: int = 0
@@ -175,33 +188,40 @@ class Scorer:
         checkpoint = self.checkpoint()
         if not runs and checkpoint == self._saved and not self._quarantined:
             return  # nothing new: no empty write transaction every poll
+        # Evaluation (the costly part, and a judge's network calls) happens before the write
+        # transaction: a shared store's writers take turns, and must not wait on our CPU.
+        prepared: list[_Prepared] = []
+        for run in runs:
+            if self.on_progress is not None:
+                self.on_progress()
+            run = self._with_earlier_spans(run)
+            for trace_id in run.trace_ids:
+                self._first.pop(trace_id, None)
+            ready = self._prepare(run)
+            if ready is not None:
+                prepared.append(ready)
         committed: list[Scored] = []
         with self.store.transaction() as txn:
-            for run in runs:
-                if self.on_progress is not None:
-                    self.on_progress()
-                run = self._with_earlier_spans(run)
-                packed, digest = span_set(span.span_id for span in run.spans)
-                latest, seen = self.store.scored_span_ids(run.run_id)
-                for trace_id in run.trace_ids:
-                    self._first.pop(trace_id, None)
-                if latest >= 0 and {bytes.fromhex(s.span_id) for s in run.spans} <= seen:
-                    self.stats.runs_skipped += 1
-                    continue
-                run.revision = latest + 1
-                results = self.evaluate(run)
-                scored_at = time.time()
-                rows = [result_row(r, revision=run.revision, scored_at=scored_at) for r in results]
-                service = rows[0].service if rows else run_service(run)
-                started = rows[0].started_at_ns if rows else None
+            for ready in prepared:
+                # Under the writers' lock: another writer (a collector a trace was split to,
+                # rescore, or this round's own earlier run) may have stored a revision since.
+                if self.store.scored_span_ids(ready.run.run_id)[0] != ready.latest:
+                    again = self._prepare(ready.run)
+                    if again is None:
+                        continue
+                    ready = again
+                run = ready.run
+                service = ready.rows[0].service if ready.rows else run_service(run)
+                started = ready.rows[0].started_at_ns if ready.rows else None
                 txn.add_run(
-                    run.run_id, run.revision, packed, digest, run.trace_ids, service, started
-                )
-                for row in rows:
+                    run.run_id, run.revision, ready.packed, ready.digest, run.trace_ids,
+                    service, started,
+                )  # fmt: skip
+                for row in ready.rows:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
-                committed.append((run, results, scored_at))
+                committed.append((run, ready.results, ready.scored_at))
             for quarantined in self._quarantined:
                 txn.add_quarantine(*quarantined)
             self._quarantined.clear()
@@ -213,6 +233,19 @@ class Scorer:
                 self.on_commit(committed)
             except Exception:  # a consumer's failure must never stop scoring
                 log.exception("after-commit hook failed")
+
+    def _prepare(self, run: Run) -> _Prepared | None:
+        """The run scored as its next revision; None when stored revisions cover its spans."""
+        packed, digest = span_set(span.span_id for span in run.spans)
+        latest, seen = self.store.scored_span_ids(run.run_id)
+        if latest >= 0 and {bytes.fromhex(s.span_id) for s in run.spans} <= seen:
+            self.stats.runs_skipped += 1
+            return None
+        run.revision = latest + 1
+        results = self.evaluate(run)
+        scored_at = time.time()
+        rows = [result_row(r, revision=run.revision, scored_at=scored_at) for r in results]
+        return _Prepared(run, packed, digest, latest, results, rows, scored_at)
 
     def checkpoint(self) -> Position:
         """Where a restart must read from: the first record of the oldest open trace."""

@@ -174,8 +174,8 @@ class _PgTransaction:
         self._transaction: Any = None
 
     def __enter__(self) -> _PgTransaction:
-        # Pipeline mode: a round's statements go out without waiting for each answer (one
-        # round trip per transaction, not per verdict); nothing here reads a result back.
+        # Pipeline mode: a round's writes go out without waiting for each answer; a read in
+        # the round (the scorer's re-check of a run) waits only for what was sent before it.
         self._pipeline = self.db.pipeline()
         self._pipeline.__enter__()
         try:

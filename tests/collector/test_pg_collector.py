@@ -20,12 +20,12 @@ from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
 from collector.test_scorer import Clock
 from rampart_otel.collector import scorer as scorer_module
 from rampart_otel.collector.config import CollectorConfig, load_config
-from rampart_otel.collector.scorer import Scorer, make_evaluator
+from rampart_otel.collector.scorer import Scorer, make_evaluator, result_row
 from rampart_otel.errors import ConfigError
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.pg_results import PgResultsStore
 from rampart_otel.storage.pg_schema import SCHEMA_VERSION
-from rampart_otel.storage.results import ResultsStore
+from rampart_otel.storage.results import ResultsStore, span_set
 from rampart_otel.storage.retention import Retention
 from rampart_otel.storage.segments import SegmentWriter, list_segments
 from rampart_otel.storage.store import AnyResultsStore
@@ -253,3 +253,50 @@ def test_a_connection_lost_mid_round_loses_nothing_and_scores_nothing_twice(
     rows = statuses(PgResultsStore(pg_url))
     assert len({run for run, *_ in rows}) == 5
     assert all(revision == 0 for _, revision, *_ in rows)
+
+
+def test_evaluation_runs_outside_the_writers_lock_and_a_race_is_decided_under_it(
+    tmp_path: Path, pg_url: str
+) -> None:
+    # Collectors sharing a store take turns to write; while one evaluates (CPU, a judge's
+    # network calls) the others must be able to commit. And a run another writer stored
+    # while we evaluated it is decided again under the lock: the same spans never twice.
+    data = tmp_path / "data"
+    data.mkdir()
+    write_config(data / "policy.yaml", POLICY)
+    writer = SegmentWriter(data / "segments")
+    writer.append_wait(encode_spans(make_traces(2, tool="delete_file")).SerializeToString(), 30)
+    writer.close()
+    evaluate = make_evaluator([data / "policy.yaml"], [])
+    raced: list[str] = []
+
+    def evaluate_while_others_write(run):  # type: ignore[no-untyped-def]
+        results = evaluate(run)
+        # lock_timeout: waiting on our lock (even to open the store) fails the test
+        other = PgResultsStore(pg_url + "?options=-c%20lock_timeout%3D3000", instance="other")
+        try:
+            with other.transaction() as txn:
+                txn.set_checkpoint(7, 7)
+                if not raced:  # the first run: another collector stores it meanwhile
+                    raced.append(run.run_id)
+                    packed, digest = span_set(span.span_id for span in run.spans)
+                    txn.add_run(run.run_id, 0, packed, digest, run.trace_ids, None, None)
+                    for result in results:
+                        txn.add_result(result_row(result, revision=0, scored_at=1.0))
+        finally:
+            other.close()
+        return results
+
+    store = PgResultsStore(pg_url, instance="one")
+    clock = Clock()
+    scorer = Scorer(
+        data / "segments", store, evaluate_while_others_write, idle=5, max_wait=60, clock=clock
+    )
+    score_all(scorer, clock)
+    runs = store.db.execute("SELECT run_id, revision FROM runs ORDER BY 1").fetchall()
+    assert len(runs) == 2 and all(revision == 0 for _, revision in runs)  # none stored twice
+    assert scorer.stats.runs_scored == 1 and scorer.stats.runs_skipped == 1
+    assert raced and store.db.execute(
+        "SELECT count(*) FROM results WHERE run_id = %s", (raced[0],)
+    ).fetchone() == (2,)  # the other writer's two verdicts, not four
+    store.close()
