@@ -76,7 +76,7 @@ def rescore(
     finally:
         store.close()
     label = policy.name if policy.version is None else f"{policy.name} v{policy.version}"
-    _report(stats, label, out)
+    _report(stats, label, out, shared=results is not None)
     if policy.judge_client is not None:  # what the judge(...) checks cost
         judge = policy.judge_client.stats
         out.write(
@@ -166,7 +166,7 @@ def _batches(segments: list[Path], stats: RescoreStats) -> Iterator[list[Span]]:
         yield item
 
 
-def _report(stats: RescoreStats, label: str, out: IO[str]) -> None:
+def _report(stats: RescoreStats, label: str, out: IO[str], *, shared: bool = False) -> None:
     verdicts = stats.verdicts
     counts = ", ".join(f"{verdicts.get(s, 0)} {s}" for s in ("safe", "unsafe", "undetermined"))
     lines = [
@@ -178,11 +178,18 @@ def _report(stats: RescoreStats, label: str, out: IO[str]) -> None:
             f"  {stats.already} runs already had verdicts of {label} and were left as they are"
             " (to re-evaluate changed checks, raise the policy's version)"
         )
-    missing = stats.spans_missing + stats.not_in_segments
+    # A shared store holds every collector's runs; each collector's segments, its own.
+    missing = stats.spans_missing + (0 if shared else stats.not_in_segments)
     if missing:
         lines.append(
             f"  {missing} stored runs could not be re-scored: their spans are no longer (all) in"
             " the segments; their earlier verdicts stay"
+        )
+    if shared and stats.not_in_segments:
+        lines.append(
+            f"  {stats.not_in_segments} stored runs have no spans in this data directory's"
+            " segments (scored by another collector sharing the store, or removed by"
+            " retention): rescore each collector's data directory; their verdicts stay"
         )
     if stats.unscored:
         lines.append(f"  {stats.unscored} runs in the segments were never scored; skipped")

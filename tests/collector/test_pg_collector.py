@@ -185,6 +185,9 @@ def test_two_collectors_share_one_store_and_audit_diff_rescore_read_it(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "3 runs re-scored" in proc.stdout
+    # west's two runs are west's to re-score, not lost spans
+    assert "could not be re-scored" not in proc.stdout, proc.stdout
+    assert "2 stored runs have no spans in this data directory's segments" in proc.stdout
     proc = run_cli("diff", "--results", pg_url, "--json", timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     compared = json.loads(proc.stdout)
