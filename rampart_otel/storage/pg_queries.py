@@ -53,16 +53,27 @@ def policy_versions(db: psycopg.Connection[Any]) -> dict[str, list[PolicyVersion
     return {policy: version_order(versions) for policy, versions in by_policy.items()}
 
 
-def _where(version: PolicyVersion, filters: Filters, alias: str = "") -> tuple[str, list[Any]]:
+def _where(
+    version: PolicyVersion,
+    filters: Filters,
+    alias: str = "",
+    *,
+    hours: tuple[int | None, int | None] | None = None,
+) -> tuple[str, list[Any]]:
+    """The condition on ``results`` (current verdicts in the filters' window), or with
+    ``hours`` on ``results_rollup`` (the whole hours from the first to the end)."""
     p = f"{alias}." if alias else ""
-    clauses = [f"{p}policy = %s", f"{p}policy_version = %s", f"{p}current"]
+    clauses = [f"{p}policy = %s", f"{p}policy_version = %s"]
     params: list[Any] = [version.policy, version.version]
-    if filters.since is not None:
-        clauses.append(f"{p}run_at >= %s")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append(f"{p}run_at < %s")
-        params.append(filters.until)
+    if hours is None:
+        clauses.append(f"{p}current")
+        bounds = (("run_at >=", filters.since), ("run_at <", filters.until))
+    else:
+        bounds = (("hour >=", hours[0]), ("hour <", hours[1]))
+    for test, value in bounds:
+        if value is not None:
+            clauses.append(f"{p}{test} %s")
+            params.append(value)
     for column, values in (
         ("service", filters.services),
         ("check_id", filters.checks),
@@ -97,7 +108,7 @@ def counts(
     first, end = _whole_hours(filters.since, filters.until)
     found: Counter[tuple[Any, str]] = Counter()
     if first is None or end is None or first < end:
-        where, params = _rollup_where(version, filters, first, end)
+        where, params = _where(version, filters, hours=(first, end))
         rows = db.execute(
             f"SELECT {key}, status, sum(n)::bigint FROM results_rollup WHERE {where}"
             f" GROUP BY {key}, status",
@@ -153,29 +164,6 @@ def _edges(
     return edges
 
 
-def _rollup_where(
-    version: PolicyVersion, filters: Filters, first: int | None, end: int | None, alias: str = ""
-) -> tuple[str, list[Any]]:
-    p = f"{alias}." if alias else ""
-    clauses = [f"{p}policy = %s", f"{p}policy_version = %s"]
-    params: list[Any] = [version.policy, version.version]
-    if first is not None:
-        clauses.append(f"{p}hour >= %s")
-        params.append(first)
-    if end is not None:
-        clauses.append(f"{p}hour < %s")
-        params.append(end)
-    for column, values in (
-        ("service", filters.services),
-        ("check_id", filters.checks),
-        ("status", filters.statuses),
-    ):
-        if values:
-            clauses.append(f"{p}{column} = ANY(%s)")
-            params.append(list(values))
-    return " AND ".join(clauses), params
-
-
 def _bucket_counts(
     db: psycopg.Connection[Any], version: PolicyVersion, filters: Filters, buckets: Buckets
 ) -> list[tuple[Any, str, int]]:
@@ -211,7 +199,7 @@ def _bucket_counts(
     if hourly[0]:
         # Hour by hour (a few thousand groups), then each hour to the bucket it lies in.
         index_of, firsts, stops = hourly
-        where, params = _rollup_where(version, filters, firsts[0], stops[-1])
+        where, params = _where(version, filters, hours=(firsts[0], stops[-1]))
         rows = db.execute(
             f"SELECT hour, status, sum(n)::bigint FROM results_rollup WHERE {where}"
             " GROUP BY hour, status",
