@@ -13,7 +13,8 @@ for a fixed time, stops the collector with SIGTERM, then reads its segments back
 - with ``--policy``: scored spans/s, spans the scorer had read from the segments by the end
   of the window per second of it (from the collector's ``/metrics``, polled each second),
   and the backlog at the end: acknowledged spans not yet scored, in spans and in seconds
-  of input at the acknowledged rate. ``--drain`` then waits for the backlog to clear and
+  of input at the acknowledged rate, and the backlog (received, not yet scored) every few
+  seconds of the window. ``--drain`` then waits for the backlog to clear and
   reports how long that took.
 
 Medians over the rounds are reported. Run: ``python bench/bench_collector.py``
@@ -244,7 +245,7 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
     cpu_before = cpu_seconds(collector.pid)
     started = time.monotonic()
     go.set()
-    samples: list[tuple[float, float]] = []
+    samples: list[tuple[float, float, float]] = []  # (t, received, scored)
     polling = threading.Event()
     if args.policy:
         poller = threading.Thread(
@@ -273,8 +274,12 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
                     break
                 time.sleep(0.5)
             scoring["drain_seconds"] = time.monotonic() - drain_start
-        for at, value in samples[:: max(len(samples) // 6, 1)]:
-            print(f"  t={at:5.1f}s scored spans {value - scored_before:,.0f}")
+        # The backlog over time: spans received (acknowledged or about to be) not yet scored.
+        for at, received, scored in samples[:: max(len(samples) // 12, 1)]:
+            print(
+                f"  t={at:5.1f}s scored spans {scored - scored_before:>10,.0f}"
+                f"   backlog {received - scored:>10,.0f} spans"
+            )
     for worker in workers:
         worker.join(30)
     collector.send_signal(signal.SIGTERM)
@@ -300,19 +305,30 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
 
 def scored_spans(metrics_url: str) -> float:
     """Spans the scorer has read from the segments (the collector's own counter)."""
+    return span_counters(metrics_url)[1]
+
+
+def span_counters(metrics_url: str) -> tuple[float, float]:
+    """(spans received over every transport, spans the scorer has read), from /metrics."""
+    received = scored = 0.0
     with urllib.request.urlopen(metrics_url, timeout=5) as response:
         for line in response.read().decode().splitlines():
-            if line.startswith("rampart_otel_spans_decoded_total "):
-                return float(line.split()[1])
-    return 0.0
+            if line.startswith("rampart_otel_spans_received_total{"):
+                received += float(line.split()[-1])
+            elif line.startswith("rampart_otel_spans_decoded_total "):
+                scored = float(line.split()[1])
+    return received, scored
 
 
 def _poll(
-    metrics_url: str, started: float, samples: list[tuple[float, float]], stop: threading.Event
+    metrics_url: str,
+    started: float,
+    samples: list[tuple[float, float, float]],
+    stop: threading.Event,
 ) -> None:
     while not stop.wait(1.0):
         try:
-            samples.append((time.monotonic() - started, scored_spans(metrics_url)))
+            samples.append((time.monotonic() - started, *span_counters(metrics_url)))
         except OSError:
             return
 
