@@ -20,37 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from rampart_otel.storage.audit_queries import (
     Buckets,
-    CheckInfo,
     Filters,
     GroupBy,
     PolicyVersion,
     StoredResult,
     StoredRun,
-    version_order,
 )
 from rampart_otel.storage.pg_schema import ROLLUP_SECONDS
 
 if TYPE_CHECKING:
     import psycopg
-
-
-def policy_versions(db: psycopg.Connection[Any]) -> dict[str, list[PolicyVersion]]:
-    """Every stored policy's versions, oldest to latest (``version_order``)."""
-    rows = db.execute(
-        "SELECT policy, policy_version, version_json, check_id, polarity, harm_category,"
-        " first_scored_at FROM policy_checks ORDER BY policy, policy_version, check_id"
-    ).fetchall()
-    found: dict[tuple[str, str], tuple[Any, float, dict[str, CheckInfo]]] = {}
-    for policy, version, version_json, check, polarity, harm, first in rows:
-        value, earliest, checks = found.get((policy, version), (None, first, {}))
-        checks[check] = CheckInfo(polarity, harm)
-        found[(policy, version)] = (json.loads(version_json), min(earliest, first), checks)
-    by_policy: dict[str, list[PolicyVersion]] = {}
-    for (policy, version), (value, first, checks) in found.items():
-        by_policy.setdefault(policy, []).append(
-            PolicyVersion(policy, version, value, first, checks)
-        )
-    return {policy: version_order(versions) for policy, versions in by_policy.items()}
 
 
 def _where(
