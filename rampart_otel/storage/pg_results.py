@@ -157,6 +157,46 @@ class PgResultsStore:
         return dict(self.db.execute("SELECT status, count(*) FROM results GROUP BY status"))
 
 
+# The round's verdicts arrive as one array per column. Text is compared as "C", as the
+# table's columns are, so the primary key's index serves every lookup.
+_INCOMING = (
+    'SELECT run_id COLLATE "C" AS run_id, revision, policy COLLATE "C" AS policy,'
+    ' check_id COLLATE "C" AS check_id, status, service, started_at_ns, scored_at, result,'
+    ' policy_version COLLATE "C" AS policy_version, run_at, round_latest'
+    " FROM unnest(%b::text[], %b::int[], %b::text[], %b::text[], %b::text[], %b::text[],"
+    " %b::bigint[], %b::float8[], %b::text[], %b::text[], %b::float8[], %b::bool[])"
+    " AS u(run_id, revision, policy, check_id, status, service, started_at_ns, scored_at,"
+    " result, policy_version, run_at, round_latest)"
+)
+_SAME_KEY = (
+    "r.run_id = i.run_id AND r.policy = i.policy AND r.policy_version = i.policy_version"
+    " AND r.check_id = i.check_id"
+)
+# Stored verdicts older than a revision the round brings stop being current. "current IS
+# TRUE", not "current": the partial audit indexes (WHERE current) cannot serve it, so its
+# generic plan, kept for the connection's life, reads the primary key whatever the
+# statistics say (through an audit index, each call read the whole policy version).
+_SUPERSEDE = (
+    "UPDATE results SET current = false WHERE run_id = %s AND policy = %s"
+    " AND policy_version = %s AND check_id = %s AND revision < %s AND current IS TRUE"
+)
+# A verdict is current when it is the round's latest revision of it and the store has no
+# later one. The round holds one row per primary key (``_write_results``).
+_INSERT_RESULTS = (
+    "INSERT INTO results (run_id, revision, policy, check_id, status, service,"
+    " started_at_ns, scored_at, result, policy_version, run_at, current)"
+    " SELECT i.run_id, i.revision, i.policy, i.check_id, i.status, i.service,"
+    " i.started_at_ns, i.scored_at, i.result, i.policy_version, i.run_at,"
+    f" i.round_latest AND NOT EXISTS (SELECT 1 FROM results r WHERE {_SAME_KEY}"
+    " AND r.revision > i.revision)"
+    f" FROM ({_INCOMING}) i"
+    " ON CONFLICT (run_id, policy, policy_version, check_id, revision) DO UPDATE SET"
+    " status = excluded.status, service = excluded.service,"
+    " started_at_ns = excluded.started_at_ns, scored_at = excluded.scored_at,"
+    " result = excluded.result, run_at = excluded.run_at, current = excluded.current"
+)
+
+
 class _PgTransaction:
     """One write transaction: runs and results of a scoring round, plus the checkpoint."""
 
@@ -170,6 +210,7 @@ class _PgTransaction:
         self.instance = instance
         self.registered = registered
         self.registering: set[tuple[str, str, str]] = set()
+        self.results: list[tuple[Any, ...]] = []  # add_result's rows, written at the end
         self._pipeline: Any = None
         self._transaction: Any = None
 
@@ -189,9 +230,17 @@ class _PgTransaction:
 
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
         try:
-            self._transaction.__exit__(kind, error, trace)
+            if kind is None:
+                try:
+                    self._write_results()
+                except BaseException as failure:  # rolled back below, then raised
+                    kind, error, trace = type(failure), failure, failure.__traceback__
+                    raise
         finally:
-            self._pipeline.__exit__(kind, error, trace)
+            try:
+                self._transaction.__exit__(kind, error, trace)
+            finally:
+                self._pipeline.__exit__(kind, error, trace)
         if kind is None:  # known stored only once committed
             self.registered |= self.registering
 
@@ -221,29 +270,17 @@ class _PgTransaction:
         )
 
     def add_result(self, row: ResultRow) -> None:
-        """Store a verdict; it supersedes earlier revisions of its (run, policy, version, check)."""
+        """Store a verdict; it supersedes earlier revisions of its (run, policy, version, check).
+
+        Verdicts are written together when the transaction ends (``_write_results``): one
+        statement for a whole round instead of one or two per verdict. Nothing in a
+        transaction reads ``results`` back, so holding them until then changes no answer.
+        """
         version = version_text(row.policy_version)
         run_at = row.run_at
         if run_at is None:
             run_at = row.started_at_ns / 1e9 if row.started_at_ns is not None else row.scored_at
-        key = (row.run_id, row.policy, version, row.check_id, row.revision)
-        if row.revision > 0:
-            self.db.execute(
-                "UPDATE results SET current = false WHERE run_id = %s AND policy = %s"
-                " AND policy_version = %s AND check_id = %s AND revision < %s AND current",
-                key,
-            )
-        # INSERT OR REPLACE: a revision stored again (a replay) takes the new verdict.
-        self.db.execute(
-            "INSERT INTO results (run_id, revision, policy, check_id, status, service,"
-            " started_at_ns, scored_at, result, policy_version, run_at, current)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NOT EXISTS (SELECT 1"
-            " FROM results WHERE run_id = %s AND policy = %s AND policy_version = %s"
-            " AND check_id = %s AND revision > %s))"
-            " ON CONFLICT (run_id, policy, policy_version, check_id, revision) DO UPDATE SET"
-            " status = excluded.status, service = excluded.service,"
-            " started_at_ns = excluded.started_at_ns, scored_at = excluded.scored_at,"
-            " result = excluded.result, run_at = excluded.run_at, current = excluded.current",
+        self.results.append(
             (
                 row.run_id,
                 row.revision,
@@ -256,8 +293,7 @@ class _PgTransaction:
                 json.dumps(row.result, default=str),
                 version,
                 run_at,
-                *key,
-            ),
+            )
         )
         check = (row.policy, version, row.check_id)
         if check in self.registered or check in self.registering:
@@ -278,6 +314,32 @@ class _PgTransaction:
                 row.scored_at,
             ),
         )
+
+    def _write_results(self) -> None:
+        """The round's verdicts as ``add_result`` one at a time would leave them: earlier
+        revisions superseded, the latest revision current, a verdict stored again replacing
+        the stored one (the last of a round's repeats wins)."""
+        rows: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # one per primary key: the last
+        latest: dict[tuple[Any, ...], int] = {}  # the round's latest revision per verdict
+        for row in self.results:
+            run_id, revision, policy, check_id, version = row[0], row[1], row[2], row[3], row[9]
+            rows[(run_id, policy, version, check_id, revision)] = row
+            if revision > latest.get((run_id, policy, version, check_id), -1):
+                latest[(run_id, policy, version, check_id)] = revision
+        self.results = []
+        if not rows:
+            return
+        # A later revision is rare: one statement each, on the primary key.
+        superseding = [(*key, revision) for key, revision in latest.items() if revision > 0]
+        if superseding:
+            self.db.cursor().executemany(_SUPERSEDE, superseding)
+        # psycopg sends a list as an array (a tuple would be a record); %b sends it in
+        # binary form, where no character of a result document needs escaping.
+        columns = [list(column) for column in zip(*rows.values(), strict=True)]
+        columns[7] = [float(v) for v in columns[7]]  # scored_at, run_at: float8[] throughout
+        columns[10] = [float(v) for v in columns[10]]
+        columns.append([key[4] == latest[key[:4]] for key in rows])  # round_latest
+        self.db.execute(_INSERT_RESULTS, columns)
 
     def add_quarantine(self, segment: int, offset: int, spans: int, message: str) -> None:
         """A stored record the scorer could not read whole; replays record it once."""

@@ -4,6 +4,7 @@ needs: a checkpoint per collector instance, versioned migrations, one-line error
 
 from __future__ import annotations
 
+import random
 import threading
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from rampart_otel.errors import SchemaError, StoreError
 from rampart_otel.storage import pg_schema
-from rampart_otel.storage.pg_results import PgResultsStore, redacted
+from rampart_otel.storage.pg_results import _SUPERSEDE, PgResultsStore, redacted
 from rampart_otel.storage.pg_schema import SCHEMA_VERSION
 from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
 from rampart_otel.storage.store import open_results_store
@@ -100,6 +101,62 @@ def test_the_same_writes_leave_the_same_rows_as_results_db(tmp_path: Path, pg_ur
     harm = pg.db.execute("SELECT harm_category FROM policy_checks WHERE check_id = 'c3'")
     assert sorted(harm.fetchall(), key=str) == [("privacy",), (None,)]
     assert pg.db.execute("SELECT count(*) FROM quarantine").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_rounds_leave_the_same_rows_as_results_db(
+    seed: int, tmp_path: Path, pg_url: str
+) -> None:
+    """A round's verdicts are written together at its end; whatever a round holds (several
+    revisions of one verdict, in any order, repeats, revisions older than the stored one),
+    the rows come out as results.db's one-at-a-time writes leave them."""
+    rng = random.Random(seed)
+    sqlite = ResultsStore(tmp_path / "results.db")
+    pg = PgResultsStore(pg_url)
+    clock = 10.0
+    for _ in range(25):
+        picks = []
+        for _ in range(rng.randint(1, 15)):
+            clock += 1
+            picks.append(
+                row(
+                    rng.choice(["t1", "t2", "t3"]),
+                    rng.randint(0, 3),
+                    rng.choice(["safe", "unsafe", "undetermined", "error"]),
+                    check=rng.choice(["c1", "c2"]),
+                    version=rng.choice([1, None]),
+                    scored_at=clock,
+                )
+            )
+        for transaction in (sqlite.transaction(), pg.transaction()):
+            with transaction as txn:
+                for pick in picks:
+                    txn.add_result(pick)
+        assert dump(pg.db, "results", RESULT_COLUMNS) == dump(sqlite.db, "results", RESULT_COLUMNS)
+    assert pg.db.execute("SELECT count(*) FROM results").fetchone()[0] > 20
+
+
+def test_superseding_a_verdict_reads_the_primary_key_on_a_store_never_analyzed(
+    pg_url: str,
+) -> None:
+    """The statement that retires older revisions is prepared once per connection, so its
+    generic plan must not depend on statistics: a plan through a partial audit index would
+    read every current verdict of the policy version for each later revision."""
+    store = PgResultsStore(pg_url)
+    with store.transaction() as txn:
+        for number in range(3000):
+            txn.add_result(row(f"run{number:05d}", 0, check=f"c{number % 3}"))
+    store.db.execute("SET plan_cache_mode = force_generic_plan")
+    store.db.execute(
+        f"PREPARE supersede AS {_SUPERSEDE.replace('%s', '${}').format(1, 2, 3, 4, 5)}"
+    )
+    plan = "\n".join(
+        line
+        for (line,) in store.db.execute(
+            "EXPLAIN EXECUTE supersede('run00001', 'p', '1', 'c1', 2)"
+        ).fetchall()
+    )
+    assert "results_pkey" in plan, plan
 
 
 def test_a_span_set_is_stored_once_per_run(pg_url: str) -> None:
