@@ -8,9 +8,11 @@ the reason, and the other runs and policies are scored as usual.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from rampart_otel.errors import UsageError
@@ -28,6 +30,23 @@ from rampart_otel.processors.normalize import normalize
 from rampart_otel.render import safe_text
 
 log = logging.getLogger(__name__)
+
+# Scoring holds many spans open (the assembler's idle window, 50,000 by default; the
+# collector's open traces) and allocates millions of small acyclic objects: at the default
+# 700 the cyclic GC's young collections, and the full ones they set off, cost a tenth to a
+# fifth of the CPU. Cycles are still collected.
+GC_YOUNG_THRESHOLD = 50_000
+
+
+@contextmanager
+def fewer_young_collections() -> Iterator[None]:
+    """Collect the youngest generation less often while scoring; never lowers the threshold."""
+    saved = gc.get_threshold()
+    gc.set_threshold(max(saved[0], GC_YOUNG_THRESHOLD), *saved[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
 
 
 def checked_assumptions(keys: Iterable[str], *, option: str) -> list[str]:

@@ -6,10 +6,8 @@ small per-result tallies the population summary needs are kept for JSON output.
 
 from __future__ import annotations
 
-import gc
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -17,7 +15,12 @@ from typing import IO, Any, Literal
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from rampart_otel.engine import checked_assumptions, score_run, score_run_with_view
+from rampart_otel.engine import (
+    checked_assumptions,
+    fewer_young_collections,
+    score_run,
+    score_run_with_view,
+)
 from rampart_otel.evaluation import (
     CheckResult,
     Policy,
@@ -53,23 +56,6 @@ def load_checked_policy(path: Path, assume_coverage: list[str]) -> Policy:
     return load_policy(path)
 
 
-# Scoring holds up to the assembler's idle window of spans (50,000 by default) and allocates
-# millions of small acyclic objects: at the default 700 the cyclic GC's young collections,
-# and the full ones they set off, cost about a tenth of the run. Cycles are still collected.
-GC_YOUNG_THRESHOLD = 50_000
-
-
-@contextmanager
-def _young_gc_threshold(young: int) -> Iterator[None]:
-    """Collect the youngest generation less often for a while; never lowers the threshold."""
-    saved = gc.get_threshold()
-    gc.set_threshold(max(saved[0], young), *saved[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*saved)
-
-
 def score(
     paths: list[Path],
     policy: Policy,
@@ -87,7 +73,7 @@ def score(
     ``jobs`` > 1 scores on that many worker processes (``group_by="trace"`` only), with
     the same output in the same order.
     """
-    with _young_gc_threshold(GC_YOUNG_THRESHOLD):
+    with fewer_young_collections():
         stats = ReadStats()
         tallies: list[_Tally] = []
         if output_format == "html":

@@ -9,6 +9,7 @@ fail; a bug one day might). ``score`` runs as a real subprocess, the collector's
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -153,3 +154,17 @@ def test_checks_not_started_within_the_run_budget_are_undetermined_never_safe() 
     late = evaluate_policy(engine.normalize(run), policy, deadline=time.monotonic() - 1)
     assert {r.status for r in late} == {SafetyStatus.UNDETERMINED}
     assert all("time budget" in r.summary and not r for r in late)
+
+
+def test_fewer_young_collections_raises_the_young_threshold_and_restores_it() -> None:
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with engine.fewer_young_collections():
+            assert gc.get_threshold() == (engine.GC_YOUNG_THRESHOLD, 10, 10)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(engine.GC_YOUNG_THRESHOLD * 2, 5, 5)  # never lowered
+        with engine.fewer_young_collections():
+            assert gc.get_threshold() == (engine.GC_YOUNG_THRESHOLD * 2, 5, 5)
+    finally:
+        gc.set_threshold(*saved)

@@ -30,7 +30,7 @@ from rampart_otel.collector.scorer import (
     keep_judge_cache_in,
     result_row,
 )
-from rampart_otel.engine import checked_assumptions, load_policies
+from rampart_otel.engine import checked_assumptions, fewer_young_collections, load_policies
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
 from rampart_otel.receivers.files import read_paths
@@ -69,10 +69,11 @@ def rescore(
     segments = [path for _, path in list_segments(data_dir / "segments")]
     store = open_results_store(data_dir if results is None else results)
     try:
-        stats = _rescore(
-            store, segments, evaluate, policy.name,
-            version_text(policy.version),
-        )  # fmt: skip
+        with fewer_young_collections():
+            stats = _rescore(
+                store, segments, evaluate, policy.name,
+                version_text(policy.version),
+            )  # fmt: skip
     finally:
         store.close()
     label = policy.name if policy.version is None else f"{policy.name} v{policy.version}"

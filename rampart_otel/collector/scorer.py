@@ -31,12 +31,18 @@ from typing import Any
 from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.verdict_export import start_verdict_export
-from rampart_otel.engine import checked_assumptions, load_policies, run_service, score_run
+from rampart_otel.engine import (
+    checked_assumptions,
+    fewer_young_collections,
+    load_policies,
+    run_service,
+    score_run,
+)
 from rampart_otel.errors import DecodeError, SchemaError, StoreError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
-from rampart_otel.exporters.report_json import stored_result_to_dict
+from rampart_otel.exporters.report_json import stored_result
 from rampart_otel.model import Run, Span
 from rampart_otel.processors.assemble import RunAssembler
 from rampart_otel.storage.results import ResultRow, span_set
@@ -311,6 +317,7 @@ def keep_judge_cache_in(policies: Sequence[Policy], data_dir: Path) -> None:
 
 def result_row(result: CheckResult, *, revision: int, scored_at: float) -> ResultRow:
     """A result as ``results.db`` keeps it."""
+    document, text = stored_result(result, revision=revision)
     return ResultRow(
         result.run_id,
         revision,
@@ -320,8 +327,9 @@ def result_row(result: CheckResult, *, revision: int, scored_at: float) -> Resul
         result.service,
         result.started_at_ns,
         scored_at,
-        stored_result_to_dict(result, revision=revision),
+        document,
         policy_version=result.policy_version,
+        result_json=text,
     )
 
 
@@ -387,28 +395,29 @@ def run_process(config_json: str, conn: Connection) -> None:
             last_beat = now
 
     scorer.on_progress = heartbeat
-    try:
-        while True:
-            read = scorer.step()
-            now = time.monotonic()
-            if now - last_report >= REPORT_EVERY:
-                conn.send(_report(scorer, export, judges))
-                last_report = now
-            if conn.poll(0 if read else 0.1):
-                message = conn.recv()
-                if message == "drain":
-                    scorer.drain()
-                    if export is not None:
-                        export.close(config.export.otlp.timeout_seconds)
-                    conn.send(_report(scorer, export, judges) | {"drained": True})
-                    return
-    except (EOFError, BrokenPipeError, ConnectionResetError):
-        return  # the collector is gone: stop where we are, the checkpoint is consistent
-    finally:
-        if export is not None:
-            export.close(0)  # no-op after a drain; else what is queued is counted dropped
-        store.close()
-        lock.close()
+    with fewer_young_collections():
+        try:
+            while True:
+                read = scorer.step()
+                now = time.monotonic()
+                if now - last_report >= REPORT_EVERY:
+                    conn.send(_report(scorer, export, judges))
+                    last_report = now
+                if conn.poll(0 if read else 0.1):
+                    message = conn.recv()
+                    if message == "drain":
+                        scorer.drain()
+                        if export is not None:
+                            export.close(config.export.otlp.timeout_seconds)
+                        conn.send(_report(scorer, export, judges) | {"drained": True})
+                        return
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            return  # the collector is gone: stop where we are, the checkpoint is consistent
+        finally:
+            if export is not None:
+                export.close(0)  # no-op after a drain; else what is queued is counted dropped
+            store.close()
+            lock.close()
 
 
 def _report(

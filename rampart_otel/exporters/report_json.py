@@ -14,9 +14,8 @@ from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
 from rampart_otel.exporters.serialize import (
     coverage_to_dict,
     dumps_jsonable,
-    is_plain_json,
-    jsonable,
     ns_to_iso,
+    plain_json,
 )
 from rampart_otel.model import InputError
 
@@ -54,14 +53,13 @@ def check_result_to_dict(result: CheckResult, *, coverage: bool = True) -> dict[
     return document
 
 
-def stored_result_to_dict(result: CheckResult, *, revision: int) -> dict[str, Any]:
-    """The result as the collector stores it: its report entry, the revision, its policy."""
+def stored_result(result: CheckResult, *, revision: int) -> tuple[dict[str, Any], str]:
+    """The result as the collector stores it (its report entry, the revision, its policy),
+    and that document's JSON text."""
     document = check_result_to_dict(result)
-    if not is_plain_json(document):
-        document = jsonable(document)
     document["revision"] = revision
     document["policy"] = {"name": result.policy, "version": result.policy_version}
-    return document
+    return plain_json(document)
 
 
 def _status_json(status: SafetyStatus) -> str:

@@ -39,13 +39,14 @@ _PLAIN = json.JSONEncoder(allow_nan=False, default=_not_plain)
 _encode_str = json.encoder.encode_basestring_ascii
 
 
-def is_plain_json(value: Any) -> bool:
-    """Whether ``json`` takes ``value`` as it is: then :func:`jsonable` would only copy it."""
+def plain_json(value: Any) -> tuple[Any, str]:
+    """``value`` as plain JSON and its text, encoded once: ``value`` itself when ``json``
+    takes it as it is (the usual case), else :func:`jsonable`'s copy of it."""
     try:
-        _PLAIN.encode(value)
+        return value, _PLAIN.encode(value)
     except (TypeError, ValueError):
-        return False
-    return True
+        value = jsonable(value)
+        return value, json.dumps(value)
 
 
 def dumps_jsonable(value: Any) -> str:

@@ -290,7 +290,7 @@ class _PgTransaction:
                 row.service,
                 row.started_at_ns,
                 row.scored_at,
-                json.dumps(row.result, default=str),
+                row.result_text(),
                 version,
                 run_at,
             )

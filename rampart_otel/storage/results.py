@@ -59,6 +59,13 @@ class ResultRow:
     result: dict[str, Any]
     policy_version: int | str | None = None  # None: a policy without a version
     run_at: float | None = None  # audit time; None: started_at_ns, else scored_at
+    result_json: str | None = None  # ``result`` already encoded (the scorer's), to store
+
+    def result_text(self) -> str:
+        """``result`` as stored: the text given with it, else encoded here."""
+        if self.result_json is not None:
+            return self.result_json
+        return json.dumps(self.result, default=str)
 
 
 def version_text(version: int | str | None) -> str:
@@ -196,7 +203,7 @@ class _Transaction:
                 row.service,
                 row.started_at_ns,
                 row.scored_at,
-                json.dumps(row.result, default=str),
+                row.result_text(),
                 version,
                 run_at,
                 *key,

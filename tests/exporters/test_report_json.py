@@ -12,7 +12,7 @@ from rampart_otel.evaluation import load_policy, summarize_population
 from rampart_otel.exporters.report_json import (
     JsonReportWriter,
     check_result_to_dict,
-    stored_result_to_dict,
+    stored_result,
 )
 from rampart_otel.exporters.serialize import jsonable
 from rampart_otel.model import InputError
@@ -51,8 +51,9 @@ def test_a_stored_result_is_the_report_entry_with_its_revision_and_policy() -> N
     policy = load_policy(REPO / "samples/policy.yaml")
     (run,) = runs([SAMPLES / "openinference-exfil.jsonl"], ReadStats())
     for result in score_run(run, [policy]):
-        stored = stored_result_to_dict(result, revision=3)
+        stored, text = stored_result(result, revision=3)
         assert stored == jsonable(check_result_to_dict(result)) | {
             "revision": 3,
             "policy": {"name": policy.name, "version": policy.version},
         }
+        assert json.loads(text) == stored
