@@ -10,8 +10,9 @@ for a fixed time, stops the collector with SIGTERM, then reads its segments back
 - loss: acknowledged spans missing from the segments (must be 0);
 - collector CPU: CPU seconds the collector (and scorer) used per 10k spans, which says
   what the collector alone would sustain with the clients on other machines;
-- with ``--policy``: scored spans/s, spans the scorer had read from the segments by the end
-  of the window per second of it (from the collector's ``/metrics``, polled each second),
+- with ``--policy``: scored spans/s, spans in the runs scored and stored by the end of the
+  window per second of it (``rampart_otel_spans_scored_total`` on the collector's
+  ``/metrics``, polled each second; spans read but waiting in open traces do not count),
   and the backlog at the end: acknowledged spans not yet scored, in spans and in seconds
   of input at the acknowledged rate, and the backlog (received, not yet scored) every few
   seconds of the window. ``--drain`` then waits for the backlog to clear and
@@ -304,18 +305,18 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
 
 
 def scored_spans(metrics_url: str) -> float:
-    """Spans the scorer has read from the segments (the collector's own counter)."""
+    """Spans in the runs the scorer has scored and stored (the collector's own counter)."""
     return span_counters(metrics_url)[1]
 
 
 def span_counters(metrics_url: str) -> tuple[float, float]:
-    """(spans received over every transport, spans the scorer has read), from /metrics."""
+    """(spans received over every transport, spans scored and stored), from /metrics."""
     received = scored = 0.0
     with urllib.request.urlopen(metrics_url, timeout=5) as response:
         for line in response.read().decode().splitlines():
             if line.startswith("rampart_otel_spans_received_total{"):
                 received += float(line.split()[-1])
-            elif line.startswith("rampart_otel_spans_decoded_total "):
+            elif line.startswith("rampart_otel_spans_scored_total "):
                 scored = float(line.split()[1])
     return received, scored
 

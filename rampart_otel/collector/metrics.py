@@ -22,6 +22,7 @@ _SCORER_COUNTERS = (
     ("judge_cache_hits", "Judge answers read from the cache instead of asked."),
     ("judge_failures", "Judge requests that failed or answered out of format."),
     ("runs_scored", "Run revisions scored."),
+    ("spans_scored", "Spans in the run revisions scored (a later revision counts them again)."),
     ("runs_skipped", "Runs found already scored (replay after a restart)."),
     ("spans_decoded", "Spans decoded from the segments by the scorer."),
     ("decode_errors", "Stored records the scorer could not decode as a whole."),

@@ -74,6 +74,7 @@ class Stats:
     decode_errors: int = 0
     spans_quarantined: int = 0
     runs_scored: int = 0
+    spans_scored: int = 0  # in the run revisions scored: a revision counts all its spans
     runs_skipped: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
 
@@ -227,6 +228,7 @@ class Scorer:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
+                self.stats.spans_scored += len(run.spans)
                 committed.append((run, ready.results, ready.scored_at))
             for quarantined in self._quarantined:
                 txn.add_quarantine(*quarantined)
@@ -434,6 +436,7 @@ def _report(
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),
         "runs_scored": stats.runs_scored,
+        "spans_scored": stats.spans_scored,
         "runs_skipped": stats.runs_skipped,
         "spans_decoded": stats.spans_decoded,
         "decode_errors": stats.decode_errors,

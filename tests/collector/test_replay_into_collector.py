@@ -65,6 +65,12 @@ def audited(
                 return collector.metrics()["rampart_otel_runs_scored_total"] >= runs
 
             wait_for(scored, 120, f"every replayed run to be scored ({protocol})")
+            metrics = collector.metrics()  # every span read is in a run scored and stored
+            assert metrics["rampart_otel_spans_decoded_total"] > 0
+            assert (
+                metrics["rampart_otel_spans_scored_total"]
+                >= (metrics["rampart_otel_spans_decoded_total"])
+            )
             assert collector.terminate() == 0, collector.log.read_text()
     finally:
         for collector in collectors.values():

@@ -57,10 +57,12 @@ def test_each_completed_run_is_scored_once_and_replay_skips_it(tmp_path):
     writer.append_wait(encode_spans(spans).SerializeToString(), 30)
     scorer.step()
     assert runs(scorer.store) == []  # not idle yet
+    assert (scorer.stats.spans_decoded, scorer.stats.spans_scored) == (12, 0)
     clock.now = 10
     scorer.step()
     scored = runs(scorer.store)
     assert len(scored) == 4 and all(rev == 0 and count == 3 for _, rev, count in scored)
+    assert scorer.stats.spans_scored == 12
     statuses = [r.status for r in scorer.store.results()]
     assert sorted(statuses) == ["undetermined"] * 4 + ["unsafe"] * 4
 
@@ -72,6 +74,7 @@ def test_each_completed_run_is_scored_once_and_replay_skips_it(tmp_path):
     again.step()
     assert runs(again.store) == scored
     assert again.stats.runs_skipped == 4
+    assert again.stats.spans_scored == 0
 
 
 def test_checkpoint_stays_at_the_oldest_open_trace(tmp_path):
@@ -107,6 +110,7 @@ def test_late_span_is_a_new_revision_with_the_earlier_spans(tmp_path):
     scorer.step()
     trace_id = f"{spans[0].context.trace_id:032x}"
     assert runs(scorer.store) == [(trace_id, 0, 2), (trace_id, 1, 3)]
+    assert scorer.stats.spans_scored == 5  # the later revision counts all three
     assert {r.revision for r in scorer.store.results()} == {0, 1}
 
 
