@@ -26,7 +26,7 @@ from rampart_otel.storage.audit_queries import (
     StoredResult,
     StoredRun,
 )
-from rampart_otel.storage.pg_schema import ROLLUP_SECONDS
+from rampart_otel.storage.pg_schema import ROLLUP_SECONDS, stored_key
 
 if TYPE_CHECKING:
     import psycopg
@@ -274,7 +274,7 @@ def current_result(
     row = db.execute(
         f"SELECT {_LISTED} FROM results WHERE run_id = %s AND policy = %s"
         " AND policy_version = %s AND check_id = %s AND current",
-        (run_id, version.policy, version.version, check_id),
+        (stored_key(run_id), version.policy, version.version, check_id),
     ).fetchone()
     return None if row is None else StoredResult(*row[:8], json.loads(row[8]))
 
@@ -286,7 +286,7 @@ def latest_run(db: psycopg.Connection[Any], run_id: str) -> StoredRun | None:
     row = db.execute(
         "SELECT revision, span_ids, trace_ids FROM runs WHERE run_id = %s"
         " ORDER BY revision DESC LIMIT 1",
-        (run_id,),
+        (stored_key(run_id),),
     ).fetchone()
     return None if row is None else StoredRun(run_id, row[0], bytes(row[1]), json.loads(row[2]))
 
@@ -297,7 +297,7 @@ def has_results(
     row = db.execute(
         "SELECT 1 FROM results WHERE run_id = %s AND policy = %s AND policy_version = %s"
         " AND revision = %s LIMIT 1",
-        (run_id, policy, version, revision),
+        (stored_key(run_id), policy, version, revision),
     ).fetchone()
     return row is not None
 
@@ -306,7 +306,7 @@ def run_time(db: psycopg.Connection[Any], run_id: str, revision: int) -> float |
     """The audit time the run's verdicts already have, under any policy."""
     row = db.execute(
         "SELECT run_at FROM results WHERE run_id = %s AND revision = %s LIMIT 1",
-        (run_id, revision),
+        (stored_key(run_id), revision),
     ).fetchone()
     return None if row is None else row[0]
 

@@ -24,7 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from rampart_otel.errors import SchemaError, StoreError
 from rampart_otel.storage import pg_schema
-from rampart_otel.storage.pg_schema import LOCK_KEY, newer_message, prepare, stored_version
+from rampart_otel.storage.pg_schema import (
+    LOCK_KEY,
+    newer_message,
+    prepare,
+    stored_key,
+    stored_version,
+)
 from rampart_otel.storage.results import ResultRow, unpack_span_ids, version_text
 
 if TYPE_CHECKING:
@@ -54,10 +60,35 @@ def connect(url: str) -> psycopg.Connection[Any]:
             " (pip install 'rampart-otel[postgres]')"
         ) from None
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        db = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as error:
         detail = _one_line(error).replace(url, redacted(url))  # libpq may quote the URL
         raise StoreError(f"{redacted(url)}: cannot connect: {detail}") from None
+    _store_nul_as_replacement(db)
+    return db
+
+
+NUL_REPLACEMENT = "\ufffd"
+
+
+def _store_nul_as_replacement(db: psycopg.Connection[Any]) -> None:
+    """PostgreSQL text cannot hold NUL, and OTLP strings can (a service name, a session id):
+    one such value would fail its whole round, again at every restart. Every string this
+    connection sends has NUL as U+FFFD, lookups included, so they still find what was
+    stored. (A result document is JSON, where NUL is already written as \\u0000.)"""
+    from psycopg.types.string import StrBinaryDumper, StrDumperUnknown
+
+    class NulFreeBinary(StrBinaryDumper):
+        def dump(self, obj: str) -> Any:
+            return super().dump(obj.replace("\x00", NUL_REPLACEMENT) if "\x00" in obj else obj)
+
+    class NulFreeText(StrDumperUnknown):
+        def dump(self, obj: str) -> Any:
+            return super().dump(obj.replace("\x00", NUL_REPLACEMENT) if "\x00" in obj else obj)
+
+    # The last registered is the default for its format: text stays psycopg's default.
+    db.adapters.register_dumper(str, NulFreeBinary)
+    db.adapters.register_dumper(str, NulFreeText)
 
 
 def _one_line(error: BaseException) -> str:
@@ -130,7 +161,7 @@ class PgResultsStore:
         latest = -1
         seen: set[bytes] = set()
         for revision, packed in self.db.execute(
-            "SELECT revision, span_ids FROM runs WHERE run_id = %s", (run_id,)
+            "SELECT revision, span_ids FROM runs WHERE run_id = %s", (stored_key(run_id),)
         ):
             latest = max(latest, revision)
             seen |= unpack_span_ids(bytes(packed))
@@ -257,13 +288,13 @@ class _PgTransaction:
         self.db.execute(
             "INSERT INTO runs VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
-                run_id,
+                stored_key(run_id),
                 revision,
                 digest,
                 packed_span_ids,
                 len(packed_span_ids) // 8,
                 json.dumps(trace_ids),
-                service,
+                stored_key(service),
                 started_at_ns,
                 time.time(),
             ),
@@ -282,12 +313,12 @@ class _PgTransaction:
             run_at = row.started_at_ns / 1e9 if row.started_at_ns is not None else row.scored_at
         self.results.append(
             (
-                row.run_id,
+                stored_key(row.run_id),
                 row.revision,
                 row.policy,
                 row.check_id,
                 row.status,
-                row.service,
+                stored_key(row.service),
                 row.started_at_ns,
                 row.scored_at,
                 row.result_text(),

@@ -18,11 +18,27 @@ aggregate reads current verdicts only.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from rampart_otel.errors import SchemaError
 
 SCHEMA_VERSION = 2
+
+# A run id or service name longer than this (only hostile input has one: a session id or
+# service.name is attacker-influenced) is stored as its start and a digest of the whole.
+# Both are index keys here, and an index row must fit about 2.7 KB: one longer value would
+# fail every write of its round, and again at every restart.
+KEY_CHARS = 256
+
+
+def stored_key(value: str | None) -> str | None:
+    """``value`` as a key column keeps it: unchanged up to ``KEY_CHARS`` (and idempotent)."""
+    if value is None or len(value) <= KEY_CHARS:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{value[: KEY_CHARS - 40]}\u2026#{digest}"
+
 
 # Taken (transaction-scoped) by migrations and by every write transaction: writers of one
 # store are serialized as SQLite's BEGIN IMMEDIATE serializes them (``pg_results``).

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import random
 import socket
+import string
 import urllib.request
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import psycopg
 import pytest
 from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
 
 from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
 from collector.test_scorer import Clock
@@ -24,7 +27,7 @@ from rampart_otel.collector.scorer import Scorer, make_evaluator, result_row
 from rampart_otel.errors import ConfigError
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.pg_results import PgResultsStore
-from rampart_otel.storage.pg_schema import SCHEMA_VERSION
+from rampart_otel.storage.pg_schema import KEY_CHARS, SCHEMA_VERSION, stored_key
 from rampart_otel.storage.results import ResultsStore, span_set
 from rampart_otel.storage.retention import Retention
 from rampart_otel.storage.segments import SegmentWriter, list_segments
@@ -303,3 +306,56 @@ def test_evaluation_runs_outside_the_writers_lock_and_a_race_is_decided_under_it
         "SELECT count(*) FROM results WHERE run_id = %s", (raced[0],)
     ).fetchone() == (2,)  # the other writer's two verdicts, not four
     store.close()
+
+
+def test_a_nul_in_a_service_name_is_stored_not_a_round_that_fails_forever(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """PostgreSQL text cannot hold NUL, which OTLP strings can. A hostile service.name made
+    every write of its round fail, and the restarted scorer failed on the same round again:
+    no verdict, for any trace, ever after. It is stored as U+FFFD instead."""
+    data = tmp_path / "data"
+    data.mkdir()
+    write_config(data / "policy.yaml", POLICY)
+    writer = SegmentWriter(data / "segments")
+    hostile = make_traces(1, tool="delete_file")
+    resource = Resource.create({"service.name": "evil\x00agent"})
+    for span in hostile:
+        span._resource = resource
+    writer.append_wait(encode_spans([*hostile, *make_traces(2)]).SerializeToString(), 30)
+    writer.close()
+    clock = Clock()
+    scorer = scorer_on(PgResultsStore(pg_url, instance="one"), data, clock)
+    score_all(scorer, clock)
+    assert scorer.stats.runs_scored == 3
+    stored = PgResultsStore(pg_url)
+    services = {r.run_id: r.service for r in stored.results()}
+    assert services[f"{hostile[0].context.trace_id:032x}"] == "evil\ufffdagent"
+    assert sorted(services.values()).count("test-agent") == 2
+    assert {r.status for r in stored.results() if r.service == "evil\ufffdagent"} >= {"unsafe"}
+
+
+def test_a_service_name_too_long_for_an_index_row_is_stored_not_a_round_that_fails_forever(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """An index row must fit about 2.7 KB; a hostile 20,000-character service.name failed its
+    round at every restart. It is stored as its start and a digest of the whole."""
+    data = tmp_path / "data"
+    data.mkdir()
+    write_config(data / "policy.yaml", POLICY)
+    writer = SegmentWriter(data / "segments")
+    hostile = make_traces(1, tool="delete_file")
+    rng = random.Random(5)
+    name = "".join(rng.choice(string.ascii_letters) for _ in range(20_000))  # incompressible
+    for span in hostile:
+        span._resource = Resource.create({"service.name": name})
+    writer.append_wait(encode_spans([*hostile, *make_traces(2)]).SerializeToString(), 30)
+    writer.close()
+    clock = Clock()
+    scorer = scorer_on(PgResultsStore(pg_url, instance="one"), data, clock)
+    score_all(scorer, clock)
+    assert scorer.stats.runs_scored == 3
+    services = {r.run_id: r.service for r in PgResultsStore(pg_url).results()}
+    kept = services[f"{hostile[0].context.trace_id:032x}"]
+    assert kept is not None and kept.startswith(name[:200]) and len(kept) <= KEY_CHARS
+    assert kept == stored_key(name)

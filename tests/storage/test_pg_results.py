@@ -5,6 +5,7 @@ needs: a checkpoint per collector instance, versioned migrations, one-line error
 from __future__ import annotations
 
 import random
+import string
 import threading
 from pathlib import Path
 
@@ -12,9 +13,9 @@ import psycopg
 import pytest
 
 from rampart_otel.errors import SchemaError, StoreError
-from rampart_otel.storage import pg_schema
+from rampart_otel.storage import pg_queries, pg_schema
 from rampart_otel.storage.pg_results import _SUPERSEDE, PgResultsStore, redacted
-from rampart_otel.storage.pg_schema import SCHEMA_VERSION
+from rampart_otel.storage.pg_schema import KEY_CHARS, SCHEMA_VERSION, stored_key
 from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
 from rampart_otel.storage.store import open_results_store
 
@@ -157,6 +158,29 @@ def test_superseding_a_verdict_reads_the_primary_key_on_a_store_never_analyzed(
         ).fetchall()
     )
     assert "results_pkey" in plan, plan
+
+
+def test_a_run_id_too_long_for_an_index_row_is_kept_as_a_key_every_lookup_finds(
+    pg_url: str,
+) -> None:
+    """A session id is attacker-influenced and a run id is an index key (an index row fits
+    about 2.7 KB): a long one is stored as its start and a digest, and every lookup by the
+    run id as read from the spans maps it the same way."""
+    store = PgResultsStore(pg_url)
+    rng = random.Random(3)
+    session = "".join(rng.choice(string.ascii_letters) for _ in range(5000))  # incompressible
+    packed, digest = span_set(["00000000000000a1"])
+    with store.transaction() as txn:
+        txn.add_run(session, 0, packed, digest, [], "svc", 1)
+        txn.add_result(row(session, 0, "unsafe"))
+    assert store.scored_span_ids(session)[0] == 0
+    (stored,) = store.results()
+    assert stored.run_id == stored_key(session) and len(stored.run_id) <= KEY_CHARS
+    assert pg_queries.latest_run(store.db, session) is not None
+    assert pg_queries.has_results(store.db, session, 0, "p", "1")
+    assert pg_queries.run_time(store.db, session, 0) is not None
+    other = session[:-1] + ("a" if session[-1] != "a" else "b")  # same start, other digest
+    assert store.scored_span_ids(other)[0] == -1
 
 
 def test_a_span_set_is_stored_once_per_run(pg_url: str) -> None:
