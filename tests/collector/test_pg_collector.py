@@ -308,47 +308,18 @@ def test_evaluation_runs_outside_the_writers_lock_and_a_race_is_decided_under_it
     store.close()
 
 
-def test_a_nul_in_a_service_name_is_stored_not_a_round_that_fails_forever(
-    tmp_path: Path, pg_url: str
-) -> None:
-    """PostgreSQL text cannot hold NUL, which OTLP strings can. A hostile service.name made
-    every write of its round fail, and the restarted scorer failed on the same round again:
-    no verdict, for any trace, ever after. It is stored as U+FFFD instead."""
+def score_beside_two_plain_traces(
+    tmp_path: Path, pg_url: str, service_name: str
+) -> tuple[str, dict[str, str | None]]:
+    """One trace of ``service_name`` stored before two plain ones, all scored into the
+    store: its run id, and every run's stored service."""
     data = tmp_path / "data"
     data.mkdir()
     write_config(data / "policy.yaml", POLICY)
     writer = SegmentWriter(data / "segments")
     hostile = make_traces(1, tool="delete_file")
-    resource = Resource.create({"service.name": "evil\x00agent"})
     for span in hostile:
-        span._resource = resource
-    writer.append_wait(encode_spans([*hostile, *make_traces(2)]).SerializeToString(), 30)
-    writer.close()
-    clock = Clock()
-    scorer = scorer_on(PgResultsStore(pg_url, instance="one"), data, clock)
-    score_all(scorer, clock)
-    assert scorer.stats.runs_scored == 3
-    stored = PgResultsStore(pg_url)
-    services = {r.run_id: r.service for r in stored.results()}
-    assert services[f"{hostile[0].context.trace_id:032x}"] == "evil\ufffdagent"
-    assert sorted(services.values()).count("test-agent") == 2
-    assert {r.status for r in stored.results() if r.service == "evil\ufffdagent"} >= {"unsafe"}
-
-
-def test_a_service_name_too_long_for_an_index_row_is_stored_not_a_round_that_fails_forever(
-    tmp_path: Path, pg_url: str
-) -> None:
-    """An index row must fit about 2.7 KB; a hostile 20,000-character service.name failed its
-    round at every restart. It is stored as its start and a digest of the whole."""
-    data = tmp_path / "data"
-    data.mkdir()
-    write_config(data / "policy.yaml", POLICY)
-    writer = SegmentWriter(data / "segments")
-    hostile = make_traces(1, tool="delete_file")
-    rng = random.Random(5)
-    name = "".join(rng.choice(string.ascii_letters) for _ in range(20_000))  # incompressible
-    for span in hostile:
-        span._resource = Resource.create({"service.name": name})
+        span._resource = Resource.create({"service.name": service_name})
     writer.append_wait(encode_spans([*hostile, *make_traces(2)]).SerializeToString(), 30)
     writer.close()
     clock = Clock()
@@ -356,6 +327,28 @@ def test_a_service_name_too_long_for_an_index_row_is_stored_not_a_round_that_fai
     score_all(scorer, clock)
     assert scorer.stats.runs_scored == 3
     services = {r.run_id: r.service for r in PgResultsStore(pg_url).results()}
-    kept = services[f"{hostile[0].context.trace_id:032x}"]
+    assert sorted(map(str, services.values())).count("test-agent") == 2
+    return f"{hostile[0].context.trace_id:032x}", services
+
+
+def test_a_nul_in_a_service_name_is_stored_not_a_round_that_fails_forever(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """PostgreSQL text cannot hold NUL, which OTLP strings can. A hostile service.name made
+    every write of its round fail, and the restarted scorer failed on the same round again:
+    no verdict, for any trace, ever after. It is stored as U+FFFD instead."""
+    run_id, services = score_beside_two_plain_traces(tmp_path, pg_url, "evil\x00agent")
+    assert services[run_id] == "evil\ufffdagent"
+
+
+def test_a_service_name_too_long_for_an_index_row_is_stored_not_a_round_that_fails_forever(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """An index row must fit about 2.7 KB; a hostile 20,000-character service.name failed its
+    round at every restart. It is stored as its start and a digest of the whole."""
+    rng = random.Random(5)
+    name = "".join(rng.choice(string.ascii_letters) for _ in range(20_000))  # incompressible
+    run_id, services = score_beside_two_plain_traces(tmp_path, pg_url, name)
+    kept = services[run_id]
     assert kept is not None and kept.startswith(name[:200]) and len(kept) <= KEY_CHARS
     assert kept == stored_key(name)
