@@ -58,10 +58,7 @@ def dumps_jsonable(value: Any) -> str:
     """
     if type(value) is str:
         return _encode_str(value)
-    try:
-        return _PLAIN.encode(value)
-    except (TypeError, ValueError):
-        return json.dumps(jsonable(value))
+    return plain_json(value)[1]
 
 
 def ns_to_iso(ns: int | None) -> str | None:

@@ -31,7 +31,13 @@ from rampart_otel.storage.pg_schema import (
     stored_key,
     stored_version,
 )
-from rampart_otel.storage.results import ResultRow, unpack_span_ids, version_text
+from rampart_otel.storage.results import (
+    ResultRow,
+    status_counts,
+    stored_results,
+    unpack_span_ids,
+    version_text,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -173,19 +179,10 @@ class PgResultsStore:
     # -- audit side --------------------------------------------------------------------
 
     def results(self, limit: int | None = None) -> Iterator[ResultRow]:
-        """Every stored row, all revisions and policy versions, in scoring order."""
-        query = (
-            "SELECT run_id, revision, policy, check_id, status, service, started_at_ns,"
-            " scored_at, result::text, policy_version, run_at FROM results"
-            " ORDER BY scored_at, run_id, revision, check_id"
-        )
-        if limit is not None:
-            query += f" LIMIT {int(limit)}"
-        for row in self.db.execute(query):
-            yield ResultRow(*row[:8], json.loads(row[8]), row[9], row[10])
+        return stored_results(self.db, limit)
 
     def status_counts(self) -> dict[str, int]:
-        return dict(self.db.execute("SELECT status, count(*) FROM results GROUP BY status"))
+        return status_counts(self.db)
 
 
 # The round's verdicts arrive as one array per column. Text is compared as "C", as the
@@ -198,10 +195,6 @@ _INCOMING = (
     " %b::bigint[], %b::float8[], %b::text[], %b::text[], %b::float8[], %b::bool[])"
     " AS u(run_id, revision, policy, check_id, status, service, started_at_ns, scored_at,"
     " result, policy_version, run_at, round_latest)"
-)
-_SAME_KEY = (
-    "r.run_id = i.run_id AND r.policy = i.policy AND r.policy_version = i.policy_version"
-    " AND r.check_id = i.check_id"
 )
 # Stored verdicts older than a revision the round brings stop being current. "current IS
 # TRUE", not "current": the partial audit indexes (WHERE current) cannot serve it, so its
@@ -218,8 +211,9 @@ _INSERT_RESULTS = (
     " started_at_ns, scored_at, result, policy_version, run_at, current)"
     " SELECT i.run_id, i.revision, i.policy, i.check_id, i.status, i.service,"
     " i.started_at_ns, i.scored_at, i.result, i.policy_version, i.run_at,"
-    f" i.round_latest AND NOT EXISTS (SELECT 1 FROM results r WHERE {_SAME_KEY}"
-    " AND r.revision > i.revision)"
+    " i.round_latest AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = i.run_id"
+    " AND r.policy = i.policy AND r.policy_version = i.policy_version"
+    " AND r.check_id = i.check_id AND r.revision > i.revision)"
     f" FROM ({_INCOMING}) i"
     " ON CONFLICT (run_id, policy, policy_version, check_id, revision) DO UPDATE SET"
     " status = excluded.status, service = excluded.service,"

@@ -68,6 +68,24 @@ class ResultRow:
         return json.dumps(self.result, default=str)
 
 
+def stored_results(db: Any, limit: int | None = None) -> Iterator[ResultRow]:
+    """Every stored row, all revisions and policy versions, in scoring order (the same SQL
+    on SQLite and PostgreSQL: ``db`` is either's connection)."""
+    query = (
+        "SELECT run_id, revision, policy, check_id, status, service, started_at_ns,"
+        " scored_at, result, policy_version, run_at FROM results"
+        " ORDER BY scored_at, run_id, revision, check_id"
+    )
+    if limit is not None:
+        query += f" LIMIT {int(limit)}"
+    for row in db.execute(query):
+        yield ResultRow(*row[:8], json.loads(row[8]), row[9], row[10])
+
+
+def status_counts(db: Any) -> dict[str, int]:
+    return dict(db.execute("SELECT status, count(*) FROM results GROUP BY status"))
+
+
 def version_text(version: int | str | None) -> str:
     """A policy version as stored in ``results.policy_version`` ('' for none)."""
     return "" if version is None else str(version)
@@ -118,19 +136,10 @@ class ResultsStore:
     # -- audit side --------------------------------------------------------------------
 
     def results(self, limit: int | None = None) -> Iterator[ResultRow]:
-        """Every stored row, all revisions and policy versions, in scoring order."""
-        query = (
-            "SELECT run_id, revision, policy, check_id, status, service, started_at_ns,"
-            " scored_at, result, policy_version, run_at FROM results"
-            " ORDER BY scored_at, run_id, revision, check_id"
-        )
-        if limit is not None:
-            query += f" LIMIT {int(limit)}"
-        for row in self.db.execute(query):
-            yield ResultRow(*row[:8], json.loads(row[8]), row[9], row[10])
+        return stored_results(self.db, limit)
 
     def status_counts(self) -> dict[str, int]:
-        return dict(self.db.execute("SELECT status, count(*) FROM results GROUP BY status"))
+        return status_counts(self.db)
 
 
 class _Transaction:

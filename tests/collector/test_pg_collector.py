@@ -42,6 +42,14 @@ def post(url: str, body: bytes) -> None:
         assert response.status == 200
 
 
+def data_dir_with_policy(tmp_path: Path) -> tuple[Path, SegmentWriter]:
+    """A collector's data directory holding the test policy, and a writer of its segments."""
+    data = tmp_path / "data"
+    data.mkdir()
+    write_config(data / "policy.yaml", POLICY)
+    return data, SegmentWriter(data / "segments")
+
+
 def scorer_on(store: AnyResultsStore, data: Path, clock: Clock) -> Scorer:
     return Scorer(
         data / "segments",
@@ -66,10 +74,7 @@ def statuses(store: AnyResultsStore) -> list[tuple[str, int, str, str]]:
 def test_the_scorer_stores_in_postgresql_what_it_stores_in_results_db(
     tmp_path: Path, pg_url: str
 ) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
-    write_config(data / "policy.yaml", POLICY)
-    writer = SegmentWriter(data / "segments")
+    data, writer = data_dir_with_policy(tmp_path)
     writer.append_wait(encode_spans(make_traces(3, tool="delete_file")).SerializeToString(), 30)
     writer.append_wait(encode_spans(make_traces(2)).SerializeToString(), 30)
     writer.close()
@@ -236,10 +241,7 @@ def test_a_store_from_a_newer_release_stops_scoring_for_good(
 def test_a_connection_lost_mid_round_loses_nothing_and_scores_nothing_twice(
     tmp_path: Path, pg_url: str
 ) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
-    write_config(data / "policy.yaml", POLICY)
-    writer = SegmentWriter(data / "segments")
+    data, writer = data_dir_with_policy(tmp_path)
     writer.append_wait(encode_spans(make_traces(2, tool="delete_file")).SerializeToString(), 30)
     store = PgResultsStore(pg_url, instance="one")
     clock = Clock()
@@ -267,10 +269,7 @@ def test_evaluation_runs_outside_the_writers_lock_and_a_race_is_decided_under_it
     # Collectors sharing a store take turns to write; while one evaluates (CPU, a judge's
     # network calls) the others must be able to commit. And a run another writer stored
     # while we evaluated it is decided again under the lock: the same spans never twice.
-    data = tmp_path / "data"
-    data.mkdir()
-    write_config(data / "policy.yaml", POLICY)
-    writer = SegmentWriter(data / "segments")
+    data, writer = data_dir_with_policy(tmp_path)
     writer.append_wait(encode_spans(make_traces(2, tool="delete_file")).SerializeToString(), 30)
     writer.close()
     evaluate = make_evaluator([data / "policy.yaml"], [])
@@ -313,10 +312,7 @@ def score_beside_two_plain_traces(
 ) -> tuple[str, dict[str, str | None]]:
     """One trace of ``service_name`` stored before two plain ones, all scored into the
     store: its run id, and every run's stored service."""
-    data = tmp_path / "data"
-    data.mkdir()
-    write_config(data / "policy.yaml", POLICY)
-    writer = SegmentWriter(data / "segments")
+    data, writer = data_dir_with_policy(tmp_path)
     hostile = make_traces(1, tool="delete_file")
     for span in hostile:
         span._resource = Resource.create({"service.name": service_name})
