@@ -52,6 +52,7 @@ from rampart_otel.storage.store import AnyResultsStore, open_results_store
 log = logging.getLogger(__name__)
 
 READ_BUDGET = 4 * 1024 * 1024  # bytes read per step, so expiry and reports keep ticking
+COMMIT_EVERY = 1.0  # seconds of evaluation between commits, however many runs a step emits
 Position = tuple[int, int]  # (segment sequence number, byte offset)
 
 
@@ -94,8 +95,10 @@ class Scorer:
         late_cache_runs: int = 1000,
         clock: Callable[[], float] = time.monotonic,
         on_commit: Callable[[list[Scored]], None] | None = None,
+        commit_every: float = COMMIT_EVERY,
     ) -> None:
         self.segments_dir = segments_dir
+        self.commit_every = commit_every
         self.store = store
         self.on_commit = on_commit  # runs scored, their results and when, once committed
         self.on_progress: Callable[[], None] | None = None  # before each run is scored
@@ -195,18 +198,32 @@ class Scorer:
         checkpoint = self.checkpoint()
         if not runs and checkpoint == self._saved and not self._quarantined:
             return  # nothing new: no empty write transaction every poll
+        # Committed in slices of about ``commit_every`` seconds of evaluation: an expiry
+        # can release a backlog's worth of runs at once, and their verdicts (and the
+        # checkpoint past them) should not all wait for the last one.
         # Evaluation (the costly part, and a judge's network calls) happens before the write
         # transaction: a shared store's writers take turns, and must not wait on our CPU.
-        prepared: list[_Prepared] = []
-        for run in runs:
-            if self.on_progress is not None:
-                self.on_progress()
-            run = self._with_earlier_spans(run)
-            for trace_id in run.trace_ids:
-                self._first.pop(trace_id, None)
-            ready = self._prepare(run)
-            if ready is not None:
-                prepared.append(ready)
+        taken = 0
+        while True:
+            prepared: list[_Prepared] = []
+            began = time.monotonic()
+            while taken < len(runs):
+                if prepared and time.monotonic() - began >= self.commit_every:
+                    break
+                if self.on_progress is not None:
+                    self.on_progress()
+                run = self._with_earlier_spans(runs[taken])
+                taken += 1
+                for trace_id in run.trace_ids:
+                    self._first.pop(trace_id, None)  # runs not yet taken keep the checkpoint
+                ready = self._prepare(run)
+                if ready is not None:
+                    prepared.append(ready)
+            self._commit(prepared)
+            if taken == len(runs):
+                return
+
+    def _commit(self, prepared: list[_Prepared]) -> None:
         committed: list[Scored] = []
         with self.store.transaction() as txn:
             for ready in prepared:
@@ -390,10 +407,10 @@ def run_process(config_json: str, conn: Connection) -> None:
     scorer.stats.verdicts = verdicts
     last_report = last_beat = 0.0
 
-    def heartbeat() -> None:  # a long step still shows it moves (the collector's /healthz)
+    def heartbeat() -> None:  # a long step still reports, and shows it moves (/healthz)
         nonlocal last_beat
         if (now := time.monotonic()) - last_beat >= REPORT_EVERY:
-            conn.send({"heartbeat": True})
+            conn.send(_report(scorer, export, judges))
             last_beat = now
 
     scorer.on_progress = heartbeat

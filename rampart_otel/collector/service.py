@@ -158,8 +158,6 @@ class ScorerProcess:
             except (EOFError, OSError):
                 break
             self.last_report = time.monotonic()
-            if report.get("heartbeat"):
-                continue
             if "fatal" in report:
                 self.fatal = str(report["fatal"])
                 log.error("scorer cannot start: %s", self.fatal)

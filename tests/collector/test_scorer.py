@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
@@ -112,6 +113,46 @@ def test_late_span_is_a_new_revision_with_the_earlier_spans(tmp_path):
     assert runs(scorer.store) == [(trace_id, 0, 2), (trace_id, 1, 3)]
     assert scorer.stats.spans_scored == 5  # the later revision counts all three
     assert {r.revision for r in scorer.store.results()} == {0, 1}
+
+
+class Crash(Exception):
+    pass
+
+
+def test_a_long_round_commits_as_it_goes_and_a_crash_loses_only_the_run_in_hand(tmp_path):
+    clock = Clock()
+    policy = write_config(tmp_path / "policy.yaml", POLICY)
+    writer = SegmentWriter(tmp_path / "segments")
+    writer.append_wait(encode_spans(make_traces(4)).SerializeToString(), 30)
+    evaluate = make_evaluator([policy], [])
+    calls = 0
+
+    def crashing(run):
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise Crash
+        return evaluate(run)
+
+    store = ResultsStore(tmp_path / "results.db")
+    scorer = Scorer(
+        tmp_path / "segments", store, crashing, idle=5, max_wait=60, clock=clock, commit_every=0
+    )
+    scorer.step()
+    clock.now = 10  # all four runs are released by one expiry, in one round
+    with pytest.raises(Crash):
+        scorer.step()
+    assert len(runs(store)) == 2  # each earlier run was committed when it was scored
+    assert store.checkpoint() == (1, 0)  # the record still holds runs not stored
+    store.close()
+
+    again = new_scorer(tmp_path, clock)
+    again.step()
+    clock.now = 20
+    again.step()
+    stored = runs(again.store)
+    assert len(stored) == 4 and {revision for _, revision, _ in stored} == {0}
+    assert again.stats.runs_skipped == 2
 
 
 def test_drain_scores_complete_traces_without_waiting_for_idle(tmp_path):
