@@ -3,7 +3,7 @@
 The spans are read back from the data directory's segments (``read_paths``), grouped into
 runs as the collector grouped them (``assemble``), and evaluated by the engine's
 ``score_run`` with the collector's own result rows (``scorer.make_evaluator``,
-``scorer.result_row``), so a re-scored verdict differs from the stored one only where the
+``scorer.result_rows``), so a re-scored verdict differs from the stored one only where the
 policy does.
 
 Each run is re-scored exactly as its latest stored revision was scored: with that
@@ -28,7 +28,7 @@ from rampart_otel.collector.scorer import (
     Evaluate,
     evaluator_for,
     keep_judge_cache_in,
-    result_row,
+    result_rows,
 )
 from rampart_otel.engine import checked_assumptions, fewer_young_collections, load_policies
 from rampart_otel.model import InputError, Run, Span
@@ -131,7 +131,7 @@ def _rescore(
             Run(run.run_id, stored.trace_ids, exact, run.session_id, stored.revision)
         )
         scored_at = time.time()
-        rows = [result_row(r, revision=stored.revision, scored_at=scored_at) for r in results]
+        rows = result_rows(results, revision=stored.revision, scored_at=scored_at)
         for row in rows:
             if row.started_at_ns is None:  # keep the run where the audit already has it
                 row.run_at = q.run_time(db, run.run_id, stored.revision)

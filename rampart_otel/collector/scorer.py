@@ -42,7 +42,7 @@ from rampart_otel.errors import DecodeError, SchemaError, StoreError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
-from rampart_otel.exporters.report_json import stored_result
+from rampart_otel.exporters.report_json import stored_documents
 from rampart_otel.model import Run, Span
 from rampart_otel.processors.assemble import RunAssembler
 from rampart_otel.storage.results import ResultRow, span_set
@@ -269,7 +269,7 @@ class Scorer:
         run.revision = latest + 1
         results = self.evaluate(run)
         scored_at = time.time()
-        rows = [result_row(r, revision=run.revision, scored_at=scored_at) for r in results]
+        rows = result_rows(results, revision=run.revision, scored_at=scored_at)
         return _Prepared(run, packed, digest, latest, results, rows, scored_at)
 
     def checkpoint(self) -> Position:
@@ -334,22 +334,26 @@ def keep_judge_cache_in(policies: Sequence[Policy], data_dir: Path) -> None:
             client.config = client.config.model_copy(update={"cache": cache})
 
 
-def result_row(result: CheckResult, *, revision: int, scored_at: float) -> ResultRow:
-    """A result as ``results.db`` keeps it."""
-    document, text = stored_result(result, revision=revision)
-    return ResultRow(
-        result.run_id,
-        revision,
-        result.policy or "",
-        result.check_id,
-        result.status.value,
-        result.service,
-        result.started_at_ns,
-        scored_at,
-        document,
-        policy_version=result.policy_version,
-        result_json=text,
-    )
+def result_rows(results: list[CheckResult], *, revision: int, scored_at: float) -> list[ResultRow]:
+    """One run revision's results as ``results.db`` keeps them (what they share encoded once)."""
+    return [
+        ResultRow(
+            result.run_id,
+            revision,
+            result.policy or "",
+            result.check_id,
+            result.status.value,
+            result.service,
+            result.started_at_ns,
+            scored_at,
+            document,
+            policy_version=result.policy_version,
+            result_json=text,
+        )
+        for result, (document, text) in zip(
+            results, stored_documents(results, revision=revision), strict=True
+        )
+    ]
 
 
 # -- the scorer process ------------------------------------------------------------------

@@ -6,6 +6,7 @@ the population summary and the input errors close it.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import IO, Any
 
@@ -15,7 +16,6 @@ from rampart_otel.exporters.serialize import (
     coverage_to_dict,
     dumps_jsonable,
     ns_to_iso,
-    plain_json,
 )
 from rampart_otel.model import InputError
 
@@ -23,8 +23,15 @@ REPORT_SCHEMA = "rampart-otel/report@1"
 _STATUS_JSON = {status: json.dumps(status.value) for status in SafetyStatus}
 
 
-def check_result_to_dict(result: CheckResult, *, coverage: bool = True) -> dict[str, Any]:
-    """The result's entry in ``results``; ``coverage=False`` leaves that one key out."""
+def check_result_to_dict(
+    result: CheckResult, *, coverage: bool = True, coverage_dict: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The result's entry in ``results``; ``coverage=False`` leaves that one key out.
+
+    ``coverage_dict``: ``coverage_to_dict(result.coverage)`` when the caller has it already.
+    """
+    if coverage_dict is None:
+        coverage_dict = coverage_to_dict(result.coverage) if coverage and result.coverage else {}
     document = {
         "run_id": result.run_id,
         "trace_ids": list(result.trace_ids),
@@ -40,7 +47,7 @@ def check_result_to_dict(result: CheckResult, *, coverage: bool = True) -> dict[
         "observability_level": (
             result.observability_level.value if result.observability_level else None
         ),
-        "coverage": coverage_to_dict(result.coverage) if coverage and result.coverage else {},
+        "coverage": coverage_dict,
         "assumed_channels": {key: src.value for key, src in result.assumed_channels.items()},
         "harm_category": result.harm_category,
         "service": result.service,
@@ -53,13 +60,31 @@ def check_result_to_dict(result: CheckResult, *, coverage: bool = True) -> dict[
     return document
 
 
-def stored_result(result: CheckResult, *, revision: int) -> tuple[dict[str, Any], str]:
-    """The result as the collector stores it (its report entry, the revision, its policy),
-    and that document's JSON text."""
-    document = check_result_to_dict(result)
-    document["revision"] = revision
-    document["policy"] = {"name": result.policy, "version": result.policy_version}
-    return plain_json(document)
+def stored_documents(
+    results: list[CheckResult], *, revision: int
+) -> list[tuple[dict[str, Any], str]]:
+    """Each result of one run revision as the collector stores it (its report entry, the
+    revision, its policy), and that document's JSON text. What the results share (the
+    run's coverage above all) is converted and encoded once, as in a report."""
+    entries = JsonReportWriter(io.StringIO())
+    converted: dict[int, dict[str, Any]] = {}  # each coverage snapshot's dict, by identity
+    stored = []
+    for result in results:
+        coverage = result.coverage
+        covered = {}
+        if coverage:
+            covered = converted.get(id(coverage)) or coverage_to_dict(coverage)
+            converted[id(coverage)] = covered
+        document = check_result_to_dict(result, coverage_dict=covered)
+        policy = {"name": result.policy, "version": result.policy_version}
+        document["revision"] = revision
+        document["policy"] = policy
+        text = (
+            f'{entries.entry(result)[:-1]}, "revision": {dumps_jsonable(revision)}'
+            f', "policy": {dumps_jsonable(policy)}}}'
+        )
+        stored.append((document, text))
+    return stored
 
 
 def _status_json(status: SafetyStatus) -> str:
@@ -96,6 +121,11 @@ class JsonReportWriter:
         self.out.write(header[:-1] + ', "results": [')
 
     def add(self, result: CheckResult) -> None:
+        self.out.write((",\n" if self.count else "\n") + self.entry(result))
+        self.count += 1
+
+    def entry(self, result: CheckResult) -> str:
+        """The result's entry, as ``add`` writes it (without the separator before it)."""
         level = result.observability_level
         coverage = result.coverage
         run_key = (
@@ -133,43 +163,39 @@ class JsonReportWriter:
         operands = result.undetermined_operands
         assumed = result.assumed_channels
         error = result.error
-        self.out.write(
-            "".join(
-                (
-                    ",\n" if self.count else "\n",
-                    self._run_head,
-                    check[0],
-                    ', "status": ',
-                    _status_json(result.status),
-                    ', "summary": ',
-                    dumps_jsonable(result.summary),
-                    ', "evidence": ',
-                    dumps_jsonable(
-                        [
-                            {"trace_id": item.trace_id, "span_id": item.span_id, "text": item.text}
-                            for item in evidence
-                        ]
-                    )
-                    if evidence
-                    else "[]",
-                    ', "undetermined_operands": ',
-                    dumps_jsonable(list(operands)) if operands else "[]",
-                    self._run_middle,
-                    ', "assumed_channels": ',
-                    dumps_jsonable({key: src.value for key, src in assumed.items()})
-                    if assumed
-                    else "{}",
-                    check[1],
-                    self._run_tail,
-                    ', "rationale": ',
-                    dumps_jsonable(result.rationale),
-                    ', "error": ',
-                    "null" if error is None else dumps_jsonable(error),
-                    "}",
+        return "".join(
+            (
+                self._run_head,
+                check[0],
+                ', "status": ',
+                _status_json(result.status),
+                ', "summary": ',
+                dumps_jsonable(result.summary),
+                ', "evidence": ',
+                dumps_jsonable(
+                    [
+                        {"trace_id": item.trace_id, "span_id": item.span_id, "text": item.text}
+                        for item in evidence
+                    ]
                 )
+                if evidence
+                else "[]",
+                ', "undetermined_operands": ',
+                dumps_jsonable(list(operands)) if operands else "[]",
+                self._run_middle,
+                ', "assumed_channels": ',
+                dumps_jsonable({key: src.value for key, src in assumed.items()})
+                if assumed
+                else "{}",
+                check[1],
+                self._run_tail,
+                ', "rationale": ',
+                dumps_jsonable(result.rationale),
+                ', "error": ',
+                "null" if error is None else dumps_jsonable(error),
+                "}",
             )
         )
-        self.count += 1
 
     def add_rendered(self, text: str, count: int) -> None:
         """Entries another writer rendered, each starting with ``",\\n"``: a worker's output."""

@@ -23,7 +23,7 @@ from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
 from collector.test_scorer import Clock
 from rampart_otel.collector import scorer as scorer_module
 from rampart_otel.collector.config import CollectorConfig, load_config
-from rampart_otel.collector.scorer import Scorer, make_evaluator, result_row
+from rampart_otel.collector.scorer import Scorer, make_evaluator, result_rows
 from rampart_otel.errors import ConfigError
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.pg_results import PgResultsStore
@@ -286,8 +286,8 @@ def test_evaluation_runs_outside_the_writers_lock_and_a_race_is_decided_under_it
                     raced.append(run.run_id)
                     packed, digest = span_set(span.span_id for span in run.spans)
                     txn.add_run(run.run_id, 0, packed, digest, run.trace_ids, None, None)
-                    for result in results:
-                        txn.add_result(result_row(result, revision=0, scored_at=1.0))
+                    for row in result_rows(results, revision=0, scored_at=1.0):
+                        txn.add_result(row)
         finally:
             other.close()
         return results

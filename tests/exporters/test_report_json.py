@@ -12,7 +12,7 @@ from rampart_otel.evaluation import load_policy, summarize_population
 from rampart_otel.exporters.report_json import (
     JsonReportWriter,
     check_result_to_dict,
-    stored_result,
+    stored_documents,
 )
 from rampart_otel.exporters.serialize import jsonable
 from rampart_otel.model import InputError
@@ -47,13 +47,21 @@ def test_the_streamed_report_equals_the_plain_serializer_on_every_sample() -> No
     assert document["input_errors"] == [{"location": "x.jsonl:1", "message": "bad line"}]
 
 
-def test_a_stored_result_is_the_report_entry_with_its_revision_and_policy() -> None:
+def test_stored_documents_are_the_report_entries_with_revision_and_policy_on_every_sample():
     policy = load_policy(REPO / "samples/policy.yaml")
-    (run,) = runs([SAMPLES / "openinference-exfil.jsonl"], ReadStats())
-    for result in score_run(run, [policy]):
-        stored, text = stored_result(result, revision=3)
-        assert stored == jsonable(check_result_to_dict(result)) | {
-            "revision": 3,
-            "policy": {"name": policy.name, "version": policy.version},
-        }
-        assert json.loads(text) == stored
+    checked = 0
+    for run in runs([SAMPLES], ReadStats()):
+        results = score_run(run, [policy])
+        for result, (stored, text) in zip(
+            results, stored_documents(results, revision=3), strict=True
+        ):
+            expected = jsonable(check_result_to_dict(result)) | {
+                "revision": 3,
+                "policy": {"name": policy.name, "version": policy.version},
+            }
+            assert stored == expected
+            # The text json.dumps gives, key order and escaping included, though the parts
+            # the run's results share were encoded once.
+            assert text == json.dumps(expected)
+            checked += 1
+    assert checked > 500
