@@ -195,15 +195,19 @@ def timed(fn: Callable[..., int], *args: object) -> tuple[int, float]:
 
 
 def peak_rss_of_score(path: Path, policy_path: Path) -> tuple[float, float]:
-    """Peak RSS (MiB) and seconds of a full score in a fresh child process."""
+    """Peak RSS (MiB) and seconds of a full score in a fresh child process.
+
+    The child reads its own high-water mark (``VmHWM``): Linux carries ``ru_maxrss`` over
+    ``exec``, so a child started by this (large) process would report this one's peak.
+    """
     code = (
         "import resource, sys, time\n"
         "sys.path.insert(0, sys.argv[3])\n"
-        "from bench_score import score\n"
+        "from bench_score import score, own_peak_rss_kib\n"
         "from pathlib import Path\n"
         "t = time.perf_counter()\n"
         "score(Path(sys.argv[1]), Path(sys.argv[2]))\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t)\n"
+        "print(own_peak_rss_kib(), time.perf_counter() - t)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(path), str(policy_path), str(Path(__file__).parent)],
@@ -213,6 +217,17 @@ def peak_rss_of_score(path: Path, policy_path: Path) -> tuple[float, float]:
     )
     rss_kib, seconds = done.stdout.split()
     return int(rss_kib) / 1024, float(seconds)
+
+
+def own_peak_rss_kib() -> int:
+    """This process's peak RSS in KiB: ``VmHWM`` where Linux has it, else ``ru_maxrss``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def mib(path: Path) -> float:
