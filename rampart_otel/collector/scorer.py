@@ -203,25 +203,21 @@ class Scorer:
         # checkpoint past them) should not all wait for the last one.
         # Evaluation (the costly part, and a judge's network calls) happens before the write
         # transaction: a shared store's writers take turns, and must not wait on our CPU.
-        taken = 0
-        while True:
-            prepared: list[_Prepared] = []
-            began = time.monotonic()
-            while taken < len(runs):
-                if prepared and time.monotonic() - began >= self.commit_every:
-                    break
-                if self.on_progress is not None:
-                    self.on_progress()
-                run = self._with_earlier_spans(runs[taken])
-                taken += 1
-                for trace_id in run.trace_ids:
-                    self._first.pop(trace_id, None)  # runs not yet taken keep the checkpoint
-                ready = self._prepare(run)
-                if ready is not None:
-                    prepared.append(ready)
-            self._commit(prepared)
-            if taken == len(runs):
-                return
+        prepared: list[_Prepared] = []
+        began = time.monotonic()
+        for run in runs:
+            if prepared and time.monotonic() - began >= self.commit_every:
+                self._commit(prepared)
+                prepared, began = [], time.monotonic()
+            if self.on_progress is not None:
+                self.on_progress()
+            run = self._with_earlier_spans(run)
+            for trace_id in run.trace_ids:
+                self._first.pop(trace_id, None)  # runs not yet taken keep the checkpoint
+            ready = self._prepare(run)
+            if ready is not None:
+                prepared.append(ready)
+        self._commit(prepared)
 
     def _commit(self, prepared: list[_Prepared]) -> None:
         committed: list[Scored] = []

@@ -67,14 +67,13 @@ def stored_documents(
     revision, its policy), and that document's JSON text. What the results share (the
     run's coverage above all) is converted and encoded once, as in a report."""
     entries = JsonReportWriter(io.StringIO())
-    converted: dict[int, dict[str, Any]] = {}  # each coverage snapshot's dict, by identity
+    snapshot: Coverage | None = None  # a policy's results share one snapshot (in a row)
+    covered: dict[str, Any] = {}
     stored = []
     for result in results:
-        coverage = result.coverage
-        covered = {}
-        if coverage:
-            covered = converted.get(id(coverage)) or coverage_to_dict(coverage)
-            converted[id(coverage)] = covered
+        if result.coverage is not snapshot:
+            snapshot = result.coverage
+            covered = coverage_to_dict(snapshot) if snapshot else {}
         document = check_result_to_dict(result, coverage_dict=covered)
         policy = {"name": result.policy, "version": result.policy_version}
         document["revision"] = revision
