@@ -15,7 +15,11 @@ In one process, alternating for ``--rounds`` rounds, it times:
   runs, the report written to ``/dev/null``, with ``--jobs 1`` and ``--jobs N``;
 
 and reports spans/s for each, their medians and the median of the per-round ratio
-score/floor (issue 13 asks for at least 0.5). Then, in child processes, the peak RSS of
+score/floor (issue 13 asks for at least 0.5). With ``--stages`` it also times each prefix
+of the one-process pipeline (read and decode; + assemble runs; + normalize; + evaluate the
+policy; the whole ``score``) in CPU microseconds per span, beside the budget per span that
+0.5x the floor leaves on this machine's cores: where the time goes, by the same functions
+``score`` calls. Then, in child processes, the peak RSS of
 a full score of ``--rss-runs`` runs and of four times as many (1x and 4x the size): memory
 is bounded by the traces open at once, not by the size of the file. Traces stay open until
 50,000 spans have been read after their last one (the assembler's idle window), so the 1x
@@ -188,6 +192,75 @@ def score(path: Path, policy_path: Path, jobs: int = 1) -> int:
     return stats.spans
 
 
+def pipeline_prefix(upto: str) -> Callable[[Path, Path], int]:
+    """The one-process pipeline up to ``upto`` (decode, assemble, normalize, evaluate),
+    through the functions ``score`` calls; the spans read."""
+
+    def run_prefix(path: Path, policy_path: Path) -> int:
+        from rampart_otel.engine import score_run
+        from rampart_otel.pipeline import ReadStats, runs
+        from rampart_otel.processors.normalize import normalize
+        from rampart_otel.receivers.files import read_paths
+        from rampart_otel.scoring import load_checked_policy
+
+        if upto == "decode":
+            return sum(len(item) for item in read_paths([path]) if isinstance(item, list))
+        policies = [load_checked_policy(policy_path, [])]
+        stats = ReadStats()
+        for run in runs([path], stats):
+            if upto == "normalize":
+                normalize(run)
+            elif upto == "evaluate":
+                score_run(run, policies)
+        return stats.spans
+
+    return run_prefix
+
+
+STAGES: list[tuple[str, Callable[[Path, Path], int]]] = [
+    ("read + decode", pipeline_prefix("decode")),
+    ("+ assemble runs", pipeline_prefix("assemble")),
+    ("+ normalize", pipeline_prefix("normalize")),
+    ("+ evaluate the policy", pipeline_prefix("evaluate")),
+    ("+ report: the whole score -j1", score),
+]
+
+
+def cpu_timed(fn: Callable[..., int], *args: object) -> tuple[int, float]:
+    """Spans, and CPU seconds of this process: one-process stages, not wall time."""
+    start = time.process_time()
+    spans = fn(*args)
+    return spans, time.process_time() - start
+
+
+def stage_table(path: Path, policy_path: Path, rounds: int, expected: int) -> None:
+    """CPU µs per span of the floor and each pipeline prefix, alternating, medians."""
+    from rampart_otel.engine import fewer_young_collections
+
+    names = ["floor"] + [name for name, _ in STAGES]
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(rounds):
+        with fewer_young_collections():  # as score runs
+            for name, fn in [("floor", lambda p, _policy: floor(p)), *STAGES]:
+                spans, cpu = cpu_timed(fn, path, policy_path)
+                if spans != expected:
+                    raise SystemExit(f"{name}: read {spans} spans, not {expected}")
+                samples[name].append(1e6 * cpu / spans)
+    med = {name: statistics.median(values) for name, values in samples.items()}
+    cores = os.cpu_count() or 1
+    budget = cores * med["floor"] / 0.5  # CPU per span at half the floor's rate, all cores
+    print(f"  {'CPU µs per span, median':<34}{'cumulative':>10}{'this stage':>11}")
+    print(f"  {'floor':<34}{med['floor']:>10.1f}")
+    previous = 0.0
+    for name, _ in STAGES:
+        print(f"  {name:<34}{med[name]:>10.1f}{med[name] - previous:>11.1f}")
+        previous = med[name]
+    print(
+        f"  budget at 0.5x the floor on {cores} cores: {budget:.1f} µs of CPU per span, all in"
+        f" (the whole score -j1 takes {previous / budget:.1f}x that)"
+    )
+
+
 def timed(fn: Callable[..., int], *args: object) -> tuple[int, float]:
     start = time.perf_counter()
     spans = fn(*args)
@@ -244,6 +317,7 @@ def main() -> None:
     parser.add_argument("--no-rss", action="store_true", help="skip the memory comparison")
     parser.add_argument("--jobs", type=int, default=2, help="workers for the -jN column")
     parser.add_argument("--keep", type=Path, help="write the input here and keep it")
+    parser.add_argument("--stages", action="store_true", help="CPU per span of each stage")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-score-") as tmp:
@@ -286,6 +360,9 @@ def main() -> None:
                 f"score -j{jobs} {med[2]:,.0f}; ratio to the floor -j1 {ratio_1:.2f}, "
                 f"-j{jobs} {ratio_n:.2f} (target >= 0.50)"
             )
+            if args.stages:
+                print(f"\n{label}: where the time goes, one process")
+                stage_table(path, args.policy, args.rounds, expected)
 
         if not args.no_rss:
             print(f"\npeak RSS of a full score, in a child process ({args.policy.name}):")
