@@ -281,6 +281,7 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
                 f"  t={at:5.1f}s scored spans {scored - scored_before:>10,.0f}"
                 f"   backlog {received - scored:>10,.0f} spans"
             )
+    scored_final = scored_spans(metrics_url) - scored_before if args.policy else 0
     for worker in workers:
         worker.join(30)
     collector.send_signal(signal.SIGTERM)
@@ -293,6 +294,11 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
     missing = len(missing_keys)
     for key in sorted(missing_keys)[:5]:
         print(f"  acknowledged but not stored: {key:032x}", file=sys.stderr)
+    if args.policy:  # disk to size for: segments are trimmed by retention, verdicts never
+        verdict_bytes = sum(p.stat().st_size for p in data_dir.glob("results.db*"))
+        segment_bytes = sum(p.stat().st_size for p in (data_dir / "segments").iterdir())
+        scoring["results_db_bytes_per_scored_span"] = verdict_bytes / max(scored_final, 1)
+        scoring["segment_bytes_per_span"] = segment_bytes / max(stored_count, 1)
     return {
         "spans_per_s": acked / (ended - started),
         "acked": acked,
