@@ -19,11 +19,11 @@ score/floor (issue 13 asks for at least 0.5). With ``--stages`` it also times ea
 of the one-process pipeline (read and decode; + assemble runs; + normalize; + evaluate the
 policy; the whole ``score``) in CPU microseconds per span, beside the budget per span that
 0.5x the floor leaves on this machine's cores: where the time goes, by the same functions
-``score`` calls. Then, in child processes, the peak RSS of
-a full score of ``--rss-runs`` runs and of four times as many (1x and 4x the size): memory
-is bounded by the traces open at once, not by the size of the file. Traces stay open until
-50,000 spans have been read after their last one (the assembler's idle window), so the 1x
-input should be larger than that window (the default, 10,000 runs, is about 58,000 spans).
+``score`` calls. Then, in child processes, the peak RSS of a full score of ``--rss-runs``
+runs and of four times as many (1x and 4x the size): memory is bounded by the traces open
+at once, not by the size of the file. Traces stay open until 50,000 spans have been read
+after their last one (the assembler's idle window), so the 1x input should be larger than
+that window (the default, 10,000 runs, is about 58,000 spans).
 
 Run: ``python bench/bench_score.py`` (``--help`` for options).
 """
@@ -205,7 +205,7 @@ def pipeline_prefix(upto: str) -> Callable[[Path, Path], int]:
 
         if upto == "decode":
             return sum(len(item) for item in read_paths([path]) if isinstance(item, list))
-        policies = [load_checked_policy(policy_path, [])]
+        policies = [load_checked_policy(policy_path, [])] if upto == "evaluate" else []
         stats = ReadStats()
         for run in runs([path], stats):
             if upto == "normalize":
@@ -226,13 +226,6 @@ STAGES: list[tuple[str, Callable[[Path, Path], int]]] = [
 ]
 
 
-def cpu_timed(fn: Callable[..., int], *args: object) -> tuple[int, float]:
-    """Spans, and CPU seconds of this process: one-process stages, not wall time."""
-    start = time.process_time()
-    spans = fn(*args)
-    return spans, time.process_time() - start
-
-
 def stage_table(path: Path, policy_path: Path, rounds: int, expected: int) -> None:
     """CPU µs per span of the floor and each pipeline prefix, alternating, medians."""
     from rampart_otel.engine import fewer_young_collections
@@ -242,7 +235,7 @@ def stage_table(path: Path, policy_path: Path, rounds: int, expected: int) -> No
     for _ in range(rounds):
         with fewer_young_collections():  # as score runs
             for name, fn in [("floor", lambda p, _policy: floor(p)), *STAGES]:
-                spans, cpu = cpu_timed(fn, path, policy_path)
+                spans, cpu = timed(fn, path, policy_path, clock=time.process_time)
                 if spans != expected:
                     raise SystemExit(f"{name}: read {spans} spans, not {expected}")
                 samples[name].append(1e6 * cpu / spans)
@@ -261,10 +254,13 @@ def stage_table(path: Path, policy_path: Path, rounds: int, expected: int) -> No
     )
 
 
-def timed(fn: Callable[..., int], *args: object) -> tuple[int, float]:
-    start = time.perf_counter()
+def timed(
+    fn: Callable[..., int], *args: object, clock: Callable[[], float] = time.perf_counter
+) -> tuple[int, float]:
+    """Spans, and seconds by ``clock`` (``time.process_time``: this process's CPU)."""
+    start = clock()
     spans = fn(*args)
-    return spans, time.perf_counter() - start
+    return spans, clock() - start
 
 
 def peak_rss_of_score(path: Path, policy_path: Path) -> tuple[float, float]:
