@@ -133,6 +133,9 @@ class ToolCall:
     # happened, for evaluators that order events (``before``, ``flows``).
     executed_in: str | None = None
     requested_in: str | None = None
+    # Read only from a later model call's input history: a call made in an earlier piece of
+    # the conversation, recorded elsewhere (evidence that it happened, not of all it did).
+    from_history: bool = False
 
 
 @dataclass(slots=True)
@@ -173,6 +176,50 @@ class FindingKind(StrEnum):
     DROPPED_EVENTS = "dropped_events"
     NOT_UNDERSTOOD = "not_understood"  # spans or content no convention understood
     FRAGMENT = "fragment"  # no agent, model or tool span: a piece of a run, or no run
+    CONTINUATION = "continuation"  # model input history holds calls no span of the run made
+
+
+class ScopeState(StrEnum):
+    """What one executed tool call's scope shows of its side effects."""
+
+    RECORDED = "recorded"  # at least one I/O span of an instrumented client in its scope
+    DECLARED = "declared"  # declared side-effect free, or all its I/O instrumented
+    SILENT = "silent"  # no I/O span and no declaration: its side effects may be unrecorded
+    OUT_OF_PROCESS = "out_of_process"  # ran in another process whose spans are not in the trace
+
+
+class ScopeEvidence(StrEnum):
+    """How a scope's I/O spans were found, or what declared it."""
+
+    SUBTREE = "subtree"  # under the call's execution span
+    TIME_WINDOW = "time_window"  # same service, inside this call's time window only
+    POLICY = "policy"  # the policy's ``tools:`` declaration
+    SPAN = "span"  # ``rampart_otel.declare`` on the tool's span, in the agent process
+    PSEUDO_TOOL = "pseudo_tool"  # a framework's built-in tool with no side effects
+    PROCESS = "process"  # the process-wide ``rampart.coverage`` resource declaration
+
+
+MCP_SERVER = "mcp_server"  # ToolScope.remote: the call ran on an MCP server
+CHILD_PROCESS = "child_process"  # ToolScope.remote: the call started a child process
+
+
+@dataclass(frozen=True, slots=True)
+class ToolScope:
+    """One executed tool call as a place side effects could happen, and what it shows.
+
+    ``exempt_kinds``: side-effect kinds this scope does not leave unproven (the kinds its
+    process declared, or ``process_exec`` recorded for a child process that is not traced).
+    ``remote``: what ran the call out of process (an MCP server, a child process), if any.
+    """
+
+    call_index: int
+    tool: str
+    state: ScopeState
+    io_span_ids: tuple[str, ...] = ()
+    evidence: ScopeEvidence | None = None
+    exempt_kinds: tuple[str, ...] = ()
+    remote: str | None = None
+    span_id: str | None = None  # the call's execution span, when it has one
 
 
 @dataclass(slots=True)
@@ -207,6 +254,10 @@ class AgentRun:
     integrity: list[IntegrityFinding]
     conventions: dict[str, ConventionUse] = field(default_factory=dict)
     user_input: list[InputMessage] = field(default_factory=list)  # the ``input`` channel
+    tool_scopes: list[ToolScope] = field(default_factory=list)  # each executed tool call's
+    # The coverage before tool scopes and integrity findings capped it: where a policy's
+    # tool declarations start from (``processors.coverage.scoped``).
+    coverage_base: Coverage | None = None
 
     @property
     def run_id(self) -> str:

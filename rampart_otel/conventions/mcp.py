@@ -209,3 +209,14 @@ def _request_target(span: Span) -> str | None:
 
 
 CONVENTION = Convention(MCP, read, content_keys=(RESPONSE_VALUE,))
+
+
+def runs_elsewhere(span: Span) -> bool:
+    """A client's tool call: the tool runs in the MCP server's process, not in this one.
+
+    The semconv client span (not the server's, kind SERVER) or OpenLLMetry's client
+    ``<tool>.tool`` span; what the tool does shows only in the server's own spans.
+    """
+    if is_tool_span(span):
+        return span.kind != SpanKind.SERVER
+    return is_openllmetry_span(span) and span.attributes.get(SPAN_KIND) == "tool"

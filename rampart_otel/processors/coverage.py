@@ -36,9 +36,11 @@ from rampart_otel.model import (
     Span,
     ToolCall,
     ToolCallStatus,
+    ToolScope,
 )
 from rampart_otel.processors.integrity import integrity, understanding
 from rampart_otel.processors.run_facts import RunFacts
+from rampart_otel.processors.scopes import unproven
 from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import (
     ANSWER_KEYS,
@@ -52,6 +54,7 @@ from rampart_otel.processors.wording import (
     effect_label,
     error_ending,
     finish_reasons_in_words,
+    scope_gaps,
     span_label,
     span_names,
     why_missing,
@@ -61,8 +64,9 @@ from rampart_otel.render import safe_text
 
 def infer_coverage(
     facts: RunFacts, response: Response, calls: list[ToolCall]
-) -> tuple[Coverage, list[IntegrityFinding]]:
-    """Every channel's state with its reasons, and the integrity findings that capped them."""
+) -> tuple[Coverage, list[IntegrityFinding], Coverage]:
+    """Every channel's state with its reasons, the integrity findings that capped them, and
+    the coverage before the tool scopes and findings capped it (``scoped`` starts there)."""
     channels: dict[str, ChannelCoverage] = {
         "input": _input(facts),
         "response": _response(facts, response),
@@ -73,9 +77,27 @@ def infer_coverage(
     channels.update(_side_effects(facts))
     _apply_declarations(facts, channels)
     findings = integrity(facts) + understanding(facts)
+    base = Coverage(channels, observability_level(channels))
+    return scoped(base, facts.scopes, findings), findings, base
+
+
+def scoped(base: Coverage, scopes: list[ToolScope], findings: list[IntegrityFinding]) -> Coverage:
+    """``base`` capped by the tool calls whose side effects were not watched, then by the
+    integrity findings: a side effect of a kind is proven absent only where every executed
+    tool call's scope was watched for it."""
+    channels = dict(base.channels)
+    for key, channel in list(channels.items()):
+        if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
+            continue
+        kind = key[len(SIDE_EFFECT_PREFIX) :]
+        gaps = unproven(scopes, kind)
+        if gaps:
+            channels[key] = ChannelCoverage(
+                PARTIAL, [*channel.reasons, scope_gaps(kind, gaps)], channel.source
+            )
     for finding in findings:
         cap(channels, finding)
-    return Coverage(channels, observability_level(channels)), findings
+    return Coverage(channels, observability_level(channels))
 
 
 # --- input -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from rampart_otel.model import AgentRun, ConventionUse, Run
 from rampart_otel.processors.coverage import infer_coverage
 from rampart_otel.processors.response import final_response
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
+from rampart_otel.processors.scopes import call_windows, executed_calls, tool_scopes
 from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import SpanView, classify_run
 from rampart_otel.processors.tool_calls import first_of_call, merge_tool_calls
@@ -24,18 +25,23 @@ from rampart_otel.processors.user_input import collect_user_input
 def normalize(run: Run) -> AgentRun:
     views, cycles = classify_run(run.spans)
     calls = merge_tool_calls(views)
-    side_effects, transport = agent_side_effects(views)
+    tool_spans = [
+        view.span
+        for view in views
+        if view.execution is not None and not view.execution.answer and first_of_call(view)
+    ]
+    executed = executed_calls(calls, bool(tool_spans))
+    side_effects, transport, windowed = agent_side_effects(
+        views, call_windows(views, calls, executed)
+    )
+    scopes = tool_scopes(views, calls, side_effects, executed, windowed)
     response, response_view = final_response(views)
     user_input, model_inputs, agent_inputs = collect_user_input(views)
     facts = RunFacts(
         spans=[view.span for view in views],
         roles=_roles(views),
         model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
-        tool_spans=[
-            view.span
-            for view in views
-            if view.execution is not None and not view.execution.answer and first_of_call(view)
-        ],
+        tool_spans=tool_spans,
         answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
         agent_spans=[view.span for view in views if view.agent],
         effects=side_effects,
@@ -49,8 +55,9 @@ def normalize(run: Run) -> AgentRun:
         ],
         model_inputs=model_inputs,
         agent_inputs=agent_inputs,
+        scopes=scopes,
     )
-    coverage, integrity = infer_coverage(facts, response, calls)
+    coverage, integrity, base = infer_coverage(facts, response, calls)
     roots = [v.span for v in views if v.parent is None]
     root = roots[0] if roots else None
     starts = [view.span.start_ns for view in views if view.span.start_ns is not None]
@@ -65,6 +72,8 @@ def normalize(run: Run) -> AgentRun:
         integrity=integrity,
         conventions=_conventions(views),
         user_input=user_input,
+        tool_scopes=scopes,
+        coverage_base=base,
     )
 
 

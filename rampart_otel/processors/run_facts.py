@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rampart_otel.conventions import ModelOutput, UserInput
-from rampart_otel.model import SideEffect, Span
+from rampart_otel.model import SideEffect, Span, ToolScope
 
 
 class SpanRole(NamedTuple):
@@ -46,6 +46,8 @@ class RunFacts:
     # the caller's input agent spans record (``processors.user_input``).
     model_inputs: list[tuple[Span, UserInput | None]] = field(default_factory=list)
     agent_inputs: list[tuple[Span, UserInput]] = field(default_factory=list)
+    # Each executed tool call as a place its side effects could happen (``scopes``).
+    scopes: list[ToolScope] = field(default_factory=list)
 
     @property
     def fragment(self) -> bool:

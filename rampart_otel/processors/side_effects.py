@@ -2,7 +2,10 @@
 
 The side-effect spans outside every model-inference subtree, each attributed to the tool
 call whose execution span encloses it; inside one (with no tool execution in between) they
-are the model's transport, kept apart. A prepared statement later run is one query.
+are the model's transport, kept apart. A span whose context the framework lost (its trace
+holds no agent, model or tool span) is attributed to the one executed call whose time
+window holds it, in the same service (``scopes.window_call``). A prepared statement later
+run is one query.
 """
 
 from __future__ import annotations
@@ -11,13 +14,19 @@ from typing import Any
 
 from rampart_otel.conventions.side_effects import DB, is_preparation
 from rampart_otel.model import SideEffect, Span
+from rampart_otel.processors.scopes import CallWindow, lost_context_traces, window_call
 from rampart_otel.processors.span_views import SpanView
 
 
-def agent_side_effects(views: list[SpanView]) -> tuple[list[SideEffect], dict[str, list[Span]]]:
-    """The agent's side effects, and (kind → spans) of the model's transport, left out."""
+def agent_side_effects(
+    views: list[SpanView], windows: list[CallWindow]
+) -> tuple[list[SideEffect], dict[str, list[Span]], set[str]]:
+    """The agent's side effects, (kind → spans) of the model's transport, left out, and
+    the ids of the spans attributed to a call by its time window."""
     found: list[SideEffect] = []
     transport: dict[str, list[Span]] = {}
+    windowed: set[str] = set()
+    lost = lost_context_traces(views) if windows else set()
     for view in views:
         if not view.effects:
             continue
@@ -26,6 +35,10 @@ def agent_side_effects(views: list[SpanView]) -> tuple[list[SideEffect], dict[st
                 transport.setdefault(kind, []).append(view.span)
             continue
         call_index = _enclosing_call(view)
+        if call_index is None and view.span.trace_id in lost:
+            call_index = window_call(windows, view.span)
+            if call_index is not None:
+                windowed.add(view.span.span_id)
         for kind, details, convention in view.effects:
             found.append(
                 SideEffect(
@@ -37,7 +50,7 @@ def agent_side_effects(views: list[SpanView]) -> tuple[list[SideEffect], dict[st
                     convention=convention,
                 )
             )
-    return _fold_preparations(found), transport
+    return _fold_preparations(found), transport, windowed
 
 
 def _fold_preparations(found: list[SideEffect]) -> list[SideEffect]:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
-from rampart_otel.model import SideEffect, Span, StatusCode, ToolCall
+from rampart_otel.model import (
+    MCP_SERVER,
+    ScopeState,
+    SideEffect,
+    Span,
+    StatusCode,
+    ToolCall,
+    ToolScope,
+)
 from rampart_otel.render import safe_text
 
 NAMED = 3  # spans named in one reason before "and N more"
@@ -92,3 +100,49 @@ def effect_label(effect: SideEffect) -> str:
 
 def counted(items: list, noun: str) -> str:
     return f"{len(items)} {noun}" + ("" if len(items) == 1 else "s")
+
+
+def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
+    """Why ``side_effects.<kind>`` is unproven: the tool calls whose scope was not watched,
+    each with the way to close the gap."""
+    silent = [s for s in scopes if s.state is ScopeState.SILENT]
+    remote = [s for s in scopes if s.state is ScopeState.OUT_OF_PROCESS]
+    server = [s for s in remote if s.remote == MCP_SERVER]
+    child = [s for s in remote if s.remote != MCP_SERVER]
+    parts: list[str] = []
+    if silent:
+        one = len(silent) == 1
+        parts.append(
+            f"{_scope_calls(silent)} recorded no I/O span and "
+            + ("declares" if one else "declare")
+            + f" nothing, so a {kind} call "
+            + ("it" if one else "they")
+            + " made would not show: instrument the client "
+            + ("it uses" if one else "they use")
+            + ", or declare "
+            + ("the tool" if one else "the tools")
+            + " (tools: in the policy, or rampart_otel.declare in the agent)"
+        )
+    if server:
+        parts.append(
+            f"{_scope_calls(server)} ran on an MCP server whose spans are not in the trace: "
+            "propagate the trace context to the server (MCP _meta traceparent) and export its "
+            "spans to the same place, or declare the tools"
+        )
+    if child:
+        parts.append(
+            f"{_scope_calls(child)} started a child process whose own spans are not in the "
+            f"trace, so a {kind} call the child made would not show"
+        )
+    return "; ".join(parts)
+
+
+def _scope_calls(scopes: list[ToolScope]) -> str:
+    named = ", ".join(
+        f"{safe_text(scope.tool, 40)!r}"
+        + (f" (span {scope.span_id})" if scope.span_id else " (no execution span)")
+        for scope in scopes[:NAMED]
+    )
+    more = f" and {len(scopes) - NAMED} more" if len(scopes) > NAMED else ""
+    noun = "tool call" if len(scopes) == 1 else "tool calls"
+    return f"{noun} {named}{more}"

@@ -1,0 +1,65 @@
+"""Frameworks' built-in pseudo-tools: calls the model makes that run no code of the user's.
+
+A tool call with no recorded I/O is *silent* (its client may not be instrumented), unless
+it is one of these: the framework itself handles the call, in-process, with no side
+effect (it ends the run with the answer, or hands the conversation to another agent of the
+same run, whose own tools are judged on their own). A row applies only to a span of the
+framework's own instrumentation scope, so a user's tool that happens to share the name,
+traced another way, is still judged as a tool. docs/coverage.md lists this table.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from rampart_otel.model import Span
+
+
+class PseudoTool(NamedTuple):
+    framework: str
+    name: str  # exact tool name, or a prefix ending in "*"
+    scopes: tuple[str, ...]  # instrumentation scopes whose spans may carry it
+    what: str
+    source: str  # where the framework defines it
+
+
+PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
+    PseudoTool(
+        "pydantic-ai",
+        "final_result",
+        ("pydantic-ai",),
+        "the output tool: the model returns the structured answer through it",
+        "pydantic_ai/_output.py, DEFAULT_OUTPUT_TOOL_NAME",
+    ),
+    PseudoTool(
+        "smolagents",
+        "final_answer",
+        ("openinference.instrumentation.smolagents",),
+        "the answer tool: its argument is the run's answer",
+        "smolagents/default_tools.py, FinalAnswerTool",
+    ),
+    PseudoTool(
+        "OpenAI Agents SDK",
+        "transfer_to_*",
+        (
+            "openinference.instrumentation.openai_agents",
+            "opentelemetry.instrumentation.openai_agents",
+        ),
+        "a handoff: the SDK switches to another agent of the same run",
+        "agents/handoffs.py, Handoff.default_tool_name",
+    ),
+)
+
+
+def pseudo_tool(name: str, span: Span | None) -> PseudoTool | None:
+    """The pseudo-tool row a call of ``name`` on ``span`` matches, if any."""
+    if span is None:
+        return None
+    scope = span.scope.name
+    for row in PSEUDO_TOOLS:
+        if scope not in row.scopes:
+            continue
+        pattern = row.name
+        if name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1])):
+            return row
+    return None

@@ -1,0 +1,277 @@
+"""Tool scopes: each executed tool call as a place where its side effects could happen.
+
+"No side effect happened" holds only where every place one could have happened was
+watched; one tool's recorded request says nothing about another tool's. So each executed
+tool call is judged on its own:
+
+- its I/O spans are those under its execution span, or, where the framework lost the
+  context (the I/O span's trace holds no agent, model or tool span), those of the same
+  service whose start falls inside this call's time window and no other's
+  (``call_windows``, ``window_call``);
+- with at least one, the call's client was instrumented (``RECORDED``); with none and no
+  declaration it is ``SILENT``: the client it used may not be;
+- a call run in another process (an MCP server) is watched only where that process's
+  spans are in the trace (``OUT_OF_PROCESS`` otherwise); a child process a tool spawned
+  is recorded by its ``process_exec`` span, its own effects are not;
+- a declaration closes the gap: ``rampart_otel.declare`` on the tool's span, the
+  process-wide ``rampart.coverage`` resource attribute (for the kinds it names), a
+  framework's built-in pseudo-tool, or the policy's ``tools:`` (``declare_tools``).
+
+I/O outside tool calls (framework memory stores, telemetry, the model's transport) never
+vouches for a tool call. Coverage caps the side-effect channels by the scopes that leave
+them unproven (``processors.coverage``); the words are ``processors.wording``'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
+from rampart_otel.conventions import mcp
+from rampart_otel.conventions.pseudo_tools import pseudo_tool
+from rampart_otel.conventions.side_effects import PROCESS
+from rampart_otel.model import (
+    CHILD_PROCESS,
+    MCP_SERVER,
+    ScopeEvidence,
+    ScopeState,
+    SideEffect,
+    Span,
+    ToolCall,
+    ToolCallStatus,
+    ToolScope,
+)
+from rampart_otel.processors.span_views import SpanView
+
+# The attribute ``rampart_otel.declare`` sets on a tool's span: what the tool promises.
+TOOL_DECLARATION_KEY = "rampart.tool.side_effects"
+# Its values: the tool has no side effects, or every I/O it makes is instrumented.
+TOOL_DECLARATIONS = ("none", "instrumented")
+
+
+@dataclass(frozen=True, slots=True)
+class CallWindow:
+    """When one executed call ran, and in which service: where a lost I/O span may belong."""
+
+    call_index: int
+    service: str | None
+    start: int
+    end: int | None  # None: open (the run's last call, or an unended span)
+
+
+def executed_calls(calls: list[ToolCall], tool_spans_recorded: bool) -> list[int]:
+    """Indexes of the calls that ran, or may have run unseen.
+
+    A call asked for and never executed ran nothing when the run records tool executions
+    at all; without any tool execution span, every call asked for may have run.
+    """
+    return [
+        index
+        for index, call in enumerate(calls)
+        if call.status is not ToolCallStatus.REQUESTED or not tool_spans_recorded
+    ]
+
+
+def call_windows(
+    views: list[SpanView], calls: list[ToolCall], executed: list[int]
+) -> list[CallWindow]:
+    """Each executed call's time window: its execution span's, else from the end of the
+    model call that asked for it to the start of the next model call of the run."""
+    by_id = {view.span.span_id: view for view in views}
+    models = sorted(
+        (view.span for view in views if view.model and view.output is not None),
+        key=lambda span: span.start_ns or 0,
+    )
+    windows: list[CallWindow] = []
+    for index in executed:
+        call = calls[index]
+        executed_in = by_id.get(call.executed_in) if call.executed_in else None
+        if executed_in is not None:
+            span = executed_in.span
+            if span.start_ns is not None:
+                windows.append(
+                    CallWindow(index, span.resource.service_name, span.start_ns, span.end_ns)
+                )
+            continue
+        requested = by_id.get(call.requested_in) if call.requested_in else None
+        if requested is None:
+            continue
+        asked = requested.span
+        begin = asked.end_ns if asked.end_ns is not None else asked.start_ns
+        if begin is None:
+            continue
+        following = (span.start_ns for span in models if (span.start_ns or 0) >= begin)
+        windows.append(CallWindow(index, asked.resource.service_name, begin, next(following, None)))
+    return windows
+
+
+def window_call(windows: list[CallWindow], span: Span) -> int | None:
+    """The one call whose window holds ``span``'s start, in the same service; None when no
+    window or several (parallel calls) hold it: a span inside two proves neither."""
+    start = span.start_ns
+    if start is None:
+        return None
+    service = span.resource.service_name
+    found = {
+        window.call_index
+        for window in windows
+        if window.service == service
+        and window.start <= start
+        and (window.end is None or start <= window.end)
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def lost_context_traces(views: list[SpanView]) -> set[str]:
+    """Traces holding no agent, model or tool span: pieces whose context was lost."""
+    agentic = {view.span.trace_id for view in views if view.model or view.agent or view.execution}
+    return {view.span.trace_id for view in views} - agentic
+
+
+def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
+    """Service → side-effect kinds its process declared (``rampart.coverage``), ``*`` for all."""
+    found: dict[str | None, set[str]] = {}
+    seen: set[int] = set()
+    for span in spans:
+        resource = span.resource
+        if id(resource) in seen:
+            continue
+        seen.add(id(resource))
+        value = resource.attributes.get(DECLARATION_KEY)
+        if value is None:
+            continue
+        keys = value if isinstance(value, (list, tuple)) else str(value).split(",")
+        kinds = found.setdefault(resource.service_name, set())
+        for key in (str(k).strip() for k in keys):
+            if key == EVERY_SIDE_EFFECT:
+                kinds.add("*")
+            elif key.startswith(SIDE_EFFECT_PREFIX):
+                kinds.add(key[len(SIDE_EFFECT_PREFIX) :])
+    return found
+
+
+def tool_scopes(
+    views: list[SpanView],
+    calls: list[ToolCall],
+    effects: list[SideEffect],
+    executed: list[int],
+    windowed: set[str],
+) -> list[ToolScope]:
+    """Each executed call's scope; ``windowed``: span ids of effects attributed by window."""
+    by_id = {view.span.span_id: view for view in views}
+    io: dict[int, list[SideEffect]] = {}
+    for effect in effects:
+        if effect.tool_call_index is not None:
+            io.setdefault(effect.tool_call_index, []).append(effect)
+    remote_seen, span_declared, remote_calls = _inside_calls(views)
+    process_kinds = declared_kinds(view.span for view in views)
+    scopes: list[ToolScope] = []
+    for index in executed:
+        call = calls[index]
+        execution = by_id.get(call.executed_in) if call.executed_in else None
+        anchor = execution or (by_id.get(call.requested_in) if call.requested_in else None)
+        service = anchor.span.resource.service_name if anchor is not None else None
+        found = io.get(index, [])
+        scope = ToolScope(
+            call_index=index,
+            tool=call.name,
+            state=ScopeState.RECORDED,
+            io_span_ids=tuple(dict.fromkeys(effect.span_id for effect in found)),
+            evidence=(
+                ScopeEvidence.TIME_WINDOW
+                if found and all(effect.span_id in windowed for effect in found)
+                else ScopeEvidence.SUBTREE
+            ),
+            span_id=execution.span.span_id if execution is not None else None,
+        )
+        declared = span_declared.get(index)
+        runs_remote = index in remote_calls
+        children = [e for e in found if e.kind == PROCESS]
+        if declared is not None:
+            scope = dataclasses.replace(
+                scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.SPAN
+            )
+        elif runs_remote and index not in remote_seen:
+            scope = dataclasses.replace(
+                scope, state=ScopeState.OUT_OF_PROCESS, remote=MCP_SERVER, evidence=None
+            )
+        elif children and not any(e.span_id in remote_seen.get(index, ()) for e in children):
+            # The child process is recorded by its process_exec span; what it did is not.
+            scope = dataclasses.replace(
+                scope,
+                state=ScopeState.OUT_OF_PROCESS,
+                remote=CHILD_PROCESS,
+                exempt_kinds=(PROCESS,),
+            )
+        elif not found:
+            if pseudo_tool(call.name, execution.span if execution is not None else None):
+                scope = dataclasses.replace(
+                    scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.PSEUDO_TOOL
+                )
+            else:
+                kinds = tuple(sorted(process_kinds.get(service, ())))
+                scope = dataclasses.replace(
+                    scope, state=ScopeState.SILENT, evidence=None, exempt_kinds=kinds
+                )
+        scopes.append(scope)
+    return scopes
+
+
+def _inside_calls(
+    views: list[SpanView],
+) -> tuple[dict[int, set[str]], dict[int, str], set[int]]:
+    """Per call: the spans under it recorded by another process (its server's or child's:
+    the ids of their parents inside the call), a ``rampart_otel.declare`` value set on its
+    execution span or a span under it; and the calls an MCP client sent to a server."""
+    other_process: dict[int, set[str]] = {}
+    declared: dict[int, str] = {}
+    remote: set[int] = set()
+    for view in views:
+        owner = _enclosing_call(view)
+        if owner is None:
+            continue
+        index = owner.call_index
+        assert index is not None
+        if view.call_index is not None and mcp.runs_elsewhere(view.span):
+            remote.add(index)
+        value = view.span.attributes.get(TOOL_DECLARATION_KEY)
+        if isinstance(value, str) and value in TOOL_DECLARATIONS:
+            declared.setdefault(index, value)
+        parent = view.parent
+        if parent is not None and parent.span.resource.attributes != view.span.resource.attributes:
+            other_process.setdefault(index, set()).add(parent.span.span_id)
+    return other_process, declared, remote
+
+
+def _enclosing_call(view: SpanView) -> SpanView | None:
+    current: SpanView | None = view
+    while current is not None:
+        if current.call_index is not None:
+            return current
+        current = current.parent
+    return None
+
+
+def declare_tools(scopes: list[ToolScope], tools: Mapping[str, str]) -> list[ToolScope]:
+    """The scopes with the policy's ``tools:`` declarations applied to the calls they name."""
+    return [
+        dataclasses.replace(
+            scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.POLICY, exempt_kinds=()
+        )
+        if scope.tool in tools and scope.state in (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
+        else scope
+        for scope in scopes
+    ]
+
+
+def unproven(scopes: list[ToolScope], kind: str) -> list[ToolScope]:
+    """The scopes that leave side effects of ``kind`` unproven."""
+    return [
+        scope
+        for scope in scopes
+        if scope.state in (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
+        and kind not in scope.exempt_kinds
+        and "*" not in scope.exempt_kinds
+    ]
