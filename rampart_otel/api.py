@@ -19,7 +19,8 @@ from rampart_otel.errors import DataError
 from rampart_otel.evaluation import CheckResult, Policy, load_policy
 from rampart_otel.model import InputError, Run
 from rampart_otel.pipeline import ReadStats, runs
-from rampart_otel.processors.assemble import GroupBy, assemble
+from rampart_otel.processors.assemble import GroupBy
+from rampart_otel.processors.stitch import assemble
 
 PolicySource = Policy | str | os.PathLike[str]
 Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]

@@ -98,6 +98,22 @@ class Span:
         return not self.flags & 0x200
 
 
+class StitchReason(StrEnum):
+    """Why a trace was joined to a run it did not start (``processors.stitch``)."""
+
+    CONTINUATION = "continuation"  # its model input history holds calls the run asked for
+    TIME_WINDOW = "time_window"  # a fragment of the same service inside the run's time
+
+
+@dataclass(frozen=True, slots=True)
+class Stitch:
+    """One trace joined to a run: which, why, and the call ids that linked it (if any)."""
+
+    trace_id: str
+    how: StitchReason
+    via: str = ""
+
+
 @dataclass(slots=True)
 class Run:
     """The unit that is scored: one trace, or every trace of one conversation."""
@@ -107,6 +123,7 @@ class Run:
     spans: list[Span]
     session_id: str | None = None
     revision: int = 0  # > 0: spans that arrived after an earlier part of the run was scored
+    stitched: tuple[Stitch, ...] = ()  # traces joined to the run's own (``processors.stitch``)
 
 
 class ToolCallStatus(StrEnum):

@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rampart_otel.model import AgentRun, InputError, Run, Span
-from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
+from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
 
 

@@ -32,7 +32,8 @@ from rampart_otel.collector.scorer import (
 )
 from rampart_otel.engine import checked_assumptions, fewer_young_collections, load_policies
 from rampart_otel.model import InputError, Run, Span
-from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, assemble
+from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
+from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
 from rampart_otel.storage import queries as q
 from rampart_otel.storage.results import ResultRow, unpack_span_ids, version_text

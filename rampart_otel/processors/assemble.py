@@ -178,15 +178,3 @@ def _session_of(span: Span) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def assemble(
-    batches: Iterable[list[Span]], *, group_by: GroupBy = "trace", idle: float = DEFAULT_IDLE_SPANS
-) -> Iterable[Run]:
-    """Runs from an ordered stream of span batches, using spans read as the clock."""
-    assembler = RunAssembler(group_by=group_by, idle=idle)
-    position = 0
-    for batch in batches:
-        position += len(batch)
-        yield from assembler.add(batch, position)
-    yield from assembler.flush()

@@ -16,8 +16,8 @@ from span_factory import mk
 
 from rampart_otel.conventions import genai, openinference, openllmetry
 from rampart_otel.model import AgentRun, FindingKind, InputError, Run, Span, ToolCallStatus
-from rampart_otel.processors.assemble import assemble
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.stitch import assemble
 from rampart_otel.processors.wording import NOT_RECORDED, REDACTED
 from rampart_otel.receivers.files import read_paths
 

@@ -18,8 +18,8 @@ from rampart_otel.conventions import finish_reasons, vercel_ai
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import AgentRun, Span, ToolCallStatus
-from rampart_otel.processors.assemble import assemble
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.stitch import assemble
 
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 EXECUTED, ERROR = ToolCallStatus.EXECUTED, ToolCallStatus.ERROR

@@ -1,7 +1,8 @@
 from span_factory import mk
 
 from rampart_otel.model import Span
-from rampart_otel.processors.assemble import RunAssembler, assemble
+from rampart_otel.processors.assemble import RunAssembler
+from rampart_otel.processors.stitch import assemble
 
 
 def span(trace: str, span_id: str, parent: str | None = None, ended: bool = True, **attrs) -> Span:

@@ -1,0 +1,283 @@
+"""Stitch the pieces of one agent's work that arrive as separate traces into one run.
+
+A run is scored on what it holds, so a piece scored alone speaks for less than the whole:
+- a *continuation*: a plain SDK tool loop (no agent span) leaves one trace per model call,
+  and each later call's input history holds the tool calls an earlier one asked for. A
+  trace with no agent span whose model input history holds only calls that the model calls
+  of one earlier run of the same process asked for (its history extends theirs), starting
+  after that run ended and within ``MAX_GAP_NS`` of it, is joined onto that run;
+- a *fragment*: an I/O span whose context the framework lost (a thread pool, a callback)
+  is a trace of its own with no agent, model or tool span. It is joined to the one run of
+  the same service whose time span holds it; with none or several, it stays apart.
+
+The assembler's runs are held ``hold`` units of its clock after a piece last joined them,
+so pieces that arrive later can still join; a piece arriving after its run was emitted
+stays a run of its own (a fragment or continuation: never SAFE). ``Run.stitched`` says
+how each joined trace was attached. Only the spans' own identifiers decide: no trace
+content is guessed from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, KeysView
+from dataclasses import dataclass, field
+
+from rampart_otel.model import Run, Span, Stitch, StitchReason
+from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, RunAssembler
+from rampart_otel.processors.span_views import SpanView, classify_run, history_readers
+
+# Longest pause between one model call of a conversation and the next that still joins:
+# tool runs and model latency, not a conversation resumed another day.
+MAX_GAP_NS = 10 * 60 * 1_000_000_000
+
+ProcessKey = tuple[str | None, str | None]  # service.name, service.instance.id
+
+
+@dataclass(slots=True)
+class _Piece:
+    """What the stitcher needs to know of one assembled run."""
+
+    run: Run
+    process: ProcessKey
+    start: int
+    end: int
+    agentic: bool
+    has_agent: bool  # an agent span: a run of its own, never a continuation piece
+    asked: set[str]  # call ids its model calls asked for, or its tools ran
+    history: set[str]  # call ids its model calls' input history holds that it did not ask
+
+
+@dataclass(slots=True)
+class _Group:
+    pieces: list[_Piece]
+    stitches: list[Stitch] = field(default_factory=list)
+    last_joined: float = 0.0
+
+    @property
+    def start(self) -> int:
+        return min(piece.start for piece in self.pieces)
+
+    @property
+    def end(self) -> int:
+        return max(piece.end for piece in self.pieces)
+
+    @property
+    def agentic(self) -> bool:
+        return any(piece.agentic for piece in self.pieces)
+
+    def processes(self) -> set[ProcessKey]:
+        return {piece.process for piece in self.pieces}
+
+    def asked(self) -> set[str]:
+        return {call_id for piece in self.pieces for call_id in piece.asked}
+
+
+class Stitcher:
+    """Feed assembled runs with ``add``; emitted runs come back joined where they belong."""
+
+    def __init__(self, hold: float) -> None:
+        self.hold = hold
+        self._groups: list[_Group] = []  # in arrival order
+
+    @property
+    def held(self) -> int:
+        return len(self._groups)
+
+    def add(self, runs: Iterable[Run], now: float) -> list[Run]:
+        self.take(runs, now)
+        return self.expire(now)
+
+    def take(self, runs: Iterable[Run], now: float) -> None:
+        """Hold ``runs``, each joined where it belongs; nothing is emitted."""
+        for run in runs:
+            self._arrive(_piece(run), now)
+
+    def expire(self, now: float) -> list[Run]:
+        """Emit the groups no piece joined for ``hold``, oldest first."""
+        ready = [group for group in self._groups if group.last_joined <= now - self.hold]
+        if not ready:
+            return []
+        self._groups = [group for group in self._groups if group.last_joined > now - self.hold]
+        return [_joined(group) for group in ready]
+
+    def flush(self) -> list[Run]:
+        done = [_joined(group) for group in self._groups]
+        self._groups = []
+        return done
+
+    def _arrive(self, piece: _Piece, now: float) -> None:
+        group = _Group([piece], last_joined=now)
+        host = self._continued(piece) if piece.history and not piece.has_agent else None
+        if host is not None:
+            self._attach(host, group, StitchReason.CONTINUATION, now)
+            group = host
+        elif not piece.agentic:
+            host = self._enclosing(piece)
+            if host is not None:
+                self._attach(host, group, StitchReason.TIME_WINDOW, now)
+                return
+            self._groups.append(group)
+            return
+        else:
+            self._groups.append(group)
+        if group.agentic:  # fragments that came first and fall inside this run
+            for waiting in [g for g in self._groups if g is not group and not g.agentic]:
+                fragment = waiting.pieces[0]
+                if len(waiting.pieces) == 1 and self._enclosing(fragment) is group:
+                    self._groups.remove(waiting)
+                    self._attach(group, waiting, StitchReason.TIME_WINDOW, now)
+
+    def _continued(self, piece: _Piece) -> _Group | None:
+        """The one earlier group of the same process whose model calls asked for every call
+        this piece's input history holds, ended before it started, and not long before."""
+        found = [
+            group
+            for group in self._groups
+            if piece.process in group.processes()
+            and piece.history <= group.asked()
+            and group.end <= piece.start <= group.end + MAX_GAP_NS
+        ]
+        return found[0] if len(found) == 1 else None
+
+    def _enclosing(self, fragment: _Piece) -> _Group | None:
+        """The one agentic group of the same process whose time span holds the fragment."""
+        found = [
+            group
+            for group in self._groups
+            if group.agentic
+            and fragment.process in group.processes()
+            and group.start <= fragment.start
+            and fragment.end <= group.end
+        ]
+        return found[0] if len(found) == 1 else None
+
+    @staticmethod
+    def _attach(host: _Group, group: _Group, how: StitchReason, now: float) -> None:
+        for piece in group.pieces:
+            if piece.run.run_id not in {p.run.run_id for p in host.pieces}:
+                host.pieces.append(piece)
+                via = ""
+                if how is StitchReason.CONTINUATION:
+                    via = ", ".join(sorted(host.asked() & piece.history)[:3])
+                for trace_id in piece.run.trace_ids:
+                    host.stitches.append(Stitch(trace_id, how, via))
+        host.stitches.extend(group.stitches)
+        host.last_joined = now
+
+
+def _joined(group: _Group) -> Run:
+    if len(group.pieces) == 1:
+        return group.pieces[0].run
+    first = next((p for p in group.pieces if p.agentic), group.pieces[0])
+    pieces = [first, *(p for p in group.pieces if p is not first)]
+    trace_ids = list(dict.fromkeys(t for piece in pieces for t in piece.run.trace_ids))
+    spans = [span for piece in pieces for span in piece.run.spans]
+    run = first.run
+    return Run(
+        run.run_id,
+        trace_ids,
+        spans,
+        session_id=run.session_id,
+        revision=run.revision,
+        stitched=tuple(group.stitches),
+    )
+
+
+def _piece(run: Run) -> _Piece:
+    views, _ = classify_run(run.spans)
+    asked: set[str] = set()
+    history: set[str] = set()
+    agentic = has_agent = False
+    for view in views:
+        agentic = agentic or view.model or view.agent or view.execution is not None
+        has_agent = has_agent or view.agent
+        if view.output is not None:
+            asked.update(r.call_id for r in view.output.requests if r.call_id)
+        if view.execution is not None and view.execution.call_id:
+            asked.add(view.execution.call_id)
+        if view.model:
+            for _, reader in history_readers(view.span):
+                arguments, results = reader(view.span)
+                history.update(arguments, results)
+    starts = [s.start_ns for s in run.spans if s.start_ns is not None]
+    ends = [s.end_ns or s.start_ns for s in run.spans if (s.end_ns or s.start_ns) is not None]
+    return _Piece(
+        run=run,
+        process=_process(views),
+        start=min(starts, default=0),
+        end=max((e for e in ends if e is not None), default=0),
+        agentic=agentic,
+        has_agent=has_agent,
+        asked=asked,
+        history=history - asked,
+    )
+
+
+def _process(views: list[SpanView]) -> ProcessKey:
+    """The process that recorded the run's first root span: its service and instance."""
+    roots = [view.span for view in views if view.parent is None]
+    span: Span | None = roots[0] if roots else (views[0].span if views else None)
+    if span is None:
+        return None, None
+    instance = span.resource.attributes.get("service.instance.id")
+    return span.resource.service_name, instance if isinstance(instance, str) else None
+
+
+class StitchingAssembler:
+    """A ``RunAssembler`` whose runs pass through a ``Stitcher`` holding them ``idle`` long:
+    the same calls, for every host that assembles runs."""
+
+    def __init__(self, assembler: RunAssembler, *, stitch: bool = True) -> None:
+        self.assembler = assembler
+        self.stitcher = Stitcher(assembler.idle) if stitch else None
+
+    @property
+    def open_traces(self) -> int:
+        held = self.stitcher.held if self.stitcher is not None else 0
+        return self.assembler.open_traces + held
+
+    @property
+    def stalled_trace_ids(self) -> KeysView[str]:
+        return self.assembler.stalled_trace_ids
+
+    def add(self, spans: Iterable[Span], now: float) -> list[Run]:
+        return self._through(self.assembler.add(spans, now), now)
+
+    def expire(self, now: float) -> list[Run]:
+        return self._through(self.assembler.expire(now), now)
+
+    def emit_complete(self, now: float) -> list[Run]:
+        runs = self.assembler.emit_complete(now)
+        if self.stitcher is None:
+            return runs
+        self.stitcher.take(runs, now)
+        return self.stitcher.flush()
+
+    def flush(self) -> list[Run]:
+        runs = self.assembler.flush()
+        if self.stitcher is None:
+            return runs
+        self.stitcher.take(runs, 0.0)
+        return self.stitcher.flush()
+
+    def _through(self, runs: list[Run], now: float) -> list[Run]:
+        if self.stitcher is None:
+            return runs
+        return self.stitcher.add(runs, now)
+
+
+def assemble(
+    batches: Iterable[list[Span]],
+    *,
+    group_by: GroupBy = "trace",
+    idle: float = DEFAULT_IDLE_SPANS,
+    stitch: bool = True,
+) -> Iterator[Run]:
+    """Runs from an ordered stream of span batches, using spans read as the clock, with the
+    pieces of one agent's work stitched together (``stitch=False``: one run per trace)."""
+    assembler = StitchingAssembler(RunAssembler(group_by=group_by, idle=idle), stitch=stitch)
+    position = 0
+    for batch in batches:
+        position += len(batch)
+        yield from assembler.add(batch, position)
+    yield from assembler.flush()
