@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rampart_otel.codecs.otlp_json import parse_json
 from rampart_otel.conventions.finish_reasons import ToolRequest, combine
@@ -125,7 +125,12 @@ class SpanReport:
     dispatched: list[ToolReport] = field(default_factory=list)
 
 
-History = tuple[dict[str, Any], dict[str, Any]]  # call id → arguments, call id → result
+class History(NamedTuple):
+    """What a model call's input history shows of earlier tool calls, by call id."""
+
+    arguments: dict[str, Any]
+    results: dict[str, Any]
+    names: dict[str, str] = {}
 
 
 @dataclass(slots=True)

@@ -105,11 +105,12 @@ def content_blocks(value: Any) -> Any:
 def history(span: Span) -> History:
     """The SDK's input messages (content mode), with tool results unwrapped from blocks."""
     if span.scope.name != SCOPE and STOP_REASON not in span.attributes:
-        return {}, {}
+        return History({}, {})
     if genai.INPUT_MESSAGES not in span.attributes:
-        return {}, {}
-    arguments, results = genai.input_history(span)
-    return arguments, {call_id: content_blocks(value) for call_id, value in results.items()}
+        return History({}, {})
+    arguments, results, names = genai.input_history(span)
+    results = {call_id: content_blocks(value) for call_id, value in results.items()}
+    return History(arguments, results, names)
 
 
 def _after_prefix(name: str) -> str:

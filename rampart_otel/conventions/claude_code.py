@@ -128,14 +128,14 @@ def history(span: Span) -> History:
     """Call id → the result the model was sent, from a request's detailed ``new_context``."""
     raw = span.attributes.get(NEW_CONTEXT)
     if not isinstance(raw, str) or "[TOOL RESULT: " not in raw:
-        return {}, {}
+        return History({}, {})
     if span.attributes.get(NEW_CONTEXT + TRUNCATED) is True:
-        return {}, {}
+        return History({}, {})
     results: dict[str, Any] = {}
     for label, text in _context_parts(raw):
         if label.startswith("TOOL RESULT: "):
             results.setdefault(label.removeprefix("TOOL RESULT: "), parse_result(text))
-    return {}, results
+    return History({}, results)
 
 
 def _context_parts(raw: str) -> list[tuple[str, str]]:

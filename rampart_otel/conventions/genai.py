@@ -15,6 +15,7 @@ from typing import Any
 from rampart_otel.conventions import (
     GEN_AI,
     Convention,
+    History,
     ModelOutput,
     SpanReport,
     ToolReport,
@@ -275,7 +276,7 @@ def agent_output(span: Span) -> str | None:
     return final if isinstance(final, str) else json.dumps(final, default=str)
 
 
-def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
+def input_history(span: Span) -> History:
     """Call id → arguments and call id → result, from the history sent to the model.
 
     A tool result sent back to the model shows the call ran and what it returned, even when
@@ -283,11 +284,16 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     """
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
+    names: dict[str, str] = {}
     for raw in contents(span, INPUT_MESSAGES):
         if not isinstance(raw, str) or _may_hold_call_content(raw):
             for message in _messages(raw) or ():
                 for part in _parts(message):
                     _history_part(part, arguments, results)
+                    if part.get("type") == "tool_call" and as_str(part.get("id")):
+                        name = as_str(part.get("name"))
+                        if name:
+                            names.setdefault(as_str(part.get("id")) or "", name)
     for name, body in _event_bodies(span):
         if name == TOOL_EVENT:
             call_id = as_str(body.get("id")) or as_str(body.get("tool_call_id"))
@@ -295,10 +301,12 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
                 results.setdefault(call_id, parse_result(body["content"]))
         elif name == ASSISTANT_EVENT:
             for call in _list(body.get("tool_calls")):
-                call_id, _, args, captured = _openai_tool_call(call)
+                call_id, name, args, captured = _openai_tool_call(call)
+                if call_id and name:
+                    names.setdefault(call_id, name)
                 if call_id and captured:
                     arguments.setdefault(call_id, args)
-    return arguments, results
+    return History(arguments, results, names)
 
 
 def user_input(span: Span) -> UserInput | None:

@@ -32,6 +32,7 @@ from typing import Any
 from rampart_otel.conventions import (
     OPENINFERENCE,
     Convention,
+    History,
     ModelOutput,
     SpanReport,
     ToolReport,
@@ -375,12 +376,13 @@ def agent_output(span: Span) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
-def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Call id → arguments and call id → result from ``llm.input_messages``."""
+def input_history(span: Span) -> History:
+    """Call id → arguments, result and tool name from ``llm.input_messages``."""
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
+    names: dict[str, str] = {}
     if SPAN_KIND not in span.attributes:
-        return arguments, results
+        return History(arguments, results)
     for _, message in indexed(span.attributes, INPUT_MESSAGES).items():
         role = message.get("message.role")
         if role == "tool":
@@ -392,9 +394,12 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
             for _, call in indexed(message, "message.tool_calls.").items():
                 call_id = as_str(call.get("tool_call.id"))
                 raw = call.get("tool_call.function.arguments")
+                name = as_str(call.get("tool_call.function.name"))
+                if call_id and name:
+                    names.setdefault(call_id, name)
                 if call_id and captured(raw):
                     arguments.setdefault(call_id, parse_arguments(raw))
-    return arguments, results
+    return History(arguments, results, names)
 
 
 def user_input(span: Span) -> UserInput | None:

@@ -23,6 +23,7 @@ from typing import Any
 from rampart_otel.conventions import (
     OPENLLMETRY,
     Convention,
+    History,
     ModelOutput,
     SpanReport,
     ToolReport,
@@ -182,12 +183,13 @@ def dispatched_calls(span: Span) -> list[ToolReport]:
     ]
 
 
-def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Call id → arguments and call id → result from the flattened ``gen_ai.prompt.*``."""
+def input_history(span: Span) -> History:
+    """Call id → arguments, result and tool name from the flattened ``gen_ai.prompt.*``."""
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
+    names: dict[str, str] = {}
     if REQUEST_TYPE not in span.attributes and f"{PROMPT}0.role" not in span.attributes:
-        return arguments, results
+        return History(arguments, results)
     for _, message in indexed(span.attributes, PROMPT).items():
         role = message.get("role")
         if role == "tool":
@@ -196,9 +198,11 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
                 results.setdefault(call_id, parse_result(message["content"]))
         elif role == "assistant":
             for report in _requests(message, span):
+                if report.call_id and report.name:
+                    names.setdefault(report.call_id, report.name)
                 if report.call_id and report.arguments_captured:
                     arguments.setdefault(report.call_id, report.arguments)
-    return arguments, results
+    return History(arguments, results, names)
 
 
 def user_input(span: Span) -> UserInput | None:

@@ -25,6 +25,7 @@ from typing import Any
 from rampart_otel.conventions import (
     STRANDS,
     Convention,
+    History,
     ModelOutput,
     SpanReport,
     ToolReport,
@@ -73,8 +74,8 @@ def read(span: Span) -> SpanReport | None:
 def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
     """Call id → arguments and → result from the history events (both forms)."""
     if span.scope.name != SCOPE:
-        return {}, {}
-    arguments, results = genai.input_history(span)
+        return History({}, {})
+    arguments, results, names = genai.input_history(span)
     results = {call_id: unwrap_result(value) for call_id, value in results.items()}
     for event in span.events:
         blocks = _blocks(event.attributes.get("content"))
@@ -84,6 +85,8 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
             use = block.get("toolUse")
             if event.name == genai.ASSISTANT_EVENT and isinstance(use, dict):
                 call_id = as_str(use.get("toolUseId"))
+                if call_id and as_str(use.get("name")):
+                    names.setdefault(call_id, as_str(use.get("name")) or "")
                 if call_id and "input" in use:
                     arguments.setdefault(call_id, parse_arguments(use["input"]))
             result = block.get("toolResult")
@@ -91,7 +94,7 @@ def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
                 call_id = as_str(result.get("toolUseId"))
                 if call_id:
                     results.setdefault(call_id, unwrap_result(block))
-    return arguments, results
+    return History(arguments, results, names)
 
 
 def user_input(span: Span) -> UserInput | None:

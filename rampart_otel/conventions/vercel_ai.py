@@ -182,9 +182,10 @@ def input_history(span: Span) -> History:
     """
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
+    names: dict[str, str] = {}
     raw = span.attributes.get(PROMPT_MESSAGES)
     if not isinstance(raw, str) or ('"tool-result"' not in raw and '"tool-call"' not in raw):
-        return arguments, results
+        return History(arguments, results)
     messages = load_json(raw)
     for message in messages if isinstance(messages, list) else ():
         content = message.get("content") if isinstance(message, dict) else None
@@ -196,6 +197,8 @@ def input_history(span: Span) -> History:
                 continue
             kind = part.get("type")
             if kind == "tool-call":
+                if as_str(part.get("toolName")):
+                    names.setdefault(call_id, as_str(part.get("toolName")) or "")
                 raw_args = part.get("input", part.get("args"))
                 if raw_args is not None:
                     arguments.setdefault(call_id, parse_arguments(raw_args))
@@ -203,7 +206,7 @@ def input_history(span: Span) -> History:
                 found, value = _tool_result(part)
                 if found:
                     results.setdefault(call_id, value)
-    return arguments, results
+    return History(arguments, results, names)
 
 
 def user_input(span: Span) -> UserInput | None:

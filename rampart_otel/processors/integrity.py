@@ -17,7 +17,7 @@ from rampart_otel.channels import (
 )
 from rampart_otel.model import FindingKind, IntegrityFinding, Span
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
-from rampart_otel.processors.wording import NAMED, counted, span_label, span_names
+from rampart_otel.processors.wording import NAMED, call_names, counted, span_label, span_names
 from rampart_otel.render import safe_text
 
 
@@ -91,6 +91,23 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
                 ),
                 span_ids=[span.span_id for span in facts.spans[:NAMED]],
                 channels=[EVERY_CHANNEL],
+            )
+        )
+    if facts.history_calls:
+        calls = facts.history_calls
+        findings.append(
+            IntegrityFinding(
+                kind=FindingKind.CONTINUATION,
+                message=(
+                    f"a continuation, not a whole conversation: the model input history holds "
+                    f"{counted(calls, 'tool call')} no span of this run made "
+                    f"({call_names(calls)}); the earlier part was recorded elsewhere, so its "
+                    "calls and side effects are not all here (read from history as evidence). "
+                    "Trace the loop as one run (an agent span around it), or score the traces "
+                    "together so they are stitched"
+                ),
+                span_ids=[span_id for call in calls for span_id in call.span_ids[:1]],
+                channels=[*TOOL_CHANNELS, EVERY_SIDE_EFFECT],
             )
         )
     return findings

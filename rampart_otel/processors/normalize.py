@@ -56,6 +56,7 @@ def normalize(run: Run) -> AgentRun:
         model_inputs=model_inputs,
         agent_inputs=agent_inputs,
         scopes=scopes,
+        history_calls=[call for call in calls if call.from_history],
     )
     coverage, integrity, base = infer_coverage(facts, response, calls)
     roots = [v.span for v in views if v.parent is None]

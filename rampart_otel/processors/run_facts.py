@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rampart_otel.conventions import ModelOutput, UserInput
-from rampart_otel.model import SideEffect, Span, ToolScope
+from rampart_otel.model import SideEffect, Span, ToolCall, ToolScope
 
 
 class SpanRole(NamedTuple):
@@ -48,6 +48,8 @@ class RunFacts:
     agent_inputs: list[tuple[Span, UserInput]] = field(default_factory=list)
     # Each executed tool call as a place its side effects could happen (``scopes``).
     scopes: list[ToolScope] = field(default_factory=list)
+    # Calls read only from model input history: the run continues an earlier conversation.
+    history_calls: list[ToolCall] = field(default_factory=list)
 
     @property
     def fragment(self) -> bool:

@@ -197,8 +197,8 @@ def _piece(run: Run) -> _Piece:
             asked.add(view.execution.call_id)
         if view.model:
             for _, reader in history_readers(view.span):
-                arguments, results = reader(view.span)
-                history.update(arguments, results)
+                found = reader(view.span)
+                history.update(found.arguments, found.results)
     starts = [s.start_ns for s in run.spans if s.start_ns is not None]
     ends = [s.end_ns or s.start_ns for s in run.spans if (s.end_ns or s.start_ns) is not None]
     return _Piece(

@@ -36,6 +36,7 @@ def merge_tool_calls(views: list[SpanView]) -> list[ToolCall]:
             if view.call_index is None:
                 view.execution = None  # a traced function no model asked for: no call
     calls.fill_from_history([view for view in views if view.model])
+    calls.adopt_history_calls([view for view in views if view.model])
     calls.adopt_named_spans(views)
     calls.mark_when()
     return calls.calls
@@ -106,7 +107,7 @@ class _CallMerger:
             if not wanted:
                 return
             for convention, reader in history_readers(view.span):
-                arguments, results = reader(view.span)
+                arguments, results, _ = reader(view.span)
                 for call_id, value in arguments.items():
                     index = wanted.get(call_id)
                     if index is not None and not self.calls[index].arguments_captured:
@@ -127,6 +128,65 @@ class _CallMerger:
                 for call_id, index in wanted.items()
                 if not self.calls[index].arguments_captured or not self.calls[index].result_captured
             }
+
+    def adopt_history_calls(self, model_views: list[SpanView]) -> None:
+        """Calls a model call's input history holds that no span of the run made: the run
+        continues a conversation recorded elsewhere, and those calls are evidence of it.
+
+        A history call another call of the run explains (the same name and arguments, under
+        another layer's id) is that call, not a new one.
+        """
+        for view in model_views:
+            for convention, reader in history_readers(view.span):
+                history = reader(view.span)
+                for call_id in dict.fromkeys([*history.arguments, *history.results]):
+                    if call_id in self._by_id:
+                        continue
+                    name = history.names.get(call_id, "")
+                    arguments = history.arguments.get(call_id)
+                    captured = call_id in history.arguments
+                    if self._explained(name, arguments, captured):
+                        continue
+                    index = self._new_named(name, view.span.trace_id)
+                    call = self.calls[index]
+                    call.call_id = call_id
+                    self._by_id[call_id] = index
+                    call.from_history = True
+                    if captured:
+                        call.arguments, call.arguments_captured = arguments, True
+                    if call_id in history.results:
+                        call.result, call.result_captured = history.results[call_id], True
+                        call.status = ToolCallStatus.EXECUTED  # its result went back
+                    self._seen(call, view.span, convention)
+
+    def _explained(self, name: str, arguments: object, captured: bool) -> bool:
+        for index in self._by_name.get(name, ()):
+            call = self.calls[index]
+            if call.from_history:
+                continue
+            if not captured or not call.arguments_captured or call.arguments == arguments:
+                return True
+        return False
+
+    def _new_named(self, name: str, trace_id: str) -> int:
+        self.calls.append(
+            ToolCall(
+                name=name,
+                call_id=None,
+                arguments=None,
+                result=None,
+                status=ToolCallStatus.REQUESTED,
+                span_ids=[],
+                trace_id=trace_id,
+                conventions=[],
+            )
+        )
+        self._requests.append([])
+        self._executed.append(False)
+        self._exec_views.append(None)
+        index = len(self.calls) - 1
+        self._by_name.setdefault(name, []).append(index)
+        return index
 
     def mark_when(self) -> None:
         """Name each call's execution span and first requesting model span."""
@@ -159,24 +219,7 @@ class _CallMerger:
                     break
 
     def _new(self, report: ToolReport) -> int:
-        self.calls.append(
-            ToolCall(
-                name=report.name,
-                call_id=None,
-                arguments=None,
-                result=None,
-                status=ToolCallStatus.REQUESTED,
-                span_ids=[],
-                trace_id=report.span.trace_id,
-                conventions=[],
-            )
-        )
-        self._requests.append([])
-        self._executed.append(False)
-        self._exec_views.append(None)
-        index = len(self.calls) - 1
-        self._by_name.setdefault(report.name, []).append(index)
-        return index
+        return self._new_named(report.name, report.span.trace_id)
 
     def _merge(self, index: int, report: ToolReport) -> None:
         call = self.calls[index]
