@@ -16,11 +16,18 @@ from rich.text import Text
 from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
 from rampart_otel.conventions.side_effects import STANDARD_KINDS
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
-from rampart_otel.model import AgentRun, InputError
+from rampart_otel.model import AgentRun, InputError, ScopeState
+from rampart_otel.processors.wording import scope_in_words, stitch_in_words
 from rampart_otel.render import safe_text
 
 INSPECT_SCHEMA = "rampart-otel/inspect@1"
 
+_SCOPE_STYLE = {
+    ScopeState.RECORDED: "green",
+    ScopeState.DECLARED: "blue",
+    ScopeState.SILENT: "yellow",
+    ScopeState.OUT_OF_PROCESS: "yellow",
+}
 _STATE_STYLE = {
     ChannelState.OBSERVED: "green",
     ChannelState.PARTIAL: "yellow",
@@ -85,6 +92,14 @@ def _print_run(run: AgentRun, console: Console) -> None:
     revision = f" (revision {run.run.revision})" if run.run.revision else ""
     console.print(_line(("Run ", "bold"), (safe_text(run.run_id), "bold cyan"), revision))
     console.print(_line("  traces:   ", ", ".join(safe_text(t) for t in run.trace_ids)))
+    for stitch in run.run.stitched:
+        console.print(
+            _line(
+                "  stitched: ",
+                f"trace {safe_text(stitch.trace_id)} — ",
+                safe_text(stitch_in_words(stitch.how, stitch.via)),
+            )
+        )
     console.print(_line("  service:  ", safe_text(run.service or "-")))
     console.print(_line("  started:  ", ns_to_iso(run.started_at_ns) or "-"))
     console.print(_line("  level:    ", (run.coverage.level.value, "bold")))
@@ -121,7 +136,8 @@ def _print_run(run: AgentRun, console: Console) -> None:
     )
 
     console.print(Text(f"  tool calls ({len(run.tool_calls)}):", style="bold"))
-    for call in run.tool_calls:
+    scopes = {scope.call_index: scope for scope in run.tool_scopes}
+    for index, call in enumerate(run.tool_calls):
         args = safe_text(json.dumps(jsonable(call.arguments))) if call.arguments_captured else None
         result = safe_text(jsonable(call.result), 120) if call.result_captured else None
         console.print(
@@ -129,8 +145,13 @@ def _print_run(run: AgentRun, console: Console) -> None:
                 "    - ",
                 (safe_text(call.name), "cyan"),
                 f" [{call.status.value}] span {','.join(call.span_ids)}",
+                (" (read from model input history)", "yellow") if call.from_history else "",
             )
         )
+        scope = scopes.get(index)
+        if scope is not None:
+            style = _SCOPE_STYLE.get(scope.state, "")
+            console.print(_line("      scope:  ", (scope_in_words(scope), style)))
         console.print(
             _line("      args:   ", args if args is not None else ("not captured", "dim"))
         )

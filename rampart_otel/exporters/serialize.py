@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rampart_otel.channels import Coverage
-from rampart_otel.model import AgentRun, SideEffect, ToolCall
+from rampart_otel.model import AgentRun, SideEffect, ToolCall, ToolScope
 from rampart_otel.render import safe_text
 
 
@@ -90,6 +90,21 @@ def tool_call_to_dict(call: ToolCall) -> dict[str, Any]:
         "trace_id": call.trace_id,
         "span_ids": call.span_ids,
         "conventions": call.conventions,
+        "from_history": call.from_history,
+    }
+
+
+def tool_scope_to_dict(scope: ToolScope) -> dict[str, Any]:
+    """One executed call's scope: a state from a closed set and the evidence behind it."""
+    return {
+        "tool_call_index": scope.call_index,
+        "tool": scope.tool,
+        "state": scope.state.value,
+        "evidence": scope.evidence.value if scope.evidence is not None else None,
+        "io_span_ids": list(scope.io_span_ids),
+        "exempt_kinds": list(scope.exempt_kinds),
+        "remote": scope.remote,
+        "span_id": scope.span_id,
     }
 
 
@@ -130,6 +145,10 @@ def agent_run_to_dict(run: AgentRun) -> dict[str, Any]:
         },
         "tool_calls": [tool_call_to_dict(call) for call in run.tool_calls],
         "side_effects": [side_effect_to_dict(effect) for effect in run.side_effects],
+        "tool_scopes": [tool_scope_to_dict(scope) for scope in run.tool_scopes],
+        "stitched": [
+            {"trace_id": s.trace_id, "how": s.how.value, "via": s.via} for s in run.run.stitched
+        ],
         "coverage": coverage_to_dict(run.coverage),
         "integrity": [
             {"kind": finding.kind, "message": finding.message, "span_ids": finding.span_ids}

@@ -11,10 +11,12 @@ from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import (
     MCP_SERVER,
+    ScopeEvidence,
     ScopeState,
     SideEffect,
     Span,
     StatusCode,
+    StitchReason,
     ToolCall,
     ToolScope,
 )
@@ -146,3 +148,36 @@ def _scope_calls(scopes: list[ToolScope]) -> str:
     more = f" and {len(scopes) - NAMED} more" if len(scopes) > NAMED else ""
     noun = "tool call" if len(scopes) == 1 else "tool calls"
     return f"{noun} {named}{more}"
+
+
+_EVIDENCE_WORDS = {
+    ScopeEvidence.SUBTREE: "under its execution span",
+    ScopeEvidence.TIME_WINDOW: "in its time window (context lost: a fragment of the same service)",
+    ScopeEvidence.POLICY: "by the policy's tools:",
+    ScopeEvidence.SPAN: "on its span (rampart_otel.declare)",
+    ScopeEvidence.PSEUDO_TOOL: "as the framework's built-in pseudo-tool",
+}
+
+
+def scope_in_words(scope: ToolScope) -> str:
+    """One tool call's scope, for ``inspect``: what it shows of the call's side effects."""
+    if scope.state is ScopeState.RECORDED:
+        where = _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.SUBTREE, "")
+        return f"I/O recorded: {counted(list(scope.io_span_ids), 'span')} {where}"
+    if scope.state is ScopeState.DECLARED:
+        return "declared " + _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.POLICY, "")
+    if scope.state is ScopeState.OUT_OF_PROCESS:
+        if scope.remote == MCP_SERVER:
+            return "out of process: ran on an MCP server whose spans are not in the trace"
+        return "out of process: started a child process whose own spans are not in the trace"
+    declared = (
+        f" (its process declares {', '.join(scope.exempt_kinds)})" if scope.exempt_kinds else ""
+    )
+    return f"silent: no I/O span in its scope and nothing declared{declared}"
+
+
+def stitch_in_words(how: StitchReason, via: str) -> str:
+    """How a trace was joined to a run, for ``inspect``."""
+    if how is StitchReason.CONTINUATION:
+        return f"continuation: its model input history extends the run's calls ({via})"
+    return "fragment inside the run's time window, same process (its trace context was lost)"
