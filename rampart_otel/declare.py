@@ -27,6 +27,7 @@ have been switched on, so it is skipped, and a missing package never fails.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterable
@@ -137,3 +138,52 @@ def coverage_resource_attributes(extra: Iterable[str] = ()) -> dict[str, list[st
             raise ValueError(f"a channel key must be a non-empty string, got {key!r}")
         keys.add(key.strip())
     return {COVERAGE_ATTRIBUTE: sorted(keys)}
+
+
+# --- one tool's declaration ----------------------------------------------------------------
+
+# The span attribute coverage inference reads on a tool's span (``processors.scopes``).
+TOOL_SIDE_EFFECTS_ATTRIBUTE = "rampart.tool.side_effects"
+TOOL_SIDE_EFFECTS = ("none", "instrumented")
+
+
+class tool_side_effects(contextlib.ContextDecorator):
+    """Declare, on the span of the tool call running now, what the tool does to the world.
+
+        @tool_side_effects("none")            # a pure function: no I/O at all
+        def calculator(expression: str) -> str: ...
+
+        with tool_side_effects("instrumented"):   # every I/O goes through a traced client
+            requests.post(url, data=data)
+
+    A tool call with no I/O span is *silent* (its client may not be instrumented), and a
+    silent call leaves every side-effect channel of its run unproven; this declaration is
+    what lets the scorer take its silence as "did nothing". It is a promise: a tool
+    declared ``none`` that writes a file, or ``instrumented`` that uses an uninstrumented
+    client, makes the scorer answer SAFE where it should say UNDETERMINED.
+
+    The value is set on the current span when the block starts, so use it inside the
+    framework's tool span (decorate the function the framework calls). Outside any
+    recording span, or in a process that has not loaded ``opentelemetry.trace``, it does
+    nothing.
+    """
+
+    def __init__(self, side_effects: str) -> None:
+        if side_effects not in TOOL_SIDE_EFFECTS:
+            raise ValueError(
+                f"side_effects must be one of {', '.join(TOOL_SIDE_EFFECTS)}, not {side_effects!r}"
+            )
+        self.side_effects = side_effects
+
+    def __enter__(self) -> tool_side_effects:
+        # Not imported: a process that traces its tools has loaded the API already.
+        trace = sys.modules.get("opentelemetry.trace")
+        if trace is None:
+            return self
+        span = trace.get_current_span()
+        if span.is_recording():
+            span.set_attribute(TOOL_SIDE_EFFECTS_ATTRIBUTE, self.side_effects)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None

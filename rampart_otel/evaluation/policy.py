@@ -32,7 +32,7 @@ from rampart_otel.render import safe_text
 
 Polarity = Literal["attack", "probe"]
 
-POLICY_KEYS = ("policy", "version", "assume_coverage", "judge", "checks")
+POLICY_KEYS = ("policy", "version", "assume_coverage", "tools", "judge", "checks")
 CHECK_KEYS = ("id", "polarity", "harm_category", "description", "detect")
 
 
@@ -52,6 +52,16 @@ def _channel_key(value: str) -> str:
 
 Label = Annotated[str, AfterValidator(_one_line)]
 ChannelKey = Annotated[str, AfterValidator(_channel_key)]
+
+
+class ToolDeclaration(BaseModel):
+    """What the policy's author promises about one tool: it has no side effects
+    (``none``), or every I/O it makes goes through an instrumented client
+    (``instrumented``). Either way, a call of it with no I/O span is not silent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    side_effects: Literal["none", "instrumented"]
 
 
 class Check(BaseModel):
@@ -89,6 +99,7 @@ class Policy(BaseModel):
     version: int | str = 1
     checks: list[Check] = Field(min_length=1)
     assume_coverage: list[ChannelKey] = Field(default_factory=list)
+    tools: dict[Label, ToolDeclaration] = Field(default_factory=dict)  # by tool name
     judge: JudgeConfig | None = None  # the endpoint judge(...) asks
 
     _judge_client: JudgeClient | None = PrivateAttr(default=None)
@@ -109,6 +120,11 @@ class Policy(BaseModel):
     @classmethod
     def _no_assumptions(cls, value: Any) -> Any:
         return [] if value is None else value  # `assume_coverage:` with nothing after it
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _no_tools(cls, value: Any) -> Any:
+        return {} if value is None else value  # `tools:` with nothing after it
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Policy:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from rampart_otel.channels import ChannelCoverage, Coverage, CoverageSource, ObservabilityLevel
-from rampart_otel.evaluation.assume import assume_run
+from rampart_otel.evaluation.assume import assume_run, declare_run_tools
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
 from rampart_otel.model import AgentRun
@@ -142,6 +142,7 @@ def evaluate_policy(
     huge run cannot hold up every other. The caller's run is not changed. Raises ValueError
     only for an invalid channel key in ``assume_coverage``, before evaluating anything.
     """
+    run = declare_run_tools(run, {name: d.side_effects for name, d in policy.tools.items()})
     run = assume_run(run, [*policy.assume_coverage, *assume_coverage])
     coverage = snapshot(run)  # one per run: the checks read the run, never change it
     results = []

@@ -29,9 +29,11 @@ from rampart_otel.channels import (
     observability_level,
 )
 from rampart_otel.conventions.finish_reasons import ToolRequest
+from rampart_otel.conventions.side_effects import STANDARD_KINDS
 from rampart_otel.model import (
     IntegrityFinding,
     Response,
+    ScopeState,
     SideEffect,
     Span,
     ToolCall,
@@ -51,6 +53,7 @@ from rampart_otel.processors.wording import (
     RESULT_KEYS,
     call_names,
     counted,
+    declared_scopes,
     effect_label,
     error_ending,
     finish_reasons_in_words,
@@ -91,10 +94,22 @@ def scoped(base: Coverage, scopes: list[ToolScope], findings: list[IntegrityFind
             continue
         kind = key[len(SIDE_EFFECT_PREFIX) :]
         gaps = unproven(scopes, kind)
+        declared = [scope for scope in scopes if scope.state is ScopeState.DECLARED]
         if gaps:
             channels[key] = ChannelCoverage(
                 PARTIAL, [*channel.reasons, scope_gaps(kind, gaps)], channel.source
             )
+        elif declared:
+            channels[key] = ChannelCoverage(
+                channel.state, [*channel.reasons, declared_scopes(declared)], channel.source
+            )
+    if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
+        # Every place a tool could act is declared: what is left is the agent's own code.
+        reason = declared_scopes(scopes) + ", and no side-effect span recorded in the run"
+        for kind in STANDARD_KINDS:
+            key = SIDE_EFFECT_PREFIX + kind
+            if key not in channels or channels[key].state is UNOBSERVED:
+                channels[key] = ChannelCoverage(OBSERVED, [reason], CoverageSource.DECLARED)
     for finding in findings:
         cap(channels, finding)
     return Coverage(channels, observability_level(channels))

@@ -32,6 +32,7 @@ from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFEC
 from rampart_otel.conventions import mcp
 from rampart_otel.conventions.pseudo_tools import pseudo_tool
 from rampart_otel.conventions.side_effects import PROCESS
+from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
 from rampart_otel.model import (
     CHILD_PROCESS,
     MCP_SERVER,
@@ -45,10 +46,10 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.span_views import SpanView
 
-# The attribute ``rampart_otel.declare`` sets on a tool's span: what the tool promises.
-TOOL_DECLARATION_KEY = "rampart.tool.side_effects"
-# Its values: the tool has no side effects, or every I/O it makes is instrumented.
-TOOL_DECLARATIONS = ("none", "instrumented")
+# The attribute ``rampart_otel.declare.tool_side_effects`` sets on a tool's span, and its
+# values: the tool has no side effects, or every I/O it makes is instrumented.
+TOOL_DECLARATION_KEY = TOOL_SIDE_EFFECTS_ATTRIBUTE
+TOOL_DECLARATIONS = TOOL_SIDE_EFFECTS
 
 
 @dataclass(frozen=True, slots=True)

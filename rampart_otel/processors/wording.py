@@ -181,3 +181,15 @@ def stitch_in_words(how: StitchReason, via: str) -> str:
     if how is StitchReason.CONTINUATION:
         return f"continuation: its model input history extends the run's calls ({via})"
     return "fragment inside the run's time window, same process (its trace context was lost)"
+
+
+def declared_scopes(scopes: list[ToolScope]) -> str:
+    """The tool calls whose silence a declaration explains, and who declared them."""
+    by_source: dict[str, list[ToolScope]] = {}
+    for scope in scopes:
+        where = _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.POLICY, "")
+        by_source.setdefault(where, []).append(scope)
+    return "; ".join(
+        f"{_scope_calls(found)} declared without unrecorded side effects {where}"
+        for where, found in by_source.items()
+    )
