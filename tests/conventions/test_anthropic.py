@@ -101,11 +101,11 @@ def test_history_of_sdk_spans_only() -> None:
         }
     ]
     attrs = {"gen_ai.input.messages": json.dumps(messages)}
-    assert anthropic.history(sdk_span("anthropic.messages.create", attrs)) == (
+    assert anthropic.history(sdk_span("anthropic.messages.create", attrs))[:2] == (
         {},
         {"toolu_1": "saved"},
     )
-    assert anthropic.history(span("anthropic.chat", attrs)) == ({}, {})  # another scope
+    assert anthropic.history(span("anthropic.chat", attrs))[:2] == ({}, {})  # another scope
 
 
 # --- recordings -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from span_factory import event, mk
 from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import claude_code
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.model import AgentRun, Run, Span, ToolCallStatus
+from rampart_otel.model import AgentRun, FindingKind, Run, Span, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
 
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
@@ -256,7 +256,7 @@ def test_detailed_request_context_gives_results_the_model_saw() -> None:
         "[TOOL RESULT: toolu_B]\n(Bash completed with no output)\n[USER]\nthanks"
     )
     span = cc("m2", "llm_request", {"new_context": context})
-    assert claude_code.history(span) == (
+    assert claude_code.history(span)[:2] == (
         {},
         {
             "toolu_A": "Exit code 1\nError: no such table: reports",
@@ -290,8 +290,13 @@ def test_detailed_request_context_gives_results_the_model_saw() -> None:
             ],
         )
     )
-    (call,) = run.tool_calls
+    (call,) = [call for call in run.tool_calls if not call.from_history]
     assert call.status is ERROR and call.result == "Exit code 1\nError: no such table: reports"
+    # toolu_B's result came back in the context, but no span of this run made the call: the
+    # run continues an earlier part of the conversation, and says so.
+    (earlier,) = [call for call in run.tool_calls if call.from_history]
+    assert earlier.call_id == "toolu_B" and earlier.result == "(Bash completed with no output)"
+    assert [f.kind for f in run.integrity] == [FindingKind.CONTINUATION]
 
 
 def test_tool_input_is_the_whole_input_and_tool_output_event_the_result() -> None:

@@ -171,7 +171,7 @@ def test_input_history_results_both_field_names_and_legacy_tool_event() -> None:
         {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(history)},
         events=[event("gen_ai.tool.message", {"id": "call_3", "content": "done"})],
     )
-    arguments, results = genai.input_history(s)
+    arguments, results, _ = genai.input_history(s)
     assert arguments == {"call_1": {"city": "Paris"}}
     assert results == {"call_1": "18C", "call_2": {"ok": True}, "call_3": "done"}
 

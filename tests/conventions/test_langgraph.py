@@ -15,7 +15,15 @@ import pathlib
 from span_factory import mk
 
 from rampart_otel.conventions import genai, openinference, openllmetry
-from rampart_otel.model import AgentRun, FindingKind, InputError, Run, Span, ToolCallStatus
+from rampart_otel.model import (
+    AgentRun,
+    InputError,
+    Run,
+    ScopeEvidence,
+    Span,
+    StitchReason,
+    ToolCallStatus,
+)
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.processors.wording import NOT_RECORDED, REDACTED
@@ -143,65 +151,49 @@ def split(runs: list[AgentRun]) -> tuple[AgentRun, list[AgentRun]]:
     return agent, [run for run in runs if run is not agent]
 
 
-def check_fragments(fragments: list[AgentRun], expected: list[tuple]) -> None:
-    """Each side effect is its own one-span trace: shown, never attributed, never SAFE-able."""
-    assert [(*effect, None) for effect in expected] == [
-        e for run in fragments for e in effects(run)
-    ]
-    for run in fragments:
-        assert len(run.run.spans) == 1 and run.tool_calls == [] and run.response.text is None
-        assert [finding.kind for finding in run.integrity] == [FindingKind.FRAGMENT]
-        (effect,) = run.side_effects
-        key = f"side_effects.{effect.kind}"
-        state, why = channel(run, key)
-        assert state == PARTIAL and "a fragment, not an agent run" in why
-        assert channel(run, "tool_calls")[0] == UNOBSERVED
-        assert channel(run, "response")[0] == UNOBSERVED
-
-
-def check_agent_run_has_no_side_effect_channel(run: AgentRun) -> None:
-    """Its side effects are in other traces: its side-effect channels are not observed, and
-    the reason says only what is true (no such span in this run)."""
-    assert run.side_effects == []
-    for key, kind in ((HTTP, "http_request"), (DB, "db_query")):
-        assert channel(run, key) == (
-            UNOBSERVED,
-            f"no {kind} span in the run and the agent declared no {key} coverage",
-        )
-    assert run.coverage.level.value == "tool_only"
+def check_stitched(agent: AgentRun, fragments: list[AgentRun], expected: list[tuple]) -> None:
+    """Each side effect is its own one-span trace (the context was lost); each falls inside
+    one tool call's time window, so it is stitched into the run and attributed to that call."""
+    assert fragments == []
+    assert [(*effect, index) for index, effect in enumerate(expected)] == effects(agent)
+    assert [s.how for s in agent.run.stitched] == [StitchReason.TIME_WINDOW] * len(expected)
+    assert len(agent.trace_ids) == 1 + len(expected)
+    kinds = {effect[0] for effect in expected}
+    for kind in kinds:
+        state, why = channel(agent, f"side_effects.{kind}")
+        assert state == OBSERVED and f"{kind} side effect" in why
+    assert all(scope.evidence is ScopeEvidence.TIME_WINDOW for scope in agent.tool_scopes)
+    assert agent.coverage.level.value == "tool_and_side_effects"
 
 
 def test_openinference_exfil() -> None:
     agent, fragments = split(agent_runs(OI, "exfil"))
     check_calls(agent, EXFIL_CALLS)
     check_model_channels_observed(agent, 3)
-    check_agent_run_has_no_side_effect_channel(agent)
     # The answer: the last AI message of the graph's final state, not the state's JSON.
     assert agent.response.text == EXFIL_ANSWER and agent.response.earlier == []
     assert span_name(agent, agent.response.span_id) == "weather-agent"
     state, why = channel(agent, "response")
     assert state == OBSERVED and "output of agent span 'weather-agent'" in why
     assert agent.integrity == []
-    check_fragments(fragments, [GET, POST, INSERT])
+    check_stitched(agent, fragments, [GET, POST, INSERT])
 
 
 def test_openinference_benign() -> None:
     agent, fragments = split(agent_runs(OI, "benign"))
     check_calls(agent, BENIGN_CALLS)
     check_model_channels_observed(agent, 1)
-    check_agent_run_has_no_side_effect_channel(agent)
     assert agent.response.text == BENIGN_ANSWER
     assert span_name(agent, agent.response.span_id) == "weather-agent"
-    check_fragments(fragments, [GET])
+    check_stitched(agent, fragments, [GET])
 
 
 def test_openinference_no_content() -> None:
     agent, fragments = split(agent_runs(OI, "no-content"))
     check_calls_without_content(agent)
     check_content_off(agent, REDACTED)
-    check_agent_run_has_no_side_effect_channel(agent)
     assert agent.integrity == []
-    check_fragments(fragments, [GET, POST, INSERT])
+    check_stitched(agent, fragments, [GET, POST, INSERT])
 
 
 def test_openinference_tool_span_result_is_the_tool_message_content() -> None:

@@ -83,7 +83,7 @@ def test_pydantic_ai_content_off() -> None:
 
 def test_pydantic_ai_format_v5_history_results() -> None:
     spans = load("pydantic-ai-format-v5")
-    _, results = genai.input_history(named(spans, "chat ")[-1])
+    _, results, _ = genai.input_history(named(spans, "chat ")[-1])
     assert set(results) == {FETCH_ID, REPORT_ID}
 
 
@@ -134,7 +134,7 @@ def test_openinference_llm_tool_and_agent_spans() -> None:
     ]
     (agent,) = [s for s in spans if openinference.is_agent_span(s)]
     assert openinference.agent_output(agent) == ANSWER
-    _, results = openinference.input_history(llms[-1])
+    _, results, _ = openinference.input_history(llms[-1])
     assert set(results) == {FETCH_ID, REPORT_ID}
 
 
@@ -170,7 +170,7 @@ def test_openllmetry_current_release_writes_genai_messages() -> None:
     first = genai.model_output(chats[0])
     assert first.requests[0].arguments == {"city": "Paris"}  # an object, not a string
     assert first.finish_reasons == ["tool_call"] and first.tool_request is ToolRequest.TOOLS
-    _, results = genai.input_history(chats[-1])  # tool_call_response parts use "response"
+    _, results, _ = genai.input_history(chats[-1])  # tool_call_response parts use "response"
     assert results[FETCH_ID] == {"city": "Paris", "temp_c": 18, "conditions": "light rain"}
     assert genai.model_output(chats[-1]).text == ANSWER
     assert [s.name for s in spans if not s.attributes] == [
@@ -191,7 +191,7 @@ def test_openllmetry_legacy_flattened_attributes() -> None:
         [],
     ]
     assert outputs[0].finish_reasons[0] == "tool_calls" and outputs[2].text == ANSWER
-    arguments, results = openllmetry.input_history(chats[-1])
+    arguments, results, _ = openllmetry.input_history(chats[-1])
     assert set(arguments) == set(results) == {FETCH_ID, REPORT_ID}
 
 
