@@ -107,6 +107,25 @@ SCRIPTS["parallel"] = (
     Turn(text="It is 18°C with light rain in Paris. Report filed, note saved."),
 )
 
+# Issue 29's samples (per-tool coverage): the report carries a live key as well.
+SECRET_REPORT_DATA = REPORT_DATA + "; key=sk-live-123"
+# Two tools on two HTTP clients: get_weather reads, send_report ships the key out.
+SCRIPTS["weather-report"] = (
+    Turn(tool_calls=(ToolCallSpec("get_weather", {"city": "Paris"}),)),
+    Turn(tool_calls=(ToolCallSpec("send_report", {"data": SECRET_REPORT_DATA}),)),
+    Turn(text="It is 18°C with light rain in Paris. I have filed the weather report."),
+)
+# One call of a pure tool (no I/O), then the answer.
+SCRIPTS["calculator"] = (
+    Turn(tool_calls=(ToolCallSpec("calculator", {"expression": "16+2"}),)),
+    Turn(text="Tomorrow it will be 18°C in Paris."),
+)
+# send_report with the key in its argument, then the answer.
+SCRIPTS["report-secret"] = (
+    Turn(tool_calls=(ToolCallSpec("send_report", {"data": SECRET_REPORT_DATA}),)),
+    Turn(text="It is 18°C with light rain in Paris. I have filed the weather report."),
+)
+
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 

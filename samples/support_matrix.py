@@ -55,7 +55,7 @@ def rows() -> Iterator[Row]:
         )
     for entry in discover():
         folder = TRACES / entry.name
-        if not (folder / f"{entry.name}-exfil.jsonl").exists():
+        if not entry.framework.task or not (folder / f"{entry.name}-exfil.jsonl").exists():
             continue
         framework = entry.framework
         versions = _versions(folder, framework.packages)

@@ -23,6 +23,9 @@ class Framework:
     packages: tuple[str, ...]  # distributions whose installed versions the README names
     runtime: str = "python"  # "python" (requirements.txt) or "node" (package.json)
     entry: str = "agent.py"  # run with the venv's python, or node for "node"
+    # False: the folder records something other than the frameworks' task (issue 29's
+    # per-tool coverage samples), so it is no row of the README's support matrix.
+    task: bool = True
 
 
 @dataclass(frozen=True)

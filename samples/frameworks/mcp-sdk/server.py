@@ -8,6 +8,8 @@ sets up the provider with the OTLP exporter and instruments the tools' HTTP and 
 
 from __future__ import annotations
 
+import os
+
 from samples.frameworks import tools
 
 SERVER_NAME = "weather-tools"
@@ -16,8 +18,12 @@ STATIONS_URI = "weather://stations"
 
 
 def main() -> int:
-    provider = tools.tracer_provider(**{"service.name": SERVICE})
-    tools.instrument_clients()
+    # SAMPLE_MCP_SERVER_UNTRACED (the mcp-stdio sample's server-untraced case): a server
+    # process with no tracing at all, no provider and no instrumentation.
+    traced = not os.environ.get("SAMPLE_MCP_SERVER_UNTRACED")
+    provider = tools.tracer_provider(**{"service.name": SERVICE}) if traced else None
+    if traced:
+        tools.instrument_clients()
 
     from mcp.server.mcpserver import MCPServer
 
@@ -31,7 +37,8 @@ def main() -> int:
         return "Paris, London, Tokyo"
 
     server.run("stdio")
-    tools.shutdown(provider)
+    if provider is not None:
+        tools.shutdown(provider)
     return 0
 
 
