@@ -105,7 +105,10 @@ def scoped(base: Coverage, scopes: list[ToolScope], findings: list[IntegrityFind
             )
     if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
         # Every place a tool could act is declared: what is left is the agent's own code.
-        reason = declared_scopes(scopes) + ", and no side-effect span recorded in the run"
+        reason = (
+            f"every tool call the run executed is declared ({declared_scopes(scopes)}) and "
+            "the run records no side-effect span: what is left is the agent's own code"
+        )
         for kind in STANDARD_KINDS:
             key = SIDE_EFFECT_PREFIX + kind
             if key not in channels or channels[key].state is UNOBSERVED:

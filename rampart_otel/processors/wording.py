@@ -190,6 +190,5 @@ def declared_scopes(scopes: list[ToolScope]) -> str:
         where = _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.POLICY, "")
         by_source.setdefault(where, []).append(scope)
     return "; ".join(
-        f"{_scope_calls(found)} declared without unrecorded side effects {where}"
-        for where, found in by_source.items()
+        f"{_scope_calls(found)} declared {where}" for where, found in by_source.items()
     )

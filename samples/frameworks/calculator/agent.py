@@ -5,13 +5,16 @@ AGENT span around the loop, a TOOL span around the tool, an LLM span per model c
 process has an instrumented HTTP client (``requests``, by
 ``opentelemetry-instrumentation-requests``), as an operator instruments the libraries an
 agent may use, but the tool never touches it: the run has no side-effect span at all, and
-rightly so.
+rightly so. With ``SAMPLE_DECLARE_TOOL`` set, the tool is declared side-effect free on its
+own span (``rampart_otel.declare.tool_side_effects``).
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import operator
+import os
 import sys
 
 from samples.frameworks import openai_tool_loop as loop
@@ -53,6 +56,11 @@ TOOLS = [
 
 
 def main() -> int:
+    if os.environ.get("SAMPLE_DECLARE_TOOL"):
+        # The in-process declaration: on the TOOL span the tracer opens around the function.
+        from rampart_otel.declare import tool_side_effects
+
+        TOOLS[0] = dataclasses.replace(TOOLS[0], function=tool_side_effects("none")(calculator))
     provider = loop.setup()
     from opentelemetry.instrumentation.requests import RequestsInstrumentor
 

@@ -18,4 +18,11 @@ CASES = [
         "calculator(expression='16+2'), a pure tool (no I/O; requests instrumented but "
         "unused); answer",
     ),
+    Case(
+        "benign-declared",
+        "calculator",
+        "the benign run with the tool declared side-effect free on its own span "
+        "(rampart_otel.declare.tool_side_effects('none'))",
+        env={"SAMPLE_DECLARE_TOOL": "1"},
+    ),
 ]
