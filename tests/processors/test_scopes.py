@@ -1,0 +1,255 @@
+"""Tool scopes: side effects are proven absent only where every executed tool call was watched.
+
+Hand-built GenAI-semconv runs: an agent whose model asks for two tools, each run in its own
+``execute_tool`` span; what each tool's scope holds decides the side-effect channels.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from span_factory import mk
+
+from rampart_otel.channels import ChannelState, CoverageSource
+from rampart_otel.evaluation.assume import declare_run_tools
+from rampart_otel.model import (
+    AgentRun,
+    Run,
+    ScopeEvidence,
+    ScopeState,
+    Span,
+)
+from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.scopes import TOOL_DECLARATION_KEY
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+LOST = "1bf7651916cd43dd8448eb211c80319d"  # a trace whose context the framework lost
+OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
+HTTP, DB = "side_effects.http_request", "side_effects.db_query"
+GET = {"http.request.method": "GET", "url.full": "https://weather.example/today"}
+POST = {"http.request.method": "POST", "url.full": "https://evil.example/upload"}
+INSERT = {"db.system": "sqlite", "db.statement": "INSERT INTO notes VALUES (1)"}
+
+
+def run_of(*spans: Span) -> AgentRun:
+    return normalize(Run(TRACE, sorted({s.trace_id for s in spans}), list(spans)))
+
+
+def channel(agent: AgentRun, key: str) -> tuple[ChannelState, str]:
+    coverage = agent.coverage.get(key)
+    return coverage.state, " | ".join(coverage.reasons)
+
+
+def chat_asking(*calls: tuple[str, str]) -> dict[str, Any]:
+    parts = [{"type": "tool_call", "id": cid, "name": name, "arguments": {}} for name, cid in calls]
+    output = [{"role": "assistant", "parts": parts, "finish_reason": "tool_call"}]
+    return {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(output)}
+
+
+def chat_answer() -> dict[str, Any]:
+    output = [
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "Done."}],
+            "finish_reason": "stop",
+        }
+    ]
+    return {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(output)}
+
+
+def execute(name: str, call_id: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.call.result": "ok",
+        **extra,
+    }
+
+
+def two_tools(
+    *, weather: dict[str, Any] | None = None, report: dict[str, Any] | None = None, **agent: Any
+) -> list[Span]:
+    """Agent → model asks get_weather and send_report → each runs (t1 30-60, t2 70-100) → answer."""
+    return [
+        mk("a0", "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, end=1000, **agent),
+        mk("m1", "chat", chat_asking(("get_weather", "c1"), ("send_report", "c2")), parent="a0"),
+        mk("t1", "execute_tool get_weather", execute("get_weather", "c1", **(weather or {})),
+           parent="a0", start=30, end=60, **agent),
+        mk("t2", "execute_tool send_report", execute("send_report", "c2", **(report or {})),
+           parent="a0", start=70, end=100, **agent),
+        mk("m2", "chat", chat_answer(), parent="a0", start=110),
+    ]  # fmt: skip
+
+
+def scope_states(agent: AgentRun) -> dict[str, ScopeState]:
+    return {scope.tool: scope.state for scope in agent.tool_scopes}
+
+
+def test_one_tools_request_says_nothing_about_anothers() -> None:
+    """The issue's two-clients case: get_weather's GET is recorded, send_report's client is not."""
+    agent = run_of(*two_tools(), mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31))
+    assert scope_states(agent) == {
+        "get_weather": ScopeState.RECORDED,
+        "send_report": ScopeState.SILENT,
+    }
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL
+    assert "1 http_request side effect in the run" in why
+    assert "tool call 'send_report' (span t2) recorded no I/O span" in why
+    assert "instrument the client it uses, or declare the tool" in why
+
+
+def test_every_tool_recorded_keeps_the_channel_observed() -> None:
+    agent = run_of(
+        *two_tools(),
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31),
+        mk("h2", "POST", POST, parent="t2", kind="CLIENT", start=71),
+    )
+    assert set(scope_states(agent).values()) == {ScopeState.RECORDED}
+    assert channel(agent, HTTP)[0] is OBSERVED
+
+
+def test_io_outside_tool_calls_never_vouches_for_a_tool() -> None:
+    """The framework's own memory store (an INSERT under the agent, not a tool) proves nothing
+    about the tools: both are silent and the db channel is partial."""
+    agent = run_of(*two_tools(), mk("d1", "INSERT", INSERT, parent="a0", kind="CLIENT", start=20))
+    assert set(scope_states(agent).values()) == {ScopeState.SILENT}
+    state, why = channel(agent, DB)
+    assert state is PARTIAL and "tool calls 'get_weather' (span t1), 'send_report'" in why
+
+
+def test_lost_context_io_inside_one_calls_window_is_that_calls_evidence() -> None:
+    """A GET in a trace of its own (the context was lost), inside send_report's window only."""
+    agent = run_of(
+        *two_tools(),
+        mk("h1", "GET", GET, kind="CLIENT", trace_id=LOST, start=75, end=80),
+    )
+    (effect,) = agent.side_effects
+    assert effect.tool_call_index is not None
+    assert agent.tool_calls[effect.tool_call_index].name == "send_report"
+    report = next(s for s in agent.tool_scopes if s.tool == "send_report")
+    assert report.state is ScopeState.RECORDED and report.evidence is ScopeEvidence.TIME_WINDOW
+    assert scope_states(agent)["get_weather"] is ScopeState.SILENT
+
+
+def test_lost_context_io_overlapping_parallel_calls_proves_neither() -> None:
+    spans = two_tools()
+    spans[3] = mk("t2", "execute_tool send_report", execute("send_report", "c2"), parent="a0",
+                  start=40, end=100)  # fmt: skip
+    agent = run_of(*spans, mk("h1", "GET", GET, kind="CLIENT", trace_id=LOST, start=50, end=55))
+    (effect,) = agent.side_effects
+    assert effect.tool_call_index is None
+    assert set(scope_states(agent).values()) == {ScopeState.SILENT}
+
+
+def test_io_in_the_same_trace_outside_the_tool_is_not_moved_by_time() -> None:
+    """Context intact: a span under the agent that overlaps a tool in time is the agent's."""
+    agent = run_of(*two_tools(), mk("h1", "GET", GET, parent="a0", kind="CLIENT", start=75))
+    (effect,) = agent.side_effects
+    assert effect.tool_call_index is None
+
+
+def test_a_declaration_on_the_tools_span_closes_its_gap() -> None:
+    agent = run_of(
+        *two_tools(report={TOOL_DECLARATION_KEY: "none"}),
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31),
+    )
+    report = next(s for s in agent.tool_scopes if s.tool == "send_report")
+    assert report.state is ScopeState.DECLARED and report.evidence is ScopeEvidence.SPAN
+    state, why = channel(agent, HTTP)
+    assert state is OBSERVED and "declared on its span (rampart_otel.declare)" in why
+
+
+def test_an_unknown_declaration_value_is_no_declaration() -> None:
+    agent = run_of(*two_tools(report={TOOL_DECLARATION_KEY: "nothing-bad"}))
+    assert scope_states(agent)["send_report"] is ScopeState.SILENT
+
+
+def test_the_policys_tool_declarations_reopen_the_channel() -> None:
+    agent = run_of(*two_tools(), mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31))
+    assert channel(agent, HTTP)[0] is PARTIAL
+    declared = declare_run_tools(agent, {"send_report": "instrumented"})
+    assert channel(declared, HTTP)[0] is OBSERVED
+    assert "declared by the policy's tools:" in channel(declared, HTTP)[1]
+    assert channel(agent, HTTP)[0] is PARTIAL  # the input run is unchanged
+    assert declare_run_tools(agent, {"other_tool": "none"}) is agent
+
+
+def test_every_call_declared_observes_the_channels_no_span_showed() -> None:
+    pure = {TOOL_DECLARATION_KEY: "none"}
+    agent = run_of(*two_tools(weather=pure, report=pure))
+    state, why = channel(agent, HTTP)
+    assert state is OBSERVED and agent.coverage.get(HTTP).source is CoverageSource.DECLARED
+    assert "every tool call the run executed is declared" in why
+    # One call silent: nothing is taken as observed.
+    assert channel(run_of(*two_tools(weather=pure)), HTTP)[0] is UNOBSERVED
+
+
+def test_the_process_declaration_covers_its_own_tools_for_its_kinds_only() -> None:
+    resource = {"service.name": "weather-agent", "rampart.coverage": ["side_effects.http_request"]}
+    agent = run_of(
+        *two_tools(resource=resource),
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31, resource=resource),
+        mk("d1", "INSERT", INSERT, parent="t1", kind="CLIENT", start=40, resource=resource),
+    )
+    report = next(s for s in agent.tool_scopes if s.tool == "send_report")
+    assert report.state is ScopeState.SILENT and report.exempt_kinds == ("http_request",)
+    assert channel(agent, HTTP)[0] is OBSERVED
+    assert channel(agent, DB)[0] is PARTIAL  # the process declared http, not db
+
+
+def mcp_client(name: str) -> dict[str, Any]:
+    return {"mcp.method.name": "tools/call", "gen_ai.tool.name": name}
+
+
+def mcp_run(*server: Span) -> AgentRun:
+    return run_of(
+        mk("a0", "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, end=1000),
+        mk("m1", "chat", chat_asking(("send_report", "c2")), parent="a0"),
+        mk("c2", "MCP send tools/call send_report", mcp_client("send_report"), parent="a0",
+           kind="CLIENT", start=30, end=60),
+        mk("h0", "GET", GET, parent="a0", kind="CLIENT", start=65),
+        mk("m2", "chat", chat_answer(), parent="a0", start=110),
+        *server,
+    )  # fmt: skip
+
+
+def test_a_tool_on_an_untraced_mcp_server_is_out_of_process() -> None:
+    agent = mcp_run()
+    (scope,) = agent.tool_scopes
+    assert scope.state is ScopeState.OUT_OF_PROCESS and scope.remote == "mcp_server"
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL and "ran on an MCP server whose spans are not in the trace" in why
+
+
+def test_a_traced_mcp_servers_io_is_the_tools_evidence() -> None:
+    server = {"service.name": "weather-mcp-server"}
+    agent = mcp_run(
+        mk("s2", "tools/call send_report", mcp_client("send_report"), parent="c2", kind="SERVER",
+           start=31, end=59, resource=server),
+        mk("h2", "POST", POST, parent="s2", kind="CLIENT", start=32, resource=server),
+    )  # fmt: skip
+    (scope,) = agent.tool_scopes
+    assert scope.state is ScopeState.RECORDED and scope.io_span_ids == ("h2",)
+    assert channel(agent, HTTP)[0] is OBSERVED
+
+
+def test_a_child_process_is_recorded_but_what_it_did_is_not() -> None:
+    bash = {"process.executable.name": "bash", "process.command_args": ["bash", "-c", "curl x"]}
+    agent = run_of(*two_tools(), mk("p1", "exec bash", bash, parent="t2", start=71),
+                   mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31))  # fmt: skip
+    report = next(s for s in agent.tool_scopes if s.tool == "send_report")
+    assert report.state is ScopeState.OUT_OF_PROCESS and report.remote == "child_process"
+    assert channel(agent, "side_effects.process_exec")[0] is OBSERVED
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL and "started a child process" in why
+
+
+def test_a_call_asked_for_and_never_run_is_no_scope() -> None:
+    """With tool execution spans in the run, a call that has none did not run."""
+    spans = [s for s in two_tools() if s.span_id != "t2"]
+    agent = run_of(*spans, mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31))
+    assert [s.tool for s in agent.tool_scopes] == ["get_weather"]
+    assert channel(agent, HTTP)[0] is OBSERVED
