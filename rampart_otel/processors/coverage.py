@@ -89,6 +89,14 @@ def scoped(base: Coverage, scopes: list[ToolScope], findings: list[IntegrityFind
     integrity findings: a side effect of a kind is proven absent only where every executed
     tool call's scope was watched for it."""
     channels = dict(base.channels)
+    for kind in STANDARD_KINDS:  # unobserved kinds: say which tools could have hidden one
+        key = SIDE_EFFECT_PREFIX + kind
+        channel = base.get(key)
+        gaps = unproven(scopes, kind)
+        if channel.state is UNOBSERVED and gaps:
+            channels[key] = ChannelCoverage(
+                UNOBSERVED, [*channel.reasons, scope_gaps(kind, gaps)], channel.source
+            )
     for key, channel in list(channels.items()):
         if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
             continue

@@ -112,8 +112,9 @@ def test_http_instrumentation_absent_leaves_http_unobserved() -> None:
     spans = [s for s in full_run() if s.span_id != "h1"]
     agent = run_of(*spans)
     assert state(agent, HTTP) is UNOBSERVED
-    assert HTTP not in agent.coverage.channels  # nothing said it; the default reason applies
     assert "declared no" in reasons(agent, HTTP)
+    # ...and which tool could have made a request unseen: the one with no I/O span.
+    assert "tool call 'fetch' (span t1) recorded no I/O span" in reasons(agent, HTTP)
     assert agent.coverage.level is ObservabilityLevel.TOOL_ONLY
 
 
