@@ -86,13 +86,20 @@ def inspect(
     json_output: Annotated[
         bool, typer.Option("--json", help="Complete JSON (rampart-otel/inspect@1).")
     ] = False,
+    stitch: Annotated[
+        bool,
+        typer.Option(
+            "--stitch/--no-stitch",
+            help="Join the traces of one agent's work into one run, as score does.",
+        ),
+    ] = True,
 ) -> None:
     """Show what the agent did in each run, and which channels the trace can attest."""
     from rampart_otel.exporters.inspect_view import write_json, write_terminal  # startup
 
     check_paths(paths)
     stats = ReadStats()
-    runs = agent_runs(paths, stats, on_error=report_input_error)
+    runs = agent_runs(paths, stats, on_error=report_input_error, stitch=stitch)
     if json_output:
         write_json(runs, stats.errors, sys.stdout)
     else:
@@ -134,9 +141,17 @@ def score(
         typer.Option(
             "-j",
             "--jobs",
-            help="Worker processes (0: one per CPU). Same report, in the same order.",
+            help="Worker processes (0: one per CPU); one run per trace, no stitching.",
         ),
     ] = 1,
+    stitch: Annotated[
+        bool | None,
+        typer.Option(
+            "--stitch/--no-stitch",
+            help="Join the traces of one agent's work (continuations, lost-context I/O) into "
+            "one run. On by default with --jobs 1; --jobs N scores one run per trace.",
+        ),
+    ] = None,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
     from rampart_otel.scoring import load_checked_policy  # startup
@@ -147,6 +162,11 @@ def score(
     _choice("--fail-on", fail_on, ("unsafe", "undetermined"))
     check_paths(paths)
     workers = _workers(jobs, group_by)
+    if stitch and workers > 1:
+        raise UsageError(
+            "--stitch: needs --jobs 1 (the traces of one conversation may reach different "
+            "workers); --jobs N scores one run per trace"
+        )
     assumed = assume_coverage or []
     loaded = load_checked_policy(policy, assumed)
     if workers > 1 and loaded.judge_client is not None:
@@ -164,6 +184,7 @@ def score(
             fail_on=fail_on,  # type: ignore[arg-type]
             on_error=report_input_error,
             jobs=workers,
+            stitch=workers == 1 and stitch is not False,
         )
     if unreadable(stats):
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")

@@ -31,8 +31,10 @@ def runs(
     group_by: GroupBy = "trace",
     idle_spans: int = DEFAULT_IDLE_SPANS,
     on_error: Callable[[InputError], None] | None = None,
+    stitch: bool = True,
 ) -> Iterator[Run]:
-    """Runs as assembled from the files, streamed; input errors go to ``stats`` and are skipped."""
+    """Runs as assembled from the files, streamed, the pieces of one agent's work stitched
+    together (``processors.stitch``); input errors go to ``stats`` and are skipped."""
 
     def batches() -> Iterator[list[Span]]:
         for item in read_paths(paths):
@@ -44,7 +46,7 @@ def runs(
             stats.spans += len(item)
             yield item
 
-    return assemble(batches(), group_by=group_by, idle=idle_spans)
+    return assemble(batches(), group_by=group_by, idle=idle_spans, stitch=stitch)
 
 
 def agent_runs(
@@ -54,7 +56,11 @@ def agent_runs(
     group_by: GroupBy = "trace",
     idle_spans: int = DEFAULT_IDLE_SPANS,
     on_error: Callable[[InputError], None] | None = None,
+    stitch: bool = True,
 ) -> Iterator[AgentRun]:
     """What each run did (normalized), streamed, as ``inspect`` shows it."""
-    for run in runs(paths, stats, group_by=group_by, idle_spans=idle_spans, on_error=on_error):
+    assembled = runs(
+        paths, stats, group_by=group_by, idle_spans=idle_spans, on_error=on_error, stitch=stitch
+    )
+    for run in assembled:
         yield normalize(run)

@@ -67,17 +67,20 @@ def score(
     fail_on: FailOn,
     on_error: Callable[[InputError], None],
     jobs: int = 1,
+    stitch: bool = True,
 ) -> tuple[int, ReadStats]:
     """Score every run; return the exit code the verdicts call for, and what was read.
 
-    ``jobs`` > 1 scores on that many worker processes (``group_by="trace"`` only), with
-    the same output in the same order.
+    ``jobs`` > 1 scores on that many worker processes (``group_by="trace"`` only, one run
+    per trace: no stitching), with the output ``stitch=False`` gives, in the same order.
     """
     with fewer_young_collections():
         stats = ReadStats()
         tallies: list[_Tally] = []
         if output_format == "html":
-            views = _views(paths, policy, jobs, group_by, assume_coverage, on_error, stats, tallies)
+            views = _views(
+                paths, policy, jobs, group_by, assume_coverage, on_error, stats, tallies, stitch
+            )
             title = f"rampart-otel score: policy {policy.name} v{policy.version}"
             write_html_report(
                 views,
@@ -103,7 +106,7 @@ def score(
                     kept.extend(item.results)
         else:
             assembled = _with_progress(
-                runs(paths, stats, group_by=group_by, on_error=on_error), stats
+                runs(paths, stats, group_by=group_by, on_error=on_error, stitch=stitch), stats
             )
             for run in assembled:
                 for result in score_run(run, [policy], assume=assume_coverage):
@@ -175,6 +178,7 @@ def _views(
     on_error: Callable[[InputError], None],
     stats: ReadStats,
     tallies: list[_Tally],
+    stitch: bool,
 ) -> Iterator[dict[str, Any]]:
     """Each run as the HTML report shows it, scored on the way."""
     if jobs > 1:
@@ -183,7 +187,9 @@ def _views(
         ):
             yield item.view  # type: ignore[misc]
         return
-    assembled = _with_progress(runs(paths, stats, group_by=group_by, on_error=on_error), stats)
+    assembled = _with_progress(
+        runs(paths, stats, group_by=group_by, on_error=on_error, stitch=stitch), stats
+    )
     for run in assembled:
         agent_run, results = score_run_with_view(run, [policy], assume=assume_coverage)
         tallies.extend(_Tally(r.status, r.harm_category, r.check_id) for r in results)

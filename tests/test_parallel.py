@@ -31,9 +31,13 @@ pytestmark = pytest.mark.skipif(not fork_available(), reason="needs fork()")
 def test_the_samples_give_the_same_report_on_two_and_three_workers(
     output_format: str, tmp_path: Path
 ) -> None:
+    """Workers score one run per trace: the report of one process that does not stitch."""
     outputs = []
     for jobs in (1, 2, 3):
-        done = run_cli("score", SAMPLES, "--policy", POLICY, "--format", output_format, "-j", jobs)
+        stitch = ("--no-stitch",) if jobs == 1 else ()
+        done = run_cli(
+            "score", SAMPLES, "--policy", POLICY, "--format", output_format, "-j", jobs, *stitch
+        )
         assert done.returncode == 1, done.stderr  # the samples hold unsafe runs
         outputs.append((done.stdout, done.stderr))
     assert len(outputs[0][0]) > 2000  # a real report, not an empty one
@@ -97,7 +101,7 @@ def _sequential(path: Path, idle: int, revisions: set[int]) -> list[object]:
     policy = load_policy(POLICY)
     stats = ReadStats()
     out: list[object] = []
-    for run in runs([path], stats, idle_spans=idle):
+    for run in runs([path], stats, idle_spans=idle, stitch=False):
         revisions.add(run.revision)
         results = score_run(run, [policy])
         out.append([(r.run_id, r.check_id, r.status, r.summary) for r in results])
@@ -140,6 +144,12 @@ def test_interleaved_traces_come_out_as_one_process_gives_them(seed: int, tmp_pa
     assert expected[-2]  # and input errors
     for jobs in (2, 3):
         assert _parallel(path, idle, jobs) == expected, f"jobs={jobs}"
+
+
+def test_stitching_with_workers_is_a_usage_error() -> None:
+    done = run_cli("score", SAMPLES, "--policy", POLICY, "-j", "2", "--stitch")
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "--stitch: needs --jobs 1" in done.stderr
 
 
 def test_bad_jobs_values_are_one_line_usage_errors(tmp_path: Path) -> None:

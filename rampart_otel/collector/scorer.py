@@ -45,6 +45,7 @@ from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
 from rampart_otel.exporters.report_json import stored_documents
 from rampart_otel.model import Run, Span
 from rampart_otel.processors.assemble import RunAssembler
+from rampart_otel.processors.stitch import StitchingAssembler
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
 from rampart_otel.storage.store import AnyResultsStore, open_results_store
@@ -104,12 +105,14 @@ class Scorer:
         self.on_progress: Callable[[], None] | None = None  # before each run is scored
         self.evaluate = evaluate
         self.clock = clock
-        self.assembler = RunAssembler(
-            group_by=group_by,  # type: ignore[arg-type]
-            idle=idle,
-            max_wait=max_wait,
-            remember_revisions=False,
-        )
+        self.assembler = StitchingAssembler(
+            RunAssembler(
+                group_by=group_by,  # type: ignore[arg-type]
+                idle=idle,
+                max_wait=max_wait,
+                remember_revisions=False,
+            )
+        )  # runs held for stitching keep their traces in the checkpoint until scored
         self.late_cache_runs = late_cache_runs
         self._recent: OrderedDict[str, dict[str, Span]] = OrderedDict()
         self._first: dict[str, Position] = {}  # open trace -> its first record's position

@@ -16,7 +16,10 @@ LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
 HTTP = "side_effects.http_request"
 
 
-def inspect(*paths: Path) -> dict:
+CORE = ("input", "response", "tool_calls", "tool_calls.arguments", "tool_calls.results")
+
+
+def inspect(*paths: Path | str) -> dict:
     proc = run_cli("inspect", "--json", *paths)
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
@@ -78,7 +81,10 @@ def test_declared_coverage(library: str) -> None:
 def test_missing_inner_span_makes_every_channel_partial(library: str) -> None:
     run = only_run(f"{library}-missing-span")
     assert [finding["kind"] for finding in run["integrity"]] == ["split_run"]
-    assert {channel["state"] for channel in run["coverage"].values()} == {"partial"}
+    coverage = run["coverage"]
+    assert {channel["state"] for key, channel in coverage.items() if key in CORE} == {"partial"}
+    # Nothing is observed; a side-effect kind no span showed stays unobserved.
+    assert {channel["state"] for channel in coverage.values()} <= {"partial", "unobserved"}
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
@@ -105,8 +111,20 @@ def test_whole_folder_gives_one_run_per_trace() -> None:
         for span in scope["spans"]
     }
     assert len(trace_ids) >= len(list(TRACES.rglob("*.jsonl")))
-    assert sorted(run["run_id"] for run in document["runs"]) == sorted(trace_ids)
+    # Every trace is in exactly one run: its own, or the one it was stitched into.
+    in_runs = [trace for run in document["runs"] for trace in run["trace_ids"]]
+    assert sorted(in_runs) == sorted(trace_ids)
+    stitched = [s["trace_id"] for run in document["runs"] for s in run["stitched"]]
+    assert stitched and sorted(stitched) == sorted(
+        set(in_runs) - {r["run_id"] for r in document["runs"]}
+    )
     assert document["input_errors"] == []
+
+
+def test_no_stitch_gives_one_run_per_trace() -> None:
+    document = inspect(TRACES / "sdk-loop", "--no-stitch")
+    assert len(document["runs"]) == 3
+    assert all(run["stitched"] == [] for run in document["runs"])
 
 
 def test_malformed_line_in_the_middle_leaves_the_other_runs_intact(tmp_path: Path) -> None:
@@ -150,22 +168,27 @@ def test_inspect_counts_spans_per_convention_and_names_fragments(tmp_path: Path)
     agent = "5" * 32
     lone = "6" * 32
 
-    def span(trace: str, span_id: str, name: str, attrs: dict, parent: str = "") -> dict:
+    def span(
+        trace: str, span_id: str, name: str, attrs: dict, parent: str = "", at: int = 1
+    ) -> dict:
         return {
             "traceId": trace,
             "spanId": span_id,
             "parentSpanId": parent,
             "name": name,
             "kind": 3 if "http.request.method" in attrs else 1,
-            "startTimeUnixNano": "1",
-            "endTimeUnixNano": "2",
+            "startTimeUnixNano": str(at),
+            "endTimeUnixNano": str(at + 1),
             "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()],
         }
 
     spans = [
         span(agent, "a" * 16, "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}),
         span(agent, "b" * 16, "run", {"langsmith.span.kind": "tool"}, parent="a" * 16),
-        span(lone, "c" * 16, "POST", {"http.request.method": "POST", "url.full": "http://x/"}),
+        # after the agent's run: not a piece of it
+        span(
+            lone, "c" * 16, "POST", {"http.request.method": "POST", "url.full": "http://x/"}, at=9
+        ),
     ]
     line = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
     path = tmp_path / "t.jsonl"
