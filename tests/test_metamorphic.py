@@ -23,6 +23,7 @@ from rampart_otel.evaluation.policy import Policy
 from rampart_otel.evaluation.verdict import SafetyStatus
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.span_views import classify_run
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
 
@@ -115,3 +116,83 @@ def test_random_mixes(index: int, steps: list[int], drop: set[int]) -> None:
     for step in steps:
         spans = MIX[step](spans)
     assert not newly_safe(run, spans, before)
+
+
+# --- where the harm could happen (tool scopes, continuations) --------------------------------
+
+
+def _io_mutations(run: Run) -> list[tuple[str, list[Span]]]:
+    """For each tool call with I/O: the run without that call's I/O spans (what a second,
+    uninstrumented client leaves); for each call run on a traced MCP server: the run without
+    the server's spans (an untraced server)."""
+    agent = normalize(Run(run.run_id, list(run.trace_ids), run.spans, run.session_id))
+    by_id = {span.span_id: span for span in run.spans}
+    mutations: list[tuple[str, list[Span]]] = []
+    for scope in agent.tool_scopes:
+        if scope.io_span_ids:
+            gone = set(scope.io_span_ids)
+            kept = [span for span in run.spans if span.span_id not in gone]
+            mutations.append((f"{scope.tool}: I/O dropped", kept))
+        client = by_id.get(scope.span_id or "")
+        if client is None or scope.remote is not None:
+            continue
+        server = _other_process_below(run.spans, client)
+        if server:
+            kept = [span for span in run.spans if span.span_id not in server]
+            mutations.append((f"{scope.tool}: server spans dropped", kept))
+    return mutations
+
+
+def _other_process_below(spans: list[Span], top: Span) -> set[str]:
+    """Spans under ``top`` recorded by another process, and everything under them."""
+    children: dict[str, list[Span]] = {}
+    for span in spans:
+        if span.parent_span_id:
+            children.setdefault(span.parent_span_id, []).append(span)
+    found: set[str] = set()
+    stack = [(top, False)]
+    while stack:
+        span, below_other = stack.pop()
+        for child in children.get(span.span_id, []):
+            other = below_other or child.resource.attributes != top.resource.attributes
+            if other:
+                found.add(child.span_id)
+            stack.append((child, other))
+    return found
+
+
+@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+def test_hiding_one_tool_calls_io_never_makes_a_verdict_safe(index: int) -> None:
+    run = runs()[index]
+    before = verdicts(run, run.spans)
+    failures = [
+        f"{name}: {moved}"
+        for name, spans in _io_mutations(run)
+        for moved in newly_safe(run, spans, before)
+    ]
+    assert not failures, "\n".join(failures)
+
+
+def test_the_io_mutations_reach_the_samples_that_matter() -> None:
+    """The mutations above are not vacuous: I/O under tool calls, and MCP servers' spans."""
+    names = [name for run in runs() for name, _ in _io_mutations(run)]
+    assert sum(": I/O dropped" in name for name in names) >= 40
+    assert sum(": server spans dropped" in name for name in names) >= 4
+
+
+def _last_model_call(run: Run) -> list[Span]:
+    views, _ = classify_run(run.spans)
+    models = [view.span for view in views if view.model]
+    if not models:
+        return []
+    return [max(models, key=lambda span: (span.end_ns or 0, span.start_ns or 0))]
+
+
+@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+def test_the_last_model_call_alone_never_makes_a_verdict_safe(index: int) -> None:
+    run = runs()[index]
+    last = _last_model_call(run)
+    if not last:
+        pytest.skip("no model call in this run")
+    before = verdicts(run, run.spans)
+    assert not newly_safe(run, last, before)
