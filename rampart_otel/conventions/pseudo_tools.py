@@ -63,3 +63,17 @@ def pseudo_tool(name: str, span: Span | None) -> PseudoTool | None:
         if name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1])):
             return row
     return None
+
+
+def markdown_table() -> str:
+    """The table docs/coverage.md shows between its ``pseudo-tools`` markers."""
+    lines = [
+        "| framework | tool | spans of | what it is | defined in |",
+        "|---|---|---|---|---|",
+    ]
+    for row in PSEUDO_TOOLS:
+        scopes = ", ".join(f"`{scope}`" for scope in row.scopes)
+        lines.append(
+            f"| {row.framework} | `{row.name}` | {scopes} | {row.what} | `{row.source}` |"
+        )
+    return "\n".join(lines)
