@@ -73,7 +73,5 @@ def markdown_table() -> str:
     ]
     for row in PSEUDO_TOOLS:
         scopes = ", ".join(f"`{scope}`" for scope in row.scopes)
-        lines.append(
-            f"| {row.framework} | `{row.name}` | {scopes} | {row.what} | `{row.source}` |"
-        )
+        lines.append(f"| {row.framework} | `{row.name}` | {scopes} | {row.what} | `{row.source}` |")
     return "\n".join(lines)

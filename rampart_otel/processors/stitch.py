@@ -10,11 +10,13 @@ A run is scored on what it holds, so a piece scored alone speaks for less than t
   is a trace of its own with no agent, model or tool span. It is joined to the one run of
   the same service whose time span holds it; with none or several, it stays apart.
 
-The assembler's runs are held ``hold`` units of its clock after a piece last joined them,
-so pieces that arrive later can still join; a piece arriving after its run was emitted
-stays a run of its own (a fragment or continuation: never SAFE). ``Run.stitched`` says
-how each joined trace was attached. Only the spans' own identifiers decide: no trace
-content is guessed from.
+Only runs that may still be joined wait: a fragment (for the run that holds it), and a run
+whose model calls asked for tools no later call of it received the results of (a loop
+that may go on in the next trace), each for ``hold`` units of the assembler's clock after
+a piece last joined it; every other run passes straight through. A piece arriving after
+its run was emitted stays a run of its own (a fragment or continuation: never SAFE).
+``Run.stitched`` says how each joined trace was attached. Only the spans' own identifiers
+decide: no trace content is guessed from.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class _Piece:
     has_agent: bool  # an agent span: a run of its own, never a continuation piece
     asked: set[str]  # call ids its model calls asked for, or its tools ran
     history: set[str]  # call ids its model calls' input history holds that it did not ask
+    answered: set[str]  # call ids whose results its model calls' input history holds
+    requested: set[str]  # call ids its model calls asked for (not those its tools ran)
 
 
 @dataclass(slots=True)
@@ -52,6 +56,7 @@ class _Group:
     pieces: list[_Piece]
     stitches: list[Stitch] = field(default_factory=list)
     last_joined: float = 0.0
+    closed: bool = False  # a later revision of it arrived: nothing more joins it
 
     @property
     def start(self) -> int:
@@ -70,6 +75,16 @@ class _Group:
 
     def asked(self) -> set[str]:
         return {call_id for piece in self.pieces for call_id in piece.asked}
+
+    def may_go_on(self) -> bool:
+        """A fragment, or a loop that asked for tools whose results it never sent back: a
+        later piece may still join it."""
+        if not self.agentic:
+            return True
+        if any(piece.has_agent for piece in self.pieces):
+            return False
+        answered = {call_id for piece in self.pieces for call_id in piece.answered}
+        return any(piece.requested - answered for piece in self.pieces)
 
 
 class Stitcher:
@@ -93,11 +108,18 @@ class Stitcher:
             self._arrive(_piece(run), now)
 
     def expire(self, now: float) -> list[Run]:
-        """Emit the groups no piece joined for ``hold``, oldest first."""
-        ready = [group for group in self._groups if group.last_joined <= now - self.hold]
-        if not ready:
+        """Emit the groups nothing more can join, and those no piece joined for ``hold``,
+        oldest first."""
+        waiting = [
+            group
+            for group in self._groups
+            if not group.closed and group.may_go_on() and group.last_joined > now - self.hold
+        ]
+        if len(waiting) == len(self._groups):
             return []
-        self._groups = [group for group in self._groups if group.last_joined > now - self.hold]
+        kept = {id(group) for group in waiting}
+        ready = [group for group in self._groups if id(group) not in kept]
+        self._groups = waiting
         return [_joined(group) for group in ready]
 
     def flush(self) -> list[Run]:
@@ -107,6 +129,16 @@ class Stitcher:
 
     def _arrive(self, piece: _Piece, now: float) -> None:
         group = _Group([piece], last_joined=now)
+        if piece.run.revision > 0 or any(
+            p.run.run_id == piece.run.run_id for g in self._groups for p in g.pieces
+        ):
+            # Late spans of a run: its own later revision, after the revision before it.
+            for held in self._groups:
+                if any(p.run.run_id == piece.run.run_id for p in held.pieces):
+                    held.closed = True
+            group.closed = True
+            self._groups.append(group)
+            return
         host = self._continued(piece) if piece.history and not piece.has_agent else None
         if host is not None:
             self._attach(host, group, StitchReason.CONTINUATION, now)
@@ -133,7 +165,8 @@ class Stitcher:
         found = [
             group
             for group in self._groups
-            if piece.process in group.processes()
+            if not group.closed
+            and piece.process in group.processes()
             and piece.history <= group.asked()
             and group.end <= piece.start <= group.end + MAX_GAP_NS
         ]
@@ -144,7 +177,8 @@ class Stitcher:
         found = [
             group
             for group in self._groups
-            if group.agentic
+            if not group.closed
+            and group.agentic
             and fragment.process in group.processes()
             and group.start <= fragment.start
             and fragment.end <= group.end
@@ -187,18 +221,22 @@ def _piece(run: Run) -> _Piece:
     views, _ = classify_run(run.spans)
     asked: set[str] = set()
     history: set[str] = set()
+    answered: set[str] = set()
+    requested: set[str] = set()
     agentic = has_agent = False
     for view in views:
         agentic = agentic or view.model or view.agent or view.execution is not None
         has_agent = has_agent or view.agent
         if view.output is not None:
-            asked.update(r.call_id for r in view.output.requests if r.call_id)
+            requested.update(r.call_id for r in view.output.requests if r.call_id)
         if view.execution is not None and view.execution.call_id:
             asked.add(view.execution.call_id)
         if view.model:
             for _, reader in history_readers(view.span):
                 found = reader(view.span)
                 history.update(found.arguments, found.results)
+                answered.update(found.results)
+    asked |= requested
     starts = [s.start_ns for s in run.spans if s.start_ns is not None]
     ends = [s.end_ns or s.start_ns for s in run.spans if (s.end_ns or s.start_ns) is not None]
     return _Piece(
@@ -210,6 +248,8 @@ def _piece(run: Run) -> _Piece:
         has_agent=has_agent,
         asked=asked,
         history=history - asked,
+        answered=answered,
+        requested=requested,
     )
 
 

@@ -146,17 +146,28 @@ def test_a_fragment_of_another_process_stays_apart() -> None:
     assert len(stitched(runs)) == 2
 
 
-def test_runs_are_held_for_the_idle_window_then_emitted_in_arrival_order() -> None:
+def test_only_runs_that_may_still_be_joined_are_held() -> None:
+    """A loop that asked for a tool waits for its next piece; a fragment for its run; a run
+    whose calls were all answered, or with an agent span, passes straight through."""
     first, fragment, second = loop()
     stitcher = Stitcher(hold=5)
-    assert stitcher.add([first], 0) == []
-    assert stitcher.add([fragment, second], 3) == []  # joined: the group waits from 3
-    assert stitcher.add([], 7) == []
-    (whole,) = stitcher.add([], 8)
+    assert stitcher.add([first], 0) == []  # asked for c1, never got its result: may go on
+    assert stitcher.add([fragment], 1) == []  # a fragment waits for its run
+    (whole,) = stitcher.add([second], 3)  # c1 answered: nothing more can join
     assert whole.trace_ids == [T1, T2, T3]
     late = run(T4, mk("m4", "ChatCompletion", continues("c1"), trace_id=T4, start=3 * SECOND,
                       end=4 * SECOND))  # fmt: skip
-    assert stitcher.add([late], 9) == [] and stitcher.flush() == [late]  # too late: alone
+    assert stitcher.add([late], 9) == [late]  # too late to join: alone, and honest about it
+    lone = run(T3, mk("h9", "POST", POST, trace_id=T3, kind="CLIENT", start=9 * SECOND))
+    assert stitcher.add([lone], 10) == [] and stitcher.add([], 15) == [lone]
+
+
+def test_a_later_revision_of_a_held_run_is_never_merged_into_it() -> None:
+    first = loop()[0]
+    again = Run(T1, [T1], [mk("m9", "ChatCompletion", asks("c2"), trace_id=T1, start=10)],
+                revision=1)  # fmt: skip
+    out = stitched([first, again])
+    assert [(r.run_id, r.revision, len(r.spans)) for r in out] == [(T1, 0, 1), (T1, 1, 1)]
 
 
 def test_stitching_can_be_switched_off() -> None:
