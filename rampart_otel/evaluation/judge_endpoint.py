@@ -221,7 +221,7 @@ class JudgeClient:
                 self.stats.cache_hits += 1
             return cached
         if not self._gate.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
-            return self._failed(self._late("waiting for a free request slot"))
+            return self._failed(f"{self._deadline()} passed waiting for a free request slot")
         try:
             answer = self._request(messages, deadline)
         finally:
@@ -259,19 +259,19 @@ class JudgeClient:
         tries = 0
         while True:
             tries += 1
-            start = time.monotonic()
+            limit = min(config.timeout, deadline - time.monotonic())  # this try's share
             wait: float | None = None
             try:
-                answer = post(url, body, headers, deadline=min(start + config.timeout, deadline))
+                answer = post(url, body, headers, deadline=time.monotonic() + limit)
             except RedirectRefused as error:
                 return self._failed(f"the judge answered {error}")
             except AnswerTooLarge as error:
                 return self._failed(f"the judge sent {error}")
             except DeadlineExceeded:
-                if start + config.timeout <= deadline:
+                if limit >= config.timeout - 0.05:  # the try had its whole timeout
                     failure = f"the judge timed out after {config.timeout:g} s"
                 else:
-                    failure = self._late("waiting for an answer")
+                    failure = f"the judge did not answer before {self._deadline()}"
             except HttpFailure as error:
                 failure = f"the judge could not be reached ({error})"
             else:
@@ -286,10 +286,8 @@ class JudgeClient:
             if wait is None:
                 wait = min(BACKOFF_FIRST * 2 ** (tries - 1), BACKOFF_MOST)
             if time.monotonic() + wait >= deadline:
-                return self._failed(
-                    f"{failure}; a retry in {wait:g} s would pass the check's deadline "
-                    f"({config.deadline_seconds:g} s: timeout * (retries + 1))"
-                )
+                late = f"a retry in {wait:g} s would pass {self._deadline()}"
+                return self._failed(f"{failure}; {late}")
             time.sleep(wait)
 
     def _read(self, body: bytes) -> JudgeAnswer | str:
@@ -309,11 +307,9 @@ class JudgeClient:
         except ValidationError as error:
             return self._failed(f"the judge answered out of format (content: {_first(error)})")
 
-    def _late(self, doing: str) -> str:
-        return (
-            f"the judge's deadline of {self.config.deadline_seconds:g} s "
-            f"(timeout * (retries + 1)) passed {doing}"
-        )
+    def _deadline(self) -> str:
+        seconds = self.config.deadline_seconds
+        return f"the check's deadline of {seconds:g} s (timeout * (retries + 1))"
 
     def _failed(self, reason: str) -> str:
         with self._lock:

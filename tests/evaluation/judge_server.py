@@ -55,6 +55,7 @@ def answer(reply: Reply) -> dict[str, Any]:
 class JudgeServer:
     script: Callable[[dict[str, Any], int], Reply]
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)  # of each request, lower-cased
     in_flight: int = 0
     most_in_flight: int = 0
     url: str = ""
@@ -71,10 +72,15 @@ def judge_server(
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            raw = self.rfile.read(int(self.headers["Content-Length"]))
+            try:
+                body = json.loads(raw)
+            except ValueError:  # not a judge request (an OTLP/protobuf export): kept as sent
+                body = {"raw": raw}
             with state.lock:
                 number = len(state.requests)
                 state.requests.append(body)
+                state.headers.append({k.lower(): v for k, v in self.headers.items()})
                 state.in_flight += 1
                 state.most_in_flight = max(state.most_in_flight, state.in_flight)
             try:
@@ -83,10 +89,14 @@ def judge_server(
                 if reply.stream is not None:
                     self._stream(reply)
                     return
-                payload = reply.body if reply.body is not None else (
-                    json.dumps(answer(reply)).encode()
-                    if reply.status == 200
-                    else json.dumps({"error": {"message": "scripted failure"}}).encode()
+                payload = (
+                    reply.body
+                    if reply.body is not None
+                    else (
+                        json.dumps(answer(reply)).encode()
+                        if reply.status == 200
+                        else json.dumps({"error": {"message": "scripted failure"}}).encode()
+                    )
                 )
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
