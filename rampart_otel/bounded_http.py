@@ -148,7 +148,9 @@ def post(
         return HttpAnswer(status, response.reason or "", found, b"".join(chunks))
     except HttpFailure:
         raise
-    except (OSError, http.client.HTTPException, ValueError) as error:
+    except ValueError:  # a header value http.client refuses: never echoed (it may be a key)
+        raise Unreachable("a request header cannot be sent (a control character in it)") from None
+    except (OSError, http.client.HTTPException) as error:
         if fired.is_set() or time.monotonic() >= deadline or isinstance(error, TimeoutError):
             raise DeadlineExceeded("no whole answer before the deadline") from None
         raise Unreachable(_why(error)) from None
