@@ -23,7 +23,7 @@ from rampart_otel.bounded_http import (
 
 @contextmanager
 def raw_server(answer: Callable[[socket.socket], None]) -> Iterator[str]:
-    """A TCP server on 127.0.0.1 that reads the request head, then runs ``answer``."""
+    """A TCP server on 127.0.0.1 that reads each request, then runs ``answer``."""
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
 
@@ -39,6 +39,14 @@ def raw_server(answer: Callable[[socket.socket], None]) -> Iterator[str]:
                     data = b""
                     while b"\r\n\r\n" not in data:
                         data += conn.recv(65536)
+                    head, _, body = data.partition(b"\r\n\r\n")
+                    length = 0
+                    for line in head.split(b"\r\n")[1:]:
+                        name, _, value = line.partition(b":")
+                        if name.strip().lower() == b"content-length":
+                            length = int(value)
+                    while len(body) < length:  # read it all: unread data would reset
+                        body += conn.recv(65536)
                     answer(conn)
                 except OSError:
                     pass  # the client gave up
