@@ -40,6 +40,7 @@ from rampart_otel.processors.assemble import GroupBy
 Format = Literal["terminal", "json", "junit", "html"]
 FailOn = Literal["unsafe", "undetermined"]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_ERROR = 2  # a check could not be evaluated: its result is ERROR
 
 
 @dataclass(slots=True)
@@ -197,7 +198,11 @@ def _views(
 
 
 def _exit_code(tallies: list[_Tally], fail_on_undetermined: bool) -> int:
-    failing = {SafetyStatus.UNSAFE, SafetyStatus.ERROR}
+    """2 when a check could not be evaluated (ERROR: a crash, a judge that cannot answer),
+    else 1 when a verdict failed, else 0."""
+    if any(t.status is SafetyStatus.ERROR for t in tallies):
+        return EXIT_ERROR
+    failing = {SafetyStatus.UNSAFE}
     if fail_on_undetermined:
         failing.add(SafetyStatus.UNDETERMINED)
     return EXIT_FAILED if any(t.status in failing for t in tallies) else EXIT_OK

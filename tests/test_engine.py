@@ -86,7 +86,7 @@ def test_score_reports_an_unreadable_run_as_errors_and_scores_the_others() -> No
     clean = score_json("no-such-run")
     broken = score_json(bad)
 
-    assert broken.returncode == 1, broken.stderr
+    assert broken.returncode == 2, broken.stderr  # an ERROR result: could not be evaluated
     report = json.loads(broken.stdout)  # complete and valid
     expected = json.loads(clean.stdout)
     checks = len(load_policy(SAMPLE_POLICY).checks)

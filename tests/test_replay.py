@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import io
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from cli_runner import run_cli as run_rampart
+from evaluation.judge_server import Reply, judge_server
 from otlp_sink import Failure, RunningSink, Sink
 
 from rampart_otel.errors import ReplayError
@@ -199,3 +201,33 @@ def test_a_lone_surrogate_in_recorded_text_is_sent_as_the_replacement_character(
         if kv.key == "service.name"
     }
     assert services == {"weather\ufffdagent"}
+
+
+def test_a_redirect_is_not_delivered_and_nothing_goes_elsewhere() -> None:
+    # Only a 2xx is delivery: the exporter alone counts a 307 as success.
+    with judge_server(lambda body, n: Reply(), host="127.0.0.2") as elsewhere:
+        moved = Reply(status=307, body=b"", headers={"Location": elsewhere.url})
+        with judge_server(lambda body, n: moved) as server:
+            proc = run_cli(SAMPLE, "--to", server.url, "--protocol", "http/json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "0 accepted, 11 rejected (4 requests failed)" in proc.stdout, proc.stdout
+    assert f"HTTP 307 redirect to {elsewhere.url} (redirects are not followed)" in proc.stderr
+    assert len(server.requests) == 4 and elsewhere.requests == []
+
+
+def test_timeout_bounds_each_request_against_a_trickling_endpoint() -> None:
+    def trickle() -> Iterator[bytes]:  # 20 bytes, one each 0.5 s: 10 s for the answer
+        for _ in range(20):
+            yield b" "
+            time.sleep(0.5)
+
+    with judge_server(lambda body, n: Reply(stream=trickle, length=20)) as server:
+        started = time.monotonic()
+        proc = run_cli(SAMPLE, "--to", server.url, "--protocol", "http/json", "--timeout", "3")
+        seconds = time.monotonic() - started
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "0 accepted, 11 rejected (4 requests failed)" in proc.stdout, proc.stdout
+    assert "no whole answer within the timeout of 3 s, retries included" in proc.stderr
+    # 4 requests of at most 3 s each, and the command's start; 40 s without the bound
+    assert seconds < 4 * 3 + 5, seconds
+    print(f"\nreplay --timeout 3, 4 requests to a trickling endpoint: {seconds:.1f} s")

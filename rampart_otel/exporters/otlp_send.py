@@ -9,8 +9,13 @@ carry faithfully. So each exporter is built as an agent would build it and only 
 step is given our bytes:
 
 - OTLP/HTTP (protobuf or JSON): the exporter's HTTP client, ``_client.export(bytes)``,
-  which compresses and retries. A response hook on the ``requests`` session handed to the
-  exporter keeps the last response, for the partial-success body the exporter drops.
+  which compresses and retries within its timeout, over a transport of ours
+  (``bounded_transport``, through ``bounded_http``) in place of ``requests``: the timeout
+  bounds each request whole, however slowly the endpoint answers (``requests`` bounds each
+  socket read only), an answer is read up to 4 MiB, and a 3xx is a failure naming its
+  ``Location`` (the exporter would count it as delivered). The transport keeps the last
+  answer, for the partial-success body the exporter drops. TLS reads the exporter's
+  ``OTEL_EXPORTER_OTLP_*CERTIFICATE``/``CLIENT_KEY`` variables; no proxy is used.
 - OTLP/gRPC: a subclass whose ``_translate_data`` passes our ``ExportTraceServiceRequest``
   through the exporter's own ``_export`` retry loop, with a stub that keeps the response.
 
@@ -24,7 +29,10 @@ collector's configuration imports this module to check endpoints.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import ssl
+import time
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
@@ -37,6 +45,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from rampart_otel.bounded_http import (
+    DeadlineExceeded,
+    HttpAnswer,
+    HttpFailure,
+    Unreachable,
+    post,
+)
 from rampart_otel.codecs.otlp_proto import request_to_json_dict
 from rampart_otel.errors import EndpointError, SenderUnavailable
 
@@ -134,71 +149,156 @@ def span_count(request: ExportTraceServiceRequest) -> int:
 # -- OTLP/HTTP ------------------------------------------------------------------------------
 
 
+def tls_context(signal: str) -> ssl.SSLContext | None:
+    """The TLS settings the OTLP/HTTP exporters read from the environment for ``signal``
+    (TRACES, LOGS); None when none is set (the system's defaults)."""
+
+    def setting(name: str) -> str | None:
+        return os.environ.get(f"OTEL_EXPORTER_OTLP_{signal}_{name}") or os.environ.get(
+            f"OTEL_EXPORTER_OTLP_{name}"
+        )
+
+    ca, cert, key = setting("CERTIFICATE"), setting("CLIENT_CERTIFICATE"), setting("CLIENT_KEY")
+    if not (ca or cert):
+        return None
+    try:
+        context = ssl.create_default_context(cafile=ca)
+        if cert:
+            context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as error:
+        raise EndpointError(f"the OTLP TLS settings cannot be used: {error}") from None
+    return context
+
+
+def bounded_transport(signal: str) -> Any:
+    """An HTTP transport for the OTLP/HTTP exporters (their ``_transport``) whose requests
+    end within the timeout the exporter gives each, read at most 4 MiB, and fail on 3xx."""
+    from opentelemetry.exporter.http.transport._base import (  # startup
+        BaseHTTPResult,
+        BaseHTTPTransport,
+    )
+
+    context = tls_context(signal)
+
+    @dataclass(frozen=True, slots=True)
+    class Result(BaseHTTPResult):  # type: ignore[misc]
+        answer: HttpAnswer | None = None
+
+        def content(self) -> bytes:
+            return self.answer.body if self.answer is not None else b""
+
+        def headers(self) -> dict[str, str]:
+            return self.answer.headers if self.answer is not None else {}
+
+    class Transport(BaseHTTPTransport):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.last: HttpAnswer | None = None  # the last answer, for its body
+            self.default_timeout = 10.0
+
+        def request(
+            self,
+            method: str,
+            url: str,
+            *,
+            headers: dict[str, str] | None = None,
+            timeout: float | None = None,
+            data: bytes | None = None,
+        ) -> Any:
+            self.last = None
+            seconds = self.default_timeout if timeout is None else timeout
+            try:
+                answer = post(
+                    url, data or b"", dict(headers or {}),
+                    deadline=time.monotonic() + seconds, context=context,
+                )  # fmt: skip
+            except HttpFailure as error:
+                return Result(error=error)
+            self.last = answer
+            return Result(status_code=answer.status, reason=answer.reason, answer=answer)
+
+        def is_connection_error(self, exception: Exception | None) -> bool:
+            return isinstance(exception, Unreachable | DeadlineExceeded)
+
+        def close(self) -> None:
+            pass
+
+    return Transport()
+
+
 class HttpTraceSender:
     """OTLP/HTTP, protobuf or JSON, through the HTTP exporter's retrying client."""
 
     def __init__(
         self, url: str, headers: dict[str, str], timeout: float, json_body: bool = False
     ) -> None:
-        import requests  # startup
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         self.url = url
         self.json_body = json_body
-        self._response: Any = None
-        session = requests.Session()
-        session.hooks["response"].append(self._keep)
+        self.timeout = timeout
         wanted = dict(headers)
         if json_body:
             wanted["content-type"] = "application/json"
-        self._exporter = OTLPSpanExporter(
-            endpoint=url, headers=wanted, timeout=timeout, session=session
-        )
+        try:
+            self._transport = bounded_transport("TRACES")
+            self._exporter = OTLPSpanExporter(
+                endpoint=url, headers=wanted, timeout=timeout, _transport=self._transport
+            )
+        except (ImportError, TypeError):
+            self._exporter = None
         client = getattr(self._exporter, "_client", None)
         if not callable(getattr(client, "export", None)):
             raise SenderUnavailable(
-                "this opentelemetry-exporter-otlp-proto-http has no retrying client to send "
-                "pre-encoded requests through; install opentelemetry-exporter-otlp-proto-http>=1.45"
+                "this opentelemetry-exporter-otlp-proto-http has no retrying client and "
+                "transport to send pre-encoded requests through; install "
+                "opentelemetry-exporter-otlp-proto-http>=1.45"
             )
         self._client = client
-
-    def _keep(self, response: Any, *args: Any, **kwargs: Any) -> None:
-        self._response = response
 
     def send(self, request: ExportTraceServiceRequest) -> SendResult:
         if self.json_body:
             body = json.dumps(request_to_json_dict(request), separators=(",", ":")).encode()
         else:
             body = request.SerializeToString()
-        self._response = None
         outcome = self._client.export(body)
-        response = self._response
+        answer = self._transport.last
         count = span_count(request)
-        if outcome.success:
-            rejected, message = _partial_success(response)
+        if outcome.success and answer is not None and answer.ok:  # delivered: 2xx only
+            rejected, message = _partial_success(answer)
             return SendResult(True, rejected, message)
-        if outcome.status_code is None:  # never answered: refused, reset, timed out
+        if outcome.status_code is None:  # no answer to read: refused, timed out, redirected
             error = outcome.error
-            text = f"{type(error).__name__}: {error}" if error is not None else "no response"
-            return SendResult(False, count, text, unreachable=True)
-        detail = _status_message(response) or outcome.reason or ""
+            if isinstance(error, DeadlineExceeded):
+                text = f"no whole answer within the timeout of {self.timeout:g} s, retries included"
+                return SendResult(False, count, text)
+            if isinstance(error, HttpFailure):
+                return SendResult(
+                    False, count, str(error), unreachable=isinstance(error, Unreachable)
+                )
+            return SendResult(False, count, _error_text(error), unreachable=True)
+        detail = (_status_message(answer) if answer is not None else "") or outcome.reason or ""
         return SendResult(False, count, f"HTTP {outcome.status_code} {detail}".strip())
 
     def close(self) -> None:
-        self._exporter.shutdown()
+        if self._exporter is not None:
+            self._exporter.shutdown()
 
 
-def _is_json(response: Any) -> bool:
-    return "json" in (response.headers.get("content-type") or "").lower()
+def _error_text(error: BaseException | None) -> str:
+    return f"{type(error).__name__}: {error}" if error is not None else "no response"
 
 
-def _partial_success(response: Any) -> tuple[int, str]:
+def _is_json(answer: HttpAnswer) -> bool:
+    return "json" in (answer.headers.get("content-type") or "").lower()
+
+
+def _partial_success(answer: HttpAnswer) -> tuple[int, str]:
     """(rejected spans, message) from a 2xx ``ExportTraceServiceResponse`` body."""
-    body = getattr(response, "content", b"") or b""
+    body = answer.body
     if not body:
         return 0, ""
     try:
-        if _is_json(response):
+        if _is_json(answer):
             partial = json.loads(body).get("partialSuccess") or {}
             return int(partial.get("rejectedSpans") or 0), str(partial.get("errorMessage") or "")
         parsed = ExportTraceServiceResponse.FromString(body).partial_success
@@ -207,13 +307,13 @@ def _partial_success(response: Any) -> tuple[int, str]:
         return 0, ""  # an answer we cannot read still accepted the request
 
 
-def _status_message(response: Any) -> str:
+def _status_message(answer: HttpAnswer) -> str:
     """The ``google.rpc.Status`` message of an error body, if it has one."""
-    body = getattr(response, "content", b"") or b""
+    body = answer.body
     if not body:
         return ""
     try:
-        if _is_json(response):
+        if _is_json(answer):
             return str(json.loads(body).get("message") or "")
         return Status.FromString(body).message
     except (ValueError, AttributeError, DecodeError):

@@ -13,7 +13,9 @@ It runs in the scorer process, after the results are committed, and never makes 
 wait: ``submit`` only puts small records on a bounded queue (when full they are dropped and
 counted); one thread emits them in batches and flushes each through the exporter, which
 retries within its timeout. ``results.db`` stays the record; export is best effort and
-every record is counted as exported, failed or dropped (``/metrics``).
+every record is counted as exported, failed or dropped (``/metrics``): exported only on a 2xx
+answer. Over HTTP each request ends within ``timeout_seconds``, retries and ``Retry-After``
+included, and a redirect is a failure (``exporters/otlp_send.bounded_transport``).
 
 The SDK and the OTLP log exporters are imported when an export starts (marked "startup"):
 the collector loads this module whether or not verdict export is configured.
@@ -31,7 +33,7 @@ from typing import Any
 
 from rampart_otel import __version__
 from rampart_otel.evaluation import CheckResult
-from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
+from rampart_otel.exporters.otlp_send import bounded_transport, grpc_endpoint, http_endpoint
 from rampart_otel.model import Run
 
 log = logging.getLogger(__name__)
@@ -209,8 +211,13 @@ def make_log_exporter(endpoint: str, protocol: str, headers: dict[str, str], tim
         OTLPLogExporter as HttpLogExporter,
     )
 
+    # Our transport: each request ends within the timeout whatever the endpoint does, and
+    # a 3xx is a failure (the exporter alone would count a redirect as delivered).
     return HttpLogExporter(
-        endpoint=http_endpoint(endpoint, "/v1/logs"), headers=headers, timeout=timeout
+        endpoint=http_endpoint(endpoint, "/v1/logs"),
+        headers=headers,
+        timeout=timeout,
+        _transport=bounded_transport("LOGS"),
     )
 
 

@@ -1,7 +1,7 @@
 """The collector and ``rescore`` with a judge policy that names no cache, and a judge that
 refuses connections (test_judge_live covers HTTP 503 and an explicit cache): the answers are
 kept beside results.db (0600) and ``rescore`` reuses them without a request; a refused
-connection leaves judge(...) UNDETERMINED with the reason while other checks are scored."""
+connection makes judge(...) ERROR with the reason while other checks are scored."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_the_collector_counts_the_judges_calls_in_metrics(tmp_path: Path) -> Non
     assert f"judge: 0 calls, 0 prompt and 0 completion tokens, {asked} cache hits" in done.stdout
 
 
-def test_a_judge_outage_is_undetermined_and_nothing_else_stops(tmp_path: Path) -> None:
+def test_a_judge_outage_is_an_error_and_nothing_else_stops(tmp_path: Path) -> None:
     with socket.socket() as closed:  # a port nothing listens on: connection refused
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
@@ -81,8 +81,8 @@ def test_a_judge_outage_is_undetermined_and_nothing_else_stops(tmp_path: Path) -
     policy = _policy(tmp_path / "p.yaml", url, tmp_path / "cache.sqlite")
     metrics, results = _score(tmp_path, "down", policy)
     judged = results["obeys-injection"]
-    assert judged.startswith("undetermined"), judged
-    assert "the judge" in judged, judged  # the reason is said
+    assert judged.startswith("error"), judged  # not a finding: the judge could not answer
+    assert "the judge could not be reached (ConnectionRefusedError" in judged, judged
     assert results["no-delete"].startswith("safe"), results  # the other check is scored
     assert metrics["rampart_otel_judge_calls_total"] == 0
     assert metrics["rampart_otel_judge_failures_total"] >= 1

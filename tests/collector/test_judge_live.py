@@ -1,5 +1,5 @@
-"""A judge(...) policy in a live collector: a judge outage gives UNDETERMINED verdicts with
-the reason while everything else goes on, and the judge's counts reach /metrics."""
+"""A judge(...) policy in a live collector: a judge outage gives ERROR verdicts with the
+endpoint's error while everything else goes on, and the judge's counts reach /metrics."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from collector.harness import spawn, wait_for
 SAMPLE = REPO / "samples" / "traces" / "openllmetry-benign.jsonl"
 
 
-def test_a_judge_outage_is_undetermined_and_the_collector_goes_on(tmp_path: Path) -> None:
+def test_a_judge_outage_is_an_error_and_the_collector_goes_on(tmp_path: Path) -> None:
     state = {"down": True}
     lock = threading.Lock()
 
@@ -82,7 +82,7 @@ def test_a_judge_outage_is_undetermined_and_the_collector_goes_on(tmp_path: Path
     )
     by_run = {(r["run_id"], r["check"]): r for r in report["results"]}
     first = by_run[(trace_id, "reveals-secrets")]
-    assert first["status"] == "undetermined"
-    assert "the judge answered HTTP 503" in first["summary"]
+    assert first["status"] == "error"
+    assert "JudgeUnavailable: the judge answered HTTP 503: scripted failure" in first["summary"]
     assert by_run[(trace_id, "no-delete")]["status"] == "safe"  # the other check went on
     assert by_run[("f" * 32, "reveals-secrets")]["status"] == "unsafe"  # the judge is back

@@ -1,13 +1,18 @@
-"""``judge(...)`` against a scripted OpenAI-compatible server on loopback, through the real
-``openai`` client: verdicts, votes, bad answers, timeouts, retries, the cache, the
-concurrency bound, an injection aimed at the judge, and coverage before any call."""
+"""``judge(...)`` against a scripted OpenAI-compatible server on loopback: verdicts, votes,
+bad answers, timeouts, retries, the cache, the concurrency bound, an injection aimed at the
+judge, and coverage before any call. A judge that cannot answer raises ``JudgeUnavailable``
+(the check's result is ERROR) unless the policy says ``on_unavailable: undetermined``."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 import sqlite3
 import stat
+import time
+import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +23,7 @@ from evaluation.judge_server import Reply, judge_server
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation import EvalOutcome, load_policy, parse_policy
 from rampart_otel.evaluation.evaluators.judge import judge
-from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
+from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig, JudgeUnavailable
 from rampart_otel.evaluation.judge_prompt import SYSTEM_PROMPT
 from rampart_otel.model import AgentRun
 from rampart_otel.pipeline import ReadStats, agent_runs
@@ -76,45 +81,110 @@ def test_the_verdict_decides_when_the_channels_are_observed(
     [
         (["yes", "yes", "no"], EvalOutcome.DETECTED, ""),
         (["no", "no", "yes"], EvalOutcome.NOT_DETECTED, ""),
-        (["yes", "no", "bad"], EvalOutcome.UNDETERMINED, "no majority among 3 answers"),
-        (["yes", "bad", "bad"], EvalOutcome.UNDETERMINED, "out of format"),
         (["yes", "no"], EvalOutcome.UNDETERMINED, "no majority among 2 answers"),
+        # failures that leave no majority: the judge could not answer
+        (["yes", "no", "bad"], None, "no majority among 3 answers"),
+        (["yes", "bad", "bad"], None, "out of format"),
     ],
 )
-def test_samples_vote_and_ties_or_invalid_answers_are_undetermined(
-    answers: list[str], outcome: EvalOutcome, why: str, benign: AgentRun, tmp_path: Path
+def test_samples_vote_and_failures_that_leave_no_majority_are_errors(
+    answers: list[str], outcome: EvalOutcome | None, why: str, benign: AgentRun, tmp_path: Path
 ) -> None:
     def script(body: dict[str, Any], number: int) -> Reply:
         wanted = answers[number]
         return Reply(verdict=None, content="not json") if wanted == "bad" else Reply(verdict=wanted)
 
-    with judge_server(script) as server:
-        client = _client(server.url, tmp_path, samples=len(answers), max_concurrency=1)
-        result = judge(QUESTION, client=client).evaluate(benign)
-    assert result.outcome is outcome, result.rationale
-    assert why in result.rationale
-    assert len(server.requests) == len(answers)
-    assert client.stats.failures == answers.count("bad")
+    for on_unavailable in ("error", "undetermined"):
+        with judge_server(script) as server:
+            client = _client(
+                server.url, tmp_path / on_unavailable, samples=len(answers), max_concurrency=1,
+                on_unavailable=on_unavailable,
+            )  # fmt: skip
+            if outcome is None and on_unavailable == "error":
+                with pytest.raises(JudgeUnavailable, match=why):
+                    judge(QUESTION, client=client).evaluate(benign)
+            else:
+                result = judge(QUESTION, client=client).evaluate(benign)
+                assert result.outcome is (outcome or EvalOutcome.UNDETERMINED), result.rationale
+                assert why in result.rationale
+        assert len(server.requests) == len(answers)
+        assert client.stats.failures == answers.count("bad")
 
 
-def test_out_of_format_answers_are_undetermined(benign: AgentRun, tmp_path: Path) -> None:
+def _unavailable(client: JudgeClient, run: AgentRun) -> str:
+    """The reason a judge that cannot answer gives: raised by default, and the same reason
+    in an UNDETERMINED result with ``on_unavailable: undetermined``."""
+    with pytest.raises(JudgeUnavailable) as caught:
+        judge(QUESTION, client=client).evaluate(run)
+    lenient = JudgeClient(client.config.model_copy(update={"on_unavailable": "undetermined"}))
+    result = judge(QUESTION, client=lenient).evaluate(run)
+    assert result.outcome is EvalOutcome.UNDETERMINED
+    assert str(caught.value) in result.rationale
+    assert lenient.stats.failures == client.stats.failures
+    return str(caught.value)
+
+
+def test_out_of_format_answers_are_counted_failures(benign: AgentRun, tmp_path: Path) -> None:
     bad = ['{"verdict": "maybe"}', "", '{"rationale": "no verdict"}', "[1, 2]"]
     for content in bad:
         with judge_server(lambda body, n, c=content: Reply(verdict=None, content=c)) as server:
-            result = judge(QUESTION, client=_client(server.url, tmp_path)).evaluate(benign)
-        assert result.outcome is EvalOutcome.UNDETERMINED, content
-        assert "the judge answered out of format" in result.rationale
+            client = _client(server.url, tmp_path, cache="off")
+            assert "the judge answered out of format" in _unavailable(client, benign)
+            assert client.stats.failures == client.stats.calls == 1
 
 
-def test_a_timeout_is_undetermined_with_the_reason(benign: AgentRun, tmp_path: Path) -> None:
+def _completion(**changes: Any) -> dict[str, Any]:
+    from evaluation.judge_server import answer
+
+    body = answer(Reply(verdict="yes"))
+    for path, value in changes.items():
+        *parents, last = path.split("__")
+        node: Any = body
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        node[last] = value
+    return body
+
+
+MALFORMED = {
+    "content as an object": json.dumps(_completion(choices__0__message__content={"v": 1})),
+    "content as a list": json.dumps(_completion(choices__0__message__content=["yes"])),
+    "content null": json.dumps(_completion(choices__0__message__content=None)),
+    "prompt_tokens as a string": json.dumps(_completion(usage__prompt_tokens="100")),
+    "usage as a list": json.dumps(_completion(usage=[100, 10])),
+    "choices as an object": json.dumps(_completion(choices={"0": {"message": {}}})),
+    "choices empty": json.dumps(_completion(choices=[])),
+    "a choice without a message": json.dumps(_completion(choices=[{"index": 0}])),
+    "a JSON list": "[]",
+    "truncated JSON": json.dumps(_completion())[:57],
+    "an empty body": "",
+    "not UTF-8": "\udcff",
+}
+
+
+@pytest.mark.parametrize("shape", MALFORMED)
+def test_every_malformed_answer_is_a_counted_failure_with_the_documented_outcome(
+    shape: str, benign: AgentRun, tmp_path: Path
+) -> None:
+    text = MALFORMED[shape]
+    raw = text.encode("utf-8", "surrogateescape")
+    with judge_server(lambda body, n: Reply(body=raw)) as server:
+        client = _client(server.url, tmp_path, cache="off", retries=0)
+        reason = _unavailable(client, benign)
+    assert "the judge answered out of format" in reason, reason
+    assert client.stats.as_dict() == {
+        "calls": 1, "prompt_tokens": 0, "completion_tokens": 0, "cache_hits": 0, "failures": 1,
+    }  # fmt: skip
+    assert len(server.requests) == 2  # once raised, once UNDETERMINED: no retry of a 200
+
+
+def test_a_timeout_is_an_error_with_the_reason(benign: AgentRun, tmp_path: Path) -> None:
     with judge_server(lambda body, n: Reply(delay=3.0)) as server:
         client = _client(server.url, tmp_path, timeout=0.5, retries=0)
-        result = judge(QUESTION, client=client).evaluate(benign)
-    assert result.outcome is EvalOutcome.UNDETERMINED
-    assert "the judge timed out after 0.5 s" in result.rationale
+        assert "the judge timed out after 0.5 s" in _unavailable(client, benign)
 
 
-def test_429_and_5xx_are_retried_then_undetermined(benign: AgentRun, tmp_path: Path) -> None:
+def test_429_and_5xx_are_retried_then_an_error(benign: AgentRun, tmp_path: Path) -> None:
     statuses = [429, 503, 200]
     with judge_server(lambda body, n: Reply(status=statuses[n], verdict="yes")) as server:
         result = judge(QUESTION, client=_client(server.url, tmp_path, retries=2)).evaluate(benign)
@@ -122,10 +192,211 @@ def test_429_and_5xx_are_retried_then_undetermined(benign: AgentRun, tmp_path: P
     assert len(server.requests) == 3
     with judge_server(lambda body, n: Reply(status=500)) as server:
         client = _client(server.url, tmp_path / "other", retries=2)
-        result = judge(QUESTION, client=client).evaluate(benign)
-    assert result.outcome is EvalOutcome.UNDETERMINED
-    assert "the judge answered HTTP 500" in result.rationale
+        with pytest.raises(JudgeUnavailable) as caught:
+            judge(QUESTION, client=client).evaluate(benign)
+    # the endpoint's own words are in the reason
+    assert "the judge answered HTTP 500: scripted failure" in str(caught.value)
     assert len(server.requests) == 3  # the first try and two retries
+    assert client.stats.failures == 1
+
+
+# -- bounded in time and size, and never redirected ---------------------------------------
+
+ANSWER = json.dumps(_completion()).encode()
+
+
+def _timed(client: JudgeClient, run: AgentRun) -> tuple[str, float]:
+    started = time.monotonic()
+    with pytest.raises(JudgeUnavailable) as caught:
+        judge(QUESTION, client=client).evaluate(run)
+    return str(caught.value), time.monotonic() - started
+
+
+def test_a_trickled_answer_ends_at_the_deadline(benign: AgentRun, tmp_path: Path) -> None:
+    def trickle() -> Iterator[bytes]:  # 20 spaces, one each 0.5 s, then a whole answer
+        for _ in range(20):
+            yield b" "
+            time.sleep(0.5)
+        yield ANSWER
+
+    with judge_server(lambda body, n: Reply(stream=trickle, length=20 + len(ANSWER))) as server:
+        client = _client(server.url, tmp_path, timeout=2, retries=0)
+        reason, seconds = _timed(client, benign)
+    assert "the judge timed out after 2 s" in reason
+    assert seconds < 5, seconds  # the timeout bounds the request, not each byte
+    WALL["trickled"] = seconds
+
+
+def test_an_endless_chunked_answer_ends_at_the_deadline(benign: AgentRun, tmp_path: Path) -> None:
+    def endless() -> Iterator[bytes]:  # a chunk each 0.1 s; an answer only after 30 s
+        stop = time.monotonic() + 30
+        while time.monotonic() < stop:
+            yield b" "
+            time.sleep(0.1)
+        yield ANSWER
+
+    with judge_server(lambda body, n: Reply(stream=endless)) as server:
+        client = _client(server.url, tmp_path, timeout=2, retries=0)
+        reason, seconds = _timed(client, benign)
+    assert "the judge timed out after 2 s" in reason
+    assert seconds < 5, seconds
+    WALL["endless"] = seconds
+
+
+def test_a_retry_after_past_the_deadline_is_not_waited_for(
+    benign: AgentRun, tmp_path: Path
+) -> None:
+    # timeout 2, retries 1: the check may take 4 s in all; Retry-After asks for 30
+    reply = Reply(status=500, headers={"Retry-After": "30"})
+    with judge_server(lambda body, n: reply) as server:
+        client = _client(server.url, tmp_path, timeout=2, retries=1)
+        reason, seconds = _timed(client, benign)
+    assert "the judge answered HTTP 500" in reason
+    assert "a retry in 30 s would pass the check's deadline of 4 s" in reason
+    assert len(server.requests) == 1
+    assert seconds < 4, seconds
+    WALL["retry-after"] = seconds
+
+
+def test_a_retry_after_within_the_deadline_is_honoured(benign: AgentRun, tmp_path: Path) -> None:
+    replies = [Reply(status=503, headers={"Retry-After": "1"}), Reply(verdict="yes")]
+    with judge_server(lambda body, n: replies[n]) as server:
+        client = _client(server.url, tmp_path, timeout=2, retries=1)
+        started = time.monotonic()
+        result = judge(QUESTION, client=client).evaluate(benign)
+    assert result.outcome is EvalOutcome.DETECTED and len(server.requests) == 2
+    assert time.monotonic() - started >= 1.0
+
+
+@pytest.mark.parametrize("framing", ["chunked", "content-length"])
+def test_a_huge_answer_is_refused_with_bounded_memory(
+    framing: str, benign: AgentRun, tmp_path: Path
+) -> None:
+    size = 400 * 1024 * 1024
+    piece = b" " * (1024 * 1024)
+    sent = [0]
+
+    def huge() -> Iterator[bytes]:  # 400 MiB of JSON whitespace, never held whole
+        for _ in range(size // len(piece)):
+            sent[0] += len(piece)
+            yield piece
+
+    length = size if framing == "content-length" else None
+    with judge_server(lambda body, n: Reply(stream=huge, length=length)) as server:
+        client = _client(server.url, tmp_path, timeout=30, retries=0)
+        tracemalloc.start()
+        try:
+            with pytest.raises(JudgeUnavailable) as caught:
+                judge(QUESTION, client=client).evaluate(benign)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert "the judge sent an answer larger than 4 MiB (refused)" in str(caught.value)
+    assert client.stats.failures == 1
+    assert peak < 32 * 1024 * 1024, peak
+    assert sent[0] < size  # the rest was never read
+    WALL[f"huge {framing} peak MiB"] = peak / 2**20
+
+
+def test_a_redirect_is_a_failure_naming_location_and_nothing_goes_there(
+    benign: AgentRun, tmp_path: Path
+) -> None:
+    with judge_server(lambda body, n: Reply(verdict="yes"), host="127.0.0.2") as elsewhere:
+        target = f"{elsewhere.url}/chat/completions"
+        reply = Reply(status=307, body=b"", headers={"Location": target})
+        with judge_server(lambda body, n: reply) as server:
+            client = _client(server.url, tmp_path, retries=2)
+            with pytest.raises(JudgeUnavailable) as caught:
+                judge(QUESTION, client=client).evaluate(benign)
+    assert f"the judge answered HTTP 307 redirect to {target}" in str(caught.value)
+    assert "not followed" in str(caught.value)
+    assert len(server.requests) == 1  # a redirect is not retried
+    assert elsewhere.requests == []  # the prompt never left for the other host
+    assert client.stats.failures == 1
+
+
+def test_an_unset_api_key_env_is_refused_at_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAMPART_TEST_JUDGE_KEY", raising=False)
+    text = (
+        "policy: p\njudge:\n  base_url: http://127.0.0.1:9/v1\n  model: m\n"
+        "  api_key_env: RAMPART_TEST_JUDGE_KEY\n"
+        'checks:\n  - id: c\n    polarity: attack\n    detect: judge("Q?")\n'
+    )
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, source="p.yaml")
+    assert str(caught.value).startswith("p.yaml:5:")
+    assert "'RAMPART_TEST_JUDGE_KEY' is not set" in str(caught.value)
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    done = run_cli("score", SAMPLES / "openllmetry-benign.jsonl", "--policy", path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "RAMPART_TEST_JUDGE_KEY" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_key_is_sent_as_a_bearer_token(
+    benign: AgentRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAMPART_TEST_JUDGE_KEY", "sk-test")
+    with judge_server(lambda body, n: Reply(verdict="no")) as server:
+        client = _client(server.url, tmp_path, api_key_env="RAMPART_TEST_JUDGE_KEY")
+        assert judge(QUESTION, client=client).evaluate(benign).outcome is EvalOutcome.NOT_DETECTED
+    assert server.headers[0]["authorization"] == "Bearer sk-test"
+
+
+@pytest.mark.parametrize("value", ["yes", "maybe"])
+def test_on_unavailable_takes_error_or_undetermined_only(value: str) -> None:
+    text = (
+        "policy: p\njudge:\n  base_url: http://127.0.0.1:9/v1\n  model: m\n"
+        f"  on_unavailable: {value}\n"
+        'checks:\n  - id: c\n    polarity: attack\n    detect: judge("Q?")\n'
+    )
+    with pytest.raises(PolicyError) as caught:
+        parse_policy(text, source="p.yaml")
+    assert str(caught.value).startswith("p.yaml:5:") and "judge.on_unavailable" in str(caught.value)
+
+
+def _unreachable_url() -> str:
+    with socket.socket() as closed:  # a port nothing listens on: connection refused
+        closed.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+
+
+@pytest.mark.parametrize("on_unavailable", [None, "undetermined"])
+def test_score_with_an_unreachable_judge(on_unavailable: str | None, tmp_path: Path) -> None:
+    policy = tmp_path / "judged.yaml"
+    policy.write_text(
+        f"policy: judged\njudge:\n  base_url: {_unreachable_url()}\n  model: judge-1\n"
+        f"  cache: 'off'\n  retries: 0\n"
+        + (f"  on_unavailable: {on_unavailable}\n" if on_unavailable else "")
+        + "checks:\n  - id: obeys\n    polarity: attack\n"
+        f'    detect: judge("{QUESTION}", over="response")\n'
+        '  - id: no-delete\n    polarity: attack\n    detect: tool_called("delete_file")\n'
+    )
+    trace = SAMPLES / "openllmetry-benign.jsonl"
+    done = run_cli("score", trace, "--policy", policy, "--format", "json")
+    report = json.loads(done.stdout)
+    statuses = {r["check"]: r["status"] for r in report["results"]}
+    judged = next(r for r in report["results"] if r["check"] == "obeys")
+    assert statuses["no-delete"] == "safe"  # the other check is scored
+    assert report["judge"]["failures"] == 1
+    assert "the judge could not be reached (ConnectionRefusedError" in judged["summary"]
+    if on_unavailable is None:  # the default: an outage is an ERROR, and fails the run
+        assert statuses["obeys"] == "error" and done.returncode == 2, done.stderr
+        assert "JudgeUnavailable" in judged["summary"]
+    else:
+        assert statuses["obeys"] == "undetermined" and done.returncode == 0, done.stderr
+
+
+WALL: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_wall_times() -> Iterator[None]:
+    yield
+    if WALL:  # for the record (pytest -s): how long the bounded cases took
+        print("\njudge bounds:", {k: round(v, 2) for k, v in WALL.items()})
 
 
 def test_a_second_run_is_answered_from_the_cache(benign: AgentRun, tmp_path: Path) -> None:

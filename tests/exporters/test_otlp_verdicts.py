@@ -3,11 +3,21 @@ attributes of the statuses the live collector test does not meet (error, session
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+
+import pytest
+from evaluation.judge_server import Reply, judge_server
 from span_factory import mk
 
 from rampart_otel.channels import CoverageSource
 from rampart_otel.evaluation import CheckResult, SafetyStatus
-from rampart_otel.exporters.otlp_verdicts import evaluation_attributes, verdict_events
+from rampart_otel.exporters.otlp_verdicts import (
+    VerdictExporter,
+    evaluation_attributes,
+    make_log_exporter,
+    verdict_events,
+)
 from rampart_otel.model import Run
 
 T1, T2 = "1" * 32, "2" * 32
@@ -75,3 +85,39 @@ def test_an_error_verdict_has_a_low_cardinality_error_type_and_no_score_value() 
     )
     assert "gen_ai.evaluation.score.value" not in undetermined
     assert undetermined["rampart.assumed_channels"] == ["side_effects.x"]
+
+
+def _export(url: str, timeout: float) -> tuple[dict[str, int], float]:
+    """Three verdicts through the real HTTP log exporter to ``url``: the counts, the seconds."""
+    exporter = VerdictExporter(make_log_exporter(url, "http/protobuf", {}, timeout))
+    results = [row(status, {"summary": status}) for status in ("safe", "unsafe", "error")]
+    started = time.monotonic()
+    exporter.submit([(RUN, results, 1.0)])
+    exporter.close(timeout=30)
+    return exporter.report(), time.monotonic() - started
+
+
+def test_a_redirect_is_a_failed_export_and_nothing_goes_elsewhere() -> None:
+    with judge_server(lambda body, n: Reply(), host="127.0.0.2") as elsewhere:
+        moved = Reply(status=307, body=b"", headers={"Location": elsewhere.url})
+        with judge_server(lambda body, n: moved) as server:
+            report, _ = _export(server.url, timeout=5)
+    assert report["exported"] == 0 and report["failed"] == 3, report
+    assert len(server.requests) == 1 and elsewhere.requests == []
+    with judge_server(lambda body, n: Reply(body=b"")) as server:  # a 200: delivered
+        report, _ = _export(server.url, timeout=5)
+    assert report["exported"] == 3 and report["failed"] == 0, report
+
+
+@pytest.mark.parametrize("status", [200, 503])
+def test_the_timeout_bounds_an_export_to_a_trickling_endpoint(status: int) -> None:
+    def trickle() -> Iterator[bytes]:  # 20 bytes, one each 0.5 s: 10 s for the answer
+        for _ in range(20):
+            yield b" "
+            time.sleep(0.5)
+
+    reply = Reply(status=status, stream=trickle, length=20, headers={"Retry-After": "0"})
+    with judge_server(lambda body, n: reply) as server:
+        report, seconds = _export(server.url, timeout=2)
+    assert report["exported"] == 0 and report["failed"] == 3, report
+    assert seconds < 2 + 3, seconds  # the timeout holds, retries included

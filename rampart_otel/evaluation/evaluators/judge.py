@@ -11,11 +11,14 @@ yes (the excerpt shows it)             DETECTED
 no, and the judge saw every text       NOT_DETECTED
 no, but a text was cut to fit          UNDETERMINED
 not applicable                         UNDETERMINED
-no majority, failure, bad format       UNDETERMINED
+no majority among valid answers       UNDETERMINED
+failure, bad format (no majority)      ERROR (raised: ``JudgeUnavailable``), or
+                                       UNDETERMINED with ``on_unavailable: undetermined``
 =====================================  =============
 
 "Not applicable" is not read as "did not happen": the judge said the question does not
-fit what it was shown, which is not evidence of absence.
+fit what it was shown, which is not evidence of absence. A judge that cannot answer is
+an infrastructure failure, not a finding: ERROR unless the policy accepts UNDETERMINED.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.settle import read_coverage, span_list
+from rampart_otel.evaluation.judge_endpoint import JudgeUnavailable
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.model import AgentRun, ToolCallStatus
 from rampart_otel.render import safe_text
@@ -74,6 +78,8 @@ class Judge(Evaluator):
                 undetermined_operands=[f"{gap}: cannot judge {target}" for gap in gaps],
             )
         answer = self.client.ask(self.question, WHAT[self.over], text)
+        if answer.unavailable and self.client.config.on_unavailable == "error":
+            raise JudgeUnavailable(safe_text(answer.reason, 300))
         said = safe_text(answer.rationale, 300)
         if answer.verdict == "yes":
             cited = "; ".join(safe_text(e, 120) for e in answer.evidence[:2])
