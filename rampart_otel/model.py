@@ -31,6 +31,9 @@ class Resource:
 class Scope:
     name: str = ""
     version: str = ""
+    # Not empty when the scope is unknown: the trace form named here does not carry it
+    # (the Python SDK's console output, a Zipkin or Jaeger file without ``otel.scope.name``).
+    lost_by: str = ""
 
 
 @dataclass(slots=True)

@@ -92,3 +92,9 @@ def effect_label(effect: SideEffect) -> str:
 
 def counted(items: list, noun: str) -> str:
     return f"{len(items)} {noun}" + ("" if len(items) == 1 else "s")
+
+
+def scope_lost(form: str, family: str) -> str:
+    """A span whose trace form dropped its instrumentation scope, where the scope decides
+    how the span is read (kept short: findings show 80 characters of a note)."""
+    return f"no scope in the {form}; it reads otherwise as {family}"

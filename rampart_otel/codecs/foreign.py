@@ -1,0 +1,49 @@
+"""Binary trace forms recognised but not read, named with the way to get OTLP instead.
+
+Only consulted for bytes that are not OTLP (its protobuf decoder failed, or the first byte
+is no OTLP's), so a guess here can never cost a readable file:
+
+- Jaeger protobuf (``api_v2``: ``SpansResponseChunk``/``Trace`` of ``Span``, whose first
+  fields are a 16-byte ``trace_id`` and an 8-byte ``span_id``);
+- Zipkin proto3 (``ListOfSpans``: ``trace_id`` of 8 or 16 bytes, then 8-byte ids);
+- Zipkin Thrift (TBinaryProtocol: a list of structs, or one struct, whose field 1 is the
+  i64 ``trace_id``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["binary_form"]
+
+JAEGER_PROTO = (
+    "Jaeger protobuf (api_v2) is not supported: get the trace as JSON from Jaeger's query "
+    "API (GET /api/traces/{traceID}, or /api/v3/traces/{traceID} for OTLP JSON), or export "
+    "OTLP from the application"
+)
+ZIPKIN_PROTO = (
+    "Zipkin proto3 is not supported: get the trace as v2 JSON (GET /api/v2/trace/{traceId}), "
+    "or export OTLP from the application"
+)
+ZIPKIN_THRIFT = (
+    "Zipkin Thrift (v1) is not supported: get the trace as v2 JSON "
+    "(GET /api/v2/trace/{traceId}), or export OTLP from the application"
+)
+
+
+def binary_form(payload: bytes) -> str | None:
+    """The one-line refusal for a recognised non-OTLP binary form, or None."""
+    head = payload[:64]
+    if head[:1] == b"\x0c" and len(head) >= 8 and head[5:8] == b"\x0a\x00\x01":
+        return ZIPKIN_THRIFT  # list<Span>: element type struct, i32 count, field 1 i64
+    if head[:3] == b"\x0a\x00\x01" and len(head) >= 11:
+        return ZIPKIN_THRIFT  # one Span struct
+    if head[:1] != b"\x0a":
+        return None
+    i = 1
+    while i < len(head) and head[i] & 0x80:  # the repeated span's length varint
+        i += 1
+    span = head[i + 1 :]
+    if span[:2] == b"\x0a\x10" and span[18:20] == b"\x12\x08":
+        return JAEGER_PROTO if span[28:29] == b"\x1a" else ZIPKIN_PROTO
+    if span[:2] == b"\x0a\x08" and span[10:12] in (b"\x12\x08", b"\x1a\x08"):
+        return ZIPKIN_PROTO
+    return None
