@@ -92,6 +92,9 @@ class Span:
     dropped_events_count: int = 0
     dropped_links_count: int = 0
     flags: int = 0  # W3C trace flags (bits 0-7); bit 8: bit 9 is set; bit 9: parent is remote
+    # Attributes whose values the exporter of the span's form may have cut short (Zipkin's
+    # Python exporter cuts every tag at 128 characters by default).
+    cut_keys: tuple[str, ...] = ()
 
     @property
     def parent_is_local(self) -> bool | None:

@@ -10,7 +10,9 @@ instrumentation scope, ``otel.status_code`` and ``error`` the status,
 annotation is an event, its value ``{"<event name>": {<attributes>}}`` as JSON (the
 Python exporter) or the event's name.
 
-What the form loses: attribute types (a tag is text, whatever it was), links, every
+What the form loses: string values past the exporter's tag limit (the Python exporter cuts
+every tag at 128 characters by default: a tag exactly that long is marked as possibly cut,
+``Span.cut_keys``), attribute types (a tag is text, whatever it was), links, every
 resource attribute but ``service.name`` as such (the Python exporter copies them into
 each span's tags, where they stay), time below the microsecond, and, when no scope tag
 is there, the instrumentation scope. A Zipkin v1 span (``binaryAnnotations``, endpoints on
@@ -25,13 +27,17 @@ from typing import Any
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Event, Resource, Scope, Span, SpanKind, StatusCode
 
-__all__ = ["FORM", "is_zipkin_span", "spans_from_zipkin"]
+__all__ = ["FORM", "TAG_LIMIT", "is_zipkin_span", "spans_from_zipkin"]
 
 FORM = "Zipkin JSON"
 V1_REFUSED = (
     "Zipkin v1 JSON is not supported: ask Zipkin for v2 JSON (GET /api/v2/trace/{traceId}) "
     "or export OTLP from the application"
 )
+
+# The Python exporter's default ``max_tag_value_length``: it cuts every string tag there,
+# silently. A tag exactly this long may be the start of a longer value.
+TAG_LIMIT = 128
 
 _KINDS = {
     "CLIENT": SpanKind.CLIENT,
@@ -126,6 +132,9 @@ def _span(item: dict[str, Any], resources: dict[str, Resource]) -> Span:
         dropped[0],
         dropped[1],
         dropped[2],
+        cut_keys=tuple(
+            k for k, v in attributes.items() if isinstance(v, str) and len(v) == TAG_LIMIT
+        ),
     )
 
 

@@ -26,7 +26,7 @@ from rampart_otel.conventions import (
 )
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL, SCOPE_DEPENDENT
 from rampart_otel.model import Scope, Span
-from rampart_otel.processors.wording import scope_lost
+from rampart_otel.processors.wording import cut_by_zipkin, scope_lost
 
 _Readers = tuple[
     tuple[Callable[[Span], SpanReport | None], ...],
@@ -136,11 +136,14 @@ def _link(spans: list[Span]) -> tuple[list[SpanView], list[Span]]:
 def _classify(span: Span) -> SpanView:
     """Every convention's report on one span, merged into one view.
 
-    A span whose trace form lost its scope is also read as each scope some reading depends
-    on; when one of those readings differs from the plain one, the span is not understood:
-    the form cannot tell which it is.
+    Attribute values the form's exporter may have cut short leave what the span says of
+    a model or tool incomplete. A span whose trace form lost its scope is also read as
+    each scope some reading depends on; when one of those readings differs from the plain
+    one, the span is not understood: the form cannot tell which it is.
     """
     view = _read(span)
+    if span.cut_keys and (_role(view) or view.not_understood):
+        view.not_understood.append(cut_by_zipkin(span.cut_keys))
     if span.scope.lost_by:
         meaning = _meaning(view)
         for scope in SCOPE_DEPENDENT:
