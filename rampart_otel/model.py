@@ -92,8 +92,8 @@ class Span:
     dropped_events_count: int = 0
     dropped_links_count: int = 0
     flags: int = 0  # W3C trace flags (bits 0-7); bit 8: bit 9 is set; bit 9: parent is remote
-    # Attributes whose values the exporter of the span's form may have cut short (Zipkin's
-    # Python exporter cuts every tag at 128 characters by default).
+    # Attributes whose values the exporter of the span's form may have cut short (a Zipkin
+    # exporter's tag length limit).
     cut_keys: tuple[str, ...] = ()
 
     @property

@@ -2,8 +2,8 @@
 
 - ConsoleSpanExporter output and Zipkin v2 JSON: the spans are rebuilt as the SDK's own
   ``ReadableSpan`` objects and handed to the real ``ConsoleSpanExporter`` and the real
-  ``opentelemetry-exporter-zipkin-json`` encoder (``JsonV2Encoder``, its default 128-character
-  tag limit), so the bytes are the exporters' own;
+  ``opentelemetry-exporter-zipkin-json`` encoder (``JsonV2Encoder``, as ``ZipkinExporter``
+  makes it), so the bytes are the exporters' own;
 - Jaeger JSON: the OpenTelemetry-to-Jaeger mapping the Collector's and Jaeger v2's
   translator applies (``span.kind``, ``otel.status_code``/``otel.status_description``,
   ``error``, ``otel.scope.name``/``otel.scope.version`` tags; events as logs with an
@@ -81,15 +81,16 @@ def to_console(spans: list[Span]) -> str:
     return out.getvalue()
 
 
-def to_zipkin(spans: list[Span]) -> str:
-    """The body the Zipkin JSON exporter POSTs for the spans (service name from the resource)."""
+def to_zipkin(spans: list[Span], max_tag_value_length: int | None = None) -> str:
+    """The body the Zipkin JSON exporter POSTs for the spans (service name from the resource);
+    ``max_tag_value_length`` as the exporter's option of that name (default: no limit)."""
     from opentelemetry.exporter.zipkin.json.v2 import JsonV2Encoder
     from opentelemetry.exporter.zipkin.node_endpoint import NodeEndpoint
 
     endpoint = NodeEndpoint()
     if spans and spans[0].resource.service_name:  # as ZipkinExporter.export sets it
         endpoint.service_name = spans[0].resource.service_name
-    return JsonV2Encoder().serialize(sdk_spans(spans), endpoint)
+    return JsonV2Encoder(max_tag_value_length).serialize(sdk_spans(spans), endpoint)
 
 
 def _jaeger_tag(key: str, value: Any) -> dict[str, Any]:

@@ -10,9 +10,10 @@ instrumentation scope, ``otel.status_code`` and ``error`` the status,
 annotation is an event, its value ``{"<event name>": {<attributes>}}`` as JSON (the
 Python exporter) or the event's name.
 
-What the form loses: string values past the exporter's tag limit (the Python exporter cuts
-every tag at 128 characters by default: a tag exactly that long is marked as possibly cut,
-``Span.cut_keys``), attribute types (a tag is text, whatever it was), links, every
+What the form loses: string values past an exporter's tag limit (the Python exporter's
+``max_tag_value_length``, off by default, cuts every tag there silently: when two or more
+different values share the longest length in a document, those tags are marked as possibly
+cut, ``Span.cut_keys``), attribute types (a tag is text, whatever it was), links, every
 resource attribute but ``service.name`` as such (the Python exporter copies them into
 each span's tags, where they stay), time below the microsecond, and, when no scope tag
 is there, the instrumentation scope. A Zipkin v1 span (``binaryAnnotations``, endpoints on
@@ -27,7 +28,7 @@ from typing import Any
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Event, Resource, Scope, Span, SpanKind, StatusCode
 
-__all__ = ["FORM", "TAG_LIMIT", "is_zipkin_span", "spans_from_zipkin"]
+__all__ = ["FORM", "is_zipkin_span", "spans_from_zipkin"]
 
 FORM = "Zipkin JSON"
 V1_REFUSED = (
@@ -35,9 +36,8 @@ V1_REFUSED = (
     "or export OTLP from the application"
 )
 
-# The Python exporter's default ``max_tag_value_length``: it cuts every string tag there,
-# silently. A tag exactly this long may be the start of a longer value.
-TAG_LIMIT = 128
+# Values shorter than this are never taken for cut: no exporter limits tags that short.
+MIN_LIMIT = 32
 
 _KINDS = {
     "CLIENT": SpanKind.CLIENT,
@@ -63,10 +63,36 @@ def is_zipkin_span(obj: Any) -> bool:
 
 def spans_from_zipkin(items: list[Any], resources: dict[str, Resource]) -> list[Span]:
     """A list of Zipkin spans (or a list of traces, each a list, as ``/api/v2/traces`` answers)."""
+    spans = _spans(items, resources)
+    _mark_cut(spans)
+    return spans
+
+
+def _mark_cut(spans: list[Span]) -> None:
+    """Tags at a length limit: several different values exactly as long as the longest."""
+    longest: dict[int, set[str]] = {}
+    for span in spans:
+        for value in span.attributes.values():
+            if isinstance(value, str) and len(value) >= MIN_LIMIT:
+                longest.setdefault(len(value), set()).add(value)
+    if not longest:
+        return
+    limit = max(longest)
+    if len(longest[limit]) < 2:
+        return
+    for span in spans:
+        keys = tuple(
+            k for k, v in span.attributes.items() if isinstance(v, str) and len(v) == limit
+        )
+        if keys:
+            span.cut_keys = keys
+
+
+def _spans(items: list[Any], resources: dict[str, Resource]) -> list[Span]:
     out: list[Span] = []
     for index, item in enumerate(items):
         if isinstance(item, list):
-            out.extend(spans_from_zipkin(item, resources))
+            out.extend(_spans(item, resources))
             continue
         try:
             if not is_zipkin_span(item):
@@ -132,9 +158,6 @@ def _span(item: dict[str, Any], resources: dict[str, Resource]) -> Span:
         dropped[0],
         dropped[1],
         dropped[2],
-        cut_keys=tuple(
-            k for k, v in attributes.items() if isinstance(v, str) and len(v) == TAG_LIMIT
-        ),
     )
 
 

@@ -106,4 +106,4 @@ def scope_lost(form: str, family: str) -> str:
 def cut_by_zipkin(keys: tuple[str, ...]) -> str:
     """Attributes a Zipkin exporter may have cut short at its tag limit."""
     shown = ", ".join(safe_text(k, 40) for k in keys[:2]) + (" ..." if len(keys) > 2 else "")
-    return f"Zipkin tags cut at 128 characters? {shown}"
+    return f"Zipkin tags cut at a length limit? {shown}"
