@@ -42,8 +42,20 @@ def binary_form(payload: bytes) -> str | None:
     while i < len(head) and head[i] & 0x80:  # the repeated span's length varint
         i += 1
     span = head[i + 1 :]
-    if span[:2] == b"\x0a\x10" and span[18:20] == b"\x12\x08":
-        return JAEGER_PROTO if span[28:29] == b"\x1a" else ZIPKIN_PROTO
-    if span[:2] == b"\x0a\x08" and span[10:12] in (b"\x12\x08", b"\x1a\x08"):
+    if span[:1] != b"\x0a" or span[1:2] not in (b"\x08", b"\x10"):
+        return None
+    n = 2 + span[1]  # after the trace id: 8 bytes (Zipkin's 64-bit ids) or 16
+    if span[n : n + 2] == b"\x1a\x08":
+        return ZIPKIN_PROTO  # a root span: trace_id, then id (field 3)
+    if span[n : n + 2] != b"\x12\x08":
+        return None
+    # Field 3 after the 8-byte field 2 is Zipkin's 8-byte id, then kind, name or times;
+    # Jaeger's operation name, then references, flags, times or tags.
+    if span[n + 10 : n + 12] == b"\x1a\x08" and span[n + 20 : n + 21] in _ZIPKIN_NEXT:
         return ZIPKIN_PROTO
+    if span[1:2] == b"\x10" and span[n + 10 : n + 11] == b"\x1a":
+        return JAEGER_PROTO
     return None
+
+
+_ZIPKIN_NEXT = (b"\x20", b"\x2a", b"\x31", b"\x39", b"")
