@@ -16,7 +16,11 @@ Formats are told apart by content, never by file name (see :func:`sniff_format`)
 - raw protobuf: one serialized ExportTraceServiceRequest/TracesData, first byte ``0x0a``
   (field 1, length-delimited). A length-prefixed file whose first record is 144 MiB or
   more is misread (as raw protobuf, or as unknown); the file exporter never writes one.
-- anything else is reported as not OTLP trace data.
+- anything else is reported as not OTLP trace data (binary forms recognised but not read,
+  Jaeger protobuf and Zipkin proto3 or Thrift, are named: ``codecs/foreign.py``).
+
+Each JSON value (a line, or a document) is decoded by ``codecs/json_forms``, which tells
+OTLP JSON from Tempo's, Jaeger's and Zipkin's JSON and the SDK's console output by content.
 
 JSON Lines and length-prefixed files are read record by record, so memory is bounded by
 the largest record. A single JSON document or raw protobuf file is read whole.
