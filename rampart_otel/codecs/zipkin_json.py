@@ -91,19 +91,19 @@ def _mark_cut(spans: list[Span]) -> None:
 def _spans(items: list[Any], resources: dict[str, Resource]) -> list[Span]:
     out: list[Span] = []
     for index, item in enumerate(items):
-        if isinstance(item, list):
-            out.extend(_spans(item, resources))
-            continue
-        try:
-            if not is_zipkin_span(item):
-                raise DecodeError("expected a Zipkin span (traceId, id)")
-            if "binaryAnnotations" in item or _v1_annotations(item):
-                raise DecodeError(V1_REFUSED)
-            out.append(_span(item, resources))
-        except DecodeError as exc:
-            raise DecodeError(f"{FORM}: span [{index}]: {exc.message}") from None
-        except (TypeError, AttributeError, KeyError, ValueError) as exc:
-            raise DecodeError(f"{FORM}: span [{index}]: malformed ({exc})") from None
+        group = item if isinstance(item, list) else [item]  # a trace of /api/v2/traces
+        for inner, span in enumerate(group):
+            where = f"[{index}][{inner}]" if group is item else f"[{index}]"
+            try:
+                if not is_zipkin_span(span):
+                    raise DecodeError("expected a Zipkin span (traceId, id)")
+                if "binaryAnnotations" in span or _v1_annotations(span):
+                    raise DecodeError(V1_REFUSED)
+                out.append(_span(span, resources))
+            except DecodeError as exc:
+                raise DecodeError(f"{FORM}: span {where}: {exc.message}") from None
+            except (TypeError, AttributeError, KeyError, ValueError) as exc:
+                raise DecodeError(f"{FORM}: span {where}: malformed ({exc})") from None
     return out
 
 
