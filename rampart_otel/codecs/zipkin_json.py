@@ -13,8 +13,9 @@ Python exporter) or the event's name.
 What the form loses: string values past an exporter's tag limit (the Python exporter's
 ``max_tag_value_length``, off by default, cuts every tag there silently: when two or more
 different values share the longest length in a document, those tags are marked as possibly
-cut, ``Span.cut_keys``), attribute types (a tag is text, whatever it was), links, every
-resource attribute but ``service.name`` as such (the Python exporter copies them into
+cut, ``Span.cut_keys``), attribute types (a tag is text, whatever it was: ``true`` and
+``false`` are read back as booleans, numbers and arrays stay text), links, every resource
+attribute but ``service.name`` as such (the Python exporter copies them into
 each span's tags, where they stay), time below the microsecond, and, when no scope tag
 is there, the instrumentation scope. A Zipkin v1 span (``binaryAnnotations``, endpoints on
 annotations) is recognised and refused.
@@ -36,6 +37,7 @@ V1_REFUSED = (
     "or export OTLP from the application"
 )
 
+_BOOLS = {"true": True, "false": False}
 # Values shorter than this are never taken for cut: no exporter limits tags that short.
 MIN_LIMIT = 32
 
@@ -118,7 +120,10 @@ def _span(item: dict[str, Any], resources: dict[str, Resource]) -> Span:
     tags = item.get("tags") or {}
     if not isinstance(tags, dict):
         raise DecodeError("tags: expected an object")
-    attributes = dict(tags)
+    # "true"/"false" were booleans (the mapping writes them so): read back, so a flag such as
+    # a content-truncation marker is not missed. Numbers stay text: no reading needs them
+    # typed that does not parse them itself.
+    attributes = {k: _BOOLS.get(v, v) if isinstance(v, str) else v for k, v in tags.items()}
     scope = Scope(lost_by=FORM)
     for name_key, version_key in _SCOPE_KEYS:
         name = attributes.pop(name_key, None)

@@ -161,6 +161,8 @@ def test_zipkin_v2_span() -> None:
                 tags={
                     "http.method": "GET",
                     "http.status_code": "500",
+                    "gen_ai.is_streaming": "false",
+                    "truncated": "true",
                     "otel.library.name": "lib",
                     "otel.scope.name": "scope",
                     "otel.scope.version": "1.0",
@@ -184,7 +186,12 @@ def test_zipkin_v2_span() -> None:
     )
     assert (span.status_code, span.status_message) == (StatusCode.ERROR, "boom")
     assert (span.scope.name, span.scope.version) == ("scope", "1.0")
-    assert span.attributes == {"http.method": "GET", "http.status_code": "500"}  # text stays
+    assert span.attributes == {  # numbers stay text; booleans are read back
+        "http.method": "GET",
+        "http.status_code": "500",
+        "gen_ai.is_streaming": False,
+        "truncated": True,
+    }
     assert span.dropped_attributes_count == 2
     assert [(e.name, e.attributes, e.time_ns) for e in span.events] == [
         ("exception", {"k": 1}, 1625115600000001000),
@@ -225,7 +232,9 @@ def test_zipkin_v1_is_refused_by_name() -> None:
 # ---- Tempo -------------------------------------------------------------------------------
 
 TEMPO_SPAN = {
-    "traceId": "MUkZX/sL7AU0e0jv6OzBsA==",  # Tempo's jsonpb: base64 ids, enum names
+    # After a span of grafana/tempo cmd/tempo-vulture/testdata/trace.json (base64 ids, as
+    # Tempo's jsonpb writes them), with a kind and status by enum name
+    "traceId": "MUkZX/sL7AU0e0jv6OzBsA==",
     "spanId": "SyPeJdH7ZkE=",
     "name": "vulture-68",
     "kind": "SPAN_KIND_CLIENT",
