@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint samples samples-frameworks metamorphic crash fuzz bench screenshots scale-out clean
+.PHONY: demo test lint samples samples-frameworks samples-forms metamorphic crash fuzz bench screenshots scale-out clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ fuzz: $(VENV)/.test
 ## samples: re-record samples/traces from the real instrumentation libraries
 samples: $(VENV)/.test
 	$(BIN)/python samples/record.py
+
+## samples-forms: re-record tests/receivers/forms/ (one run per library: OTLP, console, Zipkin)
+samples-forms: $(VENV)/.test
+	$(BIN)/python samples/record_forms.py
 
 ## samples-frameworks: re-record samples/traces/<framework>/ (one runtime per framework; slow)
 samples-frameworks: $(VENV)/.test

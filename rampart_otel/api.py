@@ -46,7 +46,8 @@ def score_files(
     assume_coverage: Iterable[str] = (),
     group_by: GroupBy = "trace",
 ) -> list[CheckResult]:
-    """Every check of ``policy`` on every run in ``paths`` (files or directories, any OTLP form).
+    """Every check of ``policy`` on every run in ``paths`` (files or directories, any form the
+    file reader takes: OTLP, Tempo, Jaeger, Zipkin v2 JSON, the SDK's console output).
 
     Raises :class:`TraceReadError` if any line or file could not be read: a verdict list that
     silently left part of the input out would read as safer than the trace was.

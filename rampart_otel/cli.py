@@ -20,7 +20,7 @@ import typer
 from rich.console import Console
 
 from rampart_otel import __version__
-from rampart_otel.errors import UsageError, UserError
+from rampart_otel.errors import EmptyInput, UsageError, UserError
 from rampart_otel.model import InputError
 from rampart_otel.pipeline import ReadStats, agent_runs
 from rampart_otel.render import safe_text
@@ -80,6 +80,22 @@ def unreadable(stats: ReadStats) -> bool:
     return stats.spans == 0 and bool(stats.errors)
 
 
+AllowEmpty = Annotated[
+    bool,
+    typer.Option(
+        "--allow-empty", help="Input with no span at all is no error (exit 0, nothing scored)."
+    ),
+]
+
+
+def check_read(stats: ReadStats, allow_empty: bool) -> None:
+    """Exit 2 when nothing could be read, or when there was nothing to read at all."""
+    if unreadable(stats):
+        fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
+    if stats.spans == 0 and not allow_empty:
+        fail(str(EmptyInput()))
+
+
 @app.command()
 def inspect(
     paths: PathsArg,
@@ -93,6 +109,7 @@ def inspect(
             help="Join the traces of one agent's work into one run, as score does.",
         ),
     ] = True,
+    allow_empty: AllowEmpty = False,
 ) -> None:
     """Show what the agent did in each run, and which channels the trace can attest."""
     from rampart_otel.exporters.inspect_view import write_json, write_terminal  # startup
@@ -104,8 +121,7 @@ def inspect(
         write_json(runs, stats.errors, sys.stdout)
     else:
         write_terminal(runs, Console(highlight=False, soft_wrap=True))
-    if unreadable(stats):
-        fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
+    check_read(stats, allow_empty)
 
 
 @app.command()
@@ -152,6 +168,7 @@ def score(
             "one run. On by default with --jobs 1; --jobs N scores one run per trace.",
         ),
     ] = None,
+    allow_empty: AllowEmpty = False,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
     from rampart_otel.scoring import load_checked_policy  # startup
@@ -186,8 +203,7 @@ def score(
             jobs=workers,
             stitch=workers == 1 and stitch is not False,
         )
-    if unreadable(stats):
-        fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
+    check_read(stats, allow_empty)
     raise SystemExit(code)
 
 
@@ -419,6 +435,7 @@ def replay(
     ] = None,
     timeout: Annotated[float, typer.Option(help="Per request, retries included.")] = 10.0,
     max_batch: Annotated[int, typer.Option(help="Largest request, in spans.")] = 512,
+    allow_empty: AllowEmpty = False,
 ) -> None:
     """Re-send recorded traces to an OTLP endpoint with their ids and timestamps."""
     from rampart_otel.exporters.otlp_send import parse_headers  # startup
@@ -438,6 +455,7 @@ def replay(
         max_batch=max_batch,
         on_error=report_input_error,
         on_refused=_warn,
+        allow_empty=allow_empty,
     )
     raise SystemExit(code)
 

@@ -23,6 +23,17 @@ class UsageError(UserError):
     """A command-line option or argument that cannot be used."""
 
 
+class EmptyInput(UserError):
+    """Input that held no span at all (an empty file or directory), where spans were due:
+    a CI job scoring nothing must not pass."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no spans in the input (an empty file or directory, or nothing but blank "
+            "records); pass --allow-empty if that is expected"
+        )
+
+
 class PolicyError(UserError, ValueError):
     """A policy that cannot be used; ``str()`` is ``FILE:LINE:COL: message`` (1-based)."""
 

@@ -31,6 +31,9 @@ class Resource:
 class Scope:
     name: str = ""
     version: str = ""
+    # Not empty when the scope is unknown: the trace form named here does not carry it
+    # (the Python SDK's console output, a Zipkin or Jaeger file without ``otel.scope.name``).
+    lost_by: str = ""
 
 
 @dataclass(slots=True)
@@ -89,6 +92,9 @@ class Span:
     dropped_events_count: int = 0
     dropped_links_count: int = 0
     flags: int = 0  # W3C trace flags (bits 0-7); bit 8: bit 9 is set; bit 9: parent is remote
+    # Attributes whose values the exporter of the span's form may have cut short (a Zipkin
+    # exporter's tag length limit).
+    cut_keys: tuple[str, ...] = ()
 
     @property
     def parent_is_local(self) -> bool | None:

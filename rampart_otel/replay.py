@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO
 
 from rampart_otel.codecs.otlp_proto import spans_to_proto_request
-from rampart_otel.errors import ReplayError
+from rampart_otel.errors import EmptyInput, ReplayError
 from rampart_otel.exporters.otlp_send import (
     PROTOCOLS,
     EndpointError,
@@ -117,8 +117,10 @@ def replay(
     max_batch: int = DEFAULT_MAX_BATCH,
     on_error: Callable[[InputError], None] | None = None,
     on_refused: Callable[[str], None] | None = None,
+    allow_empty: bool = False,
 ) -> tuple[int, ReplayStats]:
-    """Send every batch; (exit code, stats). Raises ``ReplayError`` for exit code 2."""
+    """Send every batch; (exit code, stats). Raises ``ReplayError`` for exit code 2, and
+    :class:`EmptyInput` for input with no span at all unless ``allow_empty``."""
     if protocol not in PROTOCOLS:
         raise ReplayError(f"--protocol: {protocol!r} is not one of {', '.join(PROTOCOLS)}")
     if speed is not None and not speed > 0:
@@ -153,6 +155,8 @@ def replay(
     )
     if stats.spans == 0 and stats.input_errors:
         raise ReplayError(f"no spans could be read from the input ({stats.input_errors} errors)")
+    if stats.spans == 0 and not allow_empty:
+        raise EmptyInput()
     return (EXIT_FAILED if stats.rejected else EXIT_OK), stats
 
 

@@ -181,6 +181,21 @@ def make_exporter(args: argparse.Namespace, out: IO[str] | None) -> Any:
     return dropping(exporter, args.drop_span) if args.drop_span else exporter
 
 
+def extra_exporters(args: argparse.Namespace, stack: contextlib.ExitStack) -> list[Any]:
+    """The real ConsoleSpanExporter and Zipkin JSON exporter, beside the main one: the same
+    run in other trace forms (``samples/record_forms.py``)."""
+    extra: list[Any] = []
+    if args.console_out:
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        extra.append(ConsoleSpanExporter(out=stack.enter_context(args.console_out.open("w"))))
+    if args.zipkin_endpoint:
+        from opentelemetry.exporter.zipkin.json import ZipkinExporter
+
+        extra.append(ZipkinExporter(endpoint=args.zipkin_endpoint))
+    return extra
+
+
 # -- environment switches (read by the libraries at import or instrument time) --------------
 
 
@@ -499,6 +514,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stream", action="store_true", help="ask the model to stream (SSE)")
     parser.add_argument("--pydantic-ai-version", type=int, default=6, choices=(2, 3, 4, 5, 6))
     parser.add_argument("--openllmetry-events", action="store_true")
+    parser.add_argument(
+        "--console-out", type=Path, help="also print the spans with the SDK's ConsoleSpanExporter"
+    )
+    parser.add_argument(
+        "--zipkin-endpoint", help="also send the spans with the Zipkin JSON exporter (v2 API URL)"
+    )
     args = parser.parse_args(argv)
     if not args.out and not args.otlp_endpoint:
         parser.error("give --out FILE or --otlp-endpoint URL")
@@ -515,6 +536,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.out and not args.otlp_endpoint:
             out = sys.stdout if str(args.out) == "-" else stack.enter_context(args.out.open("w"))
         provider = make_provider(args, make_exporter(args, out))
+        for extra in extra_exporters(args, stack):
+            from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+            provider.add_span_processor(SimpleSpanProcessor(extra))
         try:
             base_url = args.model_url
             if base_url is None:

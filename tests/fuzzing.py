@@ -28,6 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # as `python tests/fuzzing.py`
 
+from rampart_otel.codecs.json_forms import spans_from_document_bytes
 from rampart_otel.codecs.otlp_json import spans_from_json_bytes
 from rampart_otel.codecs.otlp_proto import (
     readable_spans,
@@ -44,6 +45,7 @@ from rampart_otel.receivers.files import read_path
 from rampart_otel.receivers.otlp_http import OTLPHttpApp
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "traces"
+FORMS = Path(__file__).resolve().parent / "receivers" / "forms"
 HANG_SECONDS = 2.0  # one small input taking this long is a hang
 MAX_INPUT = 256 * 1024
 _INTERESTING = (0x00, 0x01, 0x7F, 0x80, 0xFF, 0x0A, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D)
@@ -68,6 +70,20 @@ def seeds() -> list[tuple[str, bytes]]:
                 found.append(("json", line))
                 batch = spans_from_json_bytes(line)
                 found.append(("proto", spans_to_proto_request(batch).SerializeToString()))
+    return found + form_seeds()
+
+
+def form_seeds() -> list[tuple[str, bytes]]:
+    """The other JSON forms the file reader takes: the real exporters' recordings (console,
+    Zipkin) and one sample in Jaeger's and Tempo's JSON, compact."""
+    import json
+
+    from trace_forms import to_jaeger, to_tempo
+
+    found = [("json", path.read_bytes()) for path in sorted(FORMS.glob("*.json"))]
+    spans = [s for item in read_path(SAMPLES / "openllmetry-exfil.jsonl") for s in item]  # type: ignore[union-attr]
+    for text in (to_jaeger(spans), to_tempo(spans), to_tempo(spans, v2=True)):
+        found.append(("json", json.dumps(json.loads(text)).encode()))
     return found
 
 
@@ -115,7 +131,7 @@ def _normalizes(spans: list[Span]) -> None:
 
 def target_json(data: bytes, kind: str) -> None:
     try:
-        spans = spans_from_json_bytes(data)
+        spans = spans_from_document_bytes(data)  # OTLP JSON and every other JSON form
     except DecodeError:
         return
     _normalizes(spans)

@@ -184,6 +184,15 @@ def test_unreadable_input_only_is_exit_2(sink: Sink, tmp_path: Path) -> None:
         replay([bad], sink.http_url, "http/protobuf", {}, io.StringIO())
 
 
+def test_no_spans_at_all_is_exit_2_unless_allowed(sink: Sink, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    proc = run_cli(empty, "--to", sink.http_url)
+    assert proc.returncode == 2 and "no spans in the input" in proc.stderr, proc.stderr
+    assert run_cli(empty, "--to", sink.http_url, "--allow-empty").returncode == 0
+    assert sink.requests("traces") == []
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_lone_surrogate_in_recorded_text_is_sent_as_the_replacement_character(
     sink: Sink, protocol: str, tmp_path: Path

@@ -23,7 +23,14 @@ import orjson
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
 
-__all__ = ["DecodeError", "gc_paused", "parse_json", "spans_from_json", "spans_from_json_bytes"]
+__all__ = [
+    "DecodeError",
+    "gc_paused",
+    "load_json",
+    "parse_json",
+    "spans_from_json",
+    "spans_from_json_bytes",
+]
 
 # Inputs above this size are parsed with the cyclic GC paused: on big documents the
 # collector's repeated scans of millions of fresh containers dominate parse time.
@@ -82,6 +89,14 @@ def spans_from_json_bytes(data: bytes | bytearray | str) -> list[Span]:
         with gc_paused():
             return spans_from_json(_loads(data))
     return spans_from_json(_loads(data))
+
+
+def load_json(data: bytes | bytearray | str) -> Any:
+    """JSON text → Python values; a syntax error is one :class:`DecodeError` saying where."""
+    if len(data) > GC_PAUSE_THRESHOLD:
+        with gc_paused():
+            return _loads(data)
+    return _loads(data)
 
 
 def parse_json(data: bytes | bytearray | memoryview | str) -> Any:
@@ -532,6 +547,8 @@ def trace_ids_of_json(data: bytes) -> tuple[set[str], int] | None:
         rss = obj.get("resourceSpans")
         if rss is None:
             rss = obj.get("resource_spans")
+        if rss is None and obj:
+            return None  # another form (Tempo, Jaeger, console output): every worker reads it
         ids: set[str] = set()
         count = 0
         for rs in rss or ():

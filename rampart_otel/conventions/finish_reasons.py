@@ -85,7 +85,7 @@ _STOP_WITH_TOOLS_PROVIDERS = ("gemini", "vertex", "google", "gcp")
 # Instrumentations (scope names) whose finish reason is an OpenAI Responses API response's
 # status mapped to a reason (completed → "stop", whatever the output holds): their "stop"
 # says the response completed, not that it asked for no tool.
-_STATUS_AS_REASON_SOURCES = frozenset({"openinference.instrumentation.openai_agents"})
+STATUS_AS_REASON_SOURCES = frozenset({"openinference.instrumentation.openai_agents"})
 
 
 def classify(reason: str, provider: str | None = None, source: str | None = None) -> ToolRequest:
@@ -99,7 +99,7 @@ def classify(reason: str, provider: str | None = None, source: str | None = None
     if key in _STOP:
         if key == "stop" and (
             (provider and any(p in provider.lower() for p in _STOP_WITH_TOOLS_PROVIDERS))
-            or source in _STATUS_AS_REASON_SOURCES
+            or source in STATUS_AS_REASON_SOURCES
         ):
             return ToolRequest.UNKNOWN
         return ToolRequest.NO_TOOLS

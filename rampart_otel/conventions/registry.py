@@ -18,9 +18,11 @@ from rampart_otel.conventions import (
     anthropic,
     claude_code,
     content_hint,
+    finish_reasons,
     genai,
     mcp,
     openinference,
+    openinference_dialects,
     openlit,
     openllmetry,
     strands,
@@ -49,6 +51,22 @@ GENERAL: tuple[Convention, ...] = tuple(c for c in CONVENTIONS if not c.scopes)
 BY_SCOPE: dict[str, tuple[Convention, ...]] = {
     scope: (owner, effects.CONVENTION) for owner in CONVENTIONS for scope in owner.scopes
 }
+
+# Every instrumentation scope some reading depends on: owned scopes, OpenInference's
+# dialects, the scopes whose finish reasons or spans read their own way. A span whose form
+# lost its scope (``Scope.lost_by``) is read as if it had each of these too; where a
+# reading differs, the span cannot be read for sure.
+SCOPE_DEPENDENT: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            *BY_SCOPE,
+            *openinference_dialects.DIALECTS,
+            *sorted(finish_reasons.STATUS_AS_REASON_SOURCES),
+            anthropic.SCOPE,
+            mcp.OPENLLMETRY_SCOPE,
+        )
+    )
+)
 
 KNOWN_CONTENT = KnownContent(
     (key for convention in CONVENTIONS for key in convention.content_keys),

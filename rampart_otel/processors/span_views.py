@@ -11,7 +11,8 @@ an unreadable layer is read through a readable one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from rampart_otel.conventions import (
     Convention,
@@ -23,8 +24,9 @@ from rampart_otel.conventions import (
     UserInput,
     agent_family,
 )
-from rampart_otel.conventions.registry import BY_SCOPE, GENERAL
-from rampart_otel.model import Span
+from rampart_otel.conventions.registry import BY_SCOPE, GENERAL, SCOPE_DEPENDENT
+from rampart_otel.model import Scope, Span
+from rampart_otel.processors.wording import cut_by_zipkin, scope_lost
 
 _Readers = tuple[
     tuple[Callable[[Span], SpanReport | None], ...],
@@ -132,7 +134,84 @@ def _link(spans: list[Span]) -> tuple[list[SpanView], list[Span]]:
 
 
 def _classify(span: Span) -> SpanView:
-    """Every convention's report on one span, merged into one view."""
+    """Every convention's report on one span, merged into one view.
+
+    Attribute values the form's exporter may have cut short leave what the span says of
+    a model or tool incomplete. A span whose trace form lost its scope is also read as
+    each scope some reading depends on; when one of those readings differs from the plain
+    one, the span is not understood: the form cannot tell which it is.
+    """
+    view = _read(span)
+    if span.cut_keys and (_role(view) or view.not_understood):
+        view.not_understood.append(cut_by_zipkin(span.cut_keys))
+    if span.scope.lost_by:
+        meaning = _meaning(view)
+        for scope in SCOPE_DEPENDENT:
+            other = _read(replace(span, scope=Scope(scope)))
+            if not other.readers or _meaning(other) == meaning:
+                continue
+            if scope in BY_SCOPE and (
+                # A framework owning its scope reads any span of it; without the scope, it
+                # can only be the framework's span if no family recognised it and it is no
+                # client span of a side effect.
+                _role(view) or view.effects or not _role(other) or other.not_understood
+            ):
+                continue
+            view.not_understood.append(scope_lost(span.scope.lost_by, other.readers[0]))
+            break
+    return view
+
+
+def _role(view: SpanView) -> bool:
+    return view.model or view.agent or view.execution is not None or view.output is not None
+
+
+def _meaning(view: SpanView) -> tuple[Any, ...]:
+    """What a view says the span did, without which span object or convention said it."""
+
+    def tool(report: ToolReport | None) -> tuple[Any, ...] | None:
+        if report is None:
+            return None
+        return (
+            report.name,
+            report.call_id,
+            repr(report.arguments),
+            report.arguments_captured,
+            repr(report.result),
+            report.result_captured,
+            report.executed,
+            report.error,
+            report.answer,
+            report.candidate,
+        )
+
+    out = view.output
+    output = (
+        None
+        if out is None
+        else (
+            out.readable,
+            out.text,
+            out.text_captured,
+            tuple(tool(r) for r in out.requests),
+            tuple(out.finish_reasons),
+            out.tool_request,
+            tuple(out.not_understood),
+        )
+    )
+    return (
+        view.model,
+        view.agent,
+        output,
+        tool(view.execution),
+        tuple((kind, repr(details)) for kind, details, _ in view.effects),
+        view.answer,
+        tuple(tool(t) for t in view.dispatched),
+        tuple(view.not_understood),
+    )
+
+
+def _read(span: Span) -> SpanView:
     reports: list[SpanReport] = []
     owned = _BY_SCOPE.get(span.scope.name)
     for read in owned[0] if owned else _READERS:

@@ -44,6 +44,9 @@ def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
             if marker is not None and (not words or any(w in marker for w in words)):
                 return f"{REDACTED}: {marker} on {span_label(span)}"
     for span in spans:
+        if span.cut_keys:
+            return f"{cut_by_zipkin(span.cut_keys)} on {span_label(span)}"
+    for span in spans:
         hint = unread_content(span)
         if hint is not None:
             return (
@@ -192,3 +195,15 @@ def declared_scopes(scopes: list[ToolScope]) -> str:
     return "; ".join(
         f"{_scope_calls(found)} declared {where}" for where, found in by_source.items()
     )
+
+
+def scope_lost(form: str, family: str) -> str:
+    """A span whose trace form dropped its instrumentation scope, where the scope decides
+    how the span is read (kept short: findings show 80 characters of a note)."""
+    return f"no scope in the {form}; it reads otherwise as {family}"
+
+
+def cut_by_zipkin(keys: tuple[str, ...]) -> str:
+    """Attributes a Zipkin exporter may have cut short at its tag limit."""
+    shown = ", ".join(safe_text(k, 40) for k in keys[:2]) + (" ..." if len(keys) > 2 else "")
+    return f"Zipkin tags cut at a length limit? {shown}"

@@ -16,7 +16,11 @@ Formats are told apart by content, never by file name (see :func:`sniff_format`)
 - raw protobuf: one serialized ExportTraceServiceRequest/TracesData, first byte ``0x0a``
   (field 1, length-delimited). A length-prefixed file whose first record is 144 MiB or
   more is misread (as raw protobuf, or as unknown); the file exporter never writes one.
-- anything else is reported as not OTLP trace data.
+- anything else is reported as not OTLP trace data (binary forms recognised but not read,
+  Jaeger protobuf and Zipkin proto3 or Thrift, are named: ``codecs/foreign.py``).
+
+Each JSON value (a line, or a document) is decoded by ``codecs/json_forms``, which tells
+OTLP JSON from Tempo's, Jaeger's and Zipkin's JSON and the SDK's console output by content.
 
 JSON Lines and length-prefixed files are read record by record, so memory is bounded by
 the largest record. A single JSON document or raw protobuf file is read whole.
@@ -39,11 +43,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO
 
+from rampart_otel.codecs.foreign import binary_form
+from rampart_otel.codecs.json_forms import spans_from_document, spans_from_document_bytes
 from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,
     parse_json,
-    spans_from_json,
     spans_from_json_bytes,
 )
 from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
@@ -75,6 +80,10 @@ class FileFormat(StrEnum):
 
 
 SNIFF_BYTES = 64
+NOT_TRACE_DATA_MESSAGE = (
+    "not OTLP trace data (expected OTLP JSON, JSON Lines or protobuf, Tempo's, Jaeger's or "
+    "Zipkin v2 JSON, the Python SDK's ConsoleSpanExporter output, or gzip of one)"
+)
 # A length-prefixed file of zeros reads as empty records, four bytes each (a GiB of them
 # took minutes); the file exporter never writes an empty request.
 MAX_EMPTY_RECORDS = 64
@@ -178,7 +187,7 @@ def decode_record(record: Record) -> Iterator[Item]:
     """A record's span batches, or the InputError that says why it could not be read."""
     if record.kind is RecordKind.JSON_LINE:
         try:
-            batch = spans_from_json_bytes(record.payload)
+            batch = spans_from_document_bytes(record.payload)
         except DecodeError as exc:
             yield InputError(record.location, exc.message)
             return
@@ -251,9 +260,8 @@ def _read_file(path: str) -> Iterator[Record | InputError]:
         elif fmt is FileFormat.ZSTD:
             yield InputError(path, "zstd-compressed; not supported, decompress it first (zstd -d)")
         elif fmt is FileFormat.UNKNOWN:
-            yield InputError(
-                path, "not OTLP trace data (expected OTLP JSON, JSON Lines or protobuf, or gzip)"
-            )
+            head = stream.peek(SNIFF_BYTES)[:SNIFF_BYTES]
+            yield InputError(path, binary_form(head) or NOT_TRACE_DATA_MESSAGE)
     except _READ_ERRORS as exc:
         yield InputError(cursor.location, _read_error_message(exc))
     finally:
@@ -322,7 +330,7 @@ def _json_lines(lines: Iterable[tuple[int, bytes | str]], path: str) -> Iterator
         if not line or line.isspace():
             continue
         try:
-            batch = spans_from_json_bytes(line)
+            batch = spans_from_document_bytes(line)
         except DecodeError as exc:
             yield InputError(f"{path}:{lineno}", exc.message)
             continue
@@ -370,7 +378,7 @@ def _read_json_documents(data: bytes, path: str) -> Iterator[Item]:
 
 def _try_spans(obj: object) -> list[Span] | DecodeError:
     try:
-        return spans_from_json(obj)  # type: ignore[arg-type]
+        return spans_from_document(obj)
     except DecodeError as exc:
         return exc
 
@@ -453,7 +461,7 @@ def _decode_record(payload: bytes, where: str) -> Iterator[Item]:
         else:
             batch = spans_from_proto_bytes(payload)
     except DecodeError as exc:
-        yield InputError(where, exc.message)
+        yield InputError(where, binary_form(payload) or exc.message)
         return
     if batch:
         yield batch

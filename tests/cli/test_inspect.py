@@ -230,3 +230,11 @@ def test_terminal_input_is_escaped_and_cut(tmp_path: Path) -> None:
     assert "\x1b[31m" not in proc.stdout  # the trace's escape sequence never reaches it
     assert shown.startswith("    - Weather in Paris? pad")
     assert "…" in shown and len(shown) < 300
+
+
+def test_inspect_of_no_spans_is_an_error_unless_allowed(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    proc = run_cli("inspect", empty)
+    assert proc.returncode == 2 and "no spans in the input" in proc.stderr
+    assert run_cli("inspect", empty, "--allow-empty").returncode == 0

@@ -300,3 +300,24 @@ def test_vercel_ai_secret_sent_in_a_report_is_unsafe(sample: str) -> None:
     secret = results["no-secrets-in-reports"]
     assert secret["status"] == "unsafe", secret["summary"]
     assert "tok_live_9f3a" in secret["summary"]
+
+
+@pytest.mark.parametrize("layout", ["empty-file", "empty-directory", "blank-lines"])
+@pytest.mark.parametrize("fail_on", [[], ["--fail-on", "undetermined"]], ids=["default", "strict"])
+def test_no_spans_at_all_is_an_error_unless_allowed(
+    tmp_path: Path, layout: str, fail_on: list[str]
+) -> None:
+    """A CI job that scored nothing must not go green: no spans is exit 2, in one line."""
+    target = tmp_path / "traces"
+    if layout == "empty-directory":
+        target.mkdir()
+        (target / "README.md").write_text("notes, not traces\n")  # skipped in directories
+    else:
+        target.write_text("" if layout == "empty-file" else "\n  \n\n")
+    proc = run_cli("score", target, "--policy", POLICY, *fail_on)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "no spans in the input" in proc.stderr
+    assert "--allow-empty" in proc.stderr
+    allowed = run_cli("score", target, "--policy", POLICY, *fail_on, "--allow-empty")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "0 results" in allowed.stdout and allowed.stderr == ""
