@@ -22,11 +22,11 @@ def agent_side_effects(views: list[SpanView]) -> tuple[list[SideEffect], dict[st
         if not view.effects:
             continue
         if view.in_model:
-            for kind, _, _ in view.effects:
+            for kind, *_ in view.effects:
                 transport.setdefault(kind, []).append(view.span)
             continue
         call_index = _enclosing_call(view)
-        for kind, details, convention in view.effects:
+        for kind, details, convention, derived in view.effects:
             found.append(
                 SideEffect(
                     kind=kind,
@@ -35,6 +35,7 @@ def agent_side_effects(views: list[SpanView]) -> tuple[list[SideEffect], dict[st
                     trace_id=view.span.trace_id,
                     tool_call_index=call_index,
                     convention=convention,
+                    derived=derived,
                 )
             )
     return _fold_preparations(found), transport
