@@ -60,6 +60,10 @@ def read(span: Span) -> SpanReport | None:
 
 Derived = dict[str, str]  # detail key → the recorded attribute(s) its value was read from
 
+# Derived details read by interpreting recorded text (a SQL statement), where a reader could
+# err, rather than split from a URL: a verdict that rests on one says so in its evidence.
+INTERPRETED = frozenset({(DB, "operation"), (DB, "collection")})
+
 
 def side_effects(span: Span) -> list[SideEffectDetails]:
     """Every side effect this one span records; cheap key probes before any work."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rampart_otel.channels import is_side_effect_kind
+from rampart_otel.conventions.side_effects import INTERPRETED
 from rampart_otel.evaluation.evaluators.events import (
     EventEvaluator,
     Moment,
@@ -90,7 +91,7 @@ def _effect_occurrence(effect: SideEffect, read: dict[str, Matcher]) -> Occurren
 
 def _effect_evidence(effect: SideEffect, read: dict[str, Matcher]) -> Evidence:
     """The effect's headline details; and each detail a matcher read that the span did not
-    record but showed otherwise, with where it was read from."""
+    record but was read from its text (``INTERPRETED``), with where it was read from."""
     details = effect.details
     keys = _HEADLINE_KEYS.get(effect.kind)
     if keys and any(k in details for k in keys):
@@ -104,7 +105,9 @@ def _effect_evidence(effect: SideEffect, read: dict[str, Matcher]) -> Evidence:
         f"{safe_text(key, 40)} {safe_text(render_value(details[key]), 80)} derived from "
         f"{safe_text(effect.derived[key], 80)}"
         for key in read
-        if key in effect.derived and details.get(key) is not None
+        if key in effect.derived
+        and (effect.kind, key) in INTERPRETED
+        and details.get(key) is not None
     ]
     if derived:
         text = f"{text} [{'; '.join(derived)}]"
