@@ -8,12 +8,15 @@ write, ``EXPLAIN``, which may run the statement it explains, a comment or quote 
 the dialects disagree on) gives nothing, and a check on the operation stays UNDETERMINED.
 
 Only dialects that end every statement with ``;`` are read (T-SQL runs ``SELECT 1 DELETE
-FROM t`` as two statements without one).
+FROM t`` as two statements without one). Statements are trace content: reading one is a
+few plain searches, linear in its length, and one longer than ``MAX_LENGTH`` is not read.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from itertools import islice
 
 # db.system(.name) values whose statements this reader understands.
 SQL_SYSTEMS = frozenset(
@@ -68,7 +71,7 @@ _TABLE_WORDS = frozenset({"TEMP", "TEMPORARY", "UNLOGGED"})
 @dataclass(frozen=True, slots=True)
 class _Token:
     kind: str  # _WORD, _QUOTED or _OTHER
-    text: str  # a word as written, a quoted identifier without its quotes, or one character
+    text: str  # a word or number as written, a quoted identifier unquoted, or one character
 
     @property
     def upper(self) -> str:
@@ -89,107 +92,122 @@ UNREAD = StatementSummary()
 def summarize(statement: str) -> StatementSummary:
     """The statement's operation (its first keyword, upper case) and, for one that names a
     single table it reads or writes, that table; ``UNREAD`` when either would be a guess."""
-    tokens = _tokens(statement)
-    if not tokens:
+    read = _skeleton(statement)
+    if read is None:
         return UNREAD
-    statements = _split(tokens)
+    skeleton, quoted = read
+    statements = [part for part in skeleton.split(";") if part.strip()]
     if len(statements) != 1:
         return UNREAD
-    (words,) = statements
-    operation = words[0].upper
+    (text,) = statements
+    first = _IDENT.match(text.lstrip())
+    operation = first.group().upper() if first else ""
     if operation not in OPERATIONS:
         return UNREAD
+    # The table of most forms is named within their first words; a SELECT's is read from
+    # the whole of a short one only.
+    limit = SELECT_TOKENS + 1 if operation == "SELECT" else HEAD_TOKENS
+    words = [_token(found, quoted) for found in islice(_TOKENS.finditer(text), limit)]
+    if operation == "SELECT" and len(words) > SELECT_TOKENS:
+        return StatementSummary(operation)
     return StatementSummary(operation, _table(operation, words))
 
 
-def _split(tokens: list[_Token]) -> list[list[_Token]]:
-    """The statements between semicolons, empty ones left out."""
-    parts: list[list[_Token]] = [[]]
-    for token in tokens:
-        if token.kind == _OTHER and token.text == ";":
-            parts.append([])
-        else:
-            parts[-1].append(token)
-    return [part for part in parts if part]
+# The skeleton of a statement: its text with every string literal replaced by ``''``, every
+# quoted identifier by a placeholder and comments by a space, so that what is left can be
+# split on ``;`` and read word by word. Each step is a plain search: linear on any text.
+_PLAIN = re.compile(r"(?:[^'\"`\[$#/-]|/(?!\*)|-(?!-))+")
+_DOLLAR = re.compile(r"\$(?:[A-Za-z_]\w*)?\$")
+_IDENT = re.compile(r"[^\W\d][\w$]*")
+_TOKENS = re.compile(r"[^\W\d][\w$]*|\d+|\x00\d+\x00|\S")
+_CLOSING = {"'": "'", '"': '"', "`": "`", "[": "]"}
+MAX_LENGTH = 100_000  # characters; a longer statement is not read
+HEAD_TOKENS = 64
+SELECT_TOKENS = 2_000
 
 
-def _tokens(text: str) -> list[_Token] | None:
-    """Words, quoted identifiers and punctuation outside comments and string literals;
-    None where the text could be read two ways (see the module docstring)."""
-    tokens: list[_Token] = []
+def _skeleton(text: str) -> tuple[str, list[str]] | None:
+    """The skeleton and the quoted identifiers its placeholders stand for; None where the
+    text could be read two ways (see the module docstring)."""
+    if len(text) > MAX_LENGTH or "\x00" in text:  # NUL marks the placeholders
+        return None
+    parts: list[str] = []
+    quoted: list[str] = []
     index, end = 0, len(text)
     while index < end:
+        plain = _PLAIN.match(text, index)
+        if plain is not None:
+            parts.append(plain.group())
+            index = plain.end()
+            continue
         char = text[index]
-        if char.isspace():
-            index += 1
+        if char in _CLOSING:
+            closed = _closed(text, index + 1, _CLOSING[char])
+            if closed is None:
+                return None
+            value, index = closed
+            if char == "'":
+                parts.append(" '' ")
+            else:
+                parts.append(f" \x00{len(quoted)}\x00 ")
+                quoted.append(value)
+        elif char == "$":
+            tag = _DOLLAR.match(text, index)
+            if tag is None:
+                parts.append("$")  # $1: a parameter
+                index += 1
+                continue
+            close = text.find(tag.group(), tag.end())
+            if close < 0:
+                return None
+            parts.append(" '' ")
+            index = close + len(tag.group())
         elif text.startswith("--", index):
             after = text[index + 2 : index + 3]
             if after and not after.isspace():
                 return None  # MySQL reads "--x" as two minus signs, not a comment
             newline = text.find("\n", index)
             index = end if newline < 0 else newline + 1
+            parts.append(" ")
         elif text.startswith("/*", index):
             close = text.find("*/", index + 2)
-            body = text[index + 2 : close]
-            if close < 0 or body.startswith(("!", "+")) or "/*" in body:
-                return None  # unterminated, MySQL's executable /*! */, or nesting
+            if close < 0 or text.startswith("/*!", index) or "/*" in text[index + 2 : close]:
+                return None  # unterminated, MySQL's executable /*! */, or nested
             index = close + 2
+            parts.append(" ")
         elif char == "#":
             return None  # a comment to MySQL, an operator elsewhere
-        elif char in "'\"`[":
-            closing = "]" if char == "[" else char
-            found = _quoted(text, index + 1, closing)
-            if found is None:
-                return None
-            value, index = found
-            tokens.append(_Token(_OTHER if char == "'" else _QUOTED, value if char != "'" else "'"))
-        elif char == "$" and (tag := _dollar_tag(text, index)) is not None:
-            close = text.find(tag, index + len(tag))
-            if close < 0:
-                return None
-            tokens.append(_Token(_OTHER, "'"))
-            index = close + len(tag)
-        elif char.isalpha() or char == "_":
-            start = index
-            while index < end and (text[index].isalnum() or text[index] in "_$"):
-                index += 1
-            tokens.append(_Token(_WORD, text[start:index]))
-        else:
-            tokens.append(_Token(_OTHER, char))
+        else:  # "-" or "/" alone
+            parts.append(char)
             index += 1
-    return tokens
+    return "".join(parts), quoted
 
 
-def _quoted(text: str, start: int, closing: str) -> tuple[str, int] | None:
-    """The quoted text from ``start`` up to ``closing`` (doubled: one of it), and the index
+def _closed(text: str, start: int, closing: str) -> tuple[str, int] | None:
+    """The quoted text from ``start`` to ``closing`` (doubled: one of it) and the index
     after it; None if unterminated or if it holds a backslash, which escapes the quote in
     MySQL and not elsewhere."""
-    parts: list[str] = []
     index = start
     while True:
         close = text.find(closing, index)
         if close < 0:
             return None
-        parts.append(text[index:close])
-        if text.startswith(closing * 2, close) and closing != "]":
-            parts.append(closing)
+        if closing != "]" and text.startswith(closing * 2, close):
             index = close + 2
             continue
-        value = "".join(parts)
-        return None if "\\" in value else (value, close + 1)
+        value = text[start:close]
+        if "\\" in value:
+            return None
+        return (value if closing == "]" else value.replace(closing * 2, closing)), close + 1
 
 
-def _dollar_tag(text: str, index: int) -> str | None:
-    """``$$`` or ``$tag$`` opening a PostgreSQL dollar-quoted string at ``index``."""
-    close = text.find("$", index + 1)
-    if close < 0:
-        return None
-    tag = text[index + 1 : close]
-    if tag and not (tag[0].isalpha() or tag[0] == "_"):
-        return None  # $1: a parameter
-    if not all(c.isalnum() or c == "_" for c in tag):
-        return None
-    return text[index : close + 1]
+def _token(found: re.Match[str], quoted: list[str]) -> _Token:
+    text = found.group()
+    if text.startswith("\x00"):
+        return _Token(_QUOTED, quoted[int(text[1:-1])])
+    if _IDENT.fullmatch(text):
+        return _Token(_WORD, text)
+    return _Token(_OTHER, text)
 
 
 def _table(operation: str, words: list[_Token]) -> str | None:

@@ -29,6 +29,9 @@ from rampart_otel.conventions.sql_statement import StatementSummary, summarize
         ("DROP TABLE a, b", "DROP", None),
         ("DELETE t1 FROM t1 JOIN t2", "DELETE", None),  # MySQL's multi-table form
         ("CREATE INDEX i ON t (a)", "CREATE", None),
+        ("SELECT a FROM v$session", "SELECT", "v$session"),
+        ("SELECT * FROM t WHERE a IN (" + "1, " * 3000 + "1)", "SELECT", None),  # too long
+        ("INSERT INTO t VALUES " + ", ".join(["(1, 'a;b')"] * 3000), "INSERT", "t"),
     ],
 )
 def test_operation_and_table(statement: str, operation: str, table: str | None) -> None:
@@ -50,6 +53,9 @@ def test_operation_and_table(statement: str, operation: str, table: str | None) 
         "SELECT 'unterminated",
         "/* unterminated",
         "(SELECT 1) UNION (SELECT 2)",
+        "SELECT \x000\x00 FROM t",  # a NUL: never in SQL, the reader's own placeholder
+        "DELETE FROM t --x",  # "--x": a comment, or minus minus x
+        "SELECT 1 FROM t WHERE a = 1" + " " * 100_000,  # longer than any statement read
         "VACUUM",  # not one of the operations read
         "",
         "   ",
