@@ -119,6 +119,7 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
     url_key = _first_key(attrs, *_URL_KEYS)
     url = as_str(attrs[url_key]) if url_key else None
     if url is None:
+        url_key = None
         url = _compose_url(attrs)
         if url is not None:
             derived["url"] = ", ".join(_present(attrs, *_COMPOSED_FROM))
