@@ -56,11 +56,11 @@ class ToolCalled(EventEvaluator):
 
     @property
     def reads_arguments(self) -> bool:
-        return bool(self.arguments) or self.any_argument is not None or self.text_given
-
-    @property
-    def text_given(self) -> bool:
-        return self.arguments_text is not None
+        return (
+            bool(self.arguments)
+            or self.any_argument is not None
+            or (self.arguments_text is not None)
+        )
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -91,6 +91,7 @@ class ToolCalled(EventEvaluator):
         not_captured: list[ToolCall] = []
         unparsed: list[ToolCall] = []
         undecided: list[ToolCall] = []
+        named = dict(self.arguments)
         for call in run.tool_calls:
             if self.name.match(call.name) is not True:
                 continue
@@ -104,7 +105,7 @@ class ToolCalled(EventEvaluator):
                 found.undecided.append(_call_occurrence(call, span))
                 continue
             if isinstance(args, dict):
-                answer = self._match_arguments(args)
+                answer = self._match_arguments(named, args)
             else:
                 answer = self._match_unparsed(args)
             if answer is True:
@@ -125,9 +126,9 @@ class ToolCalled(EventEvaluator):
         ]
         return found
 
-    def _match_arguments(self, args: dict[str, Any]) -> bool | None:
+    def _match_arguments(self, named: dict[str, Matcher], args: dict[str, Any]) -> bool | None:
         """Kleene AND of the named, any-argument and whole-text matchers on parsed arguments."""
-        answers = [all_match(dict(self.arguments), args)]
+        answers = [all_match(named, args)]
         if self.any_argument is not None:
             answers.append(any_value_matches(self.any_argument, args))
         if self.arguments_text is not None:
