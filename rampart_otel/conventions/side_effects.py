@@ -128,10 +128,12 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
     host = as_str(_first(attrs, "server.address", "net.peer.name"))
     if host is None:
         host = _host_only(as_str(attrs.get("http.host")))
-        if host is not None:
+        if host:
             derived["host"] = "http.host"
         elif parts is not None and parts.hostname:
             host, derived["host"] = parts.hostname, source
+        else:
+            host = None
     port = _int(_first(attrs, "server.port", "net.peer.port"))
     if port is None and parts is not None:
         port = _url_port(parts)
