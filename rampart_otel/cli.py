@@ -251,6 +251,64 @@ def _report_output(path: Path | None) -> Iterator[IO[str]]:
         partial.unlink(missing_ok=True)
 
 
+# -- policy: check a policy file, and what its checks can decide on recorded traces ---------
+
+policy_app = typer.Typer(
+    name="policy",
+    help="Work with a policy file: check it, and what it can decide on your traces.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.add_typer(policy_app)
+
+PolicyArg = Annotated[Path, typer.Argument(help="Policy file (YAML); see docs/policy.md.")]
+
+
+@policy_app.command("check")
+def policy_check(
+    policy: PolicyArg,
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Trace files or directories: count what each check can decide."),
+    ] = None,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="JSON (rampart-otel/policy-check@1).")
+    ] = False,
+    assume_coverage: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--assume-coverage", help="Channel key taken as observed; reported as assumed."
+        ),
+    ] = None,
+) -> None:
+    """Validate a policy and show the channels each check reads; with traces, how many runs
+    each check could decide and why the others stay undetermined.
+
+    Exit code 0: valid (and no check failed on a run); 1: a check gave ERROR on some run;
+    2: the policy or an option cannot be used, or no trace could be read.
+    """
+    from rampart_otel.exporters.policy_check_view import write_json, write_terminal  # startup
+    from rampart_otel.policy_check import any_error, check_policy
+    from rampart_otel.scoring import load_checked_policy
+
+    traces = paths or []
+    check_paths(traces)
+    assumed = assume_coverage or []
+    loaded = load_checked_policy(policy, assumed)
+    document, stats = check_policy(
+        loaded, str(policy), traces, assume_coverage=assumed, on_error=report_input_error
+    )
+    if json_output:
+        write_json(document, sys.stdout)
+    else:
+        write_terminal(document, Console(highlight=False, soft_wrap=True))
+    if traces and unreadable(stats):
+        fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
+    raise SystemExit(EXIT_FAILED if any_error(document) else EXIT_OK)
+
+
 # -- collector: live OTLP receiver and the audit of its verdicts ---------------------------
 
 

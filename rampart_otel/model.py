@@ -169,6 +169,9 @@ class SideEffect:
     trace_id: str
     tool_call_index: int | None = None  # index into AgentRun.tool_calls
     convention: str = ""
+    # Details the span did not record but showed otherwise (a DB call's operation read from
+    # its statement): key → the attribute(s) the value was read from. Others are recorded.
+    derived: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

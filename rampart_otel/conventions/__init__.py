@@ -100,7 +100,8 @@ class ModelOutput:
         return combine(self.finish_reasons, self.provider, self.source)
 
 
-SideEffectDetails = tuple[str, dict[str, Any], str]  # kind, details, convention
+# kind, details, convention, and the details derived: key → the attribute(s) read for it.
+SideEffectDetails = tuple[str, dict[str, Any], str, dict[str, str]]
 
 
 @dataclass(slots=True)

@@ -70,7 +70,7 @@ def read(span: Span) -> SpanReport | None:
         return SpanReport(
             MCP,
             execution=tool_execution(span),
-            effects=[(effect[0], effect[1], MCP)] if effect is not None else [],
+            effects=[(effect[0], effect[1], MCP, {})] if effect is not None else [],
         )
     if is_openllmetry_span(span):
         return read_openllmetry(span)
@@ -144,7 +144,7 @@ def read_openllmetry(span: Span) -> SpanReport:
         name = span.name[: -len(REQUEST_SUFFIX)]
         if name and name != TOOLS_CALL and not name.startswith(SERVER_REQUESTS):
             details = {"method": name, "target": _request_target(span)}
-            return SpanReport(MCP, effects=[(SIDE_EFFECT_KIND, details, MCP)])
+            return SpanReport(MCP, effects=[(SIDE_EFFECT_KIND, details, MCP, {})])
     if kind is None and RESPONSE_VALUE in attrs:
         blocks = _result_blocks(attrs[RESPONSE_VALUE])
         if blocks > 1:

@@ -8,6 +8,11 @@ family (Elasticsearch queries are DB spans with HTTP attributes); each is report
 A span with ``rampart.side_effect.kind`` declares its own kind, details from
 ``rampart.side_effect.*``.
 
+A detail the span leaves out but shows otherwise is derived, and named as derived with the
+attributes it was read from: a DB call's ``operation`` and ``collection`` from its SQL
+statement (``sql_statement``), an HTTP request's ``host``, ``port`` and ``path`` from its
+URL, and the URL from its scheme, host, port and target.
+
 Whether a side effect belongs to the agent (not the model's transport) is normalize's call.
 """
 
@@ -23,6 +28,7 @@ from rampart_otel.conventions import (
     as_str,
     as_str_list,
     mcp,
+    sql_statement,
 )
 from rampart_otel.model import Span, SpanKind
 
@@ -52,6 +58,13 @@ def read(span: Span) -> SpanReport | None:
     return SpanReport(SEMCONV, effects=found) if found else None
 
 
+Derived = dict[str, str]  # detail key → the recorded attribute(s) its value was read from
+
+# Derived details read by interpreting recorded text (a SQL statement), where a reader could
+# err, rather than split from a URL: a verdict that rests on one says so in its evidence.
+INTERPRETED = frozenset({(DB, "operation"), (DB, "collection")})
+
+
 def side_effects(span: Span) -> list[SideEffectDetails]:
     """Every side effect this one span records; cheap key probes before any work."""
     attrs = span.attributes
@@ -61,20 +74,22 @@ def side_effects(span: Span) -> list[SideEffectDetails]:
         if custom is not None:
             found.append(custom)
     if "db.system.name" in attrs or "db.system" in attrs:
-        found.append((DB, db_details(span), "db"))
+        derived: Derived = {}
+        found.append((DB, db_details(span, derived), "db", derived))
     if _is_publish(span):
-        found.append((MESSAGE, message_details(span), "messaging"))
+        found.append((MESSAGE, message_details(span), "messaging", {}))
     if ("rpc.system.name" in attrs or "rpc.system" in attrs) and span.kind == SpanKind.CLIENT:
-        found.append((RPC, rpc_details(span), "rpc"))
+        found.append((RPC, rpc_details(span), "rpc", {}))
     if ("http.request.method" in attrs or "http.method" in attrs) and _http_client(span):
-        found.append((HTTP, http_details(span), "http"))
+        derived = {}
+        found.append((HTTP, http_details(span, derived), "http", derived))
     if (
         "process.executable.name" in attrs
         or "process.executable.path" in attrs
         or "process.command_args" in attrs
         or "process.command_line" in attrs
     ):
-        found.append((PROCESS, process_details(span), "process"))
+        found.append((PROCESS, process_details(span), "process", {}))
     return found
 
 
@@ -88,37 +103,74 @@ def custom_side_effect(span: Span) -> SideEffectDetails | None:
         for key, value in span.attributes.items()
         if key.startswith(CUSTOM_PREFIX) and key != CUSTOM_KIND
     }
-    return kind, details, "rampart"
+    derived: Derived = {}
+    if kind == DB:
+        _derive_from_statement(details, CUSTOM_PREFIX + "statement", derived)
+    return kind, details, "rampart", derived
 
 
-def http_details(span: Span) -> dict[str, Any]:
+_URL_KEYS = ("url.full", "http.url")
+
+
+def http_details(span: Span, derived: Derived) -> dict[str, Any]:
+    """The request's details; ``derived`` gets those read from another of its attributes."""
     attrs = span.attributes
     method = _first(attrs, "http.request.method", "http.method")
-    url = as_str(_first(attrs, "url.full", "http.url"))
+    url_key = _first_key(attrs, *_URL_KEYS)
+    url = as_str(attrs[url_key]) if url_key else None
     if url is None:
+        url_key = None
         url = _compose_url(attrs)
+        if url is not None:
+            derived["url"] = ", ".join(_present(attrs, *_COMPOSED_FROM))
     parts = _split(url)
+    source = url_key or derived.get("url", "")
     host = as_str(_first(attrs, "server.address", "net.peer.name"))
     if host is None:
-        host = _host_only(as_str(attrs.get("http.host"))) or (parts.hostname if parts else None)
+        host = _host_only(as_str(attrs.get("http.host")))
+        if host:
+            derived["host"] = "http.host"
+        elif parts is not None and parts.hostname:
+            host, derived["host"] = parts.hostname, source
+        else:
+            host = None
     port = _int(_first(attrs, "server.port", "net.peer.port"))
     if port is None and parts is not None:
         port = _url_port(parts)
+        if port is not None:
+            derived["port"] = source
+    path = as_str(attrs.get("url.path"))
+    if path is None:
+        path = _url_path(url_key, parts, as_str(attrs.get("http.target")))
+        if path is not None:
+            derived["path"] = url_key or "http.target"
     return {
         "method": as_str(method),
         "url": url,
         "host": host.lower() if host else host,
         "port": port,
+        "path": path,
         "status_code": _int(_first(attrs, "http.response.status_code", "http.status_code")),
     }
 
 
-def db_details(span: Span) -> dict[str, Any]:
+def _url_path(url_key: str | None, parts: Any, target: str | None) -> str | None:
+    """The path of a recorded URL ('/' for none), else of the recorded request target."""
+    if url_key is not None:
+        return (parts.path or "/") if parts is not None and parts.netloc else None
+    if target:
+        return target.partition("?")[0].partition("#")[0] or None
+    return None
+
+
+def db_details(span: Span, derived: Derived) -> dict[str, Any]:
+    """The call's details; ``derived`` gets those read from another of its attributes."""
     attrs = span.attributes
     operation = as_str(_first(attrs, "db.operation.name", "db.operation"))
     if operation is None and _names_preparation(span.name):
         operation = PREPARE
-    return {
+        derived["operation"] = "span name"
+    details = {
         "system": as_str(_first(attrs, "db.system.name", "db.system")),
         "statement": as_str(_first(attrs, "db.query.text", "db.statement")),
         "operation": operation,
@@ -127,6 +179,26 @@ def db_details(span: Span) -> dict[str, Any]:
         ),
         "namespace": as_str(_first(attrs, "db.namespace", "db.name")),
     }
+    statement_key = _first_key(attrs, "db.query.text", "db.statement")
+    if statement_key is not None:
+        _derive_from_statement(details, statement_key, derived)
+    return details
+
+
+def _derive_from_statement(details: dict[str, Any], source: str, derived: Derived) -> None:
+    """``operation`` and ``collection`` left out but plain in a SQL statement, from it."""
+    statement, system = details.get("statement"), details.get("system")
+    if details.get("operation") is not None and details.get("collection") is not None:
+        return
+    if not isinstance(statement, str) or not isinstance(system, str):
+        return
+    if system.strip().lower() not in sql_statement.SQL_SYSTEMS:
+        return
+    summary = sql_statement.summarize(statement)
+    for key, value in (("operation", summary.operation), ("collection", summary.table)):
+        if details.get(key) is None and value is not None:
+            details[key] = value
+            derived[key] = source
 
 
 def is_preparation(details: dict[str, Any]) -> bool:
@@ -208,6 +280,18 @@ def _messaging_operation(span: Span) -> str | None:
     return value.lower() if value else None
 
 
+def _first_key(attrs: dict[str, Any], *keys: str) -> str | None:
+    """The first of ``keys`` the span holds a value for."""
+    for key in keys:
+        if attrs.get(key) is not None:
+            return key
+    return None
+
+
+def _present(attrs: dict[str, Any], *keys: str) -> list[str]:
+    return [key for key in keys if attrs.get(key) is not None]
+
+
 def _first(attrs: dict[str, Any], *keys: str) -> Any:
     for key in keys:
         value = attrs.get(key)
@@ -254,6 +338,19 @@ def _host_only(value: str | None) -> str | None:
     if value.startswith("["):  # [v6]:port
         return value[1:].partition("]")[0]
     return value.rpartition(":")[0] if value.count(":") == 1 else value
+
+
+_COMPOSED_FROM = (
+    "url.scheme",
+    "http.scheme",
+    "server.address",
+    "http.host",
+    "net.peer.name",
+    "server.port",
+    "net.peer.port",
+    "url.path",
+    "http.target",
+)
 
 
 def _compose_url(attrs: dict[str, Any]) -> str | None:

@@ -88,6 +88,12 @@ def _print_input(run: AgentRun, console: Console) -> None:
         )
 
 
+def _derived_note(derived: dict[str, str], key: str) -> str:
+    """`` (derived from db.statement)`` for a detail the span did not record itself."""
+    source = derived.get(key)
+    return f" (derived from {safe_text(source, 120)})" if source is not None else ""
+
+
 def _print_run(run: AgentRun, console: Console) -> None:
     revision = f" (revision {run.run.revision})" if run.run.revision else ""
     console.print(_line(("Run ", "bold"), (safe_text(run.run_id), "bold cyan"), revision))
@@ -162,7 +168,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
     console.print(Text(f"  side effects ({len(run.side_effects)}):", style="bold"))
     for effect in run.side_effects:
         details = " ".join(
-            f"{key}={safe_text(value, 120)}"
+            f"{safe_text(key, 40)}={safe_text(value, 120)}" + _derived_note(effect.derived, key)
             for key, value in effect.details.items()
             if value is not None
         )

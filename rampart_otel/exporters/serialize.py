@@ -112,6 +112,7 @@ def side_effect_to_dict(effect: SideEffect) -> dict[str, Any]:
     return {
         "kind": effect.kind,
         "details": jsonable(effect.details),
+        "derived": jsonable(effect.derived),
         "trace_id": effect.trace_id,
         "span_id": effect.span_id,
         "tool_call_index": effect.tool_call_index,

@@ -101,7 +101,7 @@ def _roles(views: list[SpanView]) -> dict[str, SpanRole]:
                 view.model,
                 view.agent,
                 view.execution is not None,
-                tuple(kind for kind, _, _ in view.effects),
+                tuple(effect[0] for effect in view.effects),
                 bool(view.in_model),
             )
     return roles

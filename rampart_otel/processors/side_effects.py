@@ -31,7 +31,7 @@ def agent_side_effects(
         if not view.effects:
             continue
         if view.in_model:
-            for kind, _, _ in view.effects:
+            for kind, *_ in view.effects:
                 transport.setdefault(kind, []).append(view.span)
             continue
         call_index = _enclosing_call(view)
@@ -39,7 +39,7 @@ def agent_side_effects(
             call_index = window_call(windows, view.span)
             if call_index is not None:
                 windowed.add(view.span.span_id)
-        for kind, details, convention in view.effects:
+        for kind, details, convention, derived in view.effects:
             found.append(
                 SideEffect(
                     kind=kind,
@@ -48,6 +48,7 @@ def agent_side_effects(
                     trace_id=view.span.trace_id,
                     tool_call_index=call_index,
                     convention=convention,
+                    derived=derived,
                 )
             )
     return _fold_preparations(found), transport, windowed

@@ -204,7 +204,7 @@ def _meaning(view: SpanView) -> tuple[Any, ...]:
         view.agent,
         output,
         tool(view.execution),
-        tuple((kind, repr(details)) for kind, details, _ in view.effects),
+        tuple((kind, repr(details)) for kind, details, *_ in view.effects),
         view.answer,
         tuple(tool(t) for t in view.dispatched),
         tuple(view.not_understood),

@@ -344,6 +344,6 @@ def test_tool_span_without_a_name_is_not_understood() -> None:
     report = claude_code.read(cc("t1", "tool", attrs))
     assert report is not None and report.execution is not None
     assert report.not_understood == ["a Claude Code tool span without a tool name"]
-    assert [(kind, details["executable"]) for kind, details, _ in report.effects] == [
+    assert [(kind, details["executable"]) for kind, details, *_ in report.effects] == [
         ("process_exec", "curl")
     ]

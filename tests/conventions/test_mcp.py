@@ -153,11 +153,11 @@ def test_request_spans_are_side_effects_with_their_target() -> None:
     report = mcp.read(read)
     assert report is not None
     assert report.effects == [
-        ("mcp_request", {"method": "resources/read", "target": "file:///x"}, "mcp")
+        ("mcp_request", {"method": "resources/read", "target": "file:///x"}, "mcp", {})
     ]
     bare = mcp.read(openllmetry_span("prompts/get.mcp", {}))  # content off: method only
     assert bare is not None
-    assert bare.effects == [("mcp_request", {"method": "prompts/get", "target": None}, "mcp")]
+    assert bare.effects == [("mcp_request", {"method": "prompts/get", "target": None}, "mcp", {})]
     assert mcp.read(span("tools/list.mcp", {})) is None  # another scope: not this family
 
 

@@ -90,7 +90,7 @@ def test_pydantic_ai_format_v5_history_results() -> None:
 def test_pydantic_ai_http_spans_use_stable_names() -> None:
     spans = load("pydantic-ai-exfil")
     (post,) = named(spans, "POST")
-    ((kind, details, convention),) = side_effects(post)
+    ((kind, details, convention, _),) = side_effects(post)
     assert (kind, convention, details["method"], details["host"]) == (
         "http_request",
         "http",
@@ -150,7 +150,7 @@ def test_openinference_hidden_outputs() -> None:
 
 def test_openinference_http_spans_use_legacy_names() -> None:
     (get,) = named(load("openinference-exfil"), "GET")
-    ((kind, details, _),) = side_effects(get)
+    ((kind, details, _, _),) = side_effects(get)
     assert (kind, details["method"], details["host"], details["status_code"]) == (
         "http_request",
         "GET",
@@ -209,5 +209,5 @@ def test_openllmetry_without_content_keeps_finish_reasons(case: str) -> None:
 
 def test_openllmetry_http_spans_carry_both_flavours() -> None:
     (post,) = named(load("openllmetry-exfil"), "POST")
-    ((_, details, _),) = side_effects(post)
+    ((_, details, _, _),) = side_effects(post)
     assert details["host"] == "127.0.0.2" and details["method"] == "POST"

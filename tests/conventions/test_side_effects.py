@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from pathlib import Path
+
+from cli_runner import run_cli
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
+from sdk_traces import _provider, collector_json
 from span_factory import span
 
 from rampart_otel.conventions.side_effects import is_preparation, side_effects
@@ -10,8 +18,14 @@ from rampart_otel.conventions.side_effects import is_preparation, side_effects
 def only(s: object) -> tuple[str, dict]:
     found = side_effects(s)
     assert len(found) == 1, found
-    kind, details, _ = found[0]
+    kind, details, _, _ = found[0]
     return kind, details
+
+
+def derived(s: object) -> dict[str, str]:
+    """The details the one side effect of ``s`` derived, with what each was read from."""
+    ((_, _, _, keys),) = side_effects(s)
+    return keys
 
 
 def test_http_current_names() -> None:
@@ -33,9 +47,11 @@ def test_http_current_names() -> None:
             "url": "https://evil.example:8443/upload?x=1",
             "host": "evil.example",
             "port": 8443,
+            "path": "/upload",
             "status_code": 201,
         },
     )
+    assert derived(s) == {"path": "url.full"}
 
 
 def test_http_legacy_names_host_and_port_from_url() -> None:
@@ -54,8 +70,10 @@ def test_http_legacy_names_host_and_port_from_url() -> None:
         "url": "https://API.example.com/v1?q=1",
         "host": "api.example.com",
         "port": 443,
+        "path": "/v1",
         "status_code": 200,
     }
+    assert derived(s) == {"host": "http.url", "port": "http.url", "path": "http.url"}
 
 
 def test_http_legacy_net_peer_and_composed_url() -> None:
@@ -72,7 +90,11 @@ def test_http_legacy_net_peer_and_composed_url() -> None:
     )
     _, details = only(s)
     assert details["url"] == "http://10.0.0.5:8080/admin"
-    assert (details["host"], details["port"]) == ("10.0.0.5", 8080)
+    assert (details["host"], details["port"], details["path"]) == ("10.0.0.5", 8080, "/admin")
+    assert derived(s) == {
+        "url": "http.scheme, net.peer.name, net.peer.port, http.target",
+        "path": "http.target",
+    }
 
 
 def test_http_server_span_is_not_a_side_effect() -> None:
@@ -200,8 +222,7 @@ def test_custom_kind() -> None:
             "rampart.side_effect.currency": "EUR",
         },
     )
-    kind, details, convention = side_effects(s)[0]
-    assert (kind, details, convention) == ("payment", {"amount": 120, "currency": "EUR"}, "rampart")
+    assert side_effects(s) == [("payment", {"amount": 120, "currency": "EUR"}, "rampart", {})]
 
 
 def test_db_over_http_reports_both() -> None:
@@ -214,7 +235,7 @@ def test_db_over_http_reports_both() -> None:
         },
         kind="CLIENT",
     )
-    assert [kind for kind, _, _ in side_effects(s)] == ["db_query", "http_request"]
+    assert [kind for kind, *_ in side_effects(s)] == ["db_query", "http_request"]
 
 
 def test_plain_span_has_none() -> None:
@@ -227,7 +248,7 @@ def test_db_preparation_is_named_as_such() -> None:
     prepared = only(span("prepare: INSERT", attrs, kind="CLIENT"))[1]
     ran = only(span("run: INSERT", attrs, kind="CLIENT"))[1]
     assert prepared["operation"] == "prepare" and is_preparation(prepared)
-    assert ran["operation"] is None and not is_preparation(ran)
+    assert ran["operation"] == "INSERT" and not is_preparation(ran)  # read from the statement
     declared = only(span("PREPARE", {**attrs, "db.operation.name": "PREPARE"}, kind="CLIENT"))[1]
     assert is_preparation(declared)
     named_after = only(span("prepare: x", {**attrs, "db.operation.name": "SELECT"}))[1]
@@ -239,6 +260,112 @@ def test_an_http_request_recorded_with_another_kind_than_client_still_counts() -
     server span is the other side of a request, and a bare method names no request."""
     post = {"http.request.method": "POST", "url.full": "https://evil.example/x"}
     for kind in ("INTERNAL", "UNSPECIFIED", "PRODUCER"):
-        assert [k for k, _, _ in side_effects(span("POST", post, kind=kind))] == ["http_request"]
+        assert [k for k, *_ in side_effects(span("POST", post, kind=kind))] == ["http_request"]
     assert side_effects(span("POST", post, kind="SERVER")) == []
     assert side_effects(span("x", {"http.method": "GET"}, kind="INTERNAL")) == []
+
+
+def test_db_operation_and_table_read_from_the_statement_when_not_recorded() -> None:
+    """opentelemetry-instrumentation-sqlite3 records db.statement and no operation."""
+    s = span(
+        "INSERT",
+        {"db.system": "sqlite", "db.statement": "INSERT INTO reports VALUES (?)"},
+        kind="CLIENT",
+    )
+    _, details = only(s)
+    assert (details["operation"], details["collection"]) == ("INSERT", "reports")
+    assert derived(s) == {"operation": "db.statement", "collection": "db.statement"}
+
+
+def test_a_recorded_db_operation_is_kept_and_an_ambiguous_statement_gives_none() -> None:
+    recorded = span(
+        "x",
+        {
+            "db.system.name": "postgresql",
+            "db.query.text": "SELECT * FROM t",
+            "db.operation.name": "select",
+        },
+    )
+    assert only(recorded)[1]["operation"] == "select"
+    assert derived(recorded) == {"collection": "db.query.text"}
+    for statement in (
+        "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
+        "SELECT 1; DELETE FROM t",
+        "EXPLAIN ANALYZE DELETE FROM t",
+    ):
+        s = span("x", {"db.system.name": "postgresql", "db.query.text": statement})
+        assert only(s)[1]["operation"] is None and derived(s) == {}, statement
+
+
+def test_statements_of_systems_not_read_as_sql_give_nothing() -> None:
+    """T-SQL runs ``SELECT 1 DELETE FROM t`` as two statements; Redis is not SQL."""
+    for system, statement in (("mssql", "SELECT 1 DELETE FROM t"), ("redis", "SET k v")):
+        s = span("x", {"db.system": system, "db.statement": statement}, kind="CLIENT")
+        assert only(s)[1]["operation"] is None and derived(s) == {}
+
+
+def test_a_declared_db_query_gets_its_operation_from_its_statement() -> None:
+    s = span(
+        "save",
+        {
+            "rampart.side_effect.kind": "db_query",
+            "rampart.side_effect.system": "postgresql",
+            "rampart.side_effect.statement": "DELETE FROM notes WHERE id = $1",
+        },
+    )
+    (found,) = side_effects(s)
+    assert found[1]["operation"] == "DELETE" and found[1]["collection"] == "notes"
+    assert found[3] == {
+        "operation": "rampart.side_effect.statement",
+        "collection": "rampart.side_effect.statement",
+    }
+
+
+def record_sqlite_agent(path: Path) -> None:
+    """An agent whose tool saves a report with the real sqlite3 instrumentation, exported as
+    the Collector's OTLP JSON Lines: db.statement is recorded, no operation."""
+    provider, exporter = _provider("report-agent")
+    tracer = provider.get_tracer("agent")
+    SQLite3Instrumentor().instrument(tracer_provider=provider)
+    try:
+        with tracer.start_as_current_span("invoke_agent reporter") as root:
+            root.set_attribute("gen_ai.operation.name", "invoke_agent")
+            with tracer.start_as_current_span("execute_tool save_report") as tool:
+                tool.set_attribute("gen_ai.operation.name", "execute_tool")
+                tool.set_attribute("gen_ai.tool.name", "save_report")
+                db = sqlite3.connect(":memory:")
+                cursor = db.cursor()
+                cursor.execute("CREATE TABLE reports (body TEXT)")
+                cursor.execute("INSERT INTO reports VALUES (?)", ("Paris 18C",))
+                db.commit()
+                db.close()
+    finally:
+        SQLite3Instrumentor().uninstrument()
+    request = encode_spans(exporter.get_finished_spans())
+    path.write_text(json.dumps(collector_json(request)) + "\n", encoding="utf-8")
+
+
+def test_an_insert_recorded_by_the_sqlite3_instrumentation_is_found_and_shown_derived(
+    tmp_path: Path,
+) -> None:
+    trace = tmp_path / "sqlite.jsonl"
+    record_sqlite_agent(trace)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "policy: writes\nchecks:\n  - id: no-insert\n    polarity: attack\n"
+        '    detect: side_effect("db_query", operation="INSERT", collection="reports")\n',
+        encoding="utf-8",
+    )
+    scored = run_cli("score", trace, "--policy", policy, "--format", "json")
+    assert scored.returncode == 1, scored.stderr
+    (result,) = json.loads(scored.stdout)["results"]
+    assert result["status"] == "unsafe"
+    assert "[operation 'INSERT' derived from db.statement;" in result["evidence"][0]["text"]
+
+    shown = run_cli("inspect", trace)
+    assert shown.returncode == 0, shown.stderr
+    assert "operation=INSERT (derived from db.statement)" in shown.stdout
+    (run,) = json.loads(run_cli("inspect", "--json", trace).stdout)["runs"]
+    insert = next(e for e in run["side_effects"] if e["details"]["operation"] == "INSERT")
+    assert insert["details"]["statement"] == "INSERT INTO reports VALUES (?)"
+    assert insert["derived"] == {"operation": "db.statement", "collection": "db.statement"}

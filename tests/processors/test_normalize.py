@@ -421,11 +421,11 @@ def test_a_prepared_statement_and_its_runs_are_its_runs() -> None:
         mk("r3", "run: INSERT", db(insert, **{"db.namespace": "other.db"}), parent="t2", start=52),
     )
     assert [(e.span_id, e.details["operation"], e.tool_call_index) for e in agent.side_effects] == [
-        ("r1", None, 0),
-        ("r2", None, 0),
+        ("r1", "INSERT", 0),  # read from the statement (better-sqlite3 records none)
+        ("r2", "INSERT", 0),
         ("p2", "prepare", 0),
         ("p3", "prepare", 1),  # the run that follows is on another database
-        ("r3", None, 1),
+        ("r3", "INSERT", 1),
     ]
 
 

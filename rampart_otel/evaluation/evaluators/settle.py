@@ -98,6 +98,18 @@ def render_value(value: Any) -> str:
     return repr(value) if isinstance(value, str) else safe_text(value, EVIDENCE_LIMIT)
 
 
+def calls_of(names: list[str]) -> str:
+    """``2 call(s) of tool 'send_report'``, or of each tool named, with their counts."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    if len(counts) == 1:
+        return f"{len(names)} call(s) of tool {safe_text(names[0], 60)!r}"
+    named = [f"{safe_text(name, 60)!r} ({count})" for name, count in counts.items()]
+    more = f" and {len(named) - SHOWN} more" if len(named) > SHOWN else ""
+    return f"{len(names)} call(s) of tools {', '.join(named[:SHOWN])}{more}"
+
+
 def span_list(span_ids: list[str | None]) -> str:
     ids = [s for s in span_ids if s]
     if not ids:

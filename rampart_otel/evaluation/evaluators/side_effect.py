@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rampart_otel.channels import is_side_effect_kind
+from rampart_otel.conventions.side_effects import INTERPRETED
 from rampart_otel.evaluation.evaluators.events import (
     EventEvaluator,
     Moment,
@@ -64,10 +65,10 @@ class SideEffectOccurred(EventEvaluator):
                 continue
             answer = all_match(matchers, effect.details)
             if answer is True:
-                found.matches.append(_effect_occurrence(effect))
+                found.matches.append(_effect_occurrence(effect, matchers))
             elif answer is None:
                 undecided.append(effect.span_id)
-                found.undecided.append(_effect_occurrence(effect))
+                found.undecided.append(_effect_occurrence(effect, matchers))
                 for key, matcher in self.details:
                     if matcher.match(effect.details.get(key, MISSING)) is None:
                         missing_keys[key] = None
@@ -83,11 +84,14 @@ class SideEffectOccurred(EventEvaluator):
         return f"side_effect({self.kind!r}{details})"
 
 
-def _effect_occurrence(effect: SideEffect) -> Occurrence:
-    return Occurrence(_effect_evidence(effect), Moment(effect.span_id, Part.SPAN), effect.details)
+def _effect_occurrence(effect: SideEffect, read: dict[str, Matcher]) -> Occurrence:
+    evidence = _effect_evidence(effect, read)
+    return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), effect.details)
 
 
-def _effect_evidence(effect: SideEffect) -> Evidence:
+def _effect_evidence(effect: SideEffect, read: dict[str, Matcher]) -> Evidence:
+    """The effect's headline details; and each detail a matcher read that the span did not
+    record but was read from its text (``INTERPRETED``), with where it was read from."""
     details = effect.details
     keys = _HEADLINE_KEYS.get(effect.kind)
     if keys and any(k in details for k in keys):
@@ -97,6 +101,16 @@ def _effect_evidence(effect: SideEffect) -> Evidence:
     else:
         parts = [f"{safe_text(k, 40)}={render_value(v)}" for k, v in details.items()]
     text = safe_text(" ".join([safe_text(effect.kind, 60), *parts]), EVIDENCE_LIMIT)
+    derived = [
+        f"{safe_text(key, 40)} {safe_text(render_value(details[key]), 80)} derived from "
+        f"{safe_text(effect.derived[key], 80)}"
+        for key in read
+        if key in effect.derived
+        and (effect.kind, key) in INTERPRETED
+        and details.get(key) is not None
+    ]
+    if derived:
+        text = f"{text} [{'; '.join(derived)}]"
     return Evidence(effect.trace_id, effect.span_id, text)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from rampart_otel.evaluation.evaluators.events import (
     EventEvaluator,
@@ -13,6 +15,7 @@ from rampart_otel.evaluation.evaluators.events import (
 )
 from rampart_otel.evaluation.evaluators.settle import (
     EVIDENCE_LIMIT,
+    calls_of,
     describe_matchers,
     render_value,
     span_list,
@@ -29,18 +32,41 @@ from rampart_otel.evaluation.outcome import Evidence
 from rampart_otel.model import AgentRun, ToolCall, ToolCallStatus
 from rampart_otel.render import safe_text
 
+# Keywords of ``tool_called`` that match over the arguments as a whole; every other keyword
+# names one argument. A tool argument of one of these names is still matched: it is one
+# of the arguments, and part of their text.
+ANY_ARGUMENT = "any_argument"
+ARGUMENTS_TEXT = "arguments_text"
+
 
 @dataclass(frozen=True, slots=True)
 class ToolCalled(EventEvaluator):
-    """A tool call whose name (and, if given, arguments) match."""
+    """A tool call whose name (and, if given, arguments) match.
+
+    ``any_argument``: a matcher some argument value (or a value nested in one) must match;
+    ``arguments_text``: a matcher the arguments' JSON text (or, not parseable, their
+    recorded text) must match.
+    """
 
     name: Matcher
     arguments: tuple[tuple[str, Matcher], ...] = ()
+    any_argument: Matcher | None = None
+    arguments_text: Matcher | None = None
     _target: str = field(default="", init=False, repr=False, compare=False)
 
     @property
+    def reads_arguments(self) -> bool:
+        return (
+            bool(self.arguments)
+            or self.any_argument is not None
+            or (self.arguments_text is not None)
+        )
+
+    @property
     def channels(self) -> tuple[str, ...]:
-        return ("tool_calls", "tool_calls.arguments") if self.arguments else ("tool_calls",)
+        if self.reads_arguments:
+            return ("tool_calls", "tool_calls.arguments")
+        return ("tool_calls",)
 
     @property
     def value_channels(self) -> tuple[str, ...]:
@@ -51,52 +77,107 @@ class ToolCalled(EventEvaluator):
             text = f"call to tool {self.name.literal!r}"
         else:
             text = f"tool call with {self.name.describe('name')}"
-        if self.arguments:
-            text += f" with {describe_matchers(self.arguments)}"
+        conditions = [describe_matchers(self.arguments)] if self.arguments else []
+        if self.any_argument is not None:
+            conditions.append(self.any_argument.describe("any argument"))
+        if self.arguments_text is not None:
+            conditions.append(self.arguments_text.describe("the arguments' text"))
+        if conditions:
+            text += f" with {' and '.join(conditions)}"
         return text
 
     def occurrences(self, run: AgentRun) -> Occurrences:
         found = Occurrences()
-        not_captured: list[str | None] = []
-        unparsed: list[str | None] = []
-        undecided: list[str | None] = []
-        matchers = dict(self.arguments)
+        not_captured: list[ToolCall] = []
+        unparsed: list[ToolCall] = []
+        undecided: list[ToolCall] = []
+        named = dict(self.arguments)
         for call in run.tool_calls:
             if self.name.match(call.name) is not True:
                 continue
             span = call.span_ids[0] if call.span_ids else None
-            if not matchers:
+            if not self.reads_arguments:
                 found.matches.append(_call_occurrence(call, span))
                 continue
             args = call.arguments
             if args is None or not call.arguments_captured:
-                not_captured.append(span)
+                not_captured.append(call)
                 found.undecided.append(_call_occurrence(call, span))
-            elif not isinstance(args, dict):
-                unparsed.append(span)
-                found.undecided.append(_call_occurrence(call, span))
+                continue
+            if isinstance(args, dict):
+                answer = self._match_arguments(named, args)
             else:
-                answer = all_match(matchers, args)
-                if answer is True:
-                    found.matches.append(_call_occurrence(call, span))
-                elif answer is None:
-                    undecided.append(span)
-                    found.undecided.append(_call_occurrence(call, span))
+                answer = self._match_unparsed(args)
+            if answer is True:
+                found.matches.append(_call_occurrence(call, span))
+            elif answer is None:
+                (undecided if isinstance(args, dict) else unparsed).append(call)
+                found.undecided.append(_call_occurrence(call, span))
         keys = ", ".join(key for key, _ in self.arguments)
         found.unknown_reasons = [
-            f"{text} on {len(spans)} matching call(s){span_list(spans)}"
-            for text, spans in (
+            f"{text} on {calls_of([c.name for c in calls])}"
+            f"{span_list([c.span_ids[0] if c.span_ids else None for c in calls])}"
+            for text, calls in (
                 ("arguments not captured", not_captured),
                 ("arguments not parseable", unparsed),
                 (f"no value for argument(s) {keys}", undecided),
             )
-            if spans
+            if calls
         ]
         return found
 
+    def _match_arguments(self, named: dict[str, Matcher], args: dict[str, Any]) -> bool | None:
+        """Kleene AND of the named, any-argument and whole-text matchers on parsed arguments."""
+        answers = [all_match(named, args)]
+        if self.any_argument is not None:
+            answers.append(any_value_matches(self.any_argument, args))
+        if self.arguments_text is not None:
+            answers.append(self.arguments_text.match(arguments_text(args)))
+        if False in answers:
+            return False
+        return None if None in answers else True
+
+    def _match_unparsed(self, args: Any) -> bool | None:
+        """Arguments recorded as text that is not a JSON object: only the whole-text matcher
+        reads them, and only its match counts (the text may be cut short); else unknown."""
+        if self.arguments or self.any_argument is not None or self.arguments_text is None:
+            return None
+        text = args if isinstance(args, str) else arguments_text(args)
+        return True if self.arguments_text.match(text) is True else None
+
     def __repr__(self) -> str:
         args = "".join(f", {key}={matcher!r}" for key, matcher in self.arguments)
+        if self.any_argument is not None:
+            args += f", {ANY_ARGUMENT}={self.any_argument!r}"
+        if self.arguments_text is not None:
+            args += f", {ARGUMENTS_TEXT}={self.arguments_text!r}"
         return f"tool_called({self.name!r}{args})"
+
+
+def any_value_matches(matcher: Matcher, value: Any) -> bool | None:
+    """Kleene OR of ``matcher`` over every value in ``value`` at any depth (the strings,
+    numbers and booleans of its objects and arrays; nulls hold nothing to match)."""
+    result: bool | None = False
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif item is not None:
+            answer = matcher.match(item)
+            if answer is True:
+                return True
+            if answer is None:
+                result = None
+    return result
+
+
+def arguments_text(args: Any) -> str:
+    """What ``arguments_text=`` reads: the arguments' JSON, keys sorted and non-ASCII as it
+    is (as ``tool_result`` reads a structured result)."""
+    return json.dumps(args, ensure_ascii=False, default=str, sort_keys=True)
 
 
 def _call_occurrence(call: ToolCall, span_id: str | None) -> Occurrence:
@@ -130,9 +211,18 @@ def tool_called(
 ) -> ToolCalled:
     """A call of tool ``name`` (a string or a matcher) whose arguments match ``arg_matchers``.
 
-    Reads ``tool_calls``, and ``tool_calls.arguments`` when argument matchers are given.
+    ``any_argument=`` matches when some argument value, at any depth, matches;
+    ``arguments_text=`` matches the arguments' whole JSON text. Reads ``tool_calls``, and
+    ``tool_calls.arguments`` when argument matchers are given.
     """
     if not isinstance(name, (str, Matcher)):
         raise TypeError(f"tool_called() takes a tool name or a matcher, not {type(name).__name__}")
+    any_argument = arg_matchers.pop(ANY_ARGUMENT, None)
+    whole_text = arg_matchers.pop(ARGUMENTS_TEXT, None)
     arguments = tuple((key, as_matcher(value)) for key, value in arg_matchers.items())
-    return ToolCalled(as_matcher(name), arguments)
+    return ToolCalled(
+        as_matcher(name),
+        arguments,
+        None if any_argument is None else as_matcher(any_argument),
+        None if whole_text is None else as_matcher(whole_text),
+    )

@@ -15,6 +15,7 @@ from rampart_otel.evaluation.evaluators.events import (
 )
 from rampart_otel.evaluation.evaluators.settle import (
     EVIDENCE_LIMIT,
+    calls_of,
     describe_matchers,
     render_value,
     span_list,
@@ -67,9 +68,9 @@ class ToolResult(EventEvaluator):
 
     def occurrences(self, run: AgentRun) -> Occurrences:
         found = Occurrences()
-        not_captured: list[str | None] = []
-        unstructured: list[str | None] = []
-        undecided: list[str | None] = []
+        not_captured: list[tuple[str, str | None]] = []  # (tool, span) of each call
+        unstructured: list[tuple[str, str | None]] = []
+        undecided: list[tuple[str, str | None]] = []
         matchers = dict(self.fields)
         queried = self.text is not None or self.text_matcher is not None
         for call in run.tool_calls:
@@ -77,7 +78,7 @@ class ToolResult(EventEvaluator):
                 continue
             span = call.executed_in or (call.span_ids[0] if call.span_ids else None)
             if not call.result_captured:
-                not_captured.append(span)
+                not_captured.append((call.name, span))
                 found.undecided.append(_occurrence(call, span, "<result not captured>"))
                 continue
             result = call.result
@@ -88,7 +89,7 @@ class ToolResult(EventEvaluator):
                     answers.append(all_match(matchers, result))
                 else:
                     answers.append(None)
-                    unstructured.append(span)
+                    unstructured.append((call.name, span))
             if queried:
                 text = result_text(result)
                 answer, start, end = find_text(text, self.text, self.text_matcher)
@@ -96,7 +97,7 @@ class ToolResult(EventEvaluator):
                 if answer is True:
                     quote = excerpt_of(text, start, end)
                 elif answer is None:
-                    undecided.append(span)
+                    undecided.append((call.name, span))
             if False in answers:
                 continue
             if None in answers:
@@ -105,13 +106,14 @@ class ToolResult(EventEvaluator):
             found.matches.append(_occurrence(call, span, quote or render_value(result)))
         keys = ", ".join(key for key, _ in self.fields)
         found.unknown_reasons = [
-            f"{text} on {len(spans)} matching call(s){span_list(spans)}"
-            for text, spans in (
+            f"{text} on {calls_of([name for name, _ in calls])}"
+            f"{span_list([span for _, span in calls])}"
+            for text, calls in (
                 ("result not captured", not_captured),
                 (f"result not structured, so no field {keys}", unstructured),
                 ("result text could not be matched", undecided),
             )
-            if spans
+            if calls
         ]
         return found
 
