@@ -75,7 +75,10 @@ def test_without_http_instrumentation_it_is_undetermined_never_safe(
     result = verdict(report, f"{library}-no-http-instr", "no-exfiltration")
     assert result["status"] == "undetermined"
     assert "side_effects.http_request is unobserved" in result["summary"]
-    assert "side_effects.http_request" not in result["coverage"]  # absent: unobserved
+    http = result["coverage"]["side_effects.http_request"]
+    assert http["state"] == "unobserved"
+    # ...naming the tools whose requests could have gone unseen, and how to close the gap.
+    assert "recorded no I/O span" in " ".join(http["reasons"])
 
 
 @pytest.mark.parametrize("library", ["openinference", "pydantic-ai"])
