@@ -8,6 +8,7 @@ document can hold, so a hostile value can neither crash nor repaint a report.
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Any
 
@@ -54,6 +55,26 @@ def safe_text(value: Any, limit: int | None = DEFAULT_LIMIT) -> str:
         return text
     except Exception:  # rendering must never cost a report
         return "<unrenderable value>"
+
+
+# The error handler every report output is opened with: what its encoding cannot hold (in
+# UTF-8 only a lone surrogate, which JSON text can carry as "\udfff") is written as U+FFFD,
+# or "?" where even that cannot be encoded, instead of failing the report.
+OUTPUT_ERRORS = "rampart-otel-replace"
+
+
+def _replace_unencodable(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    try:
+        "\ufffd".encode(error.encoding)
+        replacement = "\ufffd"
+    except (UnicodeError, LookupError):
+        replacement = "?"
+    return replacement * (error.end - error.start), error.end
+
+
+codecs.register_error(OUTPUT_ERRORS, _replace_unencodable)
 
 
 def _stringify(value: Any) -> str:

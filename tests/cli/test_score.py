@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import stat
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -300,3 +304,96 @@ def test_vercel_ai_secret_sent_in_a_report_is_unsafe(sample: str) -> None:
     secret = results["no-secrets-in-reports"]
     assert secret["status"] == "unsafe", secret["summary"]
     assert "tok_live_9f3a" in secret["summary"]
+
+
+# -- `-o PATH`: what PATH already is decides how the report is written ---------------------
+
+BENIGN = TRACES / "openllmetry-benign.jsonl"
+
+
+def score_to(path: Path) -> subprocess.CompletedProcess[str]:
+    return run_cli("score", BENIGN, "--policy", POLICY, "--format", "json", "-o", path)
+
+
+def test_output_through_a_symlink_updates_its_target_and_the_link_stays(tmp_path: Path) -> None:
+    published = tmp_path / "published" / "report.json"
+    published.parent.mkdir()
+    published.write_text("stale")
+    link = tmp_path / "latest.json"
+    link.symlink_to(Path("published") / "report.json")  # relative, as links usually are
+    proc = score_to(link)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == str(Path("published") / "report.json")
+    assert json.loads(published.read_text())["schema"] == "rampart-otel/report@1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.json", "published"]
+    assert sorted(p.name for p in published.parent.iterdir()) == ["report.json"]
+
+
+def test_output_into_a_fifo_reaches_the_reader_waiting_on_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def reader() -> None:
+        with open(fifo, "rb") as pipe:  # waits for a writer
+            received.append(pipe.read())
+
+    # A daemon: if the FIFO were replaced, its reader would wait forever on the old one.
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    proc = score_to(fifo)
+    thread.join(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced by a file"
+    assert not thread.is_alive() and received, "the reader got nothing"
+    assert json.loads(received[0])["schema"] == "rampart-otel/report@1"
+    assert os.listdir(tmp_path) == ["report.fifo"]
+
+
+def test_output_into_a_character_device_writes_to_it_and_leaves_it_a_device(
+    tmp_path: Path,
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root (CI runs as root)")
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    proc = score_to(null)
+    assert proc.returncode == 0, proc.stderr
+    st = os.lstat(null)
+    assert stat.S_ISCHR(st.st_mode), "the device was replaced by a regular file"
+    assert st.st_rdev == os.makedev(1, 3)
+    assert os.listdir(tmp_path) == ["null"]
+
+
+def test_output_over_a_regular_file_is_atomic_and_keeps_its_permissions(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text("old")
+    report.chmod(0o640)
+    before = os.stat(report).st_ino
+    proc = score_to(report)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(report.read_text())["schema"] == "rampart-otel/report@1"
+    assert os.stat(report).st_ino != before  # a new file renamed over the old one
+    assert stat.S_IMODE(os.stat(report).st_mode) == 0o640
+    assert os.listdir(tmp_path) == ["report.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize("kind", ["directory", "socket"])
+def test_output_onto_another_special_file_is_refused_in_one_line(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / kind
+    if kind == "directory":
+        target.mkdir()
+    else:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(target))
+        server.close()
+    proc = score_to(target)
+    assert proc.returncode == 2
+    assert (
+        proc.stderr
+        == f"rampart-otel: error: {target}: is a {kind}; give a file to write the report to\n"
+    )
+    assert stat.S_IFMT(os.lstat(target).st_mode) == (
+        stat.S_IFDIR if kind == "directory" else stat.S_IFSOCK
+    )
+    assert os.listdir(tmp_path) == [kind]
