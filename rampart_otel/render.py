@@ -63,18 +63,25 @@ def safe_text(value: Any, limit: int | None = DEFAULT_LIMIT) -> str:
 OUTPUT_ERRORS = "rampart-otel-replace"
 
 
-def _replace_unencodable(error: UnicodeError) -> tuple[str, int]:
+def _replace_unencodable(error: UnicodeError) -> tuple[str | bytes, int]:
     if not isinstance(error, UnicodeEncodeError):
         raise error
-    try:
-        "\ufffd".encode(error.encoding)
-        replacement = "\ufffd"
-    except (UnicodeError, LookupError):
-        replacement = "?"
-    return replacement * (error.end - error.start), error.end
+    count = error.end - error.start
+    if codecs.lookup(error.encoding).name == "utf-8":
+        return _UTF8_REPLACEMENT * count, error.end  # the UTF-8 encoder takes bytes, or ASCII
+    return "?" * count, error.end
+
+
+_UTF8_REPLACEMENT = "\ufffd".encode()
 
 
 codecs.register_error(OUTPUT_ERRORS, _replace_unencodable)
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (which no UTF-8 output can hold) as U+FFFD; every
+    other character kept, newlines and controls too (for JSON text and the like)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def _stringify(value: Any) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -199,6 +200,58 @@ def test_any_unicode_in_trace_text_is_scored_in_every_format(
         assert len(json.loads(proc.stdout)["results"]) == 2 * CHECKS
     else:
         assert "weather\ufffdagent" in proc.stdout
+
+
+# JSON text the decoders let through: a lone surrogate and a NUL, escaped as JSON allows.
+LONE_AND_NUL = "\\udfff\\u0000"
+
+
+def odd_trace(directory: Path) -> Path:
+    """The exfiltration sample with both in its service name, a tool result and an argument."""
+    line = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
+    odd = line.replace('"weather-agent"', f'"weather{LONE_AND_NUL}agent"')
+    odd = odd.replace("light rain", f"light{LONE_AND_NUL}rain")  # fetch_weather's result
+    odd = odd.replace("customer=ACME", f"customer={LONE_AND_NUL}ACME")  # send_report's data
+    assert odd.count(LONE_AND_NUL) >= 6
+    (directory / "odd.jsonl").write_text(odd)
+    return directory / "odd.jsonl"
+
+
+@pytest.mark.parametrize("to_file", [False, True], ids=["stdout", "file"])
+@pytest.mark.parametrize("output_format", ["terminal", "json", "junit", "html"])
+def test_a_lone_surrogate_and_a_nul_give_a_valid_report_in_every_format(
+    tmp_path: Path, output_format: str, to_file: bool
+) -> None:
+    trace = odd_trace(tmp_path)
+    out = tmp_path / f"report.{output_format}"
+    args = ["-o", out] if to_file else []
+    proc = run_cli("score", trace, "--policy", POLICY, "--format", output_format, *args)
+    assert proc.returncode == 1, proc.stderr  # the exfiltration is still found: UNSAFE
+    assert proc.stderr == ""
+    text = out.read_bytes().decode("utf-8") if to_file else proc.stdout  # strict UTF-8
+    assert "\udfff" not in text
+    if output_format == "json":
+        report = json.loads(text)
+        assert len(report["results"]) == CHECKS
+        assert {r["service"] for r in report["results"]} == {"weather\udfff\x00agent"}
+    elif output_format == "junit":
+        assert len(list(ET.fromstring(text).iter("testcase"))) == CHECKS
+    elif output_format == "html":
+        blocks = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', text, re.S)
+        assert blocks and all(json.loads(block) is not None for block in blocks)
+        assert "weather\ufffd\\u0000agent" in text  # in a data block, NUL escaped by JSON
+    else:
+        assert "weather\ufffdagent" in text
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["terminal", "json"])
+def test_inspect_survives_a_lone_surrogate_and_a_nul(tmp_path: Path, json_output: bool) -> None:
+    proc = run_cli("inspect", odd_trace(tmp_path), *(["--json"] if json_output else []))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    if json_output:
+        assert json.loads(proc.stdout)
+    else:
+        assert "weather\ufffdagent" in proc.stdout and "\x00" not in proc.stdout
 
 
 def test_inspect_shows_a_run_with_a_lone_surrogate(tmp_path: Path) -> None:
