@@ -19,7 +19,12 @@ Formats are told apart by content, never by file name (see :func:`sniff_format`)
 - anything else is reported as not OTLP trace data.
 
 JSON Lines and length-prefixed files are read record by record, so memory is bounded by
-the largest record. A single JSON document or raw protobuf file is read whole.
+the largest record: a JSON line may be up to ``MAX_LINE_BYTES`` (64 MiB; a longer one is an
+error for that line, the others are read). JSON text is read in pieces of 1 MiB, its blank
+lines and whitespace skipped as they are read, never kept, so time is linear and memory
+bounded whatever a file holds (a gzip of a GiB of newlines, one endless line). A single
+JSON document (its runs of blank lines collapsed) or raw protobuf file is read whole, up to
+``MAX_DOCUMENT_BYTES`` (256 MiB; a larger one is an error for the file).
 
 Directories are read recursively in sorted name order. Entries whose name starts with a
 dot (``.git``, ``.DS_Store``, editor swap files) are skipped inside directories; a hidden
