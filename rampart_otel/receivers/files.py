@@ -100,6 +100,7 @@ MAX_DOCUMENT_BYTES = 256 << 20
 _NOT_BLANK = re.compile(rb"[^ \t\r\n]")
 _BLANK_RUN = re.compile(rb"\n(?:[ \t\r]*\n)+")  # a newline, then one blank line or more
 _MAX_INDENT = 4096
+_BLANK_BYTES = frozenset(_JSON_WS)
 _WS_RE = re.compile(r"[ \t\r\n]*")
 _CONTROL_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # what JSON text never holds raw
 _DECODER = json.JSONDecoder()
@@ -361,6 +362,14 @@ class _LineReader:
     def next_line(self) -> tuple[int, bytes | None] | None:
         """``(number, line)`` of the next non-blank line, from its first non-blank byte to its
         newline; ``(number, None)`` for one over ``MAX_LINE_BYTES``; None at the end."""
+        chunk, pos = self.chunk, self.pos
+        if pos < len(chunk) and chunk[pos] not in _BLANK_BYTES:  # the usual: a whole line here
+            end = chunk.find(b"\n", pos)
+            if end >= 0 and end - pos < MAX_LINE_BYTES:
+                self.pos = end + 1
+                self.lineno += 1
+                self.cursor.location = f"{self.path}:{self.lineno}"
+                return self.lineno, chunk[pos : end + 1]
         self.cursor.location = f"{self.path}:{self.lineno + 1}"
         while True:  # skip blanks, counting the newlines among them
             chunk, pos = self.chunk, self.pos
