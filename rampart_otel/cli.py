@@ -9,21 +9,21 @@ and ``inspect`` must not pay for gRPC, uvicorn, SQLite and the OTLP exporters.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Annotated, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
 
 from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
+from rampart_otel.exporters.output import report_output
 from rampart_otel.model import InputError
 from rampart_otel.pipeline import ReadStats, agent_runs
-from rampart_otel.render import safe_text
+from rampart_otel.render import OUTPUT_ERRORS, safe_text
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -190,7 +190,7 @@ def score(
         # One client counts every call and keeps the concurrency bound the policy sets.
         Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
         workers = 1
-    with _report_output(output) as out:
+    with report_output(output) as out:
         code, stats = run_score(
             paths,
             loaded,
@@ -230,25 +230,6 @@ def _workers(jobs: int, group_by: str) -> int:
 def _choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise UsageError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
-
-
-@contextmanager
-def _report_output(path: Path | None) -> Iterator[IO[str]]:
-    """stdout, or a file that appears complete or not at all (written aside, then renamed)."""
-    if path is None:
-        yield sys.stdout
-        return
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        out = open(partial, "w", encoding="utf-8")  # noqa: SIM115 - closed below
-    except OSError as error:
-        raise UsageError(f"{path}: cannot write: {error.strerror}") from None
-    try:
-        with out:
-            yield out
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 # -- policy: check a policy file, and what its checks can decide on recorded traces ---------
@@ -410,7 +391,7 @@ def audit(
         since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
         policy, policy_version, bucket, limit, json_output, html_output,
     )  # fmt: skip
-    with _report_output(output) as out:
+    with report_output(output) as out:
         run_audit(results_target(data_dir, results), options, out)
 
 
@@ -523,6 +504,9 @@ def _warn(message: str) -> None:
 
 
 def main() -> None:
+    # A report on stdout survives any character trace data holds, as one written to a file.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors=OUTPUT_ERRORS)
     try:
         app()
     except UserError as error:

@@ -8,6 +8,7 @@ document can hold, so a hostile value can neither crash nor repaint a report.
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import Any
 
@@ -54,6 +55,33 @@ def safe_text(value: Any, limit: int | None = DEFAULT_LIMIT) -> str:
         return text
     except Exception:  # rendering must never cost a report
         return "<unrenderable value>"
+
+
+# The error handler every report output is opened with: what its encoding cannot hold (in
+# UTF-8 only a lone surrogate, which JSON text can carry as "\udfff") is written as U+FFFD,
+# or "?" where even that cannot be encoded, instead of failing the report.
+OUTPUT_ERRORS = "rampart-otel-replace"
+
+
+def _replace_unencodable(error: UnicodeError) -> tuple[str | bytes, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    count = error.end - error.start
+    if codecs.lookup(error.encoding).name == "utf-8":
+        return _UTF8_REPLACEMENT * count, error.end  # the UTF-8 encoder takes bytes, or ASCII
+    return "?" * count, error.end
+
+
+_UTF8_REPLACEMENT = "\ufffd".encode()
+
+
+codecs.register_error(OUTPUT_ERRORS, _replace_unencodable)
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (which no UTF-8 output can hold) as U+FFFD; every
+    other character kept, newlines and controls too (for JSON text and the like)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def _stringify(value: Any) -> str:

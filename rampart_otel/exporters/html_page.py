@@ -24,7 +24,7 @@ from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
 from rampart_otel.model import InputError
-from rampart_otel.render import safe_text
+from rampart_otel.render import encodable, safe_text
 
 __all__ = ["error_items", "page_assets", "render_page", "script_json"]
 
@@ -38,11 +38,12 @@ def _dumps(value: Any, **_: Any) -> str:
     import json
 
     # U+2028/2029 are valid in JSON and harmless to JSON.parse; escaped anyway, for readers
-    # that treat the block as JavaScript.
+    # that treat the block as JavaScript. A lone surrogate (JSON text's "\\udfff" decodes to
+    # one) cannot be written in UTF-8: it becomes U+FFFD, as safe_text shows it.
     text = json.dumps(
         value, ensure_ascii=False, allow_nan=False, default=str, separators=(",", ":")
     )
-    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return encodable(text).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 @cache

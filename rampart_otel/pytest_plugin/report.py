@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rampart_otel.evaluation import CheckResult, summarize_population
+from rampart_otel.exporters.output import report_output
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.exporters.terminal_report import LABELS, population_text
 from rampart_otel.render import safe_text
@@ -85,7 +86,7 @@ def write_json_report(path: Path, scored: Sequence[Scored]) -> None:
     """Every result as one ``rampart-otel/report@1`` document (docs/report-json.md)."""
     results = [result for _, result in scored]
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as out:
+    with report_output(path) as out:  # the rule for every report file, as `-o`
         writer = JsonReportWriter(out)
         writer.start([{"name": name, "version": version} for name, version in _policies(results)])
         for result in results:

@@ -23,7 +23,12 @@ Each JSON value (a line, or a document) is decoded by ``codecs/json_forms``, whi
 OTLP JSON from Tempo's, Jaeger's and Zipkin's JSON and the SDK's console output by content.
 
 JSON Lines and length-prefixed files are read record by record, so memory is bounded by
-the largest record. A single JSON document or raw protobuf file is read whole.
+the largest record: a JSON line may be up to ``MAX_LINE_BYTES`` (64 MiB; a longer one is an
+error for that line, the others are read). JSON text is read in pieces of 1 MiB, its blank
+lines and whitespace skipped as they are read, never kept, so time is linear and memory
+bounded whatever a file holds (a gzip of a GiB of newlines, one endless line). A single
+JSON document (its runs of blank lines collapsed) or raw protobuf file is read whole, up to
+``MAX_DOCUMENT_BYTES`` (256 MiB; a larger one is an error for the file).
 
 Directories are read recursively in sorted name order. Entries whose name starts with a
 dot (``.git``, ``.DS_Store``, editor swap files) are skipped inside directories; a hidden
@@ -32,13 +37,15 @@ path named explicitly is read. Symlinks are followed, each directory read once.
 
 from __future__ import annotations
 
+import bisect
 import gzip
+import itertools
 import json
 import os
 import re
 import stat
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import IO
@@ -92,6 +99,17 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _BOM = b"\xef\xbb\xbf"
 _JSON_WS = b" \t\r\n"
 _CHUNK = 1 << 24  # read big records in pieces: a bogus length must not allocate 4 GiB
+# JSON Lines are read in pieces of this size; a line may be up to MAX_LINE_BYTES long (a
+# longer one is an InputError for that line, the others are read), a JSON document spread
+# over lines (or a raw protobuf file) up to MAX_DOCUMENT_BYTES (a larger one is an InputError
+# for the file). Blank lines and whitespace are skipped as they are read, never kept.
+_READ_SIZE = 1 << 20
+MAX_LINE_BYTES = 64 << 20
+MAX_DOCUMENT_BYTES = 256 << 20
+_NOT_BLANK = re.compile(rb"[^ \t\r\n]")
+_BLANK_RUN = re.compile(rb"\n(?:[ \t\r]*\n)+")  # a newline, then one blank line or more
+_MAX_INDENT = 4096
+_BLANK_BYTES = frozenset(_JSON_WS)
 _WS_RE = re.compile(r"[ \t\r\n]*")
 _CONTROL_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # what JSON text never holds raw
 _DECODER = json.JSONDecoder()
@@ -150,6 +168,10 @@ class Record:
     path: str
     location: str  # what an InputError about it names: path:line, path@offset, or path
     payload: bytes
+    # JSON documents: the file's line the payload starts at, and the runs of blank lines
+    # collapsed in it, as ``(line, lines removed)`` (``_LineReader.rest``).
+    line: int = 1
+    gaps: tuple[tuple[int, int], ...] = ()
 
 
 def read_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Item]:
@@ -196,7 +218,8 @@ def decode_record(record: Record) -> Iterator[Item]:
     elif record.kind is RecordKind.PROTO:
         yield from _decode_record(record.payload, record.location)
     else:
-        yield from _read_json_documents(record.payload, record.path)
+        lines = _FileLines(record.line, record.gaps)
+        yield from _read_json_documents(record.payload, record.path, lines)
 
 
 def _walk(directory: str, seen: set[tuple[int, int]]) -> Iterator[str | InputError]:
@@ -286,43 +309,178 @@ def _os_message(exc: OSError) -> str:
 
 
 def _read_json(stream: IO[bytes], path: str, cursor: _Cursor) -> Iterator[Record | InputError]:
-    lineno = 0
-    skipped: list[bytes] = []
-    while True:
-        cursor.location = f"{path}:{lineno + 1}"
-        line = stream.readline()
-        if not line:
-            return
-        lineno += 1
-        if not line.isspace():
-            break
-        skipped.append(line)
-
-    try:
-        if len(line) > GC_PAUSE_THRESHOLD:
-            with gc_paused():
+    lines = _LineReader(stream, path, cursor)
+    first = lines.next_line()
+    if first is None:
+        return  # blank from end to end
+    lineno, line = first
+    if line is not None:
+        try:
+            if len(line) > GC_PAUSE_THRESHOLD:
+                with gc_paused():
+                    parse_json(line)
+            else:
                 parse_json(line)
-        else:
-            parse_json(line)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(exc.doc.rstrip()):
-            # Ran out of input at the end of the line: a document spread over lines.
-            cursor.location = path
-            skipped.append(line)
-            data = b"".join(skipped) + stream.read()
-            yield Record(RecordKind.JSON_DOCUMENTS, path, path, data)
-            return
-    except (ValueError, RecursionError):
-        pass  # reported when the line is decoded, as any other line's error
-    yield Record(RecordKind.JSON_LINE, path, f"{path}:{lineno}", line)
+        except json.JSONDecodeError as exc:
+            if exc.pos >= len(exc.doc.rstrip()):
+                # Ran out of input at the end of the line: a document spread over lines.
+                cursor.location = path
+                rest = lines.rest(MAX_DOCUMENT_BYTES - len(line))
+                if rest is None:
+                    yield InputError(path, _too_long("JSON document", MAX_DOCUMENT_BYTES))
+                else:
+                    data, gaps = rest
+                    yield Record(RecordKind.JSON_DOCUMENTS, path, path, line + data, lineno, gaps)
+                return
+        except (ValueError, RecursionError):
+            pass  # reported when the line is decoded, as any other line's error
     while True:
-        cursor.location = f"{path}:{lineno + 1}"
-        line = stream.readline()
-        if not line:
-            return
-        lineno += 1
-        if not line.isspace():
+        if line is None:
+            yield InputError(f"{path}:{lineno}", _too_long("line", MAX_LINE_BYTES))
+        else:
             yield Record(RecordKind.JSON_LINE, path, f"{path}:{lineno}", line)
+        item = lines.next_line()
+        if item is None:
+            return
+        lineno, line = item
+
+
+class _LineReader:
+    """The non-blank lines of a stream, read in pieces of ``_READ_SIZE``: time linear in its
+    size, memory bounded by ``MAX_LINE_BYTES`` whatever it holds. Blank lines are counted,
+    never kept; a line over the limit is skipped to its end and comes as None."""
+
+    __slots__ = ("chunk", "cursor", "lineno", "path", "pos", "read")
+
+    def __init__(self, stream: IO[bytes], path: str, cursor: _Cursor) -> None:
+        # read1: what one decompression step gives, so the lines before a truncated gzip
+        # stream's end are read before the error.
+        self.read = getattr(stream, "read1", stream.read)
+        self.path = path
+        self.cursor = cursor
+        self.chunk = b""
+        self.pos = 0
+        self.lineno = 0  # lines read so far, blank ones included
+
+    def _fill(self) -> bool:
+        self.chunk = self.read(_READ_SIZE)
+        self.pos = 0
+        return bool(self.chunk)
+
+    def next_line(self) -> tuple[int, bytes | None] | None:
+        """``(number, line)`` of the next non-blank line, from its first non-blank byte to its
+        newline; ``(number, None)`` for one over ``MAX_LINE_BYTES``; None at the end."""
+        chunk, pos = self.chunk, self.pos
+        if pos < len(chunk) and chunk[pos] not in _BLANK_BYTES:  # the usual: a whole line here
+            end = chunk.find(b"\n", pos)
+            if end >= 0 and end - pos < MAX_LINE_BYTES:
+                self.pos = end + 1
+                self.lineno += 1
+                self.cursor.location = f"{self.path}:{self.lineno}"
+                return self.lineno, chunk[pos : end + 1]
+        self.cursor.location = f"{self.path}:{self.lineno + 1}"
+        while True:  # skip blanks, counting the newlines among them
+            chunk, pos = self.chunk, self.pos
+            if pos >= len(chunk):
+                if not self._fill():
+                    return None
+                chunk, pos = self.chunk, 0
+            if pos == 0:  # the fastest skip, one copy per piece
+                start = len(chunk) - len(chunk.lstrip(_JSON_WS))
+            else:
+                found = _NOT_BLANK.search(chunk, pos)
+                start = found.start() if found else len(chunk)
+            self.lineno += chunk.count(b"\n", pos, start)
+            self.pos = start
+            if start < len(chunk):
+                break
+        self.lineno += 1
+        self.cursor.location = f"{self.path}:{self.lineno}"
+        parts: list[bytes] | None = []
+        size = 0
+        while True:
+            chunk, pos = self.chunk, self.pos
+            end = chunk.find(b"\n", pos)
+            stop = len(chunk) if end < 0 else end + 1
+            size += stop - pos
+            if parts is not None:
+                if size > MAX_LINE_BYTES:
+                    parts = None  # over the limit: dropped, read on to the newline
+                else:
+                    parts.append(chunk[pos:stop])
+            self.pos = stop
+            if end >= 0 or not self._fill():
+                break
+        return self.lineno, None if parts is None else b"".join(parts)
+
+    def rest(self, limit: int) -> tuple[bytes, tuple[tuple[int, int], ...]] | None:
+        """Everything not read yet (a document's next lines), each run of blank lines
+        collapsed to one newline (a blank line is never inside a JSON string), and those runs
+        as ``(line, lines removed)``: the kept text's line whose newline stands for the run.
+        None once what is kept is over ``limit`` bytes."""
+        parts: list[bytes] = []
+        gaps: list[tuple[int, int]] = []
+        size = 0
+        line = 2  # the kept text's line: the first line is the caller's
+        # Whitespace at the start of a line (never inside a string) reaching the end of the
+        # last piece: its newlines (-1: not at a line start), and the whitespace after the
+        # last one (the next line's indentation, kept for error columns, up to _MAX_INDENT).
+        carry, indent = 0, b""  # the next line starts here
+        chunk, pos = self.chunk, self.pos
+        while pos < len(chunk) or self._fill():
+            if pos >= len(chunk):
+                chunk, pos = self.chunk, 0
+            kept = len(parts)
+            if carry >= 0:
+                unread = chunk[pos:] if pos else chunk  # pos: only where rest() begins
+                start = len(chunk) - len(unread.lstrip(_JSON_WS))
+                newline = chunk.rfind(b"\n", pos, start)
+                if newline >= 0:
+                    carry += chunk.count(b"\n", pos, start)
+                    indent = b""
+                indent = (indent + chunk[max(newline + 1, pos) : start])[-_MAX_INDENT:]
+                if start == len(chunk):
+                    pos = start
+                    continue
+                if carry:
+                    parts.append(b"\n")
+                    if carry > 1:
+                        gaps.append((line, carry - 1))
+                    line += 1
+                parts.append(indent)
+                carry, pos = -1, start
+            end = len(chunk)
+            blank_end = max(len(chunk.rstrip(_JSON_WS)), pos)
+            newline = chunk.find(b"\n", blank_end)
+            body_end = end if newline < 0 else newline
+            for run in _BLANK_RUN.finditer(chunk, pos, body_end):
+                parts += (chunk[pos : run.start()], b"\n")
+                line += chunk.count(b"\n", pos, run.start())
+                gaps.append((line, chunk.count(b"\n", run.start(), run.end()) - 1))
+                line += 1
+                pos = run.end()
+            parts.append(chunk[pos:body_end])
+            line += chunk.count(b"\n", pos, body_end)
+            if newline >= 0:
+                carry = chunk.count(b"\n", newline, end)
+                indent = chunk[max(chunk.rfind(b"\n", newline) + 1, end - _MAX_INDENT) :]
+            pos = end
+            size += sum(len(part) for part in parts[kept:])
+            if size > limit:
+                self.chunk, self.pos = b"", 0
+                return None
+        if carry > 0:
+            parts.append(b"\n")
+        self.chunk, self.pos = b"", 0
+        return b"".join(parts), tuple(gaps)
+
+
+def _too_long(what: str, limit: int) -> str:
+    return f"{what} longer than {_size(limit)}, the limit; skipped"
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MiB" if count >= 1 << 20 and not count % (1 << 20) else f"{count} bytes"
 
 
 def _json_lines(lines: Iterable[tuple[int, bytes | str]], path: str) -> Iterator[Item]:
@@ -338,8 +496,11 @@ def _json_lines(lines: Iterable[tuple[int, bytes | str]], path: str) -> Iterator
             yield batch
 
 
-def _read_json_documents(data: bytes, path: str) -> Iterator[Item]:
-    """One pretty-printed document, or several back to back (as ``jq .`` writes them)."""
+def _read_json_documents(
+    data: bytes, path: str, file_line: Callable[[int], int] = int
+) -> Iterator[Item]:
+    """One pretty-printed document, or several back to back (as ``jq .`` writes them);
+    ``file_line`` maps a line of ``data`` to the file's (blank lines were skipped)."""
     try:
         text = data.decode("utf-8-sig", "surrogatepass")
     except UnicodeDecodeError as exc:
@@ -359,14 +520,16 @@ def _read_json_documents(data: bytes, path: str) -> Iterator[Item]:
         except (json.JSONDecodeError, RecursionError) as exc:
             if first and _second_line_is_object(text):
                 # A JSON Lines file whose first line is broken at a value boundary.
-                yield from _json_lines(enumerate(text.split("\n"), 1), path)
+                yield from _json_lines(
+                    ((file_line(n), ln) for n, ln in enumerate(text.split("\n"), 1)), path
+                )
                 return
-            where = path if first else f"{path}:{line}"
+            where = path if first else f"{path}:{file_line(line)}"
             rest = "" if first else "; the rest of the file is lost"
-            yield InputError(where, f"invalid JSON: {_json_error(exc)}{rest}")
+            yield InputError(where, f"invalid JSON: {_json_error(exc, file_line)}{rest}")
             return
         nxt = _WS_RE.match(text, stop).end()  # type: ignore[union-attr]
-        where = path if first and nxt >= end else f"{path}:{line}"
+        where = path if first and nxt >= end else f"{path}:{file_line(line)}"
         if isinstance(batch, DecodeError):
             yield InputError(where, batch.message)
         elif batch:
@@ -374,6 +537,21 @@ def _read_json_documents(data: bytes, path: str) -> Iterator[Item]:
         line += text.count("\n", idx, nxt)
         idx = nxt
         first = False
+
+
+class _FileLines:
+    """A document's line → the file's: it starts at ``first``, ``gaps`` as ``Record.gaps``."""
+
+    __slots__ = ("first", "removed", "starts")
+
+    def __init__(self, first: int, gaps: tuple[tuple[int, int], ...]) -> None:
+        self.first = first
+        self.starts = [line for line, _ in gaps]
+        self.removed = list(itertools.accumulate(count for _, count in gaps))
+
+    def __call__(self, line: int) -> int:
+        before = bisect.bisect_left(self.starts, line)  # runs on lines before this one
+        return self.first - 1 + line + (self.removed[before - 1] if before else 0)
 
 
 def _try_spans(obj: object) -> list[Span] | DecodeError:
@@ -393,11 +571,11 @@ def _second_line_is_object(text: str) -> bool:
         return False
 
 
-def _json_error(exc: BaseException) -> str:
+def _json_error(exc: BaseException, file_line: Callable[[int], int] = int) -> str:
     if isinstance(exc, RecursionError):
         return "nested too deeply"
     if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        return f"{exc.msg} at line {file_line(exc.lineno)} column {exc.colno}"
     return str(exc)
 
 
@@ -467,5 +645,9 @@ def _decode_record(payload: bytes, where: str) -> Iterator[Item]:
         yield batch
 
 
-def _read_raw_proto(stream: IO[bytes], path: str) -> Iterator[Record]:
-    yield Record(RecordKind.PROTO, path, path, stream.read())
+def _read_raw_proto(stream: IO[bytes], path: str) -> Iterator[Record | InputError]:
+    data = stream.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        yield InputError(path, _too_long("protobuf file", MAX_DOCUMENT_BYTES))
+    else:
+        yield Record(RecordKind.PROTO, path, path, data)

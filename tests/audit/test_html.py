@@ -96,3 +96,37 @@ def test_json_and_html_together_is_a_usage_error(data_dir: Path) -> None:
     done = run_cli("audit", "--data-dir", data_dir, "--json", "--html")
     assert done.returncode == 2
     assert "--json and --html: choose one" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("form", ["--html", "--json", "terminal"])
+def test_stored_text_with_a_lone_surrogate_and_a_nul_gives_a_valid_page(
+    tmp_path: Path, form: str
+) -> None:
+    # A report@1 document keeps what JSON can carry: "\udfff" comes back a lone surrogate.
+    odd = "tool said \udfff\x00 here"
+    store = ResultsStore(tmp_path / "results.db")
+    with store.transaction() as txn:
+        document = {
+            "run_id": "odd",
+            "check": "c1",
+            "status": "unsafe",
+            "summary": odd,
+            "evidence": [{"trace_id": "t", "span_id": "s", "text": odd}],
+            "coverage": {"tool_calls": {"state": "observed", "reasons": [odd]}},
+        }
+        txn.add_result(
+            ResultRow("odd", 0, "guard", "c1", "unsafe", "svc", int(START * 1e9), START,
+                      document, policy_version=1)
+        )  # fmt: skip
+    store.close()
+    out = tmp_path / "audit.out"
+    done = run_cli("audit", "--data-dir", tmp_path, *([form] if form != "terminal" else []),
+                   "--since", "2024-01-01T00:00:00", "-o", out)  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    text = out.read_bytes().decode("utf-8")  # strict: no surrogate reached the file
+    if form == "--json":
+        assert json.loads(text)["results"][0]["summary"] == odd  # JSON escapes both
+    elif form == "--html":
+        assert "tool said \ufffd\\u0000 here" in text
+    else:
+        assert "tool said \ufffd here" in text

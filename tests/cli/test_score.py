@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import socket
+import stat
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -200,6 +205,58 @@ def test_any_unicode_in_trace_text_is_scored_in_every_format(
         assert "weather\ufffdagent" in proc.stdout
 
 
+# JSON text the decoders let through: a lone surrogate and a NUL, escaped as JSON allows.
+LONE_AND_NUL = "\\udfff\\u0000"
+
+
+def odd_trace(directory: Path) -> Path:
+    """The exfiltration sample with both in its service name, a tool result and an argument."""
+    line = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
+    odd = line.replace('"weather-agent"', f'"weather{LONE_AND_NUL}agent"')
+    odd = odd.replace("light rain", f"light{LONE_AND_NUL}rain")  # fetch_weather's result
+    odd = odd.replace("customer=ACME", f"customer={LONE_AND_NUL}ACME")  # send_report's data
+    assert odd.count(LONE_AND_NUL) >= 6
+    (directory / "odd.jsonl").write_text(odd)
+    return directory / "odd.jsonl"
+
+
+@pytest.mark.parametrize("to_file", [False, True], ids=["stdout", "file"])
+@pytest.mark.parametrize("output_format", ["terminal", "json", "junit", "html"])
+def test_a_lone_surrogate_and_a_nul_give_a_valid_report_in_every_format(
+    tmp_path: Path, output_format: str, to_file: bool
+) -> None:
+    trace = odd_trace(tmp_path)
+    out = tmp_path / f"report.{output_format}"
+    args = ["-o", out] if to_file else []
+    proc = run_cli("score", trace, "--policy", POLICY, "--format", output_format, *args)
+    assert proc.returncode == 1, proc.stderr  # the exfiltration is still found: UNSAFE
+    assert proc.stderr == ""
+    text = out.read_bytes().decode("utf-8") if to_file else proc.stdout  # strict UTF-8
+    assert "\udfff" not in text
+    if output_format == "json":
+        report = json.loads(text)
+        assert len(report["results"]) == CHECKS
+        assert {r["service"] for r in report["results"]} == {"weather\udfff\x00agent"}
+    elif output_format == "junit":
+        assert len(list(ET.fromstring(text).iter("testcase"))) == CHECKS
+    elif output_format == "html":
+        blocks = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', text, re.S)
+        assert blocks and all(json.loads(block) is not None for block in blocks)
+        assert "weather\ufffd\\u0000agent" in text  # in a data block, NUL escaped by JSON
+    else:
+        assert "weather\ufffdagent" in text
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["terminal", "json"])
+def test_inspect_survives_a_lone_surrogate_and_a_nul(tmp_path: Path, json_output: bool) -> None:
+    proc = run_cli("inspect", odd_trace(tmp_path), *(["--json"] if json_output else []))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    if json_output:
+        assert json.loads(proc.stdout)
+    else:
+        assert "weather\ufffdagent" in proc.stdout and "\x00" not in proc.stdout
+
+
 def test_inspect_shows_a_run_with_a_lone_surrogate(tmp_path: Path) -> None:
     line = (TRACES / "pydantic-ai-exfil.jsonl").read_text()
     (tmp_path / "odd.jsonl").write_text(line.replace('"weather-agent"', '"weather\\ud800"'))
@@ -324,3 +381,96 @@ def test_no_spans_at_all_is_an_error_unless_allowed(
     allowed = run_cli("score", target, "--policy", POLICY, *fail_on, "--allow-empty")
     assert allowed.returncode == 0, allowed.stderr
     assert "0 results" in allowed.stdout and allowed.stderr == ""
+
+
+# -- `-o PATH`: what PATH already is decides how the report is written ---------------------
+
+BENIGN = TRACES / "openllmetry-benign.jsonl"
+
+
+def score_to(path: Path) -> subprocess.CompletedProcess[str]:
+    return run_cli("score", BENIGN, "--policy", POLICY, "--format", "json", "-o", path)
+
+
+def test_output_through_a_symlink_updates_its_target_and_the_link_stays(tmp_path: Path) -> None:
+    published = tmp_path / "published" / "report.json"
+    published.parent.mkdir()
+    published.write_text("stale")
+    link = tmp_path / "latest.json"
+    link.symlink_to(Path("published") / "report.json")  # relative, as links usually are
+    proc = score_to(link)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == str(Path("published") / "report.json")
+    assert json.loads(published.read_text())["schema"] == "rampart-otel/report@1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.json", "published"]
+    assert sorted(p.name for p in published.parent.iterdir()) == ["report.json"]
+
+
+def test_output_into_a_fifo_reaches_the_reader_waiting_on_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def reader() -> None:
+        with open(fifo, "rb") as pipe:  # waits for a writer
+            received.append(pipe.read())
+
+    # A daemon: if the FIFO were replaced, its reader would wait forever on the old one.
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    proc = score_to(fifo)
+    thread.join(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced by a file"
+    assert not thread.is_alive() and received, "the reader got nothing"
+    assert json.loads(received[0])["schema"] == "rampart-otel/report@1"
+    assert os.listdir(tmp_path) == ["report.fifo"]
+
+
+def test_output_into_a_character_device_writes_to_it_and_leaves_it_a_device(
+    tmp_path: Path,
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mknod of a character device needs root (CI runs as root)")
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    proc = score_to(null)
+    assert proc.returncode == 0, proc.stderr
+    st = os.lstat(null)
+    assert stat.S_ISCHR(st.st_mode), "the device was replaced by a regular file"
+    assert st.st_rdev == os.makedev(1, 3)
+    assert os.listdir(tmp_path) == ["null"]
+
+
+def test_output_over_a_regular_file_is_atomic_and_keeps_its_permissions(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text("old")
+    report.chmod(0o640)
+    before = os.stat(report).st_ino
+    proc = score_to(report)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(report.read_text())["schema"] == "rampart-otel/report@1"
+    assert os.stat(report).st_ino != before  # a new file renamed over the old one
+    assert stat.S_IMODE(os.stat(report).st_mode) == 0o640
+    assert os.listdir(tmp_path) == ["report.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize("kind", ["directory", "socket"])
+def test_output_onto_another_special_file_is_refused_in_one_line(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / kind
+    if kind == "directory":
+        target.mkdir()
+    else:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(target))
+        server.close()
+    proc = score_to(target)
+    assert proc.returncode == 2
+    assert (
+        proc.stderr
+        == f"rampart-otel: error: {target}: is a {kind}; give a file to write the report to\n"
+    )
+    assert stat.S_IFMT(os.lstat(target).st_mode) == (
+        stat.S_IFDIR if kind == "directory" else stat.S_IFSOCK
+    )
+    assert os.listdir(tmp_path) == [kind]

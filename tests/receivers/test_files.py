@@ -6,6 +6,7 @@ import gc
 import gzip
 import json
 import os
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -491,3 +492,137 @@ def test_a_multi_line_json_document_that_is_not_utf8_is_an_input_error(tmp_path,
     (error,) = errors
     assert error.location == str(bad) and "not UTF-8" in error.message
     assert sum(map(len, batches)) == len(list(spans_from_proto(sdk_request)))
+
+
+# ---- bounded reading: memory and time whatever the content ------------------------------
+# The real limits are 64 MiB a line and 256 MiB a document; these tests lower them. Peak
+# memory is measured with tracemalloc, on files many times what the reader may hold.
+
+KIB, MIB = 1 << 10, 1 << 20
+
+
+def traced_peak(read: Any) -> tuple[Any, int]:
+    tracemalloc.start()
+    try:
+        result = read()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def pretty(request: ExportTraceServiceRequest) -> bytes:
+    return json.dumps(collector_json(request), indent=2).encode() + b"\n"
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("form", ["jsonl", "json"])
+def test_blank_lines_are_counted_never_kept(tmp_path, make_request, form, gz):
+    r1, r2 = make_request(), make_request()
+    blank = b"\n" * (4 * MIB) + b" \t\r\n" * MIB
+    # A document's inner blank lines are collapsed as it is read (none can be in a string).
+    first = jsonl([r1]) if form == "jsonl" else pretty(r1).replace(b"\n", b"\n" + blank, 2)
+    path = write(tmp_path / f"t.{form}", blank + first + blank + b"{bad\n", gz=gz)
+    (batches, errors), peak = traced_peak(lambda: collect(read_path(path)))
+    assert span_ids(batches) == ids_of(r1)
+    where = 5 * MIB + first.count(b"\n") + 5 * MIB + 1  # every blank line counted
+    if form == "jsonl":
+        assert [e.location for e in errors] == [f"{path}:{where}"]
+    else:  # a document, then garbage: the error names where it starts
+        assert [e.location for e in errors] == [f"{path}:{where}"]
+        assert "the rest of the file is lost" in errors[0].message
+    assert peak < 24 * MIB  # 26 MiB of blanks (json: 78 MiB): kept, they would show here
+    assert span_ids(collect(read_path(write(tmp_path / "r2.jsonl", jsonl([r2]))))[0])
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("form", ["jsonl", "json"])
+def test_a_line_of_spaces_is_skipped_without_being_kept(tmp_path, make_request, form, gz):
+    r1 = make_request()
+    spaces = b" " * (32 * MIB) + b"\n"
+    # In a document, the spaces are the next line's indentation: outside any string.
+    inside = pretty(r1).replace(b"\n", b"\n" + spaces, 1)
+    data = spaces + jsonl([r1]) if form == "jsonl" else inside
+    path = write(tmp_path / f"t.{form}", data, gz=gz)
+    (batches, errors), peak = traced_peak(lambda: collect(read_path(path)))
+    assert errors == [] and span_ids(batches) == ids_of(r1)
+    assert peak < 8 * MIB
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("where", [1, 2])
+def test_a_line_over_the_limit_is_an_error_for_that_line_only(
+    tmp_path, monkeypatch, make_request, where, gz
+):
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 64 * KIB)
+    big, good = make_request(payload="z" * (200 * KIB)), [make_request(), make_request()]
+    lines = [jsonl([good[0]]), jsonl([good[1]])]
+    lines.insert(where - 1, jsonl([big]))  # valid OTLP, only too long
+    path = write(tmp_path / "t.jsonl", b"".join(lines), gz=gz)
+    batches, errors = collect(read_path(path))
+    assert span_ids(batches) == ids_of(good[0]) + ids_of(good[1])
+    assert [(e.location, e.message) for e in errors] == [
+        (f"{path}:{where}", "line longer than 65536 bytes, the limit; skipped")
+    ]
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_one_endless_line_is_read_in_bounded_memory(tmp_path, monkeypatch, gz):
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 64 * KIB)
+    path = write(tmp_path / "t.jsonl", b'{"resourceSpans": "' + b"x" * (32 * MIB), gz=gz)
+    (batches, errors), peak = traced_peak(lambda: collect(read_path(path)))
+    assert batches == [] and [e.location for e in errors] == [f"{path}:1"]
+    assert "longer than 65536 bytes" in errors[0].message
+    assert peak < 8 * MIB
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_document_over_the_limit_is_an_error_for_the_file(
+    tmp_path, monkeypatch, make_request, gz
+):
+    monkeypatch.setattr(files, "MAX_DOCUMENT_BYTES", 64 * KIB)
+    small, big = make_request(), make_request(payload="z" * (100 * KIB))
+    ok = write(tmp_path / "ok.json", pretty(small), gz=gz)
+    over = write(tmp_path / "over.json", pretty(big), gz=gz)
+    batches, errors = collect(read_paths([over, ok]))
+    assert span_ids(batches) == ids_of(small)
+    assert [(e.location, e.message) for e in errors] == [
+        (str(over), "JSON document longer than 65536 bytes, the limit; skipped")
+    ]
+
+
+def test_a_raw_protobuf_file_over_the_limit_is_an_error(tmp_path, monkeypatch, make_request):
+    monkeypatch.setattr(files, "MAX_DOCUMENT_BYTES", 64 * KIB)
+    path = write(tmp_path / "t.binpb", make_request(payload="z" * (100 * KIB)).SerializeToString())
+    (error,) = read_path(path)
+    assert isinstance(error, InputError) and "longer than 65536 bytes" in error.message
+
+
+def test_a_broken_document_after_blank_lines_names_its_file_line(tmp_path, sdk_request):
+    text = pretty(sdk_request)
+    path = write(tmp_path / "t.json", b"\n" * 7 + text[: len(text) // 2])
+    (error,) = read_path(path)
+    assert isinstance(error, InputError) and error.location == str(path)
+    broken_at = 8 + text[: len(text) // 2].count(b"\n")
+    assert f"at line {broken_at} column" in error.message
+
+
+@pytest.mark.parametrize("read_size", [1, 2, 3, 5, 16, 1 << 20])
+@pytest.mark.parametrize("form", ["jsonl", "json"])
+def test_pieces_of_any_size_read_the_same(tmp_path, monkeypatch, make_request, form, read_size):
+    monkeypatch.setattr(files, "_READ_SIZE", read_size)
+    r1, r2 = make_request(), make_request()
+    blank = b"\n \n\t\r\n\n"
+    if form == "jsonl":
+        data = blank + jsonl([r1]) + b"  \r\n" + jsonl([r2]) + blank + b"{\n  bad\n"
+    else:  # blank lines inside a document, between documents, after them
+        data = b"\n\n" + pretty(r1).replace(b'\n  "', b'\n\n \n  "', 1)
+        data += blank + pretty(r2) + blank + b"{\n  bad\n"
+    path = write(tmp_path / f"t.{form}", data)
+    batches, errors = collect(read_path(path))
+    assert span_ids(batches) == ids_of(r1) + ids_of(r2)
+    bad = data.count(b"\n", 0, data.index(b"{\n  bad")) + 1
+    assert [e.location for e in errors] == [f"{path}:{bad}"] + [f"{path}:{bad + 1}"] * (
+        form == "jsonl"
+    )
+    if form == "json":
+        assert f"at line {bad + 1} column 3" in errors[0].message
