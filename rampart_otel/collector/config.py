@@ -25,6 +25,7 @@ from pydantic import (
 
 from rampart_otel.errors import ConfigError
 from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
+from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS
 from rampart_otel.storage.pg_results import is_postgres_url
 from rampart_otel.storage.retention import parse_duration, parse_size
 
@@ -87,6 +88,9 @@ class AssemblyConfig(_Section):
     group_by: Literal["trace", "session"] = "trace"
     idle_seconds: float = Field(5.0, gt=0)
     max_wait_seconds: float = Field(300.0, gt=0)
+    # One open trace holds at most this many spans (then it is scored at once), and a run
+    # kept for late spans at most this many: memory per trace is bounded.
+    max_trace_spans: int = Field(DEFAULT_MAX_SPANS, ge=1)
     late_cache_runs: int = Field(1000, ge=0)
 
 

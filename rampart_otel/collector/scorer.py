@@ -44,7 +44,7 @@ from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
 from rampart_otel.exporters.report_json import stored_documents
 from rampart_otel.model import Run, Span
-from rampart_otel.processors.assemble import RunAssembler
+from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
 from rampart_otel.storage.store import AnyResultsStore, open_results_store
@@ -93,6 +93,7 @@ class Scorer:
         *,
         group_by: str = "trace",
         late_cache_runs: int = 1000,
+        max_trace_spans: int = DEFAULT_MAX_SPANS,
         clock: Callable[[], float] = time.monotonic,
         on_commit: Callable[[list[Scored]], None] | None = None,
         commit_every: float = COMMIT_EVERY,
@@ -108,9 +109,11 @@ class Scorer:
             group_by=group_by,  # type: ignore[arg-type]
             idle=idle,
             max_wait=max_wait,
+            max_spans=max_trace_spans,
             remember_revisions=False,
         )
         self.late_cache_runs = late_cache_runs
+        self.max_trace_spans = max_trace_spans
         self._recent: OrderedDict[str, dict[str, Span]] = OrderedDict()
         self._first: dict[str, Position] = {}  # open trace -> its first record's position
         self._quarantined: list[tuple[int, int, int, str]] = []  # stored with the next commit
@@ -286,6 +289,8 @@ class Scorer:
             )
         else:
             cached = {span.span_id: span for span in run.spans}
+        if len(cached) > self.max_trace_spans:
+            return run  # too big to keep: a later span is scored with the late spans only
         self._recent[run.run_id] = cached
         while len(self._recent) > self.late_cache_runs:
             self._recent.popitem(last=False)
@@ -401,6 +406,7 @@ def run_process(config_json: str, conn: Connection) -> None:
         max_wait=config.assembly.max_wait_seconds,
         group_by=config.assembly.group_by,
         late_cache_runs=config.assembly.late_cache_runs,
+        max_trace_spans=config.assembly.max_trace_spans,
         on_commit=export.submit if export is not None else None,
     )
     verdicts = store.status_counts()
