@@ -77,6 +77,7 @@ class Stats:
     runs_scored: int = 0
     spans_scored: int = 0  # in the run revisions scored: a revision counts all its spans
     runs_skipped: int = 0
+    runs_evaluated: int = 0  # runs taken up for scoring: progress even inside a long round
     verdicts: dict[str, int] = field(default_factory=dict)
 
 
@@ -364,7 +365,13 @@ STORE_RETRY_SECONDS = 5.0  # between attempts on a shared results store that is 
 
 
 def run_process(config_json: str, conn: Connection) -> None:
-    """Process entry point: score until the parent says drain, or goes away."""
+    """Process entry point: score until the parent says drain, or goes away.
+
+    A shared results store that is down (at start, or lost mid-round) is reported to the
+    parent as ``{"store_down": reason}`` and the process ends: the parent logs it once and
+    restarts it, and it resumes from the store's checkpoint when the store is back (the
+    spans wait in the segments). No traceback: an outage is not a bug.
+    """
     _die_with_parent()
     config = CollectorConfig.model_validate_json(config_json)
     logging.basicConfig(
@@ -382,7 +389,8 @@ def run_process(config_json: str, conn: Connection) -> None:
         lock.close()
         return
     except StoreError as error:  # a shared store that is down now: the collector restarts us
-        log.error("%s; retrying in %.0fs", error, STORE_RETRY_SECONDS)
+        with contextlib.suppress(OSError):
+            conn.send({"store_down": str(error)})
         lock.close()
         time.sleep(STORE_RETRY_SECONDS)
         return
@@ -398,8 +406,32 @@ def run_process(config_json: str, conn: Connection) -> None:
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
     export = start_verdict_export(config)
+    store_errors = _store_errors(config)
+    try:
+        _score_until_drained(config, conn, store, evaluate, judges, export)
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the collector is gone: stop where we are, the checkpoint is consistent
+    except store_errors as error:  # nothing uncommitted is lost: the checkpoint stays
+        with contextlib.suppress(OSError):
+            conn.send({"store_down": _one_line(error)})
+    finally:
+        if export is not None:
+            export.close(0)  # no-op after a drain; else what is queued is counted dropped
+        with contextlib.suppress(Exception):  # a connection the server dropped
+            store.close()
+        lock.close()
+
+
+def _score_until_drained(
+    config: CollectorConfig,
+    conn: Connection,
+    store: AnyResultsStore,
+    evaluate: Evaluate,
+    judges: list[JudgeClient],
+    export: VerdictExporter | None,
+) -> None:
     scorer = Scorer(
-        data_dir / "segments",
+        config.data_dir / "segments",
         store,
         evaluate,
         idle=config.assembly.idle_seconds,
@@ -415,34 +447,41 @@ def run_process(config_json: str, conn: Connection) -> None:
 
     def heartbeat() -> None:  # a long step still reports, and shows it moves (/healthz)
         nonlocal last_beat
+        scorer.stats.runs_evaluated += 1
         if (now := time.monotonic()) - last_beat >= REPORT_EVERY:
             conn.send(_report(scorer, export, judges))
             last_beat = now
 
     scorer.on_progress = heartbeat
     with fewer_young_collections():
-        try:
-            while True:
-                read = scorer.step()
-                now = time.monotonic()
-                if now - last_report >= REPORT_EVERY:
-                    conn.send(_report(scorer, export, judges))
-                    last_report = now
-                if conn.poll(0 if read else 0.1):
-                    message = conn.recv()
-                    if message == "drain":
-                        scorer.drain()
-                        if export is not None:
-                            export.close(config.export.otlp.timeout_seconds)
-                        conn.send(_report(scorer, export, judges) | {"drained": True})
-                        return
-        except (EOFError, BrokenPipeError, ConnectionResetError):
-            return  # the collector is gone: stop where we are, the checkpoint is consistent
-        finally:
-            if export is not None:
-                export.close(0)  # no-op after a drain; else what is queued is counted dropped
-            store.close()
-            lock.close()
+        while True:
+            read = scorer.step()
+            now = time.monotonic()
+            if now - last_report >= REPORT_EVERY:
+                conn.send(_report(scorer, export, judges))
+                last_report = now
+            if conn.poll(0 if read else 0.1):
+                message = conn.recv()
+                if message == "drain":
+                    scorer.drain()
+                    if export is not None:
+                        export.close(config.export.otlp.timeout_seconds)
+                    conn.send(_report(scorer, export, judges) | {"drained": True})
+                    return
+
+
+def _store_errors(config: CollectorConfig) -> tuple[type[BaseException], ...]:
+    """What a results store that went away raises: the driver's errors for a shared one."""
+    if config.results is None:
+        return (StoreError,)
+    import psycopg  # installed: the store was opened
+
+    return (StoreError, psycopg.OperationalError, psycopg.InterfaceError)
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return "; ".join(lines[:2]) or type(error).__name__
 
 
 def _report(
@@ -465,6 +504,8 @@ def _report(
         "decode_errors": stats.decode_errors,
         "spans_quarantined": stats.spans_quarantined,
         "lag_bytes": scorer.lag_bytes(),
+        "position": list(scorer.position),
+        "runs_evaluated": stats.runs_evaluated,
     }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import logging
 import multiprocessing
 import signal
@@ -22,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 import uvicorn
 
@@ -115,30 +116,64 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 class ScorerProcess:
-    """The scorer in its own process, restarted if it dies; reports feed ``/metrics``."""
+    """The scorer in its own process, restarted if it dies; reports feed ``/metrics``.
 
-    def __init__(self, config: CollectorConfig, metrics: Metrics) -> None:
+    Two clocks say whether it is stuck, and neither restarts with the process: the time
+    since it last said anything (a frozen process), and the time since it last moved
+    (read, scored, or caught up) while stored data waits for it (a results store that is
+    down makes it exit and be restarted over and over, each time saying little).
+    """
+
+    def __init__(
+        self,
+        config: CollectorConfig,
+        metrics: Metrics,
+        written: Callable[[], tuple[int, int]] = lambda: (0, 0),
+    ) -> None:
         self.config_json = config.model_dump_json()
         self.metrics = metrics
+        self.written = written  # how far the segments are durable: work exists below it
         self.context = multiprocessing.get_context("spawn")
         self.process: multiprocessing.process.BaseProcess | None = None
         self.conn: multiprocessing.connection.Connection | None = None
         self.stopping = False
         self.fatal: str | None = None
+        self.store_down: str | None = None  # why the results store cannot be used, while so
+        self.restarts = 0
         self._drained = threading.Event()
-        self.last_report = time.monotonic()  # any message from the scorer: it is moving
+        self._drained_ok = False
+        self.last_report = time.monotonic()  # any message from the running scorer
+        self.last_progress = time.monotonic()  # it moved, or had nothing to do
+        self._progress: tuple[object, ...] | None = None
+        self._position: tuple[int, int] | None = None  # how far it has read, as last reported
         self._pump: threading.Thread | None = None
 
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.is_alive()
 
+    def work_waiting(self) -> bool:
+        """Stored data the scorer has not read, as far as its last report tells."""
+        written = self.written()
+        if self._position is None:
+            return written[1] > 0
+        return written > self._position
+
+    def tick(self) -> None:
+        """From the supervisor: with nothing waiting, the scorer is not behind."""
+        if not self.work_waiting() and self.store_down is None:
+            self.last_progress = time.monotonic()
+
     def stalled_for(self) -> float:
-        """Seconds since the running scorer last showed progress (0 when it is not running)."""
-        return time.monotonic() - self.last_report if self.alive else 0.0
+        """Seconds the scorer has shown no progress: silent while running, or not moving
+        while data waits for it (whatever restarts happened in between)."""
+        now = time.monotonic()
+        silent = now - self.last_report if self.alive else 0.0
+        stuck = now - self.last_progress if self.work_waiting() else 0.0
+        return max(silent, stuck)
 
     def start(self) -> None:
-        self.last_report = time.monotonic()
+        self.last_report = time.monotonic()  # this process has not had time to speak yet
         parent, child = self.context.Pipe()
         self.process = self.context.Process(
             target=run_process, args=(self.config_json, child), name="rampart-otel-scorer"
@@ -162,9 +197,37 @@ class ScorerProcess:
                 self.fatal = str(report["fatal"])
                 log.error("scorer cannot start: %s", self.fatal)
                 continue
+            if "store_down" in report:
+                if self.store_down is None:  # one line per outage, however many restarts
+                    log.error(
+                        "results store unavailable: %s; spans stay stored and are scored "
+                        "when it is back (/healthz 503 after %gs without progress)",
+                        report["store_down"],
+                        self.stall_seconds,
+                    )
+                self.store_down = str(report["store_down"])
+                continue
+            if self.store_down is not None:
+                log.info("results store available again: scoring resumes")
+                self.store_down = None
+            self._moved(report)
             self.metrics.set_scorer(report)
-            if report.get("drained"):
+            if "drained" in report:
+                self._drained_ok = bool(report["drained"])
                 self._drained.set()
+
+    @property
+    def stall_seconds(self) -> float:
+        return float(json.loads(self.config_json)["scoring"]["stall_seconds"])
+
+    def _moved(self, report: dict[str, Any]) -> None:
+        position = report.get("position")
+        if isinstance(position, list | tuple) and len(position) == 2:
+            self._position = (int(position[0]), int(position[1]))
+        progress = (self._position, report.get("runs_scored"), report.get("runs_evaluated"))
+        if progress != self._progress or not report.get("lag_bytes"):
+            self.last_progress = time.monotonic()
+        self._progress = progress
 
     def ensure_running(self) -> None:
         """Restart a scorer that died; call from the thread that started it.
@@ -173,7 +236,9 @@ class ScorerProcess:
         """
         if self.stopping or self.fatal is not None or self.alive:
             return
-        log.error("scorer exited unexpectedly (code %s); restarting", self._exitcode())
+        if self.store_down is None:  # else the outage was logged once, when it began
+            log.error("scorer exited unexpectedly (code %s); restarting", self._exitcode())
+        self.restarts += 1
         if self.process is not None:
             self.process.join(1)
         if self.conn is not None:
@@ -190,7 +255,11 @@ class ScorerProcess:
             return True
         with contextlib.suppress(OSError):
             self.conn.send("drain")
-        drained = self._drained.wait(timeout)
+        deadline = time.monotonic() + timeout
+        while not self._drained.wait(0.1):  # or it ended without draining (store down)
+            if not self.process.is_alive() or time.monotonic() > deadline:
+                break
+        drained = self._drained.is_set() and self._drained_ok
         self.process.join(5 if drained else 0.1)
         if self.process.is_alive():
             log.error(
@@ -238,7 +307,9 @@ class Collector:
             results_url=config.results,
             instance=config.instance(),
         )
-        self.scorer = ScorerProcess(config, self.metrics) if config.policies else None
+        self.scorer = (
+            ScorerProcess(config, self.metrics, self._written) if config.policies else None
+        )
         self._register_gauges()
         self.housekeeping = Housekeeping(config, self.writer, self.metrics)
         self.bound = Bound()
@@ -248,6 +319,9 @@ class Collector:
         self.on_ready: Callable[[], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
+
+    def _written(self) -> tuple[int, int]:
+        return self.writer.position
 
     @staticmethod
     def _lock(data_dir: object) -> IO[str]:
@@ -302,9 +376,19 @@ class Collector:
             gauge("scorer_up", "1 while the scorer process runs.", lambda: int(scorer.alive))
             gauge(
                 "scorer_stalled_seconds",
-                "Seconds since the scorer last showed progress (/healthz 503 past "
-                "scoring.stall_seconds).",
+                "Seconds the scorer has shown no progress while data waits for it, across "
+                "restarts (/healthz 503 past scoring.stall_seconds).",
                 scorer.stalled_for,
+            )
+            self.metrics.counter(
+                "scorer_restarts",
+                "Times the scorer process was restarted (it died, or the results store was down).",
+                lambda: scorer.restarts,
+            )
+            gauge(
+                "results_store_up",
+                "0 while the results store cannot be used (spans wait in the segments).",
+                lambda: int(scorer.store_down is None),
             )
 
     def health(self) -> tuple[bool, str]:
@@ -317,7 +401,10 @@ class Collector:
         if self.scorer is not None:
             stalled = self.scorer.stalled_for()
             if stalled > self.config.scoring.stall_seconds:
-                return False, f"scorer stalled: no progress for {stalled:.0f}s"
+                reason = f"scorer stalled: no progress for {stalled:.0f}s"
+                if self.scorer.store_down is not None:
+                    reason += f"; results store unavailable: {self.scorer.store_down}"
+                return False, reason
         return True, "ok"
 
     # -- running -------------------------------------------------------------------------
@@ -386,6 +473,7 @@ class Collector:
             await asyncio.sleep(1.0)
             if self.scorer is not None:
                 self.scorer.ensure_running()
+                self.scorer.tick()
             await self.housekeeping.tick()
 
     def _close(self) -> None:

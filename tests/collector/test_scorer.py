@@ -289,7 +289,7 @@ def test_a_trace_that_never_stops_receiving_spans_is_scored_within_max_wait(tmp_
         delay = time.monotonic() - sent[0]
         assert thread.is_alive() and len(sent) > 1  # still sending when it was scored
         with capsys.disabled():
-            print(f"\n[figure] endless trace scored {delay:.1f}s after its first span (max_wait 5s)")
+            print(f"\n[figure] endless trace scored {delay:.1f}s after its first span (max_wait 5)")
         assert delay < 5 + 10
     finally:
         stop.set()
