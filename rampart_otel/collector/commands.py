@@ -20,6 +20,17 @@ from rampart_otel.storage.store import describe, open_results_store
 
 log = logging.getLogger("rampart_otel.collector")
 
+# The configuration key each command-line option sets, so errors name the option.
+FLAGS = {
+    "http.endpoint": "--http",
+    "grpc.endpoint": "--grpc",
+    "data_dir": "--data-dir",
+    "policies": "--policy",
+    "export.otlp.endpoint": "--export-to",
+    "export.otlp.protocol": "--export-protocol",
+    "results": "--results",
+}
+
 
 def collect(
     config_path: Path | None,
@@ -42,7 +53,7 @@ def collect(
         "export.otlp.protocol": export_protocol,
         "results": results,
     }
-    config = load_config(config_path, overrides=overrides)
+    config = load_config(config_path, overrides=overrides, flags=FLAGS)
     _check_policies(config)
     _check_results(config)
     logging.basicConfig(

@@ -42,8 +42,10 @@ def parse_endpoint(value: str) -> tuple[str, int] | None:
     if text.lower() in ("off", "none", "disabled", ""):
         return None
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not port.isdigit():
         raise ValueError(f"expected HOST:PORT or 'off', got {value!r}")
+    if not 0 <= int(port) <= 65535:
+        raise ValueError(f"port {port} is out of range (0-65535; 0 picks a free one) in {value!r}")
     host = host.strip("[]") or "127.0.0.1"
     return host, int(port)
 
@@ -198,8 +200,17 @@ class CollectorConfig(_Section):
         return self.auth_token or None
 
 
-def load_config(path: Path | None, *, overrides: dict[str, Any] | None = None) -> CollectorConfig:
-    """The file's settings (if any) with non-None ``overrides`` (dotted keys) on top."""
+def load_config(
+    path: Path | None,
+    *,
+    overrides: dict[str, Any] | None = None,
+    flags: dict[str, str] | None = None,
+) -> CollectorConfig:
+    """The file's settings (if any) with non-None ``overrides`` (dotted keys) on top.
+
+    ``flags`` names the command-line option each override came from (``http.endpoint``:
+    ``--http``), so an error in a value given there names the option the user typed.
+    """
     data: dict[str, Any] = {}
     if path is not None:
         try:
@@ -231,6 +242,10 @@ def load_config(path: Path | None, *, overrides: dict[str, Any] | None = None) -
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        flag = (flags or {}).get(where)
+        if flag is not None and (overrides or {}).get(where) is not None:
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"{flag}: {message}") from None
         origin = f"{path}: " if path is not None else ""
         raise ConfigError(f"{origin}{where}: {first['msg']}") from None
     if path is not None:  # relative paths written in a file are relative to that file

@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import json
 import logging
 import multiprocessing
+import shutil
 import signal
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 import uvicorn
@@ -101,7 +104,7 @@ def _http_protocol(header_timeout: float) -> type[asyncio.Protocol] | str:
     return TimedHttpToolsProtocol
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def _listen(host: str, port: int, receiver: str = "HTTP") -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say TCP, and without
     # it a response written as headers + body waits ~40 ms for the client's delayed ACK.
@@ -111,8 +114,29 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as error:
         sock.close()
-        raise ConfigError(f"cannot listen on {host}:{port} (HTTP): {error.strerror}") from None
+        raise ConfigError(_cannot_listen(host, port, receiver, error)) from None
     return sock
+
+
+def _cannot_listen(host: str, port: int, receiver: str, error: OSError) -> str:
+    flag = "--http" if receiver == "HTTP" else "--grpc"
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"cannot listen on {where} (OTLP/{receiver}): the port is already in use "
+            f"(another collector?); choose another with {flag} HOST:PORT, or {flag} off"
+        )
+    return f"cannot listen on {where} (OTLP/{receiver}, {flag}): {error.strerror or error}"
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost directory ``mkdir(parents=True)`` would create for ``path``, if any."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            break
+        missing = candidate
+    return missing
 
 
 class ScorerProcess:
@@ -277,6 +301,8 @@ class Collector:
         data_dir = config.data_dir
         # Trace content (prompts, tool arguments, secrets) is for this user only: the data
         # directory is 0700 (an existing one others can read is tightened), its files 0600.
+        # Made here: removed again if the collector cannot start (a port in use).
+        self._made_dir = _first_missing(data_dir.absolute())
         try:
             data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             if data_dir.stat().st_mode & 0o077:
@@ -446,10 +472,18 @@ class Collector:
             if install_signals:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     self._loop.add_signal_handler(sig, self._stop.set)
+            # Every port is bound before anything starts: one that is in use stops the
+            # start in one line, with no scorer started and nothing left behind.
+            http_socket = self._bind_http()
+            try:
+                grpc_server = self._start_grpc()
+            except ConfigError:
+                if http_socket is not None:
+                    http_socket.close()
+                raise
+            http_server, http_task = await self._start_http(http_socket)
             if self.scorer is not None:
                 self.scorer.start()
-            grpc_server = self._start_grpc()
-            http_server, http_task = await self._start_http()
             supervisor = asyncio.create_task(self._supervise())
             self.ready.set()
             if self.on_ready is not None:
@@ -478,10 +512,12 @@ class Collector:
 
     def _close(self) -> None:
         self.writer.close()
-        if self.scorer is not None:
+        if self.scorer is not None and self.scorer.process is not None:
             drained = self.scorer.drain(self.config.shutdown_timeout_seconds)
             log.info("scorer %s", "finished" if drained else "stopped before finishing")
         self._lock_file.close()
+        if not self.ready.is_set() and self._made_dir is not None:  # it never started
+            shutil.rmtree(self._made_dir, ignore_errors=True)
         self.stopped.set()
 
     def _start_grpc(self) -> object | None:
@@ -491,6 +527,8 @@ class Collector:
         service = TraceService(
             self.writer, self.metrics, self.token, self.config.limits.retry_after_seconds
         )
+        if address[1] != 0:  # gRPC's own failure is a raw core log line and a vaguer message
+            _listen(*address, "gRPC").close()
         try:
             server, port = make_server(
                 service,
@@ -506,9 +544,15 @@ class Collector:
         self.bound.grpc = (address[0], port)
         return server
 
-    async def _start_http(self) -> tuple[_Uvicorn | None, asyncio.Task[None] | None]:
+    def _bind_http(self) -> socket.socket | None:
         address = self.config.http.address
-        if address is None:
+        return None if address is None else _listen(*address)
+
+    async def _start_http(
+        self, sock: socket.socket | None
+    ) -> tuple[_Uvicorn | None, asyncio.Task[None] | None]:
+        address = self.config.http.address
+        if address is None or sock is None:
             return None, None
         limits = self.config.limits
         app = OTLPHttpApp(
@@ -521,7 +565,6 @@ class Collector:
             health=self.health,
             body_timeout=limits.body_timeout_seconds,
         )
-        sock = _listen(*address)
         self.bound.http = (address[0], sock.getsockname()[1])
         server = _Uvicorn(
             uvicorn.Config(
