@@ -36,7 +36,7 @@ from rampart_otel.collector.metrics import Metrics
 from rampart_otel.collector.scorer import run_process
 from rampart_otel.errors import ConfigError
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
-from rampart_otel.receivers.otlp_http import OTLPHttpApp
+from rampart_otel.receivers.otlp_http import HTTP2_PREFACE, Diagnoses, OTLPHttpApp
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.segments import SegmentWriter
 
@@ -57,11 +57,15 @@ class _Uvicorn(uvicorn.Server):
         yield  # the collector owns the signals and stops every part in order
 
 
-def _http_protocol(header_timeout: float) -> type[asyncio.Protocol] | str:
+def _http_protocol(
+    header_timeout: float, on_http2: Callable[[], None] = lambda: None
+) -> type[asyncio.Protocol] | str:
     """uvicorn's httptools protocol, closing a connection whose request head is too slow.
 
     uvicorn times out only idle keep-alive connections; a client that sends a request's
-    first bytes and then stalls (slowloris) would hold its connection for ever.
+    first bytes and then stalls (slowloris) would hold its connection for ever. A
+    connection that opens with the HTTP/2 preface (a gRPC exporter sent to the HTTP port)
+    is closed after ``on_http2`` diagnoses it, instead of uvicorn's "Invalid HTTP request".
     """
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -70,10 +74,21 @@ def _http_protocol(header_timeout: float) -> type[asyncio.Protocol] | str:
 
     class TimedHttpToolsProtocol(HttpToolsProtocol):
         _head_timer: asyncio.TimerHandle | None = None
+        _first = True
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if self._first:
+                self._first = False
+                if data.startswith(HTTP2_PREFACE[: len(data)]) and len(data) >= 4:
+                    on_http2()
+                    self._disarm()
+                    self.transport.close()
+                    return
+            super().data_received(data)
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -555,6 +570,7 @@ class Collector:
         if address is None or sock is None:
             return None, None
         limits = self.config.limits
+        diagnose = Diagnoses()
         app = OTLPHttpApp(
             self.writer,
             self.metrics,
@@ -564,12 +580,19 @@ class Collector:
             backpressure_status=limits.backpressure_status,
             health=self.health,
             body_timeout=limits.body_timeout_seconds,
+            diagnoses=diagnose,
         )
+        port = sock.getsockname()[1]
+        grpc = f" ({_hostport(self.bound.grpc)})" if self.bound.grpc else " (off: --grpc HOST:PORT)"
+
+        def on_http2() -> None:
+            diagnose("grpc_on_http", port=port, grpc=grpc)
+
         self.bound.http = (address[0], sock.getsockname()[1])
         server = _Uvicorn(
             uvicorn.Config(
                 app,
-                http=_http_protocol(limits.header_timeout_seconds),
+                http=_http_protocol(limits.header_timeout_seconds, on_http2),
                 lifespan="off",
                 log_config=None,
                 access_log=False,
@@ -585,3 +608,8 @@ class Collector:
                 raise ConfigError("HTTP receiver did not start")
             await asyncio.sleep(0.01)
         return server, task
+
+
+def _hostport(address: tuple[str, int]) -> str:
+    host, port = address
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
