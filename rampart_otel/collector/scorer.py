@@ -39,7 +39,7 @@ from rampart_otel.engine import (
     score_run,
 )
 from rampart_otel.errors import DecodeError, SchemaError, StoreError
-from rampart_otel.evaluation import CheckResult, Policy
+from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
 from rampart_otel.exporters.report_json import stored_documents
@@ -430,6 +430,12 @@ def _score_until_drained(
     judges: list[JudgeClient],
     export: VerdictExporter | None,
 ) -> None:
+    def committed(scored: list[Scored]) -> None:
+        if export is not None:
+            export.submit(scored)
+        if notices := verdict_notices(scored):  # what `collect` prints as it lands
+            conn.send({"verdict_notices": notices})
+
     scorer = Scorer(
         config.data_dir / "segments",
         store,
@@ -439,7 +445,7 @@ def _score_until_drained(
         group_by=config.assembly.group_by,
         late_cache_runs=config.assembly.late_cache_runs,
         max_trace_spans=config.assembly.max_trace_spans,
-        on_commit=export.submit if export is not None else None,
+        on_commit=committed,
     )
     verdicts = store.status_counts()
     scorer.stats.verdicts = verdicts
@@ -468,6 +474,42 @@ def _score_until_drained(
                         export.close(config.export.otlp.timeout_seconds)
                     conn.send(_report(scorer, export, judges) | {"drained": True})
                     return
+
+
+NOTICED = (SafetyStatus.UNSAFE, SafetyStatus.ERROR)
+MAX_NOTICES = 200  # per commit sent to the collector; past it only counted
+
+
+def verdict_notices(scored: Sequence[Scored]) -> list[dict[str, Any]]:
+    """The UNSAFE and ERROR results just committed, as the collector's console shows them
+    (one line each: check, service, run, and what the evidence says)."""
+    notices: list[dict[str, Any]] = []
+    unsent = 0
+    for run, results, _ in scored:
+        for result in results:
+            if result.status not in NOTICED:
+                continue
+            if len(notices) >= MAX_NOTICES:
+                unsent += 1
+                continue
+            if result.status is SafetyStatus.ERROR:
+                detail = result.error or result.summary
+            else:
+                detail = result.evidence[0].text if result.evidence else result.summary
+            notices.append(
+                {
+                    "status": result.status.value,
+                    "check": result.check_id,
+                    "policy": result.policy,
+                    "service": result.service,
+                    "run_id": run.run_id,
+                    "revision": run.revision,
+                    "detail": detail,
+                }
+            )
+    if unsent:
+        notices.append({"unsent": unsent})
+    return notices
 
 
 def _store_errors(config: CollectorConfig) -> tuple[type[BaseException], ...]:

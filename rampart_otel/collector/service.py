@@ -186,6 +186,7 @@ class ScorerProcess:
         self._progress: tuple[object, ...] | None = None
         self._position: tuple[int, int] | None = None  # how far it has read, as last reported
         self._pump: threading.Thread | None = None
+        self.on_verdicts: Callable[[list[dict[str, Any]]], None] | None = None
 
     @property
     def alive(self) -> bool:
@@ -235,6 +236,10 @@ class ScorerProcess:
             if "fatal" in report:
                 self.fatal = str(report["fatal"])
                 log.error("scorer cannot start: %s", self.fatal)
+                continue
+            if "verdict_notices" in report:
+                if self.on_verdicts is not None:
+                    self.on_verdicts(report["verdict_notices"])
                 continue
             if "store_down" in report:
                 if self.store_down is None:  # one line per outage, however many restarts
@@ -358,6 +363,7 @@ class Collector:
         self.stopped = threading.Event()
         self.stopping = False
         self.on_ready: Callable[[], None] | None = None
+        self.on_tick: Callable[[dict[str, float]], None] | None = None  # about once a second
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
 
@@ -523,7 +529,24 @@ class Collector:
             if self.scorer is not None:
                 self.scorer.ensure_running()
                 self.scorer.tick()
+            if self.on_tick is not None:
+                self.on_tick(self.totals())
             await self.housekeeping.tick()
+
+    def totals(self) -> dict[str, float]:
+        """Running totals for a console summary: spans received, runs and verdicts scored."""
+        metrics = self.metrics
+        scorer = dict(metrics.scorer)
+        verdicts = scorer.get("verdicts")
+        totals = {
+            "spans_received": float(sum(metrics.spans_received.values())),
+            "runs_scored": _number(scorer.get("runs_scored")),
+            "open_traces": _number(scorer.get("open_traces")),
+            "lag_bytes": _number(scorer.get("lag_bytes")),
+        }
+        if isinstance(verdicts, dict):
+            totals.update({status: _number(count) for status, count in verdicts.items()})
+        return totals
 
     def _close(self) -> None:
         self.writer.close()
@@ -613,3 +636,7 @@ class Collector:
 def _hostport(address: tuple[str, int]) -> str:
     host, port = address
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
