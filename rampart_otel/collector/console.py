@@ -199,7 +199,7 @@ def summary_line(before: dict[str, float], now: dict[str, float], interval: floa
     lag = int(now.get("lag_bytes", 0))
     return (
         f"{PREFIX}last {interval:.0f}s: {received} spans received, {scored} runs scored"
-        + (f" ({statuses})" if statuses else "")
+        + (f" ({statuses} results)" if statuses else "")
         + f"; {int(now.get('open_traces', 0))} traces open"
         + (f"; {lag} bytes not yet read by the scorer" if lag else "")
     )

@@ -118,7 +118,7 @@ def test_a_summary_now_and_then_only_when_something_happened():
     clock.now += 31
     console.tick(totals)
     assert out.getvalue() == (
-        "rampart-otel: last 61s: 120 spans received, 7 runs scored (2 unsafe, 12 safe); "
+        "rampart-otel: last 61s: 120 spans received, 7 runs scored (2 unsafe, 12 safe results); "
         "3 traces open\n"
     )
 
