@@ -434,7 +434,8 @@ def _score_until_drained(
         if export is not None:
             export.submit(scored)
         if notices := verdict_notices(scored):  # what `collect` prints as it lands
-            conn.send({"verdict_notices": notices})
+            with contextlib.suppress(OSError):  # the collector is gone: the loop ends next
+                conn.send({"verdict_notices": notices})
 
     scorer = Scorer(
         config.data_dir / "segments",
