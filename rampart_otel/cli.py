@@ -329,13 +329,23 @@ def collect(
         str | None,
         typer.Option(help="Verdicts to this shared store (postgresql:// URL), not results.db."),
     ] = None,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="Print only the listening addresses, warnings and errors."
+        ),
+    ] = False,
 ) -> None:
-    """Receive OTLP traces, store them durably, and score each run as it completes."""
+    """Receive OTLP traces, store them durably, and score each run as it completes.
+
+    Prints where it listens and where verdicts go, then each UNSAFE or ERROR verdict as it
+    lands and a summary now and then (--quiet: neither)."""
     from rampart_otel.collector.commands import collect as run_collect  # startup
 
     run_collect(
-        config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol, results
-    )
+        config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol, results,
+        quiet,
+    )  # fmt: skip
 
 
 @app.command()

@@ -17,6 +17,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -54,10 +55,44 @@ def _as_postgres(root: Path, *command: str | Path) -> list[str]:
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", bind, str(null), *args]
 
 
+@dataclass
+class Server:
+    """A running throwaway server that a test may stop and start again (an outage)."""
+
+    root: Path
+    data: Path
+    log: Path
+    options: str
+    url: str
+
+    def stop(self) -> None:
+        """Stop as an administrator's ``pg_ctl stop`` does: connections are cut."""
+        subprocess.run(
+            _as_postgres(self.root, BINDIR / "pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"),
+            check=True, capture_output=True,
+        )  # fmt: skip
+
+    def start(self) -> None:
+        subprocess.run(
+            _as_postgres(
+                self.root, BINDIR / "pg_ctl", "-D", self.data, "-l", self.log, "-o", self.options,
+                "-w", "start",
+            ),
+            check=True, capture_output=True,
+        )  # fmt: skip
+
+
 @contextmanager
 def running_server(**settings: str) -> Iterator[str]:
     """A throwaway server for this process's use (tests, ``bench/bench_audit.py``): its base
     URL, ``postgresql://postgres@127.0.0.1:PORT``; ``settings`` are extra ``-c`` options."""
+    with stoppable_server(**settings) as server:
+        yield server.url
+
+
+@contextmanager
+def stoppable_server(**settings: str) -> Iterator[Server]:
+    """``running_server``, as a ``Server`` the caller can stop and start."""
     if BINDIR is None or not (BINDIR / "postgres").is_file():
         raise FileNotFoundError(MISSING)
     root = Path(tempfile.mkdtemp(prefix="rampart-pg-"))
@@ -67,6 +102,12 @@ def running_server(**settings: str) -> Iterator[str]:
         os.chown(root, owner.pw_uid, owner.pw_gid)
     port = _free_port()
     log = root / "server.log"
+    options = (
+        f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
+        " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    )
+    options += "".join(f" -c {name}={value}" for name, value in settings.items())
+    server = Server(root, data, log, options, f"postgresql://postgres@127.0.0.1:{port}")
     try:
         subprocess.run(
             _as_postgres(
@@ -75,17 +116,7 @@ def running_server(**settings: str) -> Iterator[str]:
             ),
             check=True, capture_output=True,
         )  # fmt: skip
-        options = (
-            f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
-            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-        )
-        options += "".join(f" -c {name}={value}" for name, value in settings.items())
-        subprocess.run(
-            _as_postgres(
-                root, BINDIR / "pg_ctl", "-D", data, "-l", log, "-o", options, "-w", "start"
-            ),
-            check=True, capture_output=True,
-        )  # fmt: skip
+        server.start()
     except subprocess.CalledProcessError as error:
         detail = (error.stderr or b"").decode(errors="replace").strip()
         if log.exists():
@@ -93,7 +124,7 @@ def running_server(**settings: str) -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"could not start PostgreSQL: {detail}") from None
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
+        yield server
     finally:
         subprocess.run(
             _as_postgres(root, BINDIR / "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"),

@@ -13,6 +13,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
 from rampart_otel.audit.aggregate import aggregate, listed, select_versions
 from rampart_otel.audit.html import write_audit_html
 from rampart_otel.audit.report import write_audit_json
@@ -24,7 +27,7 @@ from rampart_otel.model import InputError
 from rampart_otel.storage.audit_queries import Filters
 from rampart_otel.storage.queries import policy_versions, quarantined
 from rampart_otel.storage.results import open_reader
-from rampart_otel.storage.segments import segment_name
+from rampart_otel.storage.segments import list_segments, read_records, segment_name
 from rampart_otel.storage.store import AnyResultsStore, describe, open_results_store
 
 DEFAULT_LIMIT = 100
@@ -68,6 +71,9 @@ def open_results(target: Path | str) -> AnyResultsStore:
     data_dir = target
     path = data_dir / "results.db"
     if not path.is_file():
+        waiting = pending_line(data_dir, None, None)
+        if waiting is not None:
+            raise AuditError(f"{data_dir}: nothing scored yet; {waiting}")
         raise AuditError(f"{data_dir}: no results.db (is this a collector's data directory?)")
     try:
         return open_reader(path)
@@ -138,5 +144,69 @@ def audit(target: Path | str, options: AuditOptions, out: IO[str]) -> None:
             write_audit_json(out, label, stored, aggregates, results, limit, errors=errors)
         else:
             write_audit_terminal(out, label, stored, aggregates, results, errors=errors)
+            if isinstance(target, Path):
+                waiting = pending_line(target, store.checkpoint(), db)
+                if waiting is not None:
+                    out.write(f"pending: {waiting}\n")
     finally:
         store.close()
+
+
+PENDING_READ_LIMIT = 16 * 1024 * 1024  # bytes of segments read to count waiting traces
+
+
+def pending_line(
+    data_dir: Path, checkpoint: tuple[int, int] | None, db: sqlite3.Connection | None
+) -> str | None:
+    """What the collector received but has not scored yet (after its checkpoint), in one
+    line; None when nothing waits. Traces are counted in the first 16 MiB of it."""
+    segments = list_segments(data_dir / "segments")
+    start = checkpoint or ((segments[0][0], 0) if segments else (1, 0))
+    waiting = 0
+    traces: set[bytes] = set()
+    read = 0
+    for number, segment in segments:
+        if number < start[0]:
+            continue
+        offset = start[1] if number == start[0] else 0
+        try:
+            waiting += max(segment.stat().st_size - offset, 0)
+            for _, _, payload in read_records(segment, offset):
+                if read > PENDING_READ_LIMIT:
+                    break
+                read += len(payload)
+                traces |= _trace_ids(payload)
+        except OSError:  # deleted by retention meanwhile: nothing waits there
+            continue
+    if db is not None and traces:
+        traces = {t for t in traces if not _scored(db, t.hex())}
+    if not waiting or not traces:
+        return None
+    count = f"{len(traces)} trace{'s' if len(traces) != 1 else ''}"
+    if read > PENDING_READ_LIMIT:
+        count = f"at least {count}"
+    return (
+        f"{count} received but not scored yet "
+        f"({waiting} bytes in {data_dir / 'segments'}): a run is scored "
+        "assembly.idle_seconds after its last span once its top spans have ended, or "
+        "assembly.max_wait_seconds after its first (a collector without --policy scores "
+        "nothing); audit again in a moment"
+    )
+
+
+def _trace_ids(payload: bytes) -> set[bytes]:
+    try:
+        request = ExportTraceServiceRequest.FromString(payload)
+    except DecodeError:
+        return set()
+    return {
+        span.trace_id
+        for resource_spans in request.resource_spans
+        for scope_spans in resource_spans.scope_spans
+        for span in scope_spans.spans
+    }
+
+
+def _scored(db: sqlite3.Connection, run_id: str) -> bool:
+    row = db.execute("SELECT 1 FROM runs WHERE run_id = ? LIMIT 1", (run_id,)).fetchone()
+    return row is not None

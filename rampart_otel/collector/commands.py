@@ -11,14 +11,28 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from rampart_otel.collector.config import CollectorConfig, env_token, load_config
-from rampart_otel.collector.scorer import make_evaluator
+from rampart_otel.collector.console import Console
+from rampart_otel.collector.scorer import evaluator_for
 from rampart_otel.collector.service import Collector
-from rampart_otel.storage.store import describe, open_results_store
+from rampart_otel.engine import load_policies
+from rampart_otel.evaluation import Policy
+from rampart_otel.storage.store import open_results_store
 
 log = logging.getLogger("rampart_otel.collector")
+
+# The configuration key each command-line option sets, so errors name the option.
+FLAGS = {
+    "http.endpoint": "--http",
+    "grpc.endpoint": "--grpc",
+    "data_dir": "--data-dir",
+    "policies": "--policy",
+    "export.otlp.endpoint": "--export-to",
+    "export.otlp.protocol": "--export-protocol",
+    "results": "--results",
+}
 
 
 def collect(
@@ -31,6 +45,7 @@ def collect(
     export_to: str | None = None,
     export_protocol: str | None = None,
     results: str | None = None,
+    quiet: bool = False,
 ) -> None:
     overrides: dict[str, Any] = {
         "http.endpoint": http,
@@ -42,11 +57,12 @@ def collect(
         "export.otlp.protocol": export_protocol,
         "results": results,
     }
-    config = load_config(config_path, overrides=overrides)
-    _check_policies(config)
+    config = load_config(config_path, overrides=overrides, flags=FLAGS)
+    loaded = _check_policies(config)
     _check_results(config)
+    level = config.log_level.upper()
     logging.basicConfig(
-        level=config.log_level.upper(),
+        level="WARNING" if quiet and level in ("DEBUG", "INFO") else level,
         format="rampart-otel: %(levelname)s %(message)s",
         stream=sys.stderr,
     )
@@ -54,7 +70,13 @@ def collect(
     collector = Collector(config)
     if not config.policies:
         log.warning("no --policy given: spans are stored durably but not scored")
-    collector.on_ready = lambda: _announce(collector, sys.stderr)
+    console = Console(sys.stderr, quiet=quiet)
+    collector.on_ready = lambda: console.startup(
+        config, collector.bound.http, collector.bound.grpc, loaded
+    )
+    collector.on_tick = console.tick
+    if collector.scorer is not None:
+        collector.scorer.on_verdicts = console.verdicts
     collector.run()
 
 
@@ -65,29 +87,8 @@ def _check_results(config: CollectorConfig) -> None:
         open_results_store(config.results, instance=config.instance()).close()
 
 
-def _check_policies(config: CollectorConfig) -> None:
+def _check_policies(config: CollectorConfig) -> list[Policy]:
     """Fail at start, in one line, on a policy or assumption the scorer could not load."""
-    make_evaluator(config.policies, config.scoring.assume_coverage)
-
-
-def _announce(collector: Any, out: IO[str]) -> None:
-    bound = collector.bound
-    parts = []
-    if bound.http:
-        parts.append(f"OTLP/HTTP on http://{_hostport(bound.http)}/v1/traces")
-    if bound.grpc:
-        parts.append(f"OTLP/gRPC on {_hostport(bound.grpc)}")
-    scoring = f"{len(collector.config.policies)} policies" if collector.scorer else "no scoring"
-    if collector.config.results is not None:
-        scoring += f"; verdicts in {describe(collector.config.results)}"
-    print(
-        f"rampart-otel: collecting: {', '.join(parts) or 'no receiver'}; "
-        f"data in {collector.config.data_dir}; {scoring}",
-        file=out,
-        flush=True,
-    )
-
-
-def _hostport(address: tuple[str, int]) -> str:
-    host, port = address
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    policies = load_policies(config.policies)
+    evaluator_for(policies, config.scoring.assume_coverage)
+    return policies

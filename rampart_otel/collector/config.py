@@ -25,6 +25,7 @@ from pydantic import (
 
 from rampart_otel.errors import ConfigError
 from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
+from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS
 from rampart_otel.storage.pg_results import is_postgres_url
 from rampart_otel.storage.retention import parse_duration, parse_size
 
@@ -41,8 +42,10 @@ def parse_endpoint(value: str) -> tuple[str, int] | None:
     if text.lower() in ("off", "none", "disabled", ""):
         return None
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not port.isdigit():
         raise ValueError(f"expected HOST:PORT or 'off', got {value!r}")
+    if not 0 <= int(port) <= 65535:
+        raise ValueError(f"port {port} is out of range (0-65535; 0 picks a free one) in {value!r}")
     host = host.strip("[]") or "127.0.0.1"
     return host, int(port)
 
@@ -87,7 +90,13 @@ class AssemblyConfig(_Section):
     group_by: Literal["trace", "session"] = "trace"
     idle_seconds: float = Field(5.0, gt=0)
     max_wait_seconds: float = Field(300.0, gt=0)
+    # One open trace holds at most this many spans (then it is scored at once), and a run
+    # kept for late spans at most this many: memory per trace is bounded.
+    max_trace_spans: int = Field(DEFAULT_MAX_SPANS, ge=1)
     late_cache_runs: int = Field(1000, ge=0)
+    # Join the traces of one agent's work (continuations, lost-context I/O) into one run.
+    # Behind a gateway that routes by trace id, the pieces may reach different collectors.
+    stitch: bool = True
 
 
 class ScoringConfig(_Section):
@@ -194,8 +203,17 @@ class CollectorConfig(_Section):
         return self.auth_token or None
 
 
-def load_config(path: Path | None, *, overrides: dict[str, Any] | None = None) -> CollectorConfig:
-    """The file's settings (if any) with non-None ``overrides`` (dotted keys) on top."""
+def load_config(
+    path: Path | None,
+    *,
+    overrides: dict[str, Any] | None = None,
+    flags: dict[str, str] | None = None,
+) -> CollectorConfig:
+    """The file's settings (if any) with non-None ``overrides`` (dotted keys) on top.
+
+    ``flags`` names the command-line option each override came from (``http.endpoint``:
+    ``--http``), so an error in a value given there names the option the user typed.
+    """
     data: dict[str, Any] = {}
     if path is not None:
         try:
@@ -227,6 +245,10 @@ def load_config(path: Path | None, *, overrides: dict[str, Any] | None = None) -
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        flag = (flags or {}).get(where)
+        if flag is not None and (overrides or {}).get(where) is not None:
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"{flag}: {message}") from None
         origin = f"{path}: " if path is not None else ""
         raise ConfigError(f"{origin}{where}: {first['msg']}") from None
     if path is not None:  # relative paths written in a file are relative to that file

@@ -40,6 +40,7 @@ class Metrics:
         self.spans_rejected: defaultdict[tuple[str, str], int] = defaultdict(int)
         self.requests: defaultdict[tuple[str, str], int] = defaultdict(int)  # transport, code
         self.gauges: dict[str, tuple[str, Callable[[], float]]] = {}
+        self.counters: dict[str, tuple[str, Callable[[], float]]] = {}
         self.scorer: dict[str, object] = {}  # the scorer's latest report
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(self)  # type: ignore[arg-type]  # a custom collector
@@ -64,6 +65,10 @@ class Metrics:
 
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         self.gauges[name] = (help_text, read)
+
+    def counter(self, name: str, help_text: str, read: Callable[[], float]) -> None:
+        """A counter another part keeps (served as ``PREFIX + name + _total``)."""
+        self.counters[name] = (help_text, read)
 
     def exposition(self) -> tuple[bytes, str]:
         """The ``/metrics`` body and its content type."""
@@ -93,6 +98,8 @@ class Metrics:
             except Exception:  # a gauge that cannot be read is left out, never a failed scrape
                 continue
             yield GaugeMetricFamily(PREFIX + name, help_text, value=value)
+        for name, (help_text, read) in sorted(self.counters.items()):
+            yield CounterMetricFamily(PREFIX + name, help_text, value=read())
         yield GaugeMetricFamily(
             PREFIX + "open_traces",
             "Traces received but not yet complete and scored.",

@@ -39,12 +39,12 @@ from rampart_otel.engine import (
     score_run,
 )
 from rampart_otel.errors import DecodeError, SchemaError, StoreError
-from rampart_otel.evaluation import CheckResult, Policy
+from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
 from rampart_otel.exporters.report_json import stored_documents
 from rampart_otel.model import Run, Span
-from rampart_otel.processors.assemble import RunAssembler
+from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.processors.stitch import StitchingAssembler
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
@@ -78,6 +78,7 @@ class Stats:
     runs_scored: int = 0
     spans_scored: int = 0  # in the run revisions scored: a revision counts all its spans
     runs_skipped: int = 0
+    runs_evaluated: int = 0  # runs taken up for scoring: progress even inside a long round
     verdicts: dict[str, int] = field(default_factory=dict)
 
 
@@ -94,6 +95,8 @@ class Scorer:
         *,
         group_by: str = "trace",
         late_cache_runs: int = 1000,
+        max_trace_spans: int = DEFAULT_MAX_SPANS,
+        stitch: bool = True,
         clock: Callable[[], float] = time.monotonic,
         on_commit: Callable[[list[Scored]], None] | None = None,
         commit_every: float = COMMIT_EVERY,
@@ -110,10 +113,13 @@ class Scorer:
                 group_by=group_by,  # type: ignore[arg-type]
                 idle=idle,
                 max_wait=max_wait,
+                max_spans=max_trace_spans,
                 remember_revisions=False,
-            )
+            ),
+            stitch=stitch,
         )  # runs held for stitching keep their traces in the checkpoint until scored
         self.late_cache_runs = late_cache_runs
+        self.max_trace_spans = max_trace_spans
         self._recent: OrderedDict[str, dict[str, Span]] = OrderedDict()
         self._first: dict[str, Position] = {}  # open trace -> its first record's position
         self._quarantined: list[tuple[int, int, int, str]] = []  # stored with the next commit
@@ -289,6 +295,8 @@ class Scorer:
             )
         else:
             cached = {span.span_id: span for span in run.spans}
+        if len(cached) > self.max_trace_spans:
+            return run  # too big to keep: a later span is scored with the late spans only
         self._recent[run.run_id] = cached
         while len(self._recent) > self.late_cache_runs:
             self._recent.popitem(last=False)
@@ -362,7 +370,13 @@ STORE_RETRY_SECONDS = 5.0  # between attempts on a shared results store that is 
 
 
 def run_process(config_json: str, conn: Connection) -> None:
-    """Process entry point: score until the parent says drain, or goes away."""
+    """Process entry point: score until the parent says drain, or goes away.
+
+    A shared results store that is down (at start, or lost mid-round) is reported to the
+    parent as ``{"store_down": reason}`` and the process ends: the parent logs it once and
+    restarts it, and it resumes from the store's checkpoint when the store is back (the
+    spans wait in the segments). No traceback: an outage is not a bug.
+    """
     _die_with_parent()
     config = CollectorConfig.model_validate_json(config_json)
     logging.basicConfig(
@@ -380,7 +394,8 @@ def run_process(config_json: str, conn: Connection) -> None:
         lock.close()
         return
     except StoreError as error:  # a shared store that is down now: the collector restarts us
-        log.error("%s; retrying in %.0fs", error, STORE_RETRY_SECONDS)
+        with contextlib.suppress(OSError):
+            conn.send({"store_down": str(error)})
         lock.close()
         time.sleep(STORE_RETRY_SECONDS)
         return
@@ -396,15 +411,48 @@ def run_process(config_json: str, conn: Connection) -> None:
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
     export = start_verdict_export(config)
+    store_errors = _store_errors(config)
+    try:
+        _score_until_drained(config, conn, store, evaluate, judges, export)
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the collector is gone: stop where we are, the checkpoint is consistent
+    except store_errors as error:  # nothing uncommitted is lost: the checkpoint stays
+        with contextlib.suppress(OSError):
+            conn.send({"store_down": _one_line(error)})
+    finally:
+        if export is not None:
+            export.close(0)  # no-op after a drain; else what is queued is counted dropped
+        with contextlib.suppress(Exception):  # a connection the server dropped
+            store.close()
+        lock.close()
+
+
+def _score_until_drained(
+    config: CollectorConfig,
+    conn: Connection,
+    store: AnyResultsStore,
+    evaluate: Evaluate,
+    judges: list[JudgeClient],
+    export: VerdictExporter | None,
+) -> None:
+    def committed(scored: list[Scored]) -> None:
+        if export is not None:
+            export.submit(scored)
+        if notices := verdict_notices(scored):  # what `collect` prints as it lands
+            with contextlib.suppress(OSError):  # the collector is gone: the loop ends next
+                conn.send({"verdict_notices": notices})
+
     scorer = Scorer(
-        data_dir / "segments",
+        config.data_dir / "segments",
         store,
         evaluate,
         idle=config.assembly.idle_seconds,
         max_wait=config.assembly.max_wait_seconds,
         group_by=config.assembly.group_by,
         late_cache_runs=config.assembly.late_cache_runs,
-        on_commit=export.submit if export is not None else None,
+        max_trace_spans=config.assembly.max_trace_spans,
+        stitch=config.assembly.stitch,
+        on_commit=committed,
     )
     verdicts = store.status_counts()
     scorer.stats.verdicts = verdicts
@@ -412,34 +460,77 @@ def run_process(config_json: str, conn: Connection) -> None:
 
     def heartbeat() -> None:  # a long step still reports, and shows it moves (/healthz)
         nonlocal last_beat
+        scorer.stats.runs_evaluated += 1
         if (now := time.monotonic()) - last_beat >= REPORT_EVERY:
             conn.send(_report(scorer, export, judges))
             last_beat = now
 
     scorer.on_progress = heartbeat
     with fewer_young_collections():
-        try:
-            while True:
-                read = scorer.step()
-                now = time.monotonic()
-                if now - last_report >= REPORT_EVERY:
-                    conn.send(_report(scorer, export, judges))
-                    last_report = now
-                if conn.poll(0 if read else 0.1):
-                    message = conn.recv()
-                    if message == "drain":
-                        scorer.drain()
-                        if export is not None:
-                            export.close(config.export.otlp.timeout_seconds)
-                        conn.send(_report(scorer, export, judges) | {"drained": True})
-                        return
-        except (EOFError, BrokenPipeError, ConnectionResetError):
-            return  # the collector is gone: stop where we are, the checkpoint is consistent
-        finally:
-            if export is not None:
-                export.close(0)  # no-op after a drain; else what is queued is counted dropped
-            store.close()
-            lock.close()
+        while True:
+            read = scorer.step()
+            now = time.monotonic()
+            if now - last_report >= REPORT_EVERY:
+                conn.send(_report(scorer, export, judges))
+                last_report = now
+            if conn.poll(0 if read else 0.1):
+                message = conn.recv()
+                if message == "drain":
+                    scorer.drain()
+                    if export is not None:
+                        export.close(config.export.otlp.timeout_seconds)
+                    conn.send(_report(scorer, export, judges) | {"drained": True})
+                    return
+
+
+NOTICED = (SafetyStatus.UNSAFE, SafetyStatus.ERROR)
+MAX_NOTICES = 200  # per commit sent to the collector; past it only counted
+
+
+def verdict_notices(scored: Sequence[Scored]) -> list[dict[str, Any]]:
+    """The UNSAFE and ERROR results just committed, as the collector's console shows them
+    (one line each: check, service, run, and what the evidence says)."""
+    notices: list[dict[str, Any]] = []
+    unsent = 0
+    for run, results, _ in scored:
+        for result in results:
+            if result.status not in NOTICED:
+                continue
+            if len(notices) >= MAX_NOTICES:
+                unsent += 1
+                continue
+            if result.status is SafetyStatus.ERROR:
+                detail = result.error or result.summary
+            else:
+                detail = result.evidence[0].text if result.evidence else result.summary
+            notices.append(
+                {
+                    "status": result.status.value,
+                    "check": result.check_id,
+                    "policy": result.policy,
+                    "service": result.service,
+                    "run_id": run.run_id,
+                    "revision": run.revision,
+                    "detail": detail,
+                }
+            )
+    if unsent:
+        notices.append({"unsent": unsent})
+    return notices
+
+
+def _store_errors(config: CollectorConfig) -> tuple[type[BaseException], ...]:
+    """What a results store that went away raises: the driver's errors for a shared one."""
+    if config.results is None:
+        return (StoreError,)
+    import psycopg  # installed: the store was opened
+
+    return (StoreError, psycopg.OperationalError, psycopg.InterfaceError)
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return "; ".join(lines[:2]) or type(error).__name__
 
 
 def _report(
@@ -462,6 +553,8 @@ def _report(
         "decode_errors": stats.decode_errors,
         "spans_quarantined": stats.spans_quarantined,
         "lag_bytes": scorer.lag_bytes(),
+        "position": list(scorer.position),
+        "runs_evaluated": stats.runs_evaluated,
     }
 
 

@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
+import json
 import logging
 import multiprocessing
+import shutil
 import signal
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO
+from pathlib import Path
+from typing import IO, Any
 
 import uvicorn
 
@@ -32,7 +36,7 @@ from rampart_otel.collector.metrics import Metrics
 from rampart_otel.collector.scorer import run_process
 from rampart_otel.errors import ConfigError
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
-from rampart_otel.receivers.otlp_http import OTLPHttpApp
+from rampart_otel.receivers.otlp_http import HTTP2_PREFACE, Diagnoses, OTLPHttpApp
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.segments import SegmentWriter
 
@@ -53,11 +57,15 @@ class _Uvicorn(uvicorn.Server):
         yield  # the collector owns the signals and stops every part in order
 
 
-def _http_protocol(header_timeout: float) -> type[asyncio.Protocol] | str:
+def _http_protocol(
+    header_timeout: float, on_http2: Callable[[], None] = lambda: None
+) -> type[asyncio.Protocol] | str:
     """uvicorn's httptools protocol, closing a connection whose request head is too slow.
 
     uvicorn times out only idle keep-alive connections; a client that sends a request's
-    first bytes and then stalls (slowloris) would hold its connection for ever.
+    first bytes and then stalls (slowloris) would hold its connection for ever. A
+    connection that opens with the HTTP/2 preface (a gRPC exporter sent to the HTTP port)
+    is closed after ``on_http2`` diagnoses it, instead of uvicorn's "Invalid HTTP request".
     """
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -66,10 +74,21 @@ def _http_protocol(header_timeout: float) -> type[asyncio.Protocol] | str:
 
     class TimedHttpToolsProtocol(HttpToolsProtocol):
         _head_timer: asyncio.TimerHandle | None = None
+        _first = True
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            if self._first:
+                self._first = False
+                if data.startswith(HTTP2_PREFACE[: len(data)]) and len(data) >= 4:
+                    on_http2()
+                    self._disarm()
+                    self.transport.close()
+                    return
+            super().data_received(data)
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -100,7 +119,7 @@ def _http_protocol(header_timeout: float) -> type[asyncio.Protocol] | str:
     return TimedHttpToolsProtocol
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def _listen(host: str, port: int, receiver: str = "HTTP") -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say TCP, and without
     # it a response written as headers + body waits ~40 ms for the client's delayed ACK.
@@ -110,35 +129,91 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as error:
         sock.close()
-        raise ConfigError(f"cannot listen on {host}:{port} (HTTP): {error.strerror}") from None
+        raise ConfigError(_cannot_listen(host, port, receiver, error)) from None
     return sock
 
 
-class ScorerProcess:
-    """The scorer in its own process, restarted if it dies; reports feed ``/metrics``."""
+def _cannot_listen(host: str, port: int, receiver: str, error: OSError) -> str:
+    flag = "--http" if receiver == "HTTP" else "--grpc"
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"cannot listen on {where} (OTLP/{receiver}): the port is already in use "
+            f"(another collector?); choose another with {flag} HOST:PORT, or {flag} off"
+        )
+    return f"cannot listen on {where} (OTLP/{receiver}, {flag}): {error.strerror or error}"
 
-    def __init__(self, config: CollectorConfig, metrics: Metrics) -> None:
+
+def _first_missing(path: Path) -> Path | None:
+    """The outermost directory ``mkdir(parents=True)`` would create for ``path``, if any."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            break
+        missing = candidate
+    return missing
+
+
+class ScorerProcess:
+    """The scorer in its own process, restarted if it dies; reports feed ``/metrics``.
+
+    Two clocks say whether it is stuck, and neither restarts with the process: the time
+    since it last said anything (a frozen process), and the time since it last moved
+    (read, scored, or caught up) while stored data waits for it (a results store that is
+    down makes it exit and be restarted over and over, each time saying little).
+    """
+
+    def __init__(
+        self,
+        config: CollectorConfig,
+        metrics: Metrics,
+        written: Callable[[], tuple[int, int]] = lambda: (0, 0),
+    ) -> None:
         self.config_json = config.model_dump_json()
         self.metrics = metrics
+        self.written = written  # how far the segments are durable: work exists below it
         self.context = multiprocessing.get_context("spawn")
         self.process: multiprocessing.process.BaseProcess | None = None
         self.conn: multiprocessing.connection.Connection | None = None
         self.stopping = False
         self.fatal: str | None = None
+        self.store_down: str | None = None  # why the results store cannot be used, while so
+        self.restarts = 0
         self._drained = threading.Event()
-        self.last_report = time.monotonic()  # any message from the scorer: it is moving
+        self._drained_ok = False
+        self.last_report = time.monotonic()  # any message from the running scorer
+        self.last_progress = time.monotonic()  # it moved, or had nothing to do
+        self._progress: tuple[object, ...] | None = None
+        self._position: tuple[int, int] | None = None  # how far it has read, as last reported
         self._pump: threading.Thread | None = None
+        self.on_verdicts: Callable[[list[dict[str, Any]]], None] | None = None
 
     @property
     def alive(self) -> bool:
         return self.process is not None and self.process.is_alive()
 
+    def work_waiting(self) -> bool:
+        """Stored data the scorer has not read, as far as its last report tells."""
+        written = self.written()
+        if self._position is None:
+            return written[1] > 0
+        return written > self._position
+
+    def tick(self) -> None:
+        """From the supervisor: with nothing waiting, the scorer is not behind."""
+        if not self.work_waiting() and self.store_down is None:
+            self.last_progress = time.monotonic()
+
     def stalled_for(self) -> float:
-        """Seconds since the running scorer last showed progress (0 when it is not running)."""
-        return time.monotonic() - self.last_report if self.alive else 0.0
+        """Seconds the scorer has shown no progress: silent while running, or not moving
+        while data waits for it (whatever restarts happened in between)."""
+        now = time.monotonic()
+        silent = now - self.last_report if self.alive else 0.0
+        stuck = now - self.last_progress if self.work_waiting() else 0.0
+        return max(silent, stuck)
 
     def start(self) -> None:
-        self.last_report = time.monotonic()
+        self.last_report = time.monotonic()  # this process has not had time to speak yet
         parent, child = self.context.Pipe()
         self.process = self.context.Process(
             target=run_process, args=(self.config_json, child), name="rampart-otel-scorer"
@@ -162,9 +237,41 @@ class ScorerProcess:
                 self.fatal = str(report["fatal"])
                 log.error("scorer cannot start: %s", self.fatal)
                 continue
+            if "verdict_notices" in report:
+                if self.on_verdicts is not None:
+                    self.on_verdicts(report["verdict_notices"])
+                continue
+            if "store_down" in report:
+                if self.store_down is None:  # one line per outage, however many restarts
+                    log.error(
+                        "results store unavailable: %s; spans stay stored and are scored "
+                        "when it is back (/healthz 503 after %gs without progress)",
+                        report["store_down"],
+                        self.stall_seconds,
+                    )
+                self.store_down = str(report["store_down"])
+                continue
+            if self.store_down is not None:
+                log.info("results store available again: scoring resumes")
+                self.store_down = None
+            self._moved(report)
             self.metrics.set_scorer(report)
-            if report.get("drained"):
+            if "drained" in report:
+                self._drained_ok = bool(report["drained"])
                 self._drained.set()
+
+    @property
+    def stall_seconds(self) -> float:
+        return float(json.loads(self.config_json)["scoring"]["stall_seconds"])
+
+    def _moved(self, report: dict[str, Any]) -> None:
+        position = report.get("position")
+        if isinstance(position, list | tuple) and len(position) == 2:
+            self._position = (int(position[0]), int(position[1]))
+        progress = (self._position, report.get("runs_scored"), report.get("runs_evaluated"))
+        if progress != self._progress or not report.get("lag_bytes"):
+            self.last_progress = time.monotonic()
+        self._progress = progress
 
     def ensure_running(self) -> None:
         """Restart a scorer that died; call from the thread that started it.
@@ -173,7 +280,9 @@ class ScorerProcess:
         """
         if self.stopping or self.fatal is not None or self.alive:
             return
-        log.error("scorer exited unexpectedly (code %s); restarting", self._exitcode())
+        if self.store_down is None:  # else the outage was logged once, when it began
+            log.error("scorer exited unexpectedly (code %s); restarting", self._exitcode())
+        self.restarts += 1
         if self.process is not None:
             self.process.join(1)
         if self.conn is not None:
@@ -190,7 +299,11 @@ class ScorerProcess:
             return True
         with contextlib.suppress(OSError):
             self.conn.send("drain")
-        drained = self._drained.wait(timeout)
+        deadline = time.monotonic() + timeout
+        while not self._drained.wait(0.1):  # or it ended without draining (store down)
+            if not self.process.is_alive() or time.monotonic() > deadline:
+                break
+        drained = self._drained.is_set() and self._drained_ok
         self.process.join(5 if drained else 0.1)
         if self.process.is_alive():
             log.error(
@@ -208,6 +321,8 @@ class Collector:
         data_dir = config.data_dir
         # Trace content (prompts, tool arguments, secrets) is for this user only: the data
         # directory is 0700 (an existing one others can read is tightened), its files 0600.
+        # Made here: removed again if the collector cannot start (a port in use).
+        self._made_dir = _first_missing(data_dir.absolute())
         try:
             data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             if data_dir.stat().st_mode & 0o077:
@@ -238,7 +353,9 @@ class Collector:
             results_url=config.results,
             instance=config.instance(),
         )
-        self.scorer = ScorerProcess(config, self.metrics) if config.policies else None
+        self.scorer = (
+            ScorerProcess(config, self.metrics, self._written) if config.policies else None
+        )
         self._register_gauges()
         self.housekeeping = Housekeeping(config, self.writer, self.metrics)
         self.bound = Bound()
@@ -246,8 +363,12 @@ class Collector:
         self.stopped = threading.Event()
         self.stopping = False
         self.on_ready: Callable[[], None] | None = None
+        self.on_tick: Callable[[dict[str, float]], None] | None = None  # about once a second
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
+
+    def _written(self) -> tuple[int, int]:
+        return self.writer.position
 
     @staticmethod
     def _lock(data_dir: object) -> IO[str]:
@@ -302,9 +423,19 @@ class Collector:
             gauge("scorer_up", "1 while the scorer process runs.", lambda: int(scorer.alive))
             gauge(
                 "scorer_stalled_seconds",
-                "Seconds since the scorer last showed progress (/healthz 503 past "
-                "scoring.stall_seconds).",
+                "Seconds the scorer has shown no progress while data waits for it, across "
+                "restarts (/healthz 503 past scoring.stall_seconds).",
                 scorer.stalled_for,
+            )
+            self.metrics.counter(
+                "scorer_restarts",
+                "Times the scorer process was restarted (it died, or the results store was down).",
+                lambda: scorer.restarts,
+            )
+            gauge(
+                "results_store_up",
+                "0 while the results store cannot be used (spans wait in the segments).",
+                lambda: int(scorer.store_down is None),
             )
 
     def health(self) -> tuple[bool, str]:
@@ -317,7 +448,10 @@ class Collector:
         if self.scorer is not None:
             stalled = self.scorer.stalled_for()
             if stalled > self.config.scoring.stall_seconds:
-                return False, f"scorer stalled: no progress for {stalled:.0f}s"
+                reason = f"scorer stalled: no progress for {stalled:.0f}s"
+                if self.scorer.store_down is not None:
+                    reason += f"; results store unavailable: {self.scorer.store_down}"
+                return False, reason
         return True, "ok"
 
     # -- running -------------------------------------------------------------------------
@@ -359,10 +493,18 @@ class Collector:
             if install_signals:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     self._loop.add_signal_handler(sig, self._stop.set)
+            # Every port is bound before anything starts: one that is in use stops the
+            # start in one line, with no scorer started and nothing left behind.
+            http_socket = self._bind_http()
+            try:
+                grpc_server = self._start_grpc()
+            except ConfigError:
+                if http_socket is not None:
+                    http_socket.close()
+                raise
+            http_server, http_task = await self._start_http(http_socket)
             if self.scorer is not None:
                 self.scorer.start()
-            grpc_server = self._start_grpc()
-            http_server, http_task = await self._start_http()
             supervisor = asyncio.create_task(self._supervise())
             self.ready.set()
             if self.on_ready is not None:
@@ -386,14 +528,34 @@ class Collector:
             await asyncio.sleep(1.0)
             if self.scorer is not None:
                 self.scorer.ensure_running()
+                self.scorer.tick()
+            if self.on_tick is not None:
+                self.on_tick(self.totals())
             await self.housekeeping.tick()
+
+    def totals(self) -> dict[str, float]:
+        """Running totals for a console summary: spans received, runs and verdicts scored."""
+        metrics = self.metrics
+        scorer = dict(metrics.scorer)
+        verdicts = scorer.get("verdicts")
+        totals = {
+            "spans_received": float(sum(metrics.spans_received.values())),
+            "runs_scored": _number(scorer.get("runs_scored")),
+            "open_traces": _number(scorer.get("open_traces")),
+            "lag_bytes": _number(scorer.get("lag_bytes")),
+        }
+        if isinstance(verdicts, dict):
+            totals.update({status: _number(count) for status, count in verdicts.items()})
+        return totals
 
     def _close(self) -> None:
         self.writer.close()
-        if self.scorer is not None:
+        if self.scorer is not None and self.scorer.process is not None:
             drained = self.scorer.drain(self.config.shutdown_timeout_seconds)
             log.info("scorer %s", "finished" if drained else "stopped before finishing")
         self._lock_file.close()
+        if not self.ready.is_set() and self._made_dir is not None:  # it never started
+            shutil.rmtree(self._made_dir, ignore_errors=True)
         self.stopped.set()
 
     def _start_grpc(self) -> object | None:
@@ -403,6 +565,8 @@ class Collector:
         service = TraceService(
             self.writer, self.metrics, self.token, self.config.limits.retry_after_seconds
         )
+        if address[1] != 0:  # gRPC's own failure is a raw core log line and a vaguer message
+            _listen(*address, "gRPC").close()
         try:
             server, port = make_server(
                 service,
@@ -418,11 +582,18 @@ class Collector:
         self.bound.grpc = (address[0], port)
         return server
 
-    async def _start_http(self) -> tuple[_Uvicorn | None, asyncio.Task[None] | None]:
+    def _bind_http(self) -> socket.socket | None:
         address = self.config.http.address
-        if address is None:
+        return None if address is None else _listen(*address)
+
+    async def _start_http(
+        self, sock: socket.socket | None
+    ) -> tuple[_Uvicorn | None, asyncio.Task[None] | None]:
+        address = self.config.http.address
+        if address is None or sock is None:
             return None, None
         limits = self.config.limits
+        diagnose = Diagnoses()
         app = OTLPHttpApp(
             self.writer,
             self.metrics,
@@ -432,13 +603,19 @@ class Collector:
             backpressure_status=limits.backpressure_status,
             health=self.health,
             body_timeout=limits.body_timeout_seconds,
+            diagnoses=diagnose,
         )
-        sock = _listen(*address)
+        port = sock.getsockname()[1]
+        grpc = f" ({_hostport(self.bound.grpc)})" if self.bound.grpc else " (off: --grpc HOST:PORT)"
+
+        def on_http2() -> None:
+            diagnose("grpc_on_http", port=port, grpc=grpc)
+
         self.bound.http = (address[0], sock.getsockname()[1])
         server = _Uvicorn(
             uvicorn.Config(
                 app,
-                http=_http_protocol(limits.header_timeout_seconds),
+                http=_http_protocol(limits.header_timeout_seconds, on_http2),
                 lifespan="off",
                 log_config=None,
                 access_log=False,
@@ -454,3 +631,12 @@ class Collector:
                 raise ConfigError("HTTP receiver did not start")
             await asyncio.sleep(0.01)
         return server, task
+
+
+def _hostport(address: tuple[str, int]) -> str:
+    host, port = address
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0

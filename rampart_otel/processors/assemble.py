@@ -2,7 +2,13 @@
 
 A trace is complete when every top span (no parent, or a parent outside the trace) has
 ended and no span of it has arrived for ``idle`` units of the caller's clock: spans read
-for files, seconds for the collector. Memory is bounded by the traces still open.
+for files, seconds for the collector. Memory is bounded by the traces still open, and each
+open trace by ``max_spans``.
+
+``max_wait`` bounds the time from a trace's first span to its first emission, whether
+the trace went quiet with a top span still open or never stops receiving spans (a
+long-lived agent, a stuck loop); ``max_spans`` emits a trace that reached that many
+spans. Either way the spans that follow open the trace again.
 
 Spans arriving for a trace that was already emitted form a new revision of that run;
 they are never silently merged into, or dropped from, a verdict already given.
@@ -19,6 +25,7 @@ from rampart_otel.model import Run, Span
 GroupBy = Literal["trace", "session"]
 SESSION_KEYS = ("gen_ai.conversation.id", "session.id")
 DEFAULT_IDLE_SPANS = 50_000
+DEFAULT_MAX_SPANS = 100_000  # spans one open trace holds before it is emitted anyway
 
 
 class _OpenTrace:
@@ -55,8 +62,10 @@ class _OpenSession:
 class RunAssembler:
     """Feed span batches with ``add``; collect completed runs; ``flush`` at end of input.
 
-    ``max_wait``: a trace still incomplete this long after its first span is emitted
-    anyway (a live collector cannot wait forever for a root span that may never end).
+    ``max_wait``: a trace not emitted this long after its first span is emitted anyway,
+    complete or not, idle or not (a live collector cannot wait forever for a root span
+    that may never end, nor for an agent that never stops). ``max_spans``: a trace that
+    holds this many spans is emitted at once. Spans arriving later open the trace again.
     ``remember_revisions=False`` leaves revision numbering to the caller, so a long-running
     caller does not keep every run id it ever emitted.
     """
@@ -67,14 +76,18 @@ class RunAssembler:
         group_by: GroupBy = "trace",
         idle: float = DEFAULT_IDLE_SPANS,
         max_wait: float | None = None,
+        max_spans: int = DEFAULT_MAX_SPANS,
         remember_revisions: bool = True,
     ) -> None:
         self.group_by = group_by
         self.idle = idle
         self.max_wait = max_wait
+        self.max_spans = max(max_spans, 1)
         self.remember_revisions = remember_revisions
         self._open: OrderedDict[str, _OpenTrace] = OrderedDict()
         self._stalled: dict[str, _OpenTrace] = {}  # idle but a top span is still open
+        # Every open or stalled trace, in the order their first span came (max_wait's order).
+        self._by_first: OrderedDict[str, _OpenTrace] = OrderedDict()
         self._sessions: OrderedDict[str, _OpenSession] = OrderedDict()
         self._revisions: dict[str, int] = {}  # emitted run id -> last revision
 
@@ -89,10 +102,13 @@ class RunAssembler:
 
     def add(self, spans: Iterable[Span], now: float) -> list[Run]:
         open_traces = self._open
+        full: list[Run] = []
         for span in spans:
             trace = open_traces.get(span.trace_id)
             if trace is None:
-                trace = self._stalled.pop(span.trace_id, None) or _OpenTrace(now)
+                trace = self._stalled.pop(span.trace_id, None)
+                if trace is None:
+                    trace = self._by_first[span.trace_id] = _OpenTrace(now)
                 open_traces[span.trace_id] = trace
             else:
                 open_traces.move_to_end(span.trace_id)
@@ -100,7 +116,10 @@ class RunAssembler:
             trace.last_seen = now
             if trace.session_id is None and self.group_by == "session":
                 trace.session_id = _session_of(span)
-        return self.expire(now)
+            if len(trace.spans) >= self.max_spans:
+                del open_traces[span.trace_id]
+                full.extend(self._complete(span.trace_id, trace, now))
+        return full + self.expire(now)
 
     def expire(self, now: float) -> list[Run]:
         """Emit runs idle for longer than ``idle``; the collector calls this on a timer."""
@@ -115,10 +134,16 @@ class RunAssembler:
                 done.extend(self._complete(trace_id, trace, now))
             else:
                 self._stalled[trace_id] = trace
-        if self.max_wait is not None and self._stalled:
+        if self.max_wait is not None:
             oldest = now - self.max_wait
-            for trace_id in [t for t, tr in self._stalled.items() if tr.first_seen <= oldest]:
-                done.extend(self._complete(trace_id, self._stalled.pop(trace_id), now))
+            by_first = self._by_first
+            while by_first:
+                trace_id, trace = next(iter(by_first.items()))
+                if trace.first_seen > oldest:
+                    break
+                if self._open.pop(trace_id, None) is None:
+                    del self._stalled[trace_id]
+                done.extend(self._complete(trace_id, trace, now))
         while self._sessions:
             session_id, session = next(iter(self._sessions.items()))
             if session.last_seen > deadline:
@@ -141,12 +166,14 @@ class RunAssembler:
             for trace_id, trace in source.items():
                 done.extend(self._complete(trace_id, trace, 0.0))
             source.clear()
+        self._by_first.clear()
         for session_id, session in self._sessions.items():
             done.append(self._session_run(session_id, session))
         self._sessions.clear()
         return done
 
     def _complete(self, trace_id: str, trace: _OpenTrace, now: float) -> list[Run]:
+        self._by_first.pop(trace_id, None)
         if self.group_by == "session" and trace.session_id is not None:
             session = self._sessions.get(trace.session_id)
             if session is None:

@@ -8,6 +8,9 @@ OTLP/HTTP spec: the body is encoded like the request, errors are ``google.rpc.St
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -15,12 +18,79 @@ from rampart_otel.errors import QueueFull, Refusal, WriterClosed
 from rampart_otel.receivers import ingest
 from rampart_otel.receivers.consumer import Consumer, Telemetry
 from rampart_otel.receivers.ingest import PROTOBUF, Accepted
+from rampart_otel.render import safe_text
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 TRACES_PATH = "/v1/traces"
+HTTP2_PREFACE = b"PRI * HTTP/2.0"  # how an HTTP/2 (gRPC) client opens its connection
+log = logging.getLogger("rampart_otel.receivers")
+
+# The usual ways an exporter is pointed wrong, each diagnosed in one log line (and in the
+# answer's message where there is an answer). ``{...}`` fields are escaped request values.
+DIAGNOSES = {
+    "grpc_on_http": (
+        "an HTTP/2 (gRPC) client connected to the OTLP/HTTP port {port}: send OTLP/gRPC to "
+        "the gRPC port{grpc}, or set the exporter's protocol to http/protobuf "
+        "(OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"
+    ),
+    "doubled_path": (
+        "{method} {path}: /v1/traces given twice: OTEL_EXPORTER_OTLP_ENDPOINT takes the base "
+        "URL (http://HOST:PORT, the exporter adds /v1/traces); "
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT takes the full URL (http://HOST:PORT/v1/traces)"
+    ),
+    "no_traces_path": (
+        "{method} {path}: not found: OTLP/HTTP traces are received on /v1/traces; "
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as given, so it must end in /v1/traces "
+        "(or set OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT instead)"
+    ),
+    "not_traces": (
+        "{method} {path}: this collector receives traces only (/v1/traces); turn the "
+        "exporter's other signals off (OTEL_METRICS_EXPORTER=none, OTEL_LOGS_EXPORTER=none) "
+        "or send them elsewhere"
+    ),
+    "content_type": (
+        "POST /v1/traces with content type {content_type}: send application/x-protobuf or "
+        "application/json (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or http/json)"
+    ),
+    "json_as_protobuf": (
+        "POST /v1/traces: the body is JSON but its content type says protobuf "
+        "({content_type}): send Content-Type: application/json"
+    ),
+}
+_OTHER_SIGNALS = ("/v1/metrics", "/v1/logs", "/v1/profiles", "/v1development/profiles")
+
+
+class Diagnoses:
+    """Log each kind of misdirected request in one line: the first at once, then at most
+    one a minute naming how many were not logged (an exporter retries, and must not flood
+    the log)."""
+
+    def __init__(self, every: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.every = every
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._last: dict[str, float] = {}
+        self._unlogged: dict[str, int] = {}
+
+    def __call__(self, kind: str, **fields: object) -> str:
+        """The diagnosis as one line; logged unless one of its kind was logged recently."""
+        line = DIAGNOSES[kind].format(
+            **{key: safe_text(value, 120) for key, value in fields.items()}
+        )
+        now = self.clock()
+        with self._lock:
+            last = self._last.get(kind)
+            if last is not None and now - last < self.every:
+                self._unlogged[kind] = self._unlogged.get(kind, 0) + 1
+                return line
+            self._last[kind] = now
+            unlogged = self._unlogged.pop(kind, 0)
+        more = f" ({unlogged} more since the last such line)" if unlogged else ""
+        log.warning("%s%s", line, more)
+        return line
 
 
 class OTLPHttpApp:
@@ -36,7 +106,9 @@ class OTLPHttpApp:
         backpressure_status: int = 503,
         health: Callable[[], tuple[bool, str]] | None = None,
         body_timeout: float = 30.0,
+        diagnoses: Diagnoses | None = None,
     ) -> None:
+        self.diagnose = diagnoses or Diagnoses()
         self.writer = writer
         self.metrics = metrics
         self.max_request_bytes = max_request_bytes
@@ -70,8 +142,23 @@ class OTLPHttpApp:
             await _respond(send, 200, body, content_type)
         elif path in ("/healthz", "/metrics"):
             await _respond(send, 405, b"use GET\n", "text/plain", [(b"allow", b"GET, HEAD")])
+        elif method == "POST":  # an exporter pointed at a wrong URL: say which and how
+            await self._misdirected(send, method, path)
         else:
             await _respond(send, 404, b"not found\n", "text/plain")
+
+    async def _misdirected(self, send: Send, method: str, path: str) -> None:
+        trimmed = path.rstrip("/")
+        if trimmed == TRACES_PATH:  # /v1/traces/: the same endpoint
+            kind = "no_traces_path"
+        elif TRACES_PATH + TRACES_PATH in path:
+            kind = "doubled_path"
+        elif trimmed.endswith(_OTHER_SIGNALS):
+            kind = "not_traces"
+        else:
+            kind = "no_traces_path"
+        line = self.diagnose(kind, method=method, path=path or "/")
+        await _respond(send, 404, line.encode() + b"\n", "text/plain")
 
     async def _export(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
@@ -79,7 +166,12 @@ class OTLPHttpApp:
         spans = 0
         try:
             ingest.check_token(self.token, headers.get(b"authorization", b"").decode("latin-1"))
-            media = ingest.media_type(headers.get(b"content-type", b"").decode("latin-1"))
+            content_type = headers.get(b"content-type", b"").decode("latin-1")
+            try:
+                media = ingest.media_type(content_type)
+            except Refusal:
+                self.diagnose("content_type", content_type=repr(content_type or "(none)"))
+                raise
             try:
                 async with asyncio.timeout(self.body_timeout):
                     body = await self._read_body(headers, receive)
@@ -91,7 +183,13 @@ class OTLPHttpApp:
                 ) from None
             encoding = headers.get(b"content-encoding", b"").decode("latin-1")
             data = ingest.inflate(body, encoding, self.max_request_bytes)
-            accepted = ingest.decode(data, media)
+            try:
+                accepted = ingest.decode(data, media)
+            except Refusal as refusal:
+                if media == PROTOBUF and data.lstrip()[:1] in (b"{", b"["):
+                    line = self.diagnose("json_as_protobuf", content_type=repr(content_type))
+                    raise Refusal(refusal.http_status, refusal.grpc_code, line) from None
+                raise
             spans = accepted.spans
             if accepted.spans:
                 await self._store(accepted)

@@ -147,3 +147,38 @@ def test_a_schema_1_results_db_is_migrated_and_audited(tmp_path):
     ]  # fmt: skip
     db = sqlite3.connect(tmp_path / "results.db")
     assert db.execute("SELECT value FROM meta").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_runs_still_waiting_to_be_scored_are_said_to_be_pending(tmp_path):
+    from collector.harness import make_traces
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    from rampart_otel.storage.results import span_set
+    from rampart_otel.storage.segments import SegmentWriter
+
+    first, second = make_traces(1), make_traces(1)
+    writer = SegmentWriter(tmp_path / "segments")
+    for spans in (first, second):
+        writer.append_wait(encode_spans(spans).SerializeToString(), 30)
+    writer.close()
+    # Before the scorer ever ran: no results.db, but spans wait.
+    proc = audit(tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "nothing scored yet; 2 traces received but not scored yet" in proc.stderr
+    # The first trace scored, the second still open: the checkpoint stays before it.
+    store = ResultsStore(tmp_path / "results.db")
+    packed, digest = span_set(f"{s.context.span_id:016x}" for s in first)
+    run_id = f"{first[0].context.trace_id:032x}"
+    with store.transaction() as txn:
+        txn.add_run(run_id, 0, packed, digest, [run_id], "test-agent", None)
+        txn.set_checkpoint(1, 0)
+    proc = audit(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "No stored verdicts match." in proc.stdout
+    assert "pending: 1 trace received but not scored yet" in proc.stdout
+    # Everything read and scored: no pending line.
+    with store.transaction() as txn:
+        txn.set_checkpoint(*writer.position)
+    store.close()
+    proc = audit(tmp_path)
+    assert proc.returncode == 0 and "pending" not in proc.stdout, proc.stdout

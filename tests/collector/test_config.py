@@ -126,3 +126,58 @@ def test_audit_lists_stored_verdicts_as_a_report(tmp_path):
     assert terminal.returncode == 0 and "unsafe" in terminal.stdout
     missing = run_cli("audit", "--data-dir", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "results.db" in missing.stderr
+
+
+@pytest.mark.parametrize("flag", ["--http", "--grpc"])
+def test_a_port_in_use_is_one_line_with_nothing_started_and_nothing_left_behind(tmp_path, flag):
+    import socket
+
+    write_config(tmp_path / "policy.yaml", POLICY)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = f"127.0.0.1:{holder.getsockname()[1]}"
+        other = "--grpc" if flag == "--http" else "--http"
+        data = tmp_path / "new" / "data"
+        result = run_cli(
+            "collect", flag, taken, other, "127.0.0.1:0", "--data-dir", str(data),
+            "--policy", str(tmp_path / "policy.yaml"), timeout=120,
+        )  # fmt: skip
+    assert result.returncode == 2
+    receiver = {"--http": "OTLP/HTTP", "--grpc": "OTLP/gRPC"}[flag]
+    assert result.stderr.splitlines() == [
+        f"rampart-otel: error: cannot listen on {taken} ({receiver}): "
+        f"the port is already in use (another collector?); choose another with {flag} "
+        f"HOST:PORT, or {flag} off"
+    ], result.stderr  # no "scorer finished", no gRPC core log line
+    assert not (tmp_path / "new").exists()  # the directories it made are gone
+
+
+def test_an_existing_data_directory_stays_when_a_port_is_in_use(tmp_path):
+    import socket
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "keep").write_text("mine")
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = f"127.0.0.1:{holder.getsockname()[1]}"
+        result = run_cli("collect", "--http", taken, "--grpc", "off", "--data-dir", str(data))
+    assert result.returncode == 2 and "already in use" in result.stderr
+    assert (data / "keep").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--http", "127.0.0.1:99999"], "--http: port 99999 is out of range"),
+        (["--grpc", "localhost"], "--grpc: expected HOST:PORT or 'off', got 'localhost'"),
+    ],
+)
+def test_a_bad_address_on_the_command_line_names_the_flag(tmp_path, args, message):
+    result = run_cli("collect", *args, "--data-dir", str(tmp_path / "d"))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"rampart-otel: error: {message}"), result.stderr
+    assert "endpoint" not in result.stderr
+    assert not (tmp_path / "d").exists()

@@ -224,7 +224,9 @@ def test_a_store_that_is_down_makes_the_scorer_exit_to_be_restarted_not_give_up(
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         url = f"postgresql://postgres@127.0.0.1:{probe.getsockname()[1]}/x"
-    assert run_scorer_process(monkeypatch, tmp_path, url) is None  # no "fatal": restarted
+    report = run_scorer_process(monkeypatch, tmp_path, url)
+    assert report is not None and "fatal" not in report  # not "fatal": it is restarted
+    assert "cannot connect" in str(report["store_down"])  # the collector logs it, once
 
 
 def test_a_store_from_a_newer_release_stops_scoring_for_good(
@@ -348,3 +350,95 @@ def test_a_service_name_too_long_for_an_index_row_is_stored_not_a_round_that_fai
     kept = services[run_id]
     assert kept is not None and kept.startswith(name[:200]) and len(kept) <= KEY_CHARS
     assert kept == stored_key(name)
+
+
+def test_postgresql_stopped_under_load_turns_healthz_503_in_one_line_and_loses_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The results store goes away while spans keep coming: /healthz says so (503, with the
+    reason) within stall_seconds + 5 s, the log says so once (no traceback), ingest goes on,
+    and when the server is back /healthz is 200 and every acknowledged span is scored."""
+    import threading
+    import time
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
+    from postgres import BINDIR, MISSING, fresh_database, stoppable_server
+
+    from collector.harness import span_keys
+    from collector.test_crash_recovery import health
+
+    if BINDIR is None or not (BINDIR / "postgres").is_file():
+        pytest.skip(MISSING)
+    stall = 8
+    with stoppable_server() as server, fresh_database(server.url) as url:
+        write_config(tmp_path / "policy.yaml", POLICY)
+        settings = write_config(
+            tmp_path / "collector.yaml",
+            f"policies: [policy.yaml]\nresults: {url}\nscoring:\n  stall_seconds: {stall}\n"
+            "assembly:\n  idle_seconds: 0.5\n  max_wait_seconds: 5\n",
+        )
+        collector = spawn(tmp_path / "data", settings)
+        acked: set[tuple[str, str]] = set()
+        stop = threading.Event()
+
+        def load() -> None:
+            sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+            while not stop.is_set():
+                spans = make_traces(2)
+                if sender.export(spans) is SpanExportResult.SUCCESS:
+                    acked.update(span_keys(spans))
+                stop.wait(0.2)
+
+        sender = threading.Thread(target=load, daemon=True)
+        sender.start()
+        try:
+            wait_for(lambda: collector.metrics()["rampart_otel_runs_scored_total"] >= 2, 90)
+            assert health(collector) == (200, "ok")
+            stopped = time.monotonic()
+            server.stop()
+            _, detail = wait_for(
+                lambda: (h := health(collector))[0] == 503 and h, stall + 60, "healthz 503"
+            )
+            to_503 = time.monotonic() - stopped
+            assert "results store unavailable" in detail, detail
+            metrics = collector.metrics()
+            assert metrics["rampart_otel_results_store_up"] == 0
+            acked_in_outage = len(acked)
+            wait_for(lambda: len(acked) > acked_in_outage, 30, "ingest to go on")
+            restarted = time.monotonic()
+            server.start()
+            wait_for(lambda: health(collector)[0] == 200, 120, "healthz 200 again")
+            to_200 = time.monotonic() - restarted
+            stop.set()
+            sender.join(60)
+            expected = {trace for trace, _ in acked}
+
+            def scored() -> set[bytes]:
+                with psycopg.connect(url) as db:
+                    rows = db.execute("SELECT trace_ids, span_ids FROM runs").fetchall()
+                found: set[bytes] = set()
+                for trace_ids, packed in rows:
+                    assert json.loads(trace_ids)[0] in expected
+                    found |= {bytes(packed[i : i + 8]) for i in range(0, len(packed), 8)}
+                return found
+
+            wait_for(
+                lambda: {bytes.fromhex(span) for _, span in acked} <= scored(), 120, "all scored"
+            )
+            restarts = collector.metrics()["rampart_otel_scorer_restarts_total"]
+        finally:
+            stop.set()
+            code = collector.terminate()
+        output = collector.log.read_text()
+        assert code == 0, output
+        assert "Traceback" not in output, output
+        assert output.count("results store unavailable") == 1, output
+        assert "exited unexpectedly" not in output, output
+        assert restarts >= 1
+        with capsys.disabled():
+            print(
+                f"\n[figure] PostgreSQL stopped: /healthz 503 after {to_503:.1f}s "
+                f"(stall_seconds {stall}); started again: 200 after {to_200:.1f}s; "
+                f"{len(acked)} acknowledged spans, 0 lost; {restarts:.0f} scorer restarts"
+            )

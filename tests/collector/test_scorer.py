@@ -237,3 +237,61 @@ def test_a_run_out_of_its_time_budget_is_undetermined_never_safe(tmp_path):
     rows = list(scorer.store.results())
     assert len(rows) == 4 and {row.status for row in rows} == {"undetermined"}
     assert all("time budget" in row.result["summary"] for row in rows)
+
+
+def test_a_trace_that_never_stops_receiving_spans_is_scored_within_max_wait(tmp_path, capsys):
+    """A long-lived agent: one span every 0.3 s, never idle. Scored by max_wait (+10 s)."""
+    import random
+    import threading
+    import time
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext, TraceFlags
+
+    from collector.harness import spawn, wait_for
+
+    write_config(tmp_path / "policy.yaml", POLICY)
+    settings = write_config(
+        tmp_path / "collector.yaml",
+        "policies: [policy.yaml]\nassembly:\n  idle_seconds: 3\n  max_wait_seconds: 5\n",
+    )
+    collector = spawn(tmp_path / "data", settings)
+    (template,) = make_traces(1, spans_per_trace=1)
+    trace_id = template.context.trace_id
+    root = SpanContext(trace_id, template.context.span_id, False, TraceFlags(1))
+    sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+    stop = threading.Event()
+    sent: list[float] = []
+
+    def keep_sending() -> None:
+        while not stop.is_set():
+            span_id = random.getrandbits(64) | 1
+            child = ReadableSpan(
+                name="execute_tool search",
+                context=SpanContext(trace_id, span_id, False, TraceFlags(1)),
+                parent=root,
+                resource=template.resource,
+                attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "s"},
+                start_time=time.time_ns(),
+                end_time=time.time_ns() + 1000,
+                instrumentation_scope=template.instrumentation_scope,
+            )
+            sender.export([template] if not sent else [child])
+            sent.append(time.monotonic())
+            stop.wait(0.3)
+
+    thread = threading.Thread(target=keep_sending, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: sent, 60, "the first span")
+        wait_for(lambda: collector.metrics()["rampart_otel_runs_scored_total"] >= 1, 60, "score")
+        delay = time.monotonic() - sent[0]
+        assert thread.is_alive() and len(sent) > 1  # still sending when it was scored
+        with capsys.disabled():
+            print(f"\n[figure] endless trace scored {delay:.1f}s after its first span (max_wait 5)")
+        assert delay < 5 + 10
+    finally:
+        stop.set()
+        thread.join(30)
+        assert collector.terminate() == 0, collector.log.read_text()

@@ -86,3 +86,28 @@ def test_memory_is_bounded_by_open_traces():
 def test_a_span_sent_twice_is_one_span():
     runs = list(assemble([[span("t1", "root")], [span("t1", "root")]]))
     assert [len(run.spans) for run in runs] == [1]
+
+
+def test_max_wait_emits_a_trace_that_never_stops_receiving_spans():
+    # One span a second, never idle for `idle`: only max_wait can end the wait.
+    assembler = RunAssembler(idle=5, max_wait=30)
+    emitted = []
+    for second in range(0, 62):
+        spans = [span("t1", "root")] if second == 0 else [span("t1", f"s{second}", "root")]
+        for run in assembler.add(spans, now=second):
+            emitted.append((second, run.revision, len(run.spans)))
+    assert emitted[0] == (30, 0, 31)  # first span at 0: scored at max_wait, spans 0..30
+    # Later spans follow the late-span rule: the next revision, never merged silently.
+    assert emitted[1] == (61, 1, 31)  # spans 31..61, emitted 30 s after span 31
+    assert assembler.open_traces == 0
+
+
+def test_max_spans_bounds_one_open_trace():
+    assembler = RunAssembler(idle=1000, max_spans=100)
+    emitted = []
+    for index in range(250):
+        emitted += assembler.add([span("t1", f"s{index}", "root")], now=index)
+        assert assembler.open_traces <= 1
+        assert sum(len(trace.spans) for trace in assembler._open.values()) < 100
+    assert [(run.revision, len(run.spans)) for run in emitted] == [(0, 100), (1, 100)]
+    assert [len(run.spans) for run in assembler.flush()] == [50]

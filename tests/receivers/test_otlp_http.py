@@ -347,3 +347,84 @@ def test_stalled_requests_are_cut_off(tmp_path):
         assert exporter(running.traces_url).export(spans) is SpanExportResult.SUCCESS
     finally:
         running.stop()
+
+
+def test_misdirected_requests_are_each_diagnosed_in_one_log_line(tmp_path, caplog):
+    """The usual wrong turns of an exporter: each one log line saying what to change,
+    escaped, and not repeated for every retry."""
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+        OTLPSpanExporter as GrpcSpanExporter,
+    )
+
+    caplog.set_level("WARNING", logger="rampart_otel.receivers")
+    running = start_in_process(tmp_path / "data")
+    try:
+        spans = make_traces(1)
+        host_port = running.http_url.removeprefix("http://")
+
+        def lines(text: str) -> list[str]:
+            return [r.getMessage() for r in caplog.records if text in r.getMessage()]
+
+        # a gRPC exporter pointed at the HTTP port: HTTP/2 preface on an HTTP/1.1 server
+        grpc_client = GrpcSpanExporter(endpoint=host_port, insecure=True, timeout=5)
+        assert grpc_client.export(spans) is SpanExportResult.FAILURE
+        grpc_client.shutdown()
+        found = wait_for_lines(lines, "an HTTP/2 (gRPC) client connected to the OTLP/HTTP port")
+        assert f"the gRPC port ({running.grpc_target})" in found[0]
+        # OTEL_EXPORTER_OTLP_ENDPOINT given the full URL: the SDK adds /v1/traces again
+        assert exporter(running.traces_url + "/v1/traces").export(spans) is not (
+            SpanExportResult.SUCCESS
+        )
+        (line,) = lines("/v1/traces given twice")
+        assert line.startswith("POST /v1/traces/v1/traces: ")
+        # OTEL_EXPORTER_OTLP_TRACES_ENDPOINT given the base URL: used as given, no path
+        assert exporter(running.http_url).export(spans) is not SpanExportResult.SUCCESS
+        (line,) = lines("POST /: not found: OTLP/HTTP traces are received on /v1/traces")
+        # a wrong content type, and a JSON body sent as protobuf
+        status, _, _ = post(running.traces_url, b"{}", content_type="text/plain")
+        assert status == 415
+        (line,) = lines("POST /v1/traces with content type 'text/plain'")
+        body = json.dumps({"resourceSpans": []}).encode()
+        status, _, answer = post(running.traces_url, b"  " + body)
+        assert status == 400
+        assert (
+            "the body is JSON but its content type says protobuf"
+            in Status.FromString(answer).message
+        )
+        (line,) = lines("the body is JSON but its content type says protobuf")
+        # a hostile path is escaped; a second doubled path within a minute is not logged
+        post(running.http_url + "/%1b%5b31mforged%0a/v1/metrics", body)
+        (line,) = lines("forged")
+        assert "this collector receives traces only" in line
+        assert "\x1b" not in line and "\n" not in line
+        post(running.traces_url + "/v1/traces", body)
+        assert len(lines("/v1/traces given twice")) == 1
+        assert stored_spans(running.data_dir) == set()  # none of it was taken as data
+    finally:
+        running.stop()
+
+
+def wait_for_lines(lines, text: str) -> list[str]:
+    deadline = time.monotonic() + 30
+    while not (found := lines(text)):
+        assert time.monotonic() < deadline, f"no log line with {text!r}"
+        time.sleep(0.05)
+    return found
+
+
+def test_a_kind_of_diagnosis_is_logged_once_a_minute_with_the_count_between(caplog):
+    from rampart_otel.receivers.otlp_http import Diagnoses
+
+    now = [0.0]
+    diagnose = Diagnoses(every=60, clock=lambda: now[0])
+    caplog.set_level("WARNING", logger="rampart_otel.receivers")
+    for second in range(0, 130, 10):
+        now[0] = second
+        diagnose("doubled_path", method="POST", path="/v1/traces/v1/traces")
+    diagnose("content_type", content_type="'text/plain'")
+    messages = [record.getMessage() for record in caplog.records]
+    assert len(messages) == 4
+    assert messages[0].endswith("(http://HOST:PORT/v1/traces)")
+    assert messages[1].endswith("(5 more since the last such line)")  # at 60 s
+    assert messages[2].endswith("(5 more since the last such line)")  # at 120 s
+    assert messages[3].startswith("POST /v1/traces with content type 'text/plain'")

@@ -1,0 +1,205 @@
+"""What ``rampart-otel collect`` tells the person watching it, on standard error.
+
+A startup block (where it listens, where the data and the verdicts go, which policies
+with how many checks, and the command to look at the verdicts), then one line per UNSAFE
+or ERROR verdict as it lands (rate-limited: past the limit they are counted and the count
+printed), and a one-line summary now and then while something happens. ``quiet`` keeps
+only the first line (the addresses) and warnings. Everything the trace supplied (service
+names, run ids, evidence) goes through ``render.safe_text``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, Any
+
+from rampart_otel.collector.config import CollectorConfig
+from rampart_otel.evaluation import Policy
+from rampart_otel.render import safe_text
+from rampart_otel.storage.store import describe
+
+PREFIX = "rampart-otel: "
+VERDICT_LINES_PER_MINUTE = 30
+SUMMARY_EVERY = 60.0  # seconds between summary lines, printed only when something happened
+DETAIL_LIMIT = 160
+
+
+def hostport(address: tuple[str, int]) -> str:
+    host, port = address
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def audit_command(config: CollectorConfig) -> str:
+    """The ``rampart-otel audit`` arguments that read this collector's verdicts."""
+    if config.results is not None:
+        return f"rampart-otel audit --results {shlex.quote(describe(config.results))}"
+    return f"rampart-otel audit --data-dir {shlex.quote(str(config.data_dir))}"
+
+
+class Console:
+    def __init__(
+        self,
+        out: IO[str],
+        *,
+        quiet: bool = False,
+        lines_per_minute: int = VERDICT_LINES_PER_MINUTE,
+        summary_every: float = SUMMARY_EVERY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.out = out
+        self.quiet = quiet
+        self.lines_per_minute = lines_per_minute
+        self.summary_every = summary_every
+        self.clock = clock
+        self.audit = "rampart-otel audit"
+        self._lock = threading.Lock()
+        self._window = clock()
+        self._printed = 0  # verdict lines printed in the current minute
+        self._unprinted = 0  # verdicts not printed in it (over the limit)
+        self._summary_at = clock()
+        self._totals: dict[str, float] = {}
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+
+    # -- startup -------------------------------------------------------------------------
+
+    def startup(
+        self,
+        config: CollectorConfig,
+        http: tuple[str, int] | None,
+        grpc: tuple[str, int] | None,
+        policies: Sequence[Policy],
+    ) -> None:
+        self.audit = audit_command(config)
+        parts = []
+        if http:
+            parts.append(f"OTLP/HTTP on http://{hostport(http)}/v1/traces")
+        if grpc:
+            parts.append(f"OTLP/gRPC on {hostport(grpc)}")
+        self._print(f"{PREFIX}collecting: {', '.join(parts) or 'no receiver'}")
+        if self.quiet:
+            return
+        rows = [("data", f"{config.data_dir} (segments: every span, stored before it is acked)")]
+        if policies:
+            for path, policy in zip(config.policies, policies, strict=False):
+                checks = len(policy.checks)
+                rows.append(
+                    (
+                        "policy",
+                        f"{path}: {safe_text(policy.name)} v{safe_text(policy.version)}, "
+                        f"{checks} check{'s' if checks != 1 else ''}",
+                    )
+                )
+            if config.results is not None:
+                where = f"{describe(config.results)} (shared PostgreSQL store)"
+            else:
+                where = str(config.data_dir / "results.db")
+            if config.export.otlp.endpoint is not None:
+                where += f"; also as OTLP events to {config.export.otlp.endpoint}"
+            rows.append(("verdicts", where))
+            rows.append(("look", self.audit))
+            rows.append(("", f"{self.audit} --html -o audit.html"))
+        else:
+            rows.append(("policy", "none: spans are stored, nothing is scored (add --policy)"))
+        if http:
+            base = f"http://{hostport(http)}"
+            rows.append(("health", f"{base}/healthz  {base}/metrics"))
+        for label, text in rows:
+            self._print(f"  {label:<9} {text}")
+        if policies:
+            self._print(
+                f"  UNSAFE and ERROR verdicts are printed below as they land, and a summary "
+                f"every {self.summary_every:g}s while traces arrive (--quiet: neither)."
+            )
+
+    # -- as verdicts land ----------------------------------------------------------------
+
+    def verdicts(self, notices: Sequence[dict[str, Any]]) -> None:
+        """One line per UNSAFE or ERROR verdict, at most ``lines_per_minute``."""
+        if self.quiet:
+            return
+        with self._lock:
+            self._roll()
+            for notice in notices:
+                if "unsent" in notice:
+                    self._unprinted += int(notice["unsent"])
+                elif self._printed >= self.lines_per_minute:
+                    self._unprinted += 1
+                else:
+                    self._printed += 1
+                    self._print(verdict_line(notice))
+
+    def _roll(self) -> None:
+        """A new minute: say how many the last one did not print."""
+        now = self.clock()
+        if now - self._window < 60.0:
+            return
+        if self._unprinted:
+            self._print(
+                f"{PREFIX}{self._unprinted} more UNSAFE/ERROR verdicts were not printed "
+                f"(over {self.lines_per_minute} a minute): "
+                f"{self.audit} --status unsafe --status error"
+            )
+        self._window, self._printed, self._unprinted = now, 0, 0
+
+    # -- now and then --------------------------------------------------------------------
+
+    def tick(self, totals: dict[str, float]) -> None:
+        """From the collector's supervisor, about once a second, with its running totals
+        (``spans_received``, ``runs_scored``, ``unsafe``, ``error``, ``undetermined``,
+        ``safe``, ``open_traces``, ``lag_bytes``)."""
+        if self.quiet:
+            return
+        with self._lock:
+            self._roll()
+            now = self.clock()
+            if now - self._summary_at < self.summary_every:
+                return
+            previous, self._totals = self._totals, dict(totals)
+            interval, self._summary_at = now - self._summary_at, now
+            line = summary_line(previous, totals, interval)
+            if line is not None:
+                self._print(line)
+
+
+def verdict_line(notice: dict[str, Any]) -> str:
+    status = str(notice.get("status", "")).upper()
+    check = safe_text(notice.get("check"), 80)
+    policy = notice.get("policy")
+    service = notice.get("service")
+    revision = notice.get("revision") or 0
+    run = safe_text(notice.get("run_id"), 80) + (f" (revision {revision})" if revision else "")
+    return (
+        f"{PREFIX}{status} {check}"
+        + (f" [{safe_text(policy, 60)}]" if policy else "")
+        + f" service {safe_text(service, 60) if service else '(none)'}"
+        + f" run {run}: {safe_text(notice.get('detail'), DETAIL_LIMIT)}"
+    )
+
+
+def summary_line(before: dict[str, float], now: dict[str, float], interval: float) -> str | None:
+    """What happened since ``before``; None when nothing did."""
+
+    def delta(key: str) -> int:
+        change = now.get(key, 0) - before.get(key, 0)
+        return int(change if change >= 0 else now.get(key, 0))  # a restarted scorer's count
+
+    received, scored = delta("spans_received"), delta("runs_scored")
+    if not received and not scored:
+        return None
+    statuses = ", ".join(
+        f"{delta(status)} {status}"
+        for status in ("unsafe", "error", "undetermined", "safe")
+        if delta(status)
+    )
+    lag = int(now.get("lag_bytes", 0))
+    return (
+        f"{PREFIX}last {interval:.0f}s: {received} spans received, {scored} runs scored"
+        + (f" ({statuses} results)" if statuses else "")
+        + f"; {int(now.get('open_traces', 0))} traces open"
+        + (f"; {lag} bytes not yet read by the scorer" if lag else "")
+    )

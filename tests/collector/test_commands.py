@@ -1,0 +1,86 @@
+"""``rampart-otel collect`` as an operator runs it: what it prints as verdicts land."""
+
+from __future__ import annotations
+
+import time
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExportResult
+
+from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
+
+
+def settings(tmp_path, *extra: str):
+    write_config(tmp_path / "policy.yaml", POLICY)
+    return write_config(
+        tmp_path / "collector.yaml",
+        "policies: [policy.yaml]\nassembly:\n  idle_seconds: 1\n" + "".join(extra),
+    )
+
+
+def with_service(spans: list[ReadableSpan], name: str) -> list[ReadableSpan]:
+    resource = Resource.create({"service.name": name})
+    return [
+        ReadableSpan(
+            name=s.name, context=s.context, parent=s.parent, resource=resource,
+            attributes=s.attributes, kind=s.kind, start_time=s.start_time,
+            end_time=s.end_time, instrumentation_scope=s.instrumentation_scope,
+        )
+        for s in spans
+    ]  # fmt: skip
+
+
+def test_an_unsafe_verdict_prints_a_line_naming_the_check_as_it_lands(tmp_path, capsys):
+    collector = spawn(tmp_path / "data", settings(tmp_path))
+    try:
+        startup = collector.log.read_text()
+        assert "rampart-otel audit --data-dir" in startup and "test v1, 2 checks" in startup
+        spans = with_service(
+            make_traces(1, tool="delete_file"), "evil\x1b[2J\nrampart-otel: forged"
+        )
+        run_id = f"{spans[0].context.trace_id:032x}"
+        sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+        assert sender.export(spans) is SpanExportResult.SUCCESS
+        sent = time.monotonic()
+        line = wait_for(
+            lambda: next(
+                (x for x in collector.log.read_text().splitlines() if "UNSAFE no-delete" in x),
+                None,
+            ),
+            60,
+            "the UNSAFE line",
+        )
+        delay = time.monotonic() - sent
+        assert line.startswith("rampart-otel: UNSAFE no-delete [test] service evil")
+        assert f"run {run_id}: " in line
+        assert "\x1b" not in collector.log.read_text()
+        assert not any(
+            x.startswith("rampart-otel: forged") for x in collector.log.read_text().splitlines()
+        )
+        assert sender.export(make_traces(1)) is SpanExportResult.SUCCESS  # SAFE: no line
+        wait_for(lambda: collector.metrics()["rampart_otel_runs_scored_total"] >= 2, 60)
+        assert collector.log.read_text().count("no-delete") == 1
+        with capsys.disabled():
+            print(
+                f"\n[figure] UNSAFE line printed {delay:.1f}s after the export returned (idle 1s)"
+            )
+        assert delay < 5
+    finally:
+        assert collector.terminate() == 0, collector.log.read_text()
+
+
+def test_quiet_prints_the_addresses_and_no_verdict_lines(tmp_path):
+    collector = spawn(tmp_path / "data", settings(tmp_path), "--quiet")
+    try:
+        sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+        assert sender.export(make_traces(1, tool="delete_file")) is SpanExportResult.SUCCESS
+        wait_for(
+            lambda: collector.metrics()['rampart_otel_verdicts_total{status="unsafe"}'] >= 1, 60
+        )
+    finally:
+        assert collector.terminate() == 0
+    log = collector.log.read_text()
+    assert log.startswith("rampart-otel: collecting: OTLP/HTTP on http://")
+    assert log.count("\n") == 1, log  # not even "stopping" or "scorer finished"
