@@ -20,7 +20,7 @@ from rampart_otel import CheckResult, load_policy, score_files, score_spans
 from rampart_otel.api import TraceReadError
 from rampart_otel.codecs.otlp_proto import request_to_json_dict
 from rampart_otel.engine import score_run
-from rampart_otel.errors import UsageError
+from rampart_otel.errors import PolicyError
 from rampart_otel.pipeline import ReadStats, runs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,9 +92,9 @@ def test_score_files_refuses_to_leave_unreadable_input_out(tmp_path: Path) -> No
 
 
 def test_assumptions_are_checked_before_anything_is_read() -> None:
-    with pytest.raises(UsageError, match="assume_coverage"):
+    with pytest.raises(PolicyError, match="assume_coverage"):
         score_files(EXFIL, POLICY, assume_coverage=["side_effects.telepathy!"])
-    with pytest.raises(UsageError, match="assume_coverage"):
+    with pytest.raises(PolicyError, match="assume_coverage"):
         score_spans(agent_spans(), POLICY, assume_coverage=["side_effects.telepathy!"])
 
 
