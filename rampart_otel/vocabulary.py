@@ -306,8 +306,7 @@ def channel_problem(key: object, declared: Collection[str]) -> str | None:
         return f"{what} {_shown(key)} — did you mean {_either(near)}?"
     if is_channel_key(key):  # side_effects.<an unknown identifier>
         return (
-            f"{what} {_shown(key)}: the side-effect kinds are {', '.join(kinds)} "
-            f"({DECLARE_HINT})"
+            f"{what} {_shown(key)}: the side-effect kinds are {', '.join(kinds)} ({DECLARE_HINT})"
         )
     return channel_key_error(key)
 
@@ -344,7 +343,8 @@ def markdown_tables() -> str:
     lines += [f"| `{word.name}` | {word.meaning} |" for word in EVALUATORS]
     lines += ["", *_table(("matcher", "matches when the value"))]
     lines += [f"| `{word.name}` | {word.meaning} |" for word in MATCHERS]
-    lines += ["", "`judge(question, over=...)` reads:", "", *_table(("over", "what the judge reads"))]
+    lines += ["", "`judge(question, over=...)` reads:", ""]
+    lines += _table(("over", "what the judge reads"))
     lines += [f"| `{word.name}` | {word.meaning} |" for word in JUDGE_OVER]
     return "\n".join(lines) + "\n"
 

@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
+from policy_typos import CASES, write
 
 import rampart_otel
 from rampart_otel import CheckResult, load_policy, score_files, score_spans
@@ -128,3 +129,19 @@ def test_the_one_call_api_is_at_the_root_and_loads_on_first_use() -> None:
     code = "import sys, rampart_otel; print('rampart_otel.api' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("text", "where", "message"), CASES)
+def test_a_wrong_word_in_a_policy_is_one_policy_error_from_every_entry_point(
+    tmp_path: Path, text: str, where: str, message: str
+) -> None:
+    policy = write(tmp_path, text)
+    expected = f"{policy}:{where}: {message}"
+    for call in (
+        lambda: load_policy(policy),
+        lambda: score_files(EXFIL, policy),
+        lambda: score_spans(agent_spans(), str(policy)),
+    ):
+        with pytest.raises(PolicyError) as raised:
+            call()
+        assert str(raised.value) == expected

@@ -22,7 +22,6 @@ from rampart_otel.conventions import (
     SpanReport,
     as_str,
     as_str_list,
-    mcp,
 )
 from rampart_otel.model import Span, SpanKind
 from rampart_otel.vocabulary import (

@@ -7,6 +7,8 @@ a PolicyError located in the file.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from os import PathLike
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -22,17 +24,16 @@ from pydantic import (
     model_validator,
 )
 
-import dataclasses
-from collections.abc import Iterator
-
 from rampart_otel.channels import channel_key_error, is_channel_key, is_side_effect_kind
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
 from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
-from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.render import safe_text
+from rampart_otel.vocabulary import CHECK_KEYS as _CHECK_KEYS
+from rampart_otel.vocabulary import POLICY_KEYS as _POLICY_KEYS
 from rampart_otel.vocabulary import (
     channel_problem,
     declared_kind_problem,
@@ -41,8 +42,6 @@ from rampart_otel.vocabulary import (
     names,
     unknown,
 )
-from rampart_otel.vocabulary import CHECK_KEYS as _CHECK_KEYS
-from rampart_otel.vocabulary import POLICY_KEYS as _POLICY_KEYS
 
 Polarity = Literal["attack", "probe"]
 
