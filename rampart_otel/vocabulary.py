@@ -243,7 +243,8 @@ def closest(word: str, known: Iterable[str], count: int = 3) -> list[str]:
         if within:
             return sorted(within, key=ratio, reverse=True)[:count]
     by_lower = {candidate.lower(): candidate for candidate in known}
-    return [by_lower[c] for c in difflib.get_close_matches(lowered, list(by_lower), count, 0.6)]
+    near = [by_lower[c] for c in difflib.get_close_matches(lowered, list(by_lower), count, 0.6)]
+    return sorted(near, key=lambda candidate: (-ratio(candidate), candidate))
 
 
 def unknown(what: str, word: str, known: Collection[str], hint: str = "") -> str:
