@@ -147,3 +147,5 @@ def test_a_custom_kind_in_a_policy_must_be_declared() -> None:
         parse_policy(text.format(declare=""), source="p")
     with pytest.raises(ValueError, match=r"p:2:21: side_effect_kinds\[0\]: a side-effect kind"):
         parse_policy(text.format(declare="side_effect_kinds: [pay-ment]\n"), source="p")
+    with pytest.raises(ValueError, match=r"p:2:20: side_effect_kinds: a list of kind names"):
+        parse_policy(text.format(declare="side_effect_kinds: payment\n"), source="p")

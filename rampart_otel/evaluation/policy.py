@@ -246,8 +246,11 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
 
 def _declared_kinds(document: Document, kinds: Any) -> list[str]:
     """The policy's own side-effect kinds; a bad one is refused where it stands."""
+    if kinds is None:
+        return []
     if not isinstance(kinds, list):
-        return []  # the schema says what is wrong with it
+        node = document.nodes[("side_effect_kinds",)]
+        raise document.error("side_effect_kinds: a list of kind names, e.g. [payment]", node)
     for index, kind in enumerate(kinds):
         problem = declared_kind_problem(kind)
         if problem:
