@@ -1,7 +1,7 @@
 """Rewrite what docs/ holds from the code: the vocabulary tables of docs/policy.md and
 docs/policy.schema.json. Run it after changing rampart_otel/vocabulary.py:
 
-    .venv/bin/python docs/generate_policy_reference.py
+    make docs   (or: .venv/bin/python docs/generate_policy_reference.py)
 
 tests/test_vocabulary.py and tests/evaluation/test_policy_schema.py fail while they differ.
 """

@@ -37,8 +37,7 @@ def generator():  # docs/generate_policy_reference.py, which is no module of the
 def test_docs_policy_md_holds_the_tables_the_vocabulary_makes() -> None:
     text = (REPO / "docs" / "policy.md").read_text(encoding="utf-8")
     assert generator().with_tables(text) == text, (
-        "docs/policy.md differs from rampart_otel/vocabulary.py: run "
-        ".venv/bin/python docs/generate_policy_reference.py"
+        "docs/policy.md differs from rampart_otel/vocabulary.py: run make docs"
     )
     for kind in vocabulary.SIDE_EFFECT_KINDS:  # the tables are really in there
         assert f"| `{kind.name}` | {kind.meaning} |" in text
