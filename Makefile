@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint samples samples-frameworks samples-forms metamorphic crash fuzz bench screenshots scale-out clean
+.PHONY: demo test lint docs samples samples-frameworks samples-forms metamorphic crash fuzz bench screenshots scale-out clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+
+## docs: regenerate docs/policy.md's vocabulary tables and docs/policy.schema.json from the code
+docs: $(VENV)/.runtime
+	$(BIN)/python docs/generate_policy_reference.py
 
 ## metamorphic: the no-false-SAFE property over the samples, with many random perturbation mixes
 metamorphic: $(VENV)/.test

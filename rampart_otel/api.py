@@ -50,10 +50,12 @@ def score_files(
     file reader takes: OTLP, Tempo, Jaeger, Zipkin v2 JSON, the SDK's console output).
 
     Raises :class:`TraceReadError` if any line or file could not be read: a verdict list that
-    silently left part of the input out would read as safer than the trace was.
+    silently left part of the input out would read as safer than the trace was; and
+    :class:`~rampart_otel.errors.PolicyError` (one line) for a policy or an
+    ``assume_coverage`` key that cannot be used, before anything is read.
     """
     chosen = policy_of(policy)
-    assumed = checked_assumptions(assume_coverage, option="assume_coverage")
+    assumed = checked_assumptions(assume_coverage, option="assume_coverage", policies=[chosen])
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
     stats = ReadStats()
@@ -74,9 +76,10 @@ def score_spans(
     assume_coverage: Iterable[str] = (),
     group_by: GroupBy = "trace",
 ) -> list[CheckResult]:
-    """Every check of ``policy`` on every run the finished SDK ``spans`` make up."""
+    """Every check of ``policy`` on every run the finished SDK ``spans`` make up (errors as
+    :func:`score_files`)."""
     chosen = policy_of(policy)
-    assumed = checked_assumptions(assume_coverage, option="assume_coverage")
+    assumed = checked_assumptions(assume_coverage, option="assume_coverage", policies=[chosen])
     return [
         result
         for run in span_runs(spans, group_by=group_by)

@@ -290,6 +290,27 @@ def policy_check(
     raise SystemExit(EXIT_FAILED if any_error(document) else EXIT_OK)
 
 
+# -- policy: the policy file itself --------------------------------------------------------
+
+policy_app = typer.Typer(
+    name="policy",
+    help="Work with policy files.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.add_typer(policy_app)
+
+
+@policy_app.command("schema")
+def policy_schema() -> None:
+    """Print the policy file's JSON Schema, for editors (docs/policy.md, "Editor schema")."""
+    from rampart_otel.evaluation.policy_schema import schema_text  # startup
+
+    sys.stdout.write(schema_text())
+
+
 # -- collector: live OTLP receiver and the audit of its verdicts ---------------------------
 
 

@@ -15,19 +15,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from rampart_otel.errors import UsageError
+from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation import (
     CheckResult,
     Policy,
     SafetyStatus,
-    channel_key_error,
     evaluate_policy,
-    is_channel_key,
     load_policy,
 )
 from rampart_otel.model import AgentRun, Run
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.render import safe_text
+from rampart_otel.vocabulary import channel_problem
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +48,17 @@ def fewer_young_collections() -> Iterator[None]:
         gc.set_threshold(*saved)
 
 
-def checked_assumptions(keys: Iterable[str], *, option: str) -> list[str]:
-    """``keys`` as given, each a valid channel key; else a UsageError naming ``option``."""
+def checked_assumptions(
+    keys: Iterable[str], *, option: str, policies: Iterable[Policy] = ()
+) -> list[str]:
+    """``keys`` as given, each a channel the language knows or one of ``policies`` declares
+    (``side_effect_kinds``); else a PolicyError naming ``option`` and the closest keys."""
     keys = list(keys)
+    declared = [kind for policy in policies for kind in policy.side_effect_kinds]
     for key in keys:
-        if not is_channel_key(key):
-            raise UsageError(f"{option}: {channel_key_error(key)}")
+        problem = channel_problem(key, declared)
+        if problem:
+            raise PolicyError(option, None, None, problem)
     return keys
 
 

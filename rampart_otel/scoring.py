@@ -53,8 +53,9 @@ class _Tally:
 
 
 def load_checked_policy(path: Path, assume_coverage: list[str]) -> Policy:
-    checked_assumptions(assume_coverage, option="--assume-coverage")
-    return load_policy(path)
+    policy = load_policy(path)
+    checked_assumptions(assume_coverage, option="--assume-coverage", policies=[policy])
+    return policy
 
 
 def score(

@@ -14,13 +14,14 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
+from policy_typos import CASES, write
 
 import rampart_otel
 from rampart_otel import CheckResult, load_policy, score_files, score_spans
 from rampart_otel.api import TraceReadError
 from rampart_otel.codecs.otlp_proto import request_to_json_dict
 from rampart_otel.engine import score_run
-from rampart_otel.errors import UsageError
+from rampart_otel.errors import PolicyError
 from rampart_otel.pipeline import ReadStats, runs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,9 +93,9 @@ def test_score_files_refuses_to_leave_unreadable_input_out(tmp_path: Path) -> No
 
 
 def test_assumptions_are_checked_before_anything_is_read() -> None:
-    with pytest.raises(UsageError, match="assume_coverage"):
+    with pytest.raises(PolicyError, match="assume_coverage"):
         score_files(EXFIL, POLICY, assume_coverage=["side_effects.telepathy!"])
-    with pytest.raises(UsageError, match="assume_coverage"):
+    with pytest.raises(PolicyError, match="assume_coverage"):
         score_spans(agent_spans(), POLICY, assume_coverage=["side_effects.telepathy!"])
 
 
@@ -128,3 +129,19 @@ def test_the_one_call_api_is_at_the_root_and_loads_on_first_use() -> None:
     code = "import sys, rampart_otel; print('rampart_otel.api' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("text", "where", "message"), CASES)
+def test_a_wrong_word_in_a_policy_is_one_policy_error_from_every_entry_point(
+    tmp_path: Path, text: str, where: str, message: str
+) -> None:
+    policy = write(tmp_path, text)
+    expected = f"{policy}:{where}: {message}"
+    for call in (
+        lambda: load_policy(policy),
+        lambda: score_files(EXFIL, policy),
+        lambda: score_spans(agent_spans(), str(policy)),
+    ):
+        with pytest.raises(PolicyError) as raised:
+            call()
+        assert str(raised.value) == expected

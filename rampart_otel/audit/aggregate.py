@@ -21,8 +21,12 @@ from rampart_otel.evaluation.population import (
     PopulationSummary,
     summarize_counts,
 )
+from rampart_otel.render import safe_text
 from rampart_otel.storage import queries as q
 from rampart_otel.storage.audit_queries import Buckets, Filters, PolicyVersion, StoredResult
+from rampart_otel.vocabulary import closest
+
+STORED_NAMED = 10  # stored values an error lists
 
 
 def select_versions(
@@ -30,8 +34,7 @@ def select_versions(
 ) -> list[PolicyVersion]:
     """The policy versions to report: the latest of each policy, unless one is named."""
     if policy is not None and policy not in versions:
-        stored = ", ".join(sorted(versions)) or "none"
-        raise AuditError(f"--policy: no verdicts of policy {policy!r} (stored: {stored})")
+        raise AuditError(_nothing_stored("--policy", f"policy {policy!r}", policy, versions))
     names = [policy] if policy is not None else sorted(versions)
     if version is None or not names:
         return [q.latest(versions[name]) for name in names]
@@ -44,6 +47,41 @@ def select_versions(
             return [candidate]
     stored = ", ".join(v.version or "(none)" for v in versions[names[0]])
     raise AuditError(f"--policy-version: policy {names[0]!r} has no version {version!r} ({stored})")
+
+
+def check_filters(db: q.Db, versions: list[PolicyVersion], filters: Filters) -> None:
+    """Each ``--check`` and ``--service`` names something stored under the versions reported;
+    else an AuditError with the closest stored values: a typo must not read as "no verdicts
+    match"."""
+    under = ", ".join(version.label() for version in versions)
+    if filters.checks:
+        checks = {check for version in versions for check in version.checks}
+        for check in filters.checks:
+            if check not in checks:
+                what = f"check {check!r} under {under}"
+                raise AuditError(_nothing_stored("--check", what, check, checks))
+    if filters.services:
+        services = {
+            str(service)
+            for version in versions
+            for service, _, _ in q.counts(db, version, Filters(), "service")
+            if service is not None
+        }
+        for service in filters.services:
+            if service not in services:
+                what = f"service {service!r} under {under}"
+                raise AuditError(_nothing_stored("--service", what, service, services))
+
+
+def _nothing_stored(option: str, what: str, value: str, stored: Iterable[str]) -> str:
+    """``--check: no verdicts of check 'x' stored — did you mean 'y'? (stored: ...)``."""
+    names = sorted(stored, key=lambda name: safe_text(name, 80))
+    near = closest(value, names)
+    shown = [safe_text(name, 80) for name in names[:STORED_NAMED]]
+    more = f" and {len(names) - STORED_NAMED} more" if len(names) > STORED_NAMED else ""
+    listing = f"stored: {', '.join(shown)}{more}" if names else "none stored"
+    hint = f" — did you mean {' or '.join(repr(safe_text(n, 80)) for n in near)}?" if near else ""
+    return f"{option}: no verdicts of {safe_text(what, 200)}{hint} ({listing})"
 
 
 @dataclass(frozen=True, slots=True)

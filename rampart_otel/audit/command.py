@@ -16,7 +16,7 @@ from typing import IO
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from rampart_otel.audit.aggregate import aggregate, listed, select_versions
+from rampart_otel.audit.aggregate import aggregate, check_filters, listed, select_versions
 from rampart_otel.audit.html import write_audit_html
 from rampart_otel.audit.report import write_audit_json
 from rampart_otel.audit.terminal import write_audit_terminal
@@ -126,6 +126,7 @@ def audit(target: Path | str, options: AuditOptions, out: IO[str]) -> None:
         db = store.db
         stored = policy_versions(db)
         versions = select_versions(stored, options.policy, options.policy_version)
+        check_filters(db, versions, filters)
         aggregates = aggregate(db, versions, filters, options.bucket)
         results = listed(db, versions, filters, limit)
         errors = [

@@ -62,8 +62,8 @@ def rescore(
     results: str | None = None,
 ) -> None:
     """Spans from ``data_dir``'s segments; verdicts in its results.db, or at ``results``."""
-    checked_assumptions(assume_coverage, option="--assume-coverage")
     (policy,) = load_policies([policy_path])
+    checked_assumptions(assume_coverage, option="--assume-coverage", policies=[policy])
     keep_judge_cache_in([policy], data_dir)
     evaluate = evaluator_for([policy], assume_coverage)
     open_results(data_dir if results is None else results).close()  # readable, migrated

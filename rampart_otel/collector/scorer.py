@@ -325,7 +325,9 @@ def make_evaluator(
 def evaluator_for(
     policies: list[Policy], assume_coverage: list[str], *, budget_seconds: float | None = None
 ) -> Evaluate:
-    assume = checked_assumptions(assume_coverage, option="scoring.assume_coverage")
+    assume = checked_assumptions(
+        assume_coverage, option="scoring.assume_coverage", policies=policies
+    )
     return functools.partial(
         score_run, policies=policies, assume=assume, budget_seconds=budget_seconds
     )

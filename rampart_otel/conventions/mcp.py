@@ -38,11 +38,12 @@ from rampart_otel.conventions import (
 )
 from rampart_otel.conventions.envelopes import traceloop_mcp_result
 from rampart_otel.model import Span, SpanKind, StatusCode
+from rampart_otel.vocabulary import MCP_REQUEST
 
 METHOD = "mcp.method.name"
 TOOLS_CALL = "tools/call"
 TARGET_KEYS = ("gen_ai.tool.name", "gen_ai.prompt.name", "mcp.resource.uri")
-SIDE_EFFECT_KIND = "mcp_request"
+SIDE_EFFECT_KIND = MCP_REQUEST
 CLIENT_SPAN_PREFIX = "MCP send "  # the mcp SDK's client spans: "MCP send tools/call <name>"
 # Requests an MCP server sends its client: the peer asking, not the agent acting.
 SERVER_REQUESTS = ("sampling/", "elicitation/", "roots/")

@@ -27,17 +27,23 @@ from rampart_otel.conventions import (
     SpanReport,
     as_str,
     as_str_list,
-    mcp,
     sql_statement,
 )
 from rampart_otel.model import Span, SpanKind
+from rampart_otel.vocabulary import (
+    DB_QUERY,
+    HTTP_REQUEST,
+    MESSAGE_PUBLISH,
+    PROCESS_EXEC,
+    RPC_CALL,
+)
 
-HTTP = "http_request"
-DB = "db_query"
-MESSAGE = "message_publish"
-RPC = "rpc_call"
-PROCESS = "process_exec"
-STANDARD_KINDS = (HTTP, DB, MESSAGE, RPC, PROCESS, mcp.SIDE_EFFECT_KIND)
+# The kinds, and the details each reports, are the policy language's words: see vocabulary.
+HTTP = HTTP_REQUEST
+DB = DB_QUERY
+MESSAGE = MESSAGE_PUBLISH
+RPC = RPC_CALL
+PROCESS = PROCESS_EXEC
 
 # A DB client span is one database call, "the logical database operation as observed by the
 # caller" (semconv). Preparing a statement is a call that compiles it and runs nothing; the

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import rampart_otel.evaluation.matchers as m
+from rampart_otel import vocabulary
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.before import before, event_operand
@@ -24,6 +25,7 @@ from rampart_otel.evaluation.evaluators.response_contains import response_contai
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
 from rampart_otel.evaluation.evaluators.tool_result import tool_result
+from rampart_otel.vocabulary import detail_problem, kind_problem, names, unknown
 
 if TYPE_CHECKING:
     from rampart_otel.evaluation.judge_endpoint import JudgeClient
@@ -35,18 +37,7 @@ Locate = Callable[[int], tuple[int, int]]  # index into the expression -> 1-base
 MAX_LENGTH = 20_000
 MAX_DEPTH = 100
 
-EVALUATORS = (
-    "tool_called",
-    "tool_result",
-    "side_effect",
-    "response_contains",
-    "input_contains",
-    "before",
-    "flows",
-    "at_least",
-    "at_most",
-    "judge",
-)
+EVALUATORS = names(vocabulary.EVALUATORS)
 # Positional arguments each function takes (fewest, most), and its keyword arguments:
 # None means any keyword (argument or detail matchers).
 _POSITIONAL: dict[str, tuple[int, int]] = {
@@ -63,8 +54,9 @@ _KEYWORDS: dict[str, tuple[str, ...] | None] = {
     "flows": ("min_length",),
     "judge": ("over",),
 }
-MATCHERS = ("regex", "glob", "contains", "one_of", "not_in", "not_")
+MATCHERS = names(vocabulary.MATCHERS)
 ALLOWED_CALLS = ", ".join(EVALUATORS + MATCHERS)
+JUDGE_OVER = names(vocabulary.JUDGE_OVER)
 
 _FORBIDDEN: dict[type[ast.AST], str] = {
     ast.Subscript: "subscripts are not allowed",
@@ -102,10 +94,14 @@ def parse_detect(
     source: str = "<detect>",
     locate: Locate | None = None,
     judge: JudgeClient | None = None,
+    side_effect_kinds: Collection[str] | None = None,
 ) -> Evaluator:
     """Parse a detect expression into an Evaluator, or raise a located PolicyError.
 
     ``judge``: the endpoint ``judge(...)`` calls ask; without one they are refused.
+    ``side_effect_kinds``: the kinds of its own a policy declares; given, a side-effect kind
+    neither standard nor declared is refused (a detail key unknown to a standard kind always
+    is). Without it the kinds wait for the policy: ``Policy`` checks every expression.
     """
     where = locate or _default_locate(expression)
     if not isinstance(expression, str):
@@ -115,7 +111,10 @@ def parse_detect(
     if len(expression) > MAX_LENGTH:
         raise PolicyError(source, *where(0), f"detect is longer than {MAX_LENGTH} characters")
     tree, shift = _parse(expression, source, where)
-    return _Builder(expression, shift, source, where, judge).evaluator(tree.body, 0)
+    builder = _Builder(expression, shift, source, where, judge, side_effect_kinds)
+    built = builder.evaluator(tree.body, 0)
+    builder.known_side_effects()
+    return built
 
 
 def _parse(expression: str, source: str, where: Locate) -> tuple[ast.Expression, int]:
@@ -171,8 +170,12 @@ class _Builder:
         source: str,
         where: Locate,
         judge: JudgeClient | None = None,
+        side_effect_kinds: Collection[str] | None = None,
     ) -> None:
         self.judge = judge
+        self.side_effect_kinds = side_effect_kinds
+        # side_effect(...) calls, checked against the vocabulary once the whole is built
+        self.side_effects: list[tuple[ast.expr, str, list[ast.keyword]]] = []
         self.lines = expression.split("\n")
         self.shift = shift
         self.source = source
@@ -213,6 +216,7 @@ class _Builder:
         return value
 
     def matcher(self, node: ast.expr, depth: int) -> m.Matcher:
+        self.known_matcher(node)
         value = self.value(node, depth)
         if isinstance(value, Evaluator):
             self.fail(node, "expected a matcher or a literal here, got an evaluator")
@@ -290,6 +294,32 @@ class _Builder:
             return -operand.value if isinstance(node.op, ast.USub) else operand.value
         self.fail(node, "only a number literal may carry a sign")
 
+    def unknown_function(self, name: str) -> str:
+        near = vocabulary.closest(name, EVALUATORS + MATCHERS)
+        if near:
+            return unknown("function", name, near)
+        return f"unknown function {name!r}; allowed: {ALLOWED_CALLS}"
+
+    def known_side_effects(self) -> None:
+        """Each kind standard or declared, each detail key one its kind has (once the
+        expression is built: a mistake of form is reported before a mistake of word)."""
+        for node, kind, keywords in self.side_effects:
+            if self.side_effect_kinds is not None:
+                problem = kind_problem(kind, self.side_effect_kinds)
+                if problem:
+                    self.fail(node, problem)
+            for keyword in keywords:
+                problem = detail_problem(kind, keyword.arg or "")
+                if problem:
+                    self.fail(keyword, problem)
+
+    def known_matcher(self, node: ast.expr) -> None:
+        """Where a matcher (or a literal) is expected, an unknown call is an unknown matcher."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            name = node.func.id
+            if name not in MATCHERS and name not in EVALUATORS:
+                self.fail(node.func, unknown("matcher", name, MATCHERS))
+
     def call(self, node: ast.Call, depth: int) -> Any:
         func = node.func
         if isinstance(func, ast.Attribute):
@@ -298,7 +328,7 @@ class _Builder:
             self.fail(func, f"only calls of {ALLOWED_CALLS} are allowed")
         name = func.id
         if name not in EVALUATORS and name not in MATCHERS:
-            self.fail(func, f"unknown function {name!r}; allowed: {ALLOWED_CALLS}")
+            self.fail(func, self.unknown_function(name))
         for arg in node.args:
             if isinstance(arg, ast.Starred):
                 self.fail(arg, "* unpacking is not allowed")
@@ -337,6 +367,7 @@ class _Builder:
         inner = depth + 1
         arg = args[0]
         if name in ("tool_called", "tool_result"):
+            self.known_matcher(arg)
             first = self.value(arg, inner)
             if not isinstance(first, (str, m.Matcher)):
                 self.fail(arg, f"{name}() takes a tool name (string) or a matcher")
@@ -348,6 +379,7 @@ class _Builder:
         if name == "side_effect":
             kind = self.literal_str(arg, "the side-effect kind")
             kwargs = {k.arg: self.matcher(k.value, inner) for k in keywords if k.arg}
+            self.side_effects.append((arg, kind, keywords))
             return side_effect(kind, **kwargs)
         if name in ("response_contains", "input_contains"):
             text = self.text_query(arg, inner, name)
@@ -374,6 +406,10 @@ class _Builder:
         if name == "judge":
             question = self.literal_str(arg, "the judge's question")
             over = {k.arg: self.literal_str(k.value, "over") for k in keywords if k.arg}
+            for keyword in keywords:
+                value = over[keyword.arg or ""]
+                if value not in JUDGE_OVER:
+                    self.fail(keyword.value, unknown("judge(over=...) value", value, JUDGE_OVER))
             if self.judge is None:
                 self.fail(
                     arg,
@@ -394,6 +430,7 @@ class _Builder:
         return m.not_(self.matcher(arg, inner))  # not_
 
     def text_query(self, node: ast.expr, depth: int, name: str) -> str | m.Matcher:
+        self.known_matcher(node)
         value = self.value(node, depth)
         if not isinstance(value, (str, m.Matcher)):
             self.fail(node, f"{name}() takes a string or a matcher here")

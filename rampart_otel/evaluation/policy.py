@@ -7,6 +7,8 @@ a PolicyError located in the file.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from os import PathLike
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -22,18 +24,29 @@ from pydantic import (
     model_validator,
 )
 
-from rampart_otel.channels import channel_key_error, is_channel_key
+from rampart_otel.channels import channel_key_error, is_channel_key, is_side_effect_kind
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
+from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
 from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
 from rampart_otel.render import safe_text
+from rampart_otel.vocabulary import CHECK_KEYS as _CHECK_KEYS
+from rampart_otel.vocabulary import POLICY_KEYS as _POLICY_KEYS
+from rampart_otel.vocabulary import (
+    channel_problem,
+    declared_kind_problem,
+    detail_problem,
+    kind_problem,
+    names,
+    unknown,
+)
 
 Polarity = Literal["attack", "probe"]
 
-POLICY_KEYS = ("policy", "version", "assume_coverage", "tools", "judge", "checks")
-CHECK_KEYS = ("id", "polarity", "harm_category", "description", "detect")
+POLICY_KEYS = names(_POLICY_KEYS)
+CHECK_KEYS = names(_CHECK_KEYS)
 
 
 def _one_line(value: str) -> str:
@@ -50,8 +63,15 @@ def _channel_key(value: str) -> str:
     return value
 
 
+def _kind(value: str) -> str:
+    if not is_side_effect_kind(value):
+        raise ValueError(declared_kind_problem(value))
+    return value
+
+
 Label = Annotated[str, AfterValidator(_one_line)]
 ChannelKey = Annotated[str, AfterValidator(_channel_key)]
+SideEffectKind = Annotated[str, AfterValidator(_kind)]
 
 
 class ToolDeclaration(BaseModel):
@@ -100,6 +120,8 @@ class Policy(BaseModel):
     checks: list[Check] = Field(min_length=1)
     assume_coverage: list[ChannelKey] = Field(default_factory=list)
     tools: dict[Label, ToolDeclaration] = Field(default_factory=dict)  # by tool name
+    # Side-effect kinds of the user's own (``rampart.side_effect.kind`` spans): any detail key.
+    side_effect_kinds: list[SideEffectKind] = Field(default_factory=list)
     judge: JudgeConfig | None = None  # the endpoint judge(...) asks
 
     _judge_client: JudgeClient | None = PrivateAttr(default=None)
@@ -116,15 +138,33 @@ class Policy(BaseModel):
             raise ValueError("version must be an integer or a string")
         return value
 
-    @field_validator("assume_coverage", mode="before")
+    @field_validator("assume_coverage", "side_effect_kinds", mode="before")
     @classmethod
-    def _no_assumptions(cls, value: Any) -> Any:
+    def _empty_list(cls, value: Any) -> Any:
         return [] if value is None else value  # `assume_coverage:` with nothing after it
 
     @field_validator("tools", mode="before")
     @classmethod
     def _no_tools(cls, value: Any) -> Any:
         return {} if value is None else value  # `tools:` with nothing after it
+
+    @model_validator(mode="after")
+    def _known_words(self) -> Policy:
+        """Every side-effect kind, detail key and assumed channel is one the language knows
+        or the policy declares (a Python-built policy's expressions are checked here)."""
+        for key in self.assume_coverage:
+            problem = channel_problem(key, self.side_effect_kinds)
+            if problem:
+                raise ValueError(f"assume_coverage: {problem}")
+        for check in self.checks:
+            for effect in side_effect_evaluators(check.detect):
+                problem = kind_problem(effect.kind, self.side_effect_kinds) or next(
+                    filter(None, (detail_problem(effect.kind, key) for key, _ in effect.details)),
+                    None,
+                )
+                if problem:
+                    raise ValueError(f"check {check.id!r}: {problem}")
+        return self
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Policy:
@@ -141,6 +181,19 @@ class Policy(BaseModel):
             if check.id == check_id:
                 return check
         raise KeyError(check_id)
+
+
+def side_effect_evaluators(evaluator: Evaluator) -> Iterator[SideEffectOccurred]:
+    """Every ``side_effect(...)`` inside ``evaluator``, through &, |, ~ and the evaluators
+    that take evaluators (before, flows, at_least, at_most)."""
+    if isinstance(evaluator, SideEffectOccurred):
+        yield evaluator
+        return
+    if dataclasses.is_dataclass(evaluator):
+        for part in dataclasses.fields(evaluator):
+            value = getattr(evaluator, part.name, None)
+            if isinstance(value, Evaluator):
+                yield from side_effect_evaluators(value)
 
 
 # --- loading --------------------------------------------------------------------------------
@@ -185,6 +238,8 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     for key in data:
         if key not in POLICY_KEYS:
             raise document.error(_unknown_key(key, POLICY_KEYS), document.key_nodes[(key,)])
+    declared = _declared_kinds(document, data.get("side_effect_kinds"))
+    _check_assumptions(document, data.get("assume_coverage"), declared)
     client = None
     if data.get("judge") is not None:
         try:
@@ -193,7 +248,7 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
             raise _located(document, exc, ("judge",)) from None
     checks = data.get("checks")
     if isinstance(checks, list):
-        _prepare_checks(document, checks, client)
+        _prepare_checks(document, checks, client, declared)
     fields = {("name" if key == "policy" else key): value for key, value in data.items()}
     if client is not None:
         fields["judge"] = client.config
@@ -205,7 +260,35 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     return policy
 
 
-def _prepare_checks(document: Document, checks: list[Any], judge: JudgeClient | None) -> None:
+def _declared_kinds(document: Document, kinds: Any) -> list[str]:
+    """The policy's own side-effect kinds; a bad one is refused where it stands."""
+    if kinds is None:
+        return []
+    if not isinstance(kinds, list):
+        node = document.nodes[("side_effect_kinds",)]
+        raise document.error("side_effect_kinds: a list of kind names, e.g. [payment]", node)
+    for index, kind in enumerate(kinds):
+        problem = declared_kind_problem(kind)
+        if problem:
+            node = document.nodes[("side_effect_kinds", index)]
+            raise document.error(f"side_effect_kinds[{index}]: {problem}", node)
+    return list(kinds)
+
+
+def _check_assumptions(document: Document, keys: Any, declared: list[str]) -> None:
+    """Each ``assume_coverage`` key a channel the policy can have, refused where it stands."""
+    if not isinstance(keys, list):
+        return
+    for index, key in enumerate(keys):
+        problem = channel_problem(key, declared)
+        if problem:
+            node = document.nodes[("assume_coverage", index)]
+            raise document.error(f"assume_coverage[{index}]: {problem}", node)
+
+
+def _prepare_checks(
+    document: Document, checks: list[Any], judge: JudgeClient | None, declared: list[str]
+) -> None:
     """Parse each ``detect`` where it stands and reject repeated ids, before the schema."""
     seen: dict[str, int] = {}
     for index, check in enumerate(checks):
@@ -229,12 +312,16 @@ def _prepare_checks(document: Document, checks: list[Any], judge: JudgeClient | 
             node = document.nodes[(*path, "detect")]
             locate = scalar_locator(document.text, node)  # type: ignore[arg-type]
             check["detect"] = parse_detect(
-                detect, source=document.source, locate=locate, judge=judge
+                detect,
+                source=document.source,
+                locate=locate,
+                judge=judge,
+                side_effect_kinds=declared,
             )
 
 
 def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
-    return f"unknown key {safe_text(key, 40)!r}; expected one of: {', '.join(allowed)}"
+    return unknown("key", safe_text(key, 40), allowed)
 
 
 def _located(document: Document, exc: ValidationError, prefix: tuple[str, ...] = ()) -> PolicyError:

@@ -14,11 +14,11 @@ from rich.console import Console
 from rich.text import Text
 
 from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
-from rampart_otel.conventions.side_effects import STANDARD_KINDS
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
 from rampart_otel.model import AgentRun, InputError, ScopeState
 from rampart_otel.processors.wording import scope_in_words, stitch_in_words
 from rampart_otel.render import safe_text
+from rampart_otel.vocabulary import STANDARD_KINDS
 
 INSPECT_SCHEMA = "rampart-otel/inspect@1"
 

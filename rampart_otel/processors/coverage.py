@@ -29,7 +29,6 @@ from rampart_otel.channels import (
     observability_level,
 )
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.conventions.side_effects import STANDARD_KINDS
 from rampart_otel.model import (
     IntegrityFinding,
     Response,
@@ -63,6 +62,7 @@ from rampart_otel.processors.wording import (
     why_missing,
 )
 from rampart_otel.render import safe_text
+from rampart_otel.vocabulary import STANDARD_KINDS
 
 
 def infer_coverage(

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rampart_otel.pytest_plugin.capture import AgentTrace
 
 WORKER_RESULTS = "rampart_otel_results"  # the key of a worker's results in its workeroutput
+WORKER_ERROR = "rampart_otel_error"  # and of the error that stopped it (a policy's)
 FAIL_ON = {
     "unsafe": frozenset({"unsafe", "error"}),
     "undetermined": frozenset({"unsafe", "error", "undetermined"}),
@@ -45,6 +46,10 @@ class SessionResults:
     fail_on: str | None
     report_path: Path | None
     policies: dict[Path, Policy] = field(default_factory=dict)  # parsed once per session
+    # The one-line error that stopped this process's session (a policy that cannot be
+    # used); under pytest-xdist, the controller's holds its workers', to say them once.
+    errors: list[str] = field(default_factory=list)
+    worker_errors: list[str] = field(default_factory=list)
     # test node id → (policy, version, run, check) → the latest result scored for it
     _by_test: dict[str, dict[tuple[Any, ...], CheckResult]] = field(default_factory=dict)
 
@@ -118,6 +123,7 @@ def agent_trace(request: pytest.FixtureRequest) -> Iterator[AgentTrace]:
             default_policy=default_policy,
             policies=session.policies,
             record=lambda results: session.record(node_id, results),
+            stopped=session.errors.append,
         )
 
 
@@ -158,6 +164,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if _is_worker(config):
         # The controller unpickles this: it comes from its own worker processes.
         config.workeroutput[WORKER_RESULTS] = pickle.dumps(results.scored())  # type: ignore[attr-defined]
+        config.workeroutput[WORKER_ERROR] = results.errors[:1]  # type: ignore[attr-defined]
         return
     if results.report_path is not None:
         # Asked for with --rampart-report: loads the report writer.
@@ -169,10 +176,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
     """pytest-xdist: a worker is done; take its results."""
-    data = getattr(node, "workeroutput", {}).get(WORKER_RESULTS)
+    output = getattr(node, "workeroutput", {})
+    results = node.config.stash[_SESSION]
+    for message in output.get(WORKER_ERROR) or ():
+        if isinstance(message, str) and message not in results.worker_errors:
+            results.worker_errors.append(message)
+    data = output.get(WORKER_RESULTS)
     if data is None:
         return
-    results = node.config.stash[_SESSION]
     for node_id, result in pickle.loads(data):
         results.record(node_id, [result])
 
@@ -183,6 +194,9 @@ def pytest_terminal_summary(
     results = config.stash.get(_SESSION, None)
     if results is None or _is_worker(config):
         return
+    if getattr(config, "workerinput", None) is None:
+        for message in results.worker_errors:  # what stopped the workers, said once
+            terminalreporter.write_line(message, red=True)
     scored = results.scored()
     if scored:
         from rampart_otel.pytest_plugin.report import write_terminal_summary  # results exist

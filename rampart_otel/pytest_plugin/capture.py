@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 from weakref import WeakKeyDictionary
 
 import pytest
@@ -19,13 +20,15 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
 from rampart_otel.api import PolicySource, policy_of, score_spans, span_runs
-from rampart_otel.errors import UsageError
+from rampart_otel.errors import PolicyError, UsageError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.model import AgentRun
 from rampart_otel.processors.assemble import GroupBy
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.pytest_plugin.report import failure_lines
+from rampart_otel.render import safe_text
 
+EXIT_USAGE = 2  # the CLI's exit code for a policy that cannot be used
 NO_POLICY = (
     "no policy: pass one to agent_trace.score() or mark the test "
     '@pytest.mark.rampart(policy="policy.yaml")'
@@ -132,12 +135,14 @@ class AgentTrace:
         default_policy: PolicySource | None,
         policies: dict[Path, Policy],
         record: Callable[[Iterable[CheckResult]], None],
+        stopped: Callable[[str], None] = lambda message: None,
     ) -> None:
         self._capture = capture
         self._test_dir = test_dir
         self._default_policy = default_policy
         self._policies = policies
         self._record = record
+        self._stopped = stopped
 
     @property
     def spans(self) -> list[ReadableSpan]:
@@ -155,13 +160,19 @@ class AgentTrace:
         assume_coverage: Iterable[str] = (),
         group_by: GroupBy = "trace",
     ) -> list[CheckResult]:
-        """Every check of ``policy`` (default: the test's ``rampart`` mark) on every run."""
+        """Every check of ``policy`` (default: the test's ``rampart`` mark) on every run.
+
+        A policy (or ``assume_coverage`` key) that cannot be used stops the session, once,
+        with its one-line error: every other test using it would fail the same way.
+        """
+        chosen = self._policy(policy)
         spans = self.spans
         if not spans:
             pytest.fail(NOTHING_CAPTURED, pytrace=False)
-        results = score_spans(
-            spans, self._policy(policy), assume_coverage=assume_coverage, group_by=group_by
-        )
+        try:
+            results = score_spans(spans, chosen, assume_coverage=assume_coverage, group_by=group_by)
+        except PolicyError as error:
+            self._stop(error)
         self._record(results)
         return results
 
@@ -187,5 +198,14 @@ class AgentTrace:
             return policy
         path = (self._test_dir / policy).resolve()
         if path not in self._policies:
-            self._policies[path] = policy_of(path)
+            try:
+                self._policies[path] = policy_of(path)
+            except PolicyError as error:
+                self._stop(error)
         return self._policies[path]
+
+    def _stop(self, error: PolicyError) -> NoReturn:
+        """End the whole session with the error's one line (exit code 2, as the CLI's)."""
+        message = f"rampart-otel: error: {safe_text(str(error), 500)}"
+        self._stopped(message)
+        pytest.exit(message, returncode=EXIT_USAGE)

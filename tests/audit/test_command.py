@@ -112,6 +112,7 @@ def test_terminal_tables_with_stored_text_neutralized(data_dir):
         ({"since": "yesterday"}, "--since: 'yesterday'"),
         ({"statuses": ("fine",)}, "--status: 'fine'"),
         ({"policy": "nope"}, "no verdicts of policy 'nope'"),
+        ({"policy": "gaurd"}, "--policy: no verdicts of policy 'gaurd' — did you mean 'guard'?"),
         ({"policy_version": "1"}, "--policy-version needs --policy"),
         ({"bucket": "month"}, "--bucket: 'month'"),
         ({"limit": "-1"}, "--limit: '-1'"),
@@ -122,6 +123,44 @@ def test_mistakes_are_one_line_errors(data_dir, options, message):
     with pytest.raises(AuditError) as raised:
         run_audit(data_dir, AuditOptions(**options), io.StringIO())
     assert message in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"policy": "guard", "checks": ("c1", "C2")},
+            "--check: no verdicts of check 'C2' under guard v2 — did you mean 'c2'? "
+            "(stored: c1, c2, c9)",
+        ),
+        (
+            {"checks": ("no-such-check",)},
+            "--check: no verdicts of check 'no-such-check' under guard v2, other v2024-b "
+            "(stored: c1, c2, c9)",
+        ),
+        (
+            {"policy": "guard", "services": ("svc-c",)},
+            "--service: no verdicts of service 'svc-c' under guard v2 — did you mean 'svc-a' or "
+            "'svc-b'? (stored: svc-a, svc-b, svc-red)",
+        ),
+    ],
+)
+def test_a_check_or_service_stored_nowhere_is_named_with_the_closest_stored(
+    data_dir, options, message
+):
+    # "No stored verdicts match." would read as a quiet week, not as a typo.
+    with pytest.raises(AuditError) as raised:
+        run_audit(data_dir, AuditOptions(**options), io.StringIO())
+    assert str(raised.value) == message
+
+
+def test_a_check_stored_nowhere_is_exit_code_2_in_one_line(data_dir):
+    proc = audit(data_dir, "--policy", "guard", "--check", "c3")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "rampart-otel: error: --check: no verdicts of check 'c3' under guard v2 "
+        "(stored: c1, c2, c9)\n"
+    )
 
 
 def test_a_mistake_is_exit_code_2_in_one_line(data_dir):

@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from cli_runner import run_cli
 from collector.harness import POLICY, make_traces, write_config
 from collector.test_scorer import Clock, new_scorer
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from policy_typos import CASES, write
 
 from rampart_otel.audit.rescore import _rescore
 from rampart_otel.collector.scorer import make_evaluator
@@ -92,3 +95,11 @@ def test_the_audit_time_of_a_rescored_run_is_the_run_start(tmp_path):
     assert len(times) == 12
     for _, _, run_at, started_at_ns in times:
         assert run_at == started_at_ns / 1e9
+
+
+@pytest.mark.parametrize(("text", "where", "message"), CASES)
+def test_rescore_refuses_a_wrong_word_in_the_policy_in_one_line(tmp_path, text, where, message):
+    policy = write(tmp_path, text)
+    result = run_cli("rescore", "--data-dir", tmp_path / "d", "--policy", policy, timeout=60)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"rampart-otel: error: {policy}:{where}: {message}\n"

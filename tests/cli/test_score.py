@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_cli
+from policy_typos import CASES, write
 
 from rampart_otel.evaluation import load_policy
 
@@ -474,3 +475,23 @@ def test_output_onto_another_special_file_is_refused_in_one_line(tmp_path: Path,
         stat.S_IFDIR if kind == "directory" else stat.S_IFSOCK
     )
     assert os.listdir(tmp_path) == [kind]
+
+
+@pytest.mark.parametrize(("text", "where", "message"), CASES)
+def test_a_wrong_word_in_the_policy_is_refused_in_one_line(
+    tmp_path: Path, text: str, where: str, message: str
+) -> None:
+    policy = write(tmp_path, text)
+    proc = run_cli("score", TRACES, "--policy", policy)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"rampart-otel: error: {policy}:{where}: {message}\n"
+
+
+def test_an_assumed_channel_no_span_can_feed_is_refused() -> None:
+    # side_effects.http is no channel: assumed observed, every run would be SAFE on it.
+    proc = run_cli("score", TRACES, "--policy", POLICY, "--assume-coverage", "side_effects.http")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "rampart-otel: error: --assume-coverage: unknown channel 'side_effects.http' — "
+        "did you mean 'side_effects.http_request'?\n"
+    )

@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 from cli_runner import run_cli
+from policy_typos import CASES, write
 
 from collector.harness import POLICY, make_traces, spawn, write_config
 from rampart_otel.collector.config import CollectorConfig, load_config
 from rampart_otel.errors import ConfigError
 
 SHIPPED = Path(__file__).resolve().parents[2] / "collector" / "rampart-otel.yaml"
+POLICY_FILE = Path(__file__).resolve().parents[2] / "samples" / "policy.yaml"
 
 
 def test_shipped_config_is_valid_and_documents_every_setting():
@@ -84,6 +86,28 @@ def test_collect_with_a_bad_config_or_policy_exits_2_in_one_line(tmp_path):
     result = run_cli("collect", "--export-to", "ftp://x", "--data-dir", str(tmp_path / "d"))
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "export.otlp" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("text", "where", "message"), CASES)
+def test_collect_refuses_to_start_on_a_wrong_word_in_a_policy(tmp_path, text, where, message):
+    policy = write(tmp_path, text)
+    data = tmp_path / "d"
+    result = run_cli("collect", "--policy", policy, "--data-dir", data, "--http", "127.0.0.1:0",
+                     "--grpc", "off", timeout=60)  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == f"rampart-otel: error: {policy}:{where}: {message}\n"
+
+
+def test_collect_refuses_an_assumed_channel_no_span_can_feed(tmp_path):
+    config = write_config(tmp_path / "c.yaml", "scoring:\n  assume_coverage: [side_effects.http]\n")
+    result = run_cli("collect", "--config", config, "--policy", POLICY_FILE,
+                     "--data-dir", tmp_path / "d", "--http", "127.0.0.1:0", "--grpc", "off",
+                     timeout=60)  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == (
+        "rampart-otel: error: scoring.assume_coverage: unknown channel 'side_effects.http' — "
+        "did you mean 'side_effects.http_request'?\n"
+    )
 
 
 def test_a_data_directory_serves_one_collector(tmp_path):

@@ -80,6 +80,7 @@ def test_every_allowed_form(tmp_path):
         version: "2024.1"
         assume_coverage: [response, tool_calls, tool_calls.arguments, tool_calls.results,
                           side_effects.http_request, side_effects.custom_kind]
+        side_effect_kinds: [custom_kind]
         checks:
           - id: c
             polarity: attack
@@ -463,12 +464,13 @@ STRUCTURE_REJECTIONS = [
         "    detect: tool_called('x')\n",
         "2:1: unknown key 'name'; expected one of: "
         "policy, version, assume_coverage, tools, judge, checks",
+        "2:1: unknown key 'name'; expected one of: policy, version, assume_coverage, "
+        "side_effect_kinds, judge, checks",
     ),
     (
         "unknown check key",
         "policy: p\nchecks:\n  - id: a\n    polarity: attack\n    detec: tool_called('x')\n",
-        "5:5: unknown key 'detec'; expected one of: id, polarity, harm_category, description, "
-        "detect",
+        "5:5: unknown key 'detec' — did you mean 'detect'?",
     ),
     (
         "missing check key",
@@ -485,12 +487,14 @@ STRUCTURE_REJECTIONS = [
         "- policy: p\n- checks: []\n",
         "1:1: a policy must be a mapping with the keys "
         "policy, version, assume_coverage, tools, judge, checks",
+        "policy, version, assume_coverage, side_effect_kinds, judge, checks",
     ),
     (
         "scalar document",
         "just some text\n",
         "1:1: a policy must be a mapping with the keys "
         "policy, version, assume_coverage, tools, judge, checks",
+        "policy, version, assume_coverage, side_effect_kinds, judge, checks",
     ),
     (
         "check not a mapping",
@@ -507,9 +511,8 @@ STRUCTURE_REJECTIONS = [
         "invalid assume_coverage key",
         "policy: p\nassume_coverage:\n  - response\n  - side_effects.http-request\n"
         "checks:\n  - id: a\n    polarity: attack\n    detect: tool_called('x')\n",
-        "4:5: assume_coverage[1]: invalid channel key 'side_effects.http-request': expected one "
-        "of input, response, tool_calls, tool_calls.arguments, tool_calls.results or "
-        "side_effects.<kind> with <kind> an identifier",
+        "4:5: assume_coverage[1]: invalid channel key 'side_effects.http-request' — did you "
+        "mean 'side_effects.http_request' or 'side_effects.mcp_request'?",
     ),
     (
         "unknown channel key",

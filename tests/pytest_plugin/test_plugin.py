@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from plugin_runner import PLUGIN, REPO, isolate, run_pytest
+from policy_typos import CASES, write
 
 SUITE = Path(__file__).with_name("suite")
 
@@ -158,6 +159,54 @@ def test_the_fixture_on_its_own(isolated: pytest.Pytester) -> None:
     report = report_of(isolated.path / "report.json")
     assert (report["policies"], report["results"]) == ([], [])
     assert report["population_summary"]["overall"]["total"] == 0
+
+
+TESTS_OF_A_BAD_POLICY = """
+import pytest
+from opentelemetry import trace
+
+
+@pytest.mark.parametrize("n", range(3))
+@pytest.mark.rampart(policy="policy.yaml")
+def test_agent(agent_trace, n):
+    with trace.get_tracer("t").start_as_current_span("work"):
+        pass
+    agent_trace.assert_safe()
+"""
+
+
+@pytest.mark.parametrize(("text", "where", "message"), CASES)
+def test_a_wrong_word_in_the_policy_stops_the_session_once(
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    where: str,
+    message: str,
+) -> None:
+    isolated = isolate(pytester, monkeypatch)
+    policy = write(isolated.path, text)
+    isolated.makepyfile(test_bad_policy=TESTS_OF_A_BAD_POLICY)
+    result = run_pytest(isolated)
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == 2, output
+    error = f"rampart-otel: error: {policy}:{where}: {message}"
+    assert output.count(error) == 1, output
+    assert "Traceback" not in output and "PolicyError" not in output, output
+    assert "test_agent[1]" not in output and "passed" not in output, output
+
+
+def test_under_xdist_a_wrong_word_in_the_policy_is_said_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolated = isolate(pytester, monkeypatch)
+    (text, where, message) = CASES[0].values
+    policy = write(isolated.path, text)
+    isolated.makepyfile(test_bad_policy=TESTS_OF_A_BAD_POLICY)
+    result = run_pytest(isolated, "-n", "2")
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == 2, output
+    assert output.count(f"rampart-otel: error: {policy}:{where}: {message}") == 1, output
+    assert "Traceback" not in output and "PolicyError" not in output, output
 
 
 def test_installing_the_package_registers_the_plugin() -> None:

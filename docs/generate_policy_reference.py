@@ -1,0 +1,42 @@
+"""Rewrite what docs/ holds from the code: the vocabulary tables of docs/policy.md and
+docs/policy.schema.json. Run it after changing rampart_otel/vocabulary.py:
+
+    make docs   (or: .venv/bin/python docs/generate_policy_reference.py)
+
+tests/test_vocabulary.py and tests/evaluation/test_policy_schema.py fail while they differ.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rampart_otel.evaluation.policy_schema import schema_text
+from rampart_otel.vocabulary import markdown_tables
+
+DOCS = Path(__file__).resolve().parent
+POLICY_MD = DOCS / "policy.md"
+SCHEMA_JSON = DOCS / "policy.schema.json"
+BEGIN = (
+    "<!-- vocabulary: generated from rampart_otel/vocabulary.py by "
+    "docs/generate_policy_reference.py; edit there -->"
+)
+END = "<!-- end of the generated vocabulary -->"
+
+
+def with_tables(text: str) -> str:
+    """``text`` (docs/policy.md) with the generated tables between the markers."""
+    head, begin, rest = text.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise SystemExit(f"{POLICY_MD}: the markers {BEGIN!r} and {END!r} are missing")
+    return f"{head}{BEGIN}\n\n{markdown_tables()}\n{END}{tail}"
+
+
+def main() -> None:
+    POLICY_MD.write_text(with_tables(POLICY_MD.read_text(encoding="utf-8")), encoding="utf-8")
+    SCHEMA_JSON.write_text(schema_text(), encoding="utf-8")
+    print(f"wrote {POLICY_MD} and {SCHEMA_JSON}")
+
+
+if __name__ == "__main__":
+    main()
