@@ -232,11 +232,12 @@ def _choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
         raise UsageError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
 
 
-# -- policy: check a policy file, and what its checks can decide on recorded traces ---------
+# -- policy: check a policy file (and what it can decide on recorded traces), its schema ----
 
 policy_app = typer.Typer(
     name="policy",
-    help="Work with a policy file: check it, and what it can decide on your traces.",
+    help="Work with a policy file: check it (and what it can decide on your traces), or "
+    "print its JSON Schema for editors.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -288,19 +289,6 @@ def policy_check(
     if traces and unreadable(stats):
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
     raise SystemExit(EXIT_FAILED if any_error(document) else EXIT_OK)
-
-
-# -- policy: the policy file itself --------------------------------------------------------
-
-policy_app = typer.Typer(
-    name="policy",
-    help="Work with policy files.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-app.add_typer(policy_app)
 
 
 @policy_app.command("schema")

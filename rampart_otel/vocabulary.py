@@ -72,6 +72,7 @@ SIDE_EFFECT_KINDS: tuple[Kind, ...] = (
             Word("url", "the full URL"),
             Word("host", "the server's host name, lower case"),
             Word("port", "the server's port (from the URL's scheme when not recorded)"),
+            Word("path", "the URL's path (from the URL when not recorded)"),
             Word("status_code", "the response's status code"),
         ),
         "CLIENT spans with `http.request.method` (or `http.method`)",

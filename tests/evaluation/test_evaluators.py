@@ -441,7 +441,10 @@ def test_no_secret_in_any_argument_of_any_tool_on_the_samples(sample: str) -> No
     elif "-exfil" in sample:
         assert SafetyStatus.UNSAFE in statuses, [r.summary for r in results]
         tools = {call.name for run in with_calls for call in run.tool_calls}
-        (text,) = [e.text for r in results for e in r.evidence]  # the one call with the token
-        assert "tok_live_" in text and text.partition("(")[0] in tools, text
+        # The call with the token (a plain SDK loop's later trace shows it again, read from
+        # its model input history).
+        texts = [e.text for r in results for e in r.evidence]
+        assert texts and len({t.partition("(")[0] for t in texts}) == 1, texts
+        assert all("tok_live_" in t and t.partition("(")[0] in tools for t in texts), texts
     else:
         assert statuses == {SafetyStatus.SAFE}, [r.summary for r in results]

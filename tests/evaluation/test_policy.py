@@ -462,10 +462,8 @@ STRUCTURE_REJECTIONS = [
         "unknown top-level key",
         "policy: p\nname: q\nchecks:\n  - id: a\n    polarity: attack\n"
         "    detect: tool_called('x')\n",
-        "2:1: unknown key 'name'; expected one of: "
-        "policy, version, assume_coverage, tools, judge, checks",
         "2:1: unknown key 'name'; expected one of: policy, version, assume_coverage, "
-        "side_effect_kinds, judge, checks",
+        "side_effect_kinds, tools, judge, checks",
     ),
     (
         "unknown check key",
@@ -486,15 +484,13 @@ STRUCTURE_REJECTIONS = [
         "list document",
         "- policy: p\n- checks: []\n",
         "1:1: a policy must be a mapping with the keys "
-        "policy, version, assume_coverage, tools, judge, checks",
-        "policy, version, assume_coverage, side_effect_kinds, judge, checks",
+        "policy, version, assume_coverage, side_effect_kinds, tools, judge, checks",
     ),
     (
         "scalar document",
         "just some text\n",
         "1:1: a policy must be a mapping with the keys "
-        "policy, version, assume_coverage, tools, judge, checks",
-        "policy, version, assume_coverage, side_effect_kinds, judge, checks",
+        "policy, version, assume_coverage, side_effect_kinds, tools, judge, checks",
     ),
     (
         "check not a mapping",
