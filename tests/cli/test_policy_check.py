@@ -63,7 +63,8 @@ def test_policy_check_table_counts_are_the_score_verdicts() -> None:
 def test_names_no_run_contains_are_noted_with_the_closest_seen(tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text(
-        "policy: typos\nchecks:\n"
+        # A kind of the user's own, declared (an undeclared unknown kind is refused on load).
+        "policy: typos\nside_effect_kinds: [http]\nchecks:\n"
         "  - id: reports\n    polarity: attack\n"
         '    detect: tool_called("send_reprot")\n'
         "  - id: http\n    polarity: attack\n"
