@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -169,6 +170,15 @@ def score(
         ),
     ] = None,
     allow_empty: AllowEmpty = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "-v",
+            "--verbose",
+            help="Terminal format: every result, run by run (default: an overview by file, "
+            "the findings by check, the totals).",
+        ),
+    ] = False,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
     from rampart_otel.scoring import load_checked_policy  # startup
@@ -202,6 +212,10 @@ def score(
             on_error=report_input_error,
             jobs=workers,
             stitch=workers == 1 and stitch is not False,
+            verbose=verbose,
+            command=shlex.join(
+                ["rampart-otel", "score", *map(str, paths), "--policy", str(policy)]
+            ),
         )
     check_read(stats, allow_empty)
     raise SystemExit(code)

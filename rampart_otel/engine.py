@@ -130,6 +130,7 @@ def _error_result(
         summary=f"{what}: {described}",
         harm_category=getattr(check, "harm_category", None),
         service=run_service(run),
+        sources=run.sources,
         error=described,
         policy=policy.name,
         policy_version=policy.version,

@@ -95,6 +95,9 @@ class Span:
     # Attributes whose values the exporter of the span's form may have cut short (a Zipkin
     # exporter's tag length limit).
     cut_keys: tuple[str, ...] = ()
+    # Where the span was read: ``path:line``, ``path@offset`` or ``path`` (as an InputError
+    # about it would name it); empty for spans that did not come from a file.
+    source: str = ""
 
     @property
     def parent_is_local(self) -> bool | None:
@@ -130,6 +133,16 @@ class Run:
     session_id: str | None = None
     revision: int = 0  # > 0: spans that arrived after an earlier part of the run was scored
     stitched: tuple[Stitch, ...] = ()  # traces joined to the run's own (``processors.stitch``)
+
+    @property
+    def sources(self) -> list[str]:
+        """Where each of the run's traces was read: its first span's ``source``, in trace
+        order and without repeats (a stitched run spans several); traces not read from a
+        file are left out."""
+        first: dict[str, str] = {}
+        for span in self.spans:
+            first.setdefault(span.trace_id, span.source)
+        return list(dict.fromkeys(first[t] for t in self.trace_ids if first.get(t)))
 
 
 class ToolCallStatus(StrEnum):

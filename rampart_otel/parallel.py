@@ -33,7 +33,8 @@ from rampart_otel.exporters.html_report import run_view
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, RunAssembler
-from rampart_otel.receivers.files import Record, RecordKind, decode_record, read_records
+from rampart_otel.pipeline import decode_located
+from rampart_otel.receivers.files import Record, RecordKind, read_records
 
 __all__ = ["ScoredRun", "fork_available", "score_in_parallel"]
 
@@ -109,7 +110,7 @@ class _Worker:
                 self._emitted(self.assembler.expire(self.clock), (record_index, 0), scored)
                 continue
             batch_no = 0
-            for item in decode_record(record):
+            for item in decode_located(record):
                 if isinstance(item, InputError):
                     if reports:
                         errors.append(((record_index, batch_no), item))

@@ -13,7 +13,13 @@ from rampart_otel.model import AgentRun, InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.processors.stitch import assemble
-from rampart_otel.receivers.files import read_paths
+from rampart_otel.receivers.files import (
+    Item,
+    Record,
+    RecordKind,
+    decode_record,
+    read_records,
+)
 
 
 @dataclass(slots=True)
@@ -22,6 +28,34 @@ class ReadStats:
 
     spans: int = 0
     errors: list[InputError] = field(default_factory=list)
+
+
+def record_source(record: Record) -> str:
+    """Where a record's spans were read, as an InputError would name it: ``path:line`` for
+    a JSON line or the line a JSON document starts at, ``path@offset`` or ``path`` for
+    protobuf."""
+    if record.kind is RecordKind.JSON_DOCUMENTS:
+        return f"{record.path}:{record.line}"
+    return record.location
+
+
+def decode_located(record: Record) -> Iterator[Item]:
+    """``decode_record``, each span's ``source`` set to where its record was read."""
+    where = record_source(record)
+    for item in decode_record(record):
+        if not isinstance(item, InputError):
+            for span in item:
+                span.source = where
+        yield item
+
+
+def read_located(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Item]:
+    """Every span batch and InputError under ``paths``, in order, spans located."""
+    for record in read_records(paths):
+        if isinstance(record, InputError):
+            yield record
+        else:
+            yield from decode_located(record)
 
 
 def runs(
@@ -37,7 +71,7 @@ def runs(
     together (``processors.stitch``); input errors go to ``stats`` and are skipped."""
 
     def batches() -> Iterator[list[Span]]:
-        for item in read_paths(paths):
+        for item in read_located(paths):
             if isinstance(item, InputError):
                 stats.errors.append(item)
                 if on_error is not None:

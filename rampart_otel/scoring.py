@@ -31,7 +31,7 @@ from rampart_otel.evaluation import (
 from rampart_otel.exporters.html_report import run_view, write_html_report
 from rampart_otel.exporters.junit import write_junit
 from rampart_otel.exporters.report_json import JsonReportWriter
-from rampart_otel.exporters.terminal_report import write_terminal_report
+from rampart_otel.exporters.terminal_report import write_compact_report, write_terminal_report
 from rampart_otel.model import InputError, Run
 from rampart_otel.parallel import Render, ScoredRun, score_in_parallel
 from rampart_otel.pipeline import ReadStats, runs
@@ -70,11 +70,15 @@ def score(
     on_error: Callable[[InputError], None],
     jobs: int = 1,
     stitch: bool = True,
+    verbose: bool = False,
+    command: str = "rampart-otel score ...",
 ) -> tuple[int, ReadStats]:
     """Score every run; return the exit code the verdicts call for, and what was read.
 
     ``jobs`` > 1 scores on that many worker processes (``group_by="trace"`` only, one run
     per trace: no stitching), with the output ``stitch=False`` gives, in the same order.
+    The terminal format is the overview unless ``verbose`` (every result); ``command`` is
+    how the overview's "next" block repeats the command that was run.
     """
     with fewer_young_collections():
         stats = ReadStats()
@@ -131,9 +135,14 @@ def score(
                 f"rampart-otel score: policy {policy.name} v{policy.version}, "
                 f"{len(policy.checks)} checks, {runs_seen} runs, {stats.spans} spans"
             )
-            write_terminal_report(
-                kept, population, stats.errors, console, title, fail_on_undetermined
-            )
+            if verbose:
+                write_terminal_report(
+                    kept, population, stats.errors, console, title, fail_on_undetermined
+                )
+            else:
+                write_compact_report(
+                    kept, population, stats.errors, console, title, fail_on_undetermined, command
+                )
             if judge is not None:
                 console.print(
                     f"judge: {judge['calls']} calls, {judge['prompt_tokens']} prompt and "

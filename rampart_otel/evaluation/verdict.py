@@ -78,6 +78,8 @@ class CheckResult:
     started_at_ns: int | None = None
     assumed_channels: dict[str, CoverageSource] = field(default_factory=dict)
     rationale: str = ""
+    # Where each of the run's traces was read (``Run.sources``: path:line, path@offset, path).
+    sources: list[str] = field(default_factory=list)
     outcome: EvalOutcome | None = None
     error: str | None = None
     policy: str | None = None  # the policy the check belongs to, when it was run from one
@@ -197,6 +199,7 @@ def _skeleton(run: AgentRun, check: Check, coverage: Coverage | None = None) -> 
             harm_category=harm_category,
             service=run.service,
             started_at_ns=run.started_at_ns,
+            sources=run.run.sources,
         )
     except Exception:  # a malformed run: what can be read of it, field by field, below
         pass
@@ -214,6 +217,7 @@ def _skeleton(run: AgentRun, check: Check, coverage: Coverage | None = None) -> 
         result.trace_ids = list(run.trace_ids)
         result.service = run.service
         result.started_at_ns = run.started_at_ns
+        result.sources = run.run.sources
         result.observability_level = run.coverage.level
         result.coverage = coverage if coverage is not None else snapshot(run)
     except Exception:  # a malformed run still gets a result; evaluation will report the error

@@ -64,6 +64,7 @@ def _details(result: CheckResult) -> str:
     lines = [
         f"status: {result.status.value}",
         f"trace_ids: {', '.join(safe_text(t) for t in result.trace_ids)}",
+        f"sources: {', '.join(safe_text(s) for s in result.sources) or '-'}",
         f"observability_level: {level.value if level else '-'}",
     ]
     lines += [

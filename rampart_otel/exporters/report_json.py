@@ -52,6 +52,7 @@ def check_result_to_dict(
         "harm_category": result.harm_category,
         "service": result.service,
         "started_at": ns_to_iso(result.started_at_ns),
+        "sources": list(result.sources),
         "rationale": result.rationale,
         "error": result.error,
     }
@@ -133,9 +134,11 @@ class JsonReportWriter:
             level,
             result.service,
             result.started_at_ns,
+            result.sources,
         )
         if run_key != self._run_key or coverage is not self._run_coverage:
-            self._run_key = (*run_key[:1], list(result.trace_ids), *run_key[2:])
+            self._run_key = (*run_key[:1], list(result.trace_ids), *run_key[2:-1])
+            self._run_key += (list(result.sources),)
             self._run_coverage = coverage
             self._run_head = (
                 f'{{"run_id": {dumps_jsonable(result.run_id)}, '
@@ -149,6 +152,7 @@ class JsonReportWriter:
             self._run_tail = (
                 f', "service": {dumps_jsonable(result.service)}'
                 f', "started_at": {dumps_jsonable(ns_to_iso(result.started_at_ns))}'
+                f', "sources": {dumps_jsonable(list(result.sources))}'
             )
         check_key = (result.check_id, result.polarity, result.harm_category)
         check = self._checks.get(check_key)

@@ -1,13 +1,18 @@
-"""The terminal summary of ``score``: RAMPART's shape, grouped by harm category.
+"""The terminal summary of ``score``: a compact overview by default, the full listing with -v.
 
 PASS safe, FAIL unsafe, WARN undetermined (FAIL under ``--fail-on undetermined``),
-ERR error. Every run line carries its observability level; each category and the whole
-report close with a population line.
+ERR error. The overview (``write_compact_report``) names each trace file with its runs and
+their worst verdict, then each non-SAFE finding grouped by check, then the totals and what
+to try next. The full listing (``write_terminal_report``) is RAMPART's shape, grouped by
+harm category: every run line carries its observability level and the file it was read
+from; each category and the whole report close with a population line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+
+import textwrap
 
 from rich.console import Console
 from rich.text import Text
@@ -23,6 +28,133 @@ LABELS = {
     "undetermined": ("WARN", "bold yellow"),
     "error": ("ERR ", "bold magenta"),
 }
+
+
+# Worst first: the verdict a file or a finding group is shown with.
+_SEVERITY = {"unsafe": 0, "error": 1, "undetermined": 2, "safe": 3}
+NO_FILE = "(not read from a file)"
+WIDTH = 100  # the overview wraps its lists of file names here
+
+
+def source_file(source: str) -> str:
+    """The file part of a source location: ``path:line`` / ``path@offset`` → ``path``."""
+    for separator in (":", "@"):
+        head, found, tail = source.rpartition(separator)
+        if found and tail.isdigit():
+            return head
+    return source
+
+
+def _run_file(result: CheckResult) -> str:
+    return source_file(result.sources[0]) if result.sources else NO_FILE
+
+
+def _label(status: str, fail_on_undetermined: bool) -> tuple[str, str]:
+    label, style = LABELS[status]
+    if label == "WARN" and fail_on_undetermined:
+        style = "bold red"
+    return label, style
+
+
+def write_compact_report(
+    results: Iterable[CheckResult],
+    population: PopulationReport,
+    errors: list[InputError],
+    console: Console,
+    title: str,
+    fail_on_undetermined: bool = False,
+    command: str = "rampart-otel score ...",
+) -> None:
+    """The overview: files and their runs' worst verdicts, findings by check, totals, next."""
+    kept = list(results)
+    console.print(Text(title, style="bold"))
+    _print_files(kept, console, fail_on_undetermined)
+    _print_findings(kept, console, fail_on_undetermined)
+    console.print()
+    _print_errors(errors, console)
+    console.print(_population_line(population.overall, "", bold=True))
+    console.print()
+    console.print(Text("next:", style="bold"))
+    for line in (
+        "rampart-otel inspect FILE    what one file's runs did, and what their traces could show",
+        f"{command} --format html -o report.html    these verdicts as one page",
+        "rampart-otel collect --policy POLICY    score an agent's traces as they arrive (OTLP)",
+        f"{command} -v    every result, run by run",
+    ):
+        console.print(Text("  " + safe_text(line)))
+
+
+def _print_files(results: list[CheckResult], console: Console, fail_on: bool) -> None:
+    worst_of_run: dict[str, str] = {}
+    file_of_run: dict[str, str] = {}
+    for result in results:
+        file_of_run.setdefault(result.run_id, _run_file(result))
+        status = result.status.value
+        known = worst_of_run.get(result.run_id)
+        if known is None or _SEVERITY[status] < _SEVERITY[known]:
+            worst_of_run[result.run_id] = status
+    runs_of_file: dict[str, list[str]] = {}
+    for run_id, name in file_of_run.items():
+        runs_of_file.setdefault(name, []).append(run_id)
+    by_directory: dict[str, dict[str, list[str]]] = {}
+    for name, run_ids in runs_of_file.items():
+        directory, _, base = name.rpartition("/")
+        by_directory.setdefault(directory, {})[base] = run_ids
+    console.print()
+    console.print(Text("Trace files, by the worst verdict among their runs:", style="bold"))
+    for directory in sorted(by_directory):
+        files = by_directory[directory]
+        run_count = sum(len(ids) for ids in files.values())
+        head = f"{directory}/" if directory else "."
+        console.print(
+            Text.assemble((safe_text(head), "bold"), f"  {len(files)} files, {run_count} runs")
+        )
+        by_worst: dict[str, list[str]] = {}
+        for base in sorted(files):
+            run_ids = files[base]
+            worst = min((worst_of_run[r] for r in run_ids), key=_SEVERITY.__getitem__)
+            shown = safe_text(base) + (f" ({len(run_ids)} runs)" if len(run_ids) > 1 else "")
+            by_worst.setdefault(worst, []).append(shown)
+        for status in sorted(by_worst, key=_SEVERITY.__getitem__):
+            label, style = _label(status, fail_on)
+            lines = textwrap.wrap(", ".join(by_worst[status]), WIDTH - 8, break_on_hyphens=False)
+            for number, line in enumerate(lines):
+                console.print(Text.assemble("  ", (label, style) if not number else "    ", "  ", line))
+
+
+def _print_findings(results: list[CheckResult], console: Console, fail_on: bool) -> None:
+    groups: dict[tuple[str, str], list[CheckResult]] = {}
+    for result in results:
+        if result.status.value != "safe":
+            groups.setdefault((result.status.value, result.check_id), []).append(result)
+    console.print()
+    if not groups:
+        console.print(Text("No findings: every result is SAFE.", style="bold green"))
+        return
+    count = sum(len(group) for group in groups.values())
+    console.print(Text(f"Findings ({count} results that are not SAFE, by check):", style="bold"))
+    for status, check_id in sorted(groups, key=lambda key: (_SEVERITY[key[0]], key[1])):
+        group = groups[(status, check_id)]
+        label, style = _label(status, fail_on)
+        runs = len({result.run_id for result in group})
+        example = group[0]
+        where = safe_text(example.sources[0] if example.sources else NO_FILE)
+        more = f", e.g. {where}" if runs > 1 else f" {where}"
+        console.print(
+            Text.assemble(
+                "  ", (label, style), "  ", (safe_text(check_id), "cyan"), f"  {runs} runs{more}"
+            )
+        )
+        console.print(Text(f"        {safe_text(example.summary, WIDTH)}"))
+
+
+def _print_errors(errors: list[InputError], console: Console) -> None:
+    if errors:
+        console.print(Text(f"{len(errors)} input errors (lines or files skipped):", style="yellow"))
+        for error in errors[:5]:
+            console.print(Text(f"  {safe_text(error.location)}: {safe_text(error.message)}"))
+        if len(errors) > 5:
+            console.print(Text(f"  and {len(errors) - 5} more (see --format json)"))
 
 
 def write_terminal_report(
@@ -44,12 +176,7 @@ def write_terminal_report(
             _print_result(result, console, fail_on_undetermined)
         console.print(_population_line(population.by_harm_category[category], "  "))
     console.print()
-    if errors:
-        console.print(Text(f"{len(errors)} input errors (lines or files skipped):", style="yellow"))
-        for error in errors[:5]:
-            console.print(Text(f"  {safe_text(error.location)}: {safe_text(error.message)}"))
-        if len(errors) > 5:
-            console.print(Text(f"  and {len(errors) - 5} more (see --format json)"))
+    _print_errors(errors, console)
     console.print(_population_line(population.overall, "", bold=True))
 
 
@@ -72,6 +199,7 @@ def _print_result(result: CheckResult, console: Console, fail_on_undetermined: b
             safe_text(result.run_id, 40),
             f"  {safe_text(result.service or '-', 60)}  [{level}]",
             (assumed, "yellow"),
+            f"  {safe_text(', '.join(result.sources) or NO_FILE, 300)}",
         )
     )
     console.print(
