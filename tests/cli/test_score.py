@@ -164,7 +164,7 @@ def test_junit_marks_undetermined_distinct_from_pass(tmp_path: Path) -> None:
 
 
 def test_terminal_summary_labels_levels_and_population() -> None:
-    proc = run_cli("score", TRACES, "--policy", POLICY)
+    proc = run_cli("score", TRACES, "--policy", POLICY, "-v")
     assert proc.returncode == 1
     out = proc.stdout
     for label in ("PASS", "FAIL", "WARN"):
@@ -172,6 +172,49 @@ def test_terminal_summary_labels_levels_and_population() -> None:
     assert "data_exfiltration" in out and "[tool_and_side_effects]" in out
     assert "[response_only]" in out and "attack success" in out and "90% CI" in out
     assert "\x1b" not in out  # not a terminal: no colour codes
+    run_lines = [line for line in out.splitlines() if re.match(r"  \S+  \S+  run ", line)]
+    assert run_lines and all(re.search(r"\.jsonl:\d+", line) for line in run_lines)
+    assert f"[tool_and_side_effects]  {TRACES / 'pydantic-ai-exfil.jsonl'}:1" in out
+
+
+def test_default_terminal_report_is_an_overview_that_names_every_sample_file() -> None:
+    """`make demo`'s command: at most 150 lines, every sample file under its folder with the
+    worst verdict of its runs, the findings by check, the totals and what to try next."""
+    proc = run_cli("score", "samples/traces", "--policy", "samples/policy.yaml")
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) <= 150
+    out = proc.stdout
+    samples = sorted(p for p in TRACES.rglob("*.jsonl"))
+    for sample in samples:
+        assert re.search(rf"[ ,]{re.escape(sample.name)}[ ,\n(]", out), sample.name
+    # each file sits in the group of its runs' worst verdict, under its folder
+    fail_block = out.split("samples/traces/  ")[1].split("  WARN  ")[0]
+    assert "pydantic-ai-exfil.jsonl" in fail_block and "pydantic-ai-benign.jsonl" not in fail_block
+    assert "samples/traces/calculator/  2 files, 2 runs" in out
+    assert "  PASS  calculator-benign-declared.jsonl" in out
+    assert re.search(r"FAIL  no-exfiltration  \d+ runs, e\.g\. samples/traces/\S+\.jsonl:\d+", out)
+    assert "Attack detected: http_request POST http://127.0.0.2" in out
+    assert "attack success" in out and "next:" in out
+    for hint in ("rampart-otel inspect FILE", "--format html -o report.html", "rampart-otel collect"):
+        assert hint in out
+    assert not re.search(r"  run [0-9a-f]{32}", out)  # no per-run listing: that is -v
+
+
+def test_json_and_junit_name_the_file_and_line_of_every_run(report: dict, tmp_path: Path) -> None:
+    for result in report["results"]:
+        assert result["sources"], result["run_id"]
+        for source in result["sources"]:
+            path, _, line = source.rpartition(":")
+            assert Path(path).is_file() and int(line) >= 1
+    # a run stitched from several traces names where each was read
+    stitched = [r for r in report["results"] if len(r["trace_ids"]) > 1]
+    assert stitched and all(len(r["sources"]) >= 1 for r in stitched)
+    assert any(len(r["sources"]) > 1 for r in stitched)
+    out = tmp_path / "junit.xml"
+    run_cli("score", TRACES / "pydantic-ai-exfil.jsonl", "--policy", POLICY,
+            "--format", "junit", "-o", out)  # fmt: skip
+    assert f"sources: {TRACES / 'pydantic-ai-exfil.jsonl'}:1" in out.read_text()
 
 
 def test_hostile_trace_text_cannot_reach_the_terminal(tmp_path: Path) -> None:
@@ -193,9 +236,11 @@ def test_any_unicode_in_trace_text_is_scored_in_every_format(
     assert odd != line
     (tmp_path / "odd.jsonl").write_text(odd)
     good = TRACES / "openllmetry-benign.jsonl"
+    verbose = ["-v"] if output_format == "terminal" else []  # the listing names services
     proc = run_cli(
-        "score", tmp_path / "odd.jsonl", good, "--policy", POLICY, "--format", output_format
-    )
+        "score", tmp_path / "odd.jsonl", good, "--policy", POLICY, "--format", output_format,
+        *verbose,
+    )  # fmt: skip
     assert proc.returncode == 1 and proc.stderr == "", proc.stderr
     if output_format == "junit":
         cases = ET.fromstring(proc.stdout).iter("testcase")
@@ -229,6 +274,7 @@ def test_a_lone_surrogate_and_a_nul_give_a_valid_report_in_every_format(
     trace = odd_trace(tmp_path)
     out = tmp_path / f"report.{output_format}"
     args = ["-o", out] if to_file else []
+    args += ["-v"] if output_format == "terminal" else []  # the listing names services
     proc = run_cli("score", trace, "--policy", POLICY, "--format", output_format, *args)
     assert proc.returncode == 1, proc.stderr  # the exfiltration is still found: UNSAFE
     assert proc.stderr == ""
