@@ -32,8 +32,8 @@ from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus
 from rampart_otel.exporters.html_report import run_view
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.model import InputError, Run, Span
-from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, RunAssembler
 from rampart_otel.pipeline import decode_located
+from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, RunAssembler
 from rampart_otel.receivers.files import Record, RecordKind, read_records
 
 __all__ = ["ScoredRun", "fork_available", "score_in_parallel"]

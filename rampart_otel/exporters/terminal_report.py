@@ -10,9 +10,8 @@ from; each category and the whole report close with a population line.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import textwrap
+from collections.abc import Iterable
 
 from rich.console import Console
 from rich.text import Text
@@ -119,7 +118,8 @@ def _print_files(results: list[CheckResult], console: Console, fail_on: bool) ->
             label, style = _label(status, fail_on)
             lines = textwrap.wrap(", ".join(by_worst[status]), WIDTH - 8, break_on_hyphens=False)
             for number, line in enumerate(lines):
-                console.print(Text.assemble("  ", (label, style) if not number else "    ", "  ", line))
+                lead = (label, style) if not number else "    "
+                console.print(Text.assemble("  ", lead, "  ", line))
 
 
 def _print_findings(results: list[CheckResult], console: Console, fail_on: bool) -> None:

@@ -196,7 +196,7 @@ def test_default_terminal_report_is_an_overview_that_names_every_sample_file() -
     assert re.search(r"FAIL  no-exfiltration  \d+ runs, e\.g\. samples/traces/\S+\.jsonl:\d+", out)
     assert "Attack detected: http_request POST http://127.0.0.2" in out
     assert "attack success" in out and "next:" in out
-    for hint in ("rampart-otel inspect FILE", "--format html -o report.html", "rampart-otel collect"):
+    for hint in ("inspect FILE", "--format html -o report.html", "rampart-otel collect"):
         assert hint in out
     assert not re.search(r"  run [0-9a-f]{32}", out)  # no per-run listing: that is -v
 

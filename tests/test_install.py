@@ -1,0 +1,51 @@
+"""The install path docs/deployment.md gives: the built wheel in a fresh venv works on its own.
+
+Builds the wheel from this checkout, installs it (with its dependencies, from whatever
+index pip is configured with) into a new virtual environment, and runs the installed
+command from outside the checkout: ``--version`` and a ``score`` of one sample file.
+About 25 s on the shared CI machine.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+from rampart_otel import __version__
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples" / "traces" / "pydantic-ai-exfil.jsonl"
+POLICY = REPO / "samples" / "policy.yaml"
+
+
+def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env
+    )
+
+
+def test_the_built_wheel_installs_into_a_fresh_venv_and_scores(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, ".", cwd=REPO)
+    assert built.returncode == 0, built.stderr
+    (wheel,) = dist.glob("rampart_otel-*.whl")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    bin_dir = env_dir / "bin"
+    installed = _run(bin_dir / "python", "-m", "pip", "install", "-q", wheel, cwd=tmp_path)
+    assert installed.returncode == 0, installed.stderr
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = _run(bin_dir / "python", "-c", "import rampart_otel; print(rampart_otel.__file__)",
+                 cwd=elsewhere)  # fmt: skip
+    assert Path(where.stdout.strip()).is_relative_to(env_dir)  # not this checkout
+    version = _run(bin_dir / "rampart-otel", "--version", cwd=elsewhere)
+    assert version.returncode == 0 and version.stdout.strip() == f"rampart-otel {__version__}"
+    scored = _run(bin_dir / "rampart-otel", "score", SAMPLE, "--policy", POLICY, cwd=elsewhere)
+    assert scored.returncode == 1, scored.stderr  # the sample's exfiltration is UNSAFE
+    assert "FAIL  no-exfiltration" in scored.stdout and "Traceback" not in scored.stderr
