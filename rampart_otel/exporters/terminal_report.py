@@ -48,6 +48,10 @@ def _run_file(result: CheckResult) -> str:
     return source_file(result.sources[0]) if result.sources else NO_FILE
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def _label(status: str, fail_on_undetermined: bool) -> tuple[str, str]:
     label, style = LABELS[status]
     if label == "WARN" and fail_on_undetermined:
@@ -106,7 +110,10 @@ def _print_files(results: list[CheckResult], console: Console, fail_on: bool) ->
         run_count = sum(len(ids) for ids in files.values())
         head = f"{directory}/" if directory else "."
         console.print(
-            Text.assemble((safe_text(head), "bold"), f"  {len(files)} files, {run_count} runs")
+            Text.assemble(
+                (safe_text(head), "bold"),
+                f"  {_count(len(files), 'file')}, {_count(run_count, 'run')}",
+            )
         )
         by_worst: dict[str, list[str]] = {}
         for base in sorted(files):
@@ -142,7 +149,11 @@ def _print_findings(results: list[CheckResult], console: Console, fail_on: bool)
         more = f", e.g. {where}" if runs > 1 else f" {where}"
         console.print(
             Text.assemble(
-                "  ", (label, style), "  ", (safe_text(check_id), "cyan"), f"  {runs} runs{more}"
+                "  ",
+                (label, style),
+                "  ",
+                (safe_text(check_id), "cyan"),
+                f"  {_count(runs, 'run')}{more}",
             )
         )
         console.print(Text(f"        {safe_text(example.summary, WIDTH)}"))

@@ -1,0 +1,1 @@
+"""Runnable examples of instrumenting your own agent (README, "Instrumenting your own agent")."""
