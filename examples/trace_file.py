@@ -1,6 +1,6 @@
 """Shape 3: a Python agent writes its trace to a file (or sends it to ``rampart-otel collect``).
 
-    python -m examples.trace_file --out trace.jsonl        # then: rampart-otel score trace.jsonl ...
+    python -m examples.trace_file --out trace.jsonl    # then: rampart-otel score trace.jsonl ...
     python -m examples.trace_file --otlp http://127.0.0.1:4318
 
 ``tracing(...)`` is the part to copy: a TracerProvider whose exporter writes one OTLP/JSON
