@@ -98,6 +98,8 @@ def _print_run(run: AgentRun, console: Console) -> None:
     revision = f" (revision {run.run.revision})" if run.run.revision else ""
     console.print(_line(("Run ", "bold"), (safe_text(run.run_id), "bold cyan"), revision))
     console.print(_line("  traces:   ", ", ".join(safe_text(t) for t in run.trace_ids)))
+    if run.run.sources:
+        console.print(_line("  read at:  ", ", ".join(safe_text(s) for s in run.run.sources)))
     for stitch in run.run.stitched:
         console.print(
             _line(

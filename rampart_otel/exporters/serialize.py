@@ -125,6 +125,7 @@ def agent_run_to_dict(run: AgentRun) -> dict[str, Any]:
         "run_id": run.run_id,
         "revision": run.run.revision,
         "trace_ids": run.trace_ids,
+        "sources": run.run.sources,
         "session_id": run.run.session_id,
         "service": run.service,
         "started_at": ns_to_iso(run.started_at_ns),

@@ -238,3 +238,14 @@ def test_inspect_of_no_spans_is_an_error_unless_allowed(tmp_path: Path) -> None:
     proc = run_cli("inspect", empty)
     assert proc.returncode == 2 and "no spans in the input" in proc.stderr
     assert run_cli("inspect", empty, "--allow-empty").returncode == 0
+
+
+def test_inspect_names_where_each_trace_of_a_stitched_run_was_read() -> None:
+    sample = TRACES / "autogen" / "autogen-exfil.jsonl"
+    proc = run_cli("inspect", "--json", sample)
+    assert proc.returncode == 0, proc.stderr
+    (run,) = json.loads(proc.stdout)["runs"]
+    assert len(run["trace_ids"]) > 1  # several traces stitched into one run
+    assert run["sources"] == [f"{sample}:1", f"{sample}:2"]
+    text = run_cli("inspect", sample).stdout
+    assert f"  read at:  {sample}:1, {sample}:2" in text
