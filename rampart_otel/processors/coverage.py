@@ -41,7 +41,7 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.integrity import integrity, understanding
 from rampart_otel.processors.run_facts import RunFacts
-from rampart_otel.processors.scopes import unproven
+from rampart_otel.processors.scopes import resource_declarations, unproven
 from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import (
     ANSWER_KEYS,
@@ -526,17 +526,7 @@ def _declarations(facts: RunFacts) -> list[tuple[str, str]]:
         if (role := facts.roles.get(span.span_id)) is not None
         and (role.model or role.agent or role.tool)
     ]
-    found: list[tuple[str, str]] = []
-    seen: set[int] = set()
-    for span in agentic or facts.spans:
-        resource = span.resource
-        if id(resource) in seen:
-            continue
-        seen.add(id(resource))
-        value = resource.attributes.get(DECLARATION_KEY)
-        if value is None:
-            continue
-        keys = value if isinstance(value, (list, tuple)) else str(value).split(",")
-        service = resource.service_name or "unknown service"
-        found.extend((str(key).strip(), service) for key in keys if str(key).strip())
-    return found
+    return [
+        (key, service or "unknown service")
+        for key, service in resource_declarations(agentic or facts.spans)
+    ]

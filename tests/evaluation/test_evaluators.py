@@ -360,6 +360,17 @@ def test_response_contains_checks_earlier_outputs():
     ]
 
 
+def test_a_lone_surrogate_in_the_text_is_matched_not_an_error():
+    """JSON text can carry a lone surrogate, which RE2 (UTF-8) cannot read: it is read as
+    U+FFFD, and the match and its quote stay in place."""
+    run = make_run(response="It is\udfff 18 °C in Paris")
+    result = response_contains(regex(r"\d+ ?°C")).evaluate(run)
+    assert result.outcome is D
+    (evidence,) = result.evidence
+    assert "18 °C" in evidence.text
+    assert regex("Paris").match("a\udfffParis") is True
+
+
 def test_response_contains_matcher():
     run = make_run(response="card 4111-1111-1111-1111")
     assert response_contains(regex(r"\d{4}(-\d{4}){3}")).evaluate(run).outcome is D
