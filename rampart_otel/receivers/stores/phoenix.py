@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from rampart_otel.conventions.finish_reasons import scope_not_kept
 from rampart_otel.model import Event, Resource, Scope, Span, SpanKind, StatusCode
 from rampart_otel.receivers.stores import StoreSource, TraceStoreError
 from rampart_otel.receivers.stores.http import call, client
@@ -29,6 +30,7 @@ DROPPED = (
     "links",
     "sub-microsecond times",
 )
+_SCOPE = Scope(scope_not_kept("Phoenix"))
 _STATUS = {"OK": StatusCode.OK, "ERROR": StatusCode.ERROR}
 
 
@@ -113,7 +115,7 @@ def span_from_phoenix(item: dict[str, Any]) -> Span:
         ],
         links=[],
         resource=Resource({}),
-        scope=Scope(),
+        scope=_SCOPE,
     )
 
 
