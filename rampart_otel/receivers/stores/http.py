@@ -21,9 +21,7 @@ def client(source: StoreSource) -> httpx.Client:
     )
 
 
-def call(
-    http: httpx.Client, source: StoreSource, method: str, path: str, **kwargs: Any
-) -> Any:
+def call(http: httpx.Client, source: StoreSource, method: str, path: str, **kwargs: Any) -> Any:
     """The JSON body of a successful response; anything else a :class:`TraceStoreError`."""
     store = source.store.capitalize() if source.store == "phoenix" else "MLflow"
     try:

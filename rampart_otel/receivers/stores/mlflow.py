@@ -40,7 +40,10 @@ def read_mlflow(source: StoreSource) -> Iterator[list[Span]]:
         while True:
             body: dict[str, Any] = {
                 "locations": [
-                    {"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": experiment}}
+                    {
+                        "type": "MLFLOW_EXPERIMENT",
+                        "mlflow_experiment": {"experiment_id": experiment},
+                    }
                 ],
                 "max_results": source.page,
                 "order_by": ["timestamp_ms ASC"],
@@ -92,9 +95,7 @@ def _filter(source: StoreSource) -> str:
 
 
 def _traces(http: Any, source: StoreSource, ids: list[str]) -> list[Span]:
-    body = call(
-        http, source, "GET", "/api/3.0/mlflow/traces/batchGet", params={"trace_ids": ids}
-    )
+    body = call(http, source, "GET", "/api/3.0/mlflow/traces/batchGet", params={"trace_ids": ids})
     spans: list[Span] = []
     for trace in body.get("traces") or () if isinstance(body, dict) else ():
         spans.extend(spans_of_trace(trace, source))
@@ -110,7 +111,9 @@ def spans_of_trace(trace: dict[str, Any], source: StoreSource) -> list[Span]:
         for key, value in tags.items()
         if not key.startswith(_OWN)
     ]
-    spans = [_own_attributes_out(span) for span in trace.get("spans") or () if isinstance(span, dict)]
+    spans = [
+        _own_attributes_out(span) for span in trace.get("spans") or () if isinstance(span, dict)
+    ]
     document = {
         "resource_spans": [
             {

@@ -109,7 +109,9 @@ def span_from_phoenix(item: dict[str, Any]) -> Span:
         status_message=str(item.get("status_message") or ""),
         attributes=attributes,
         events=[
-            Event(str(e.get("name") or ""), _ns(e.get("timestamp")), dict(e.get("attributes") or {}))
+            Event(
+                str(e.get("name") or ""), _ns(e.get("timestamp")), dict(e.get("attributes") or {})
+            )
             for e in item.get("events") or ()
             if isinstance(e, dict)
         ],
