@@ -9,7 +9,7 @@ import httpx
 import pytest
 import yaml
 from cli_runner import run_cli
-from trace_stores import EXFIL, POLICY, send, spans_in, wait_for_spans
+from trace_stores import BENIGN, EXFIL, POLICY, send, spans_in, wait_for_spans
 
 from rampart_otel import score_files
 from rampart_otel.receivers.stores import parse_store_url, read_store
@@ -104,3 +104,25 @@ def test_annotate_writes_one_assessment_per_check_and_a_new_version_overrides(
     assert len(current) == len(results)
     assert {a["metadata"]["policy_version"] for a in current} == {"2"}
     assert {a["metadata"]["policy_version"] for a in rescored} == {"1", "2"}
+
+
+def test_pages_window_and_limit(mlflow: str) -> None:
+    created = httpx.post(
+        f"http://{mlflow}/api/2.0/mlflow/experiments/create", json={"name": "paged"}
+    ).json()["experiment_id"]
+    samples = [BENIGN, BENIGN.with_name("openinference-no-tool.jsonl")]
+    for sample in samples:
+        send(sample, f"http://{mlflow}/v1/traces", {"x-mlflow-experiment-id": created})
+    url = f"mlflow://{mlflow}/{created}"  # by id this time
+    wait_for_spans(url, sum(spans_in(sample) for sample in samples))
+    whole = list(read_store(parse_store_url(url)))
+    paged = list(read_store(parse_store_url(f"{url}?page=1")))
+    assert len(whole) == 1 and len(paged) == 2  # one batch per page of traces
+    assert sorted(s.span_id for b in paged for s in b) == sorted(
+        s.span_id for b in whole for s in b
+    )
+    assert len({s.trace_id for s in whole[0]}) == 2
+    (first,) = list(read_store(parse_store_url(f"{url}?limit=1")))
+    assert len({s.trace_id for s in first}) == 1
+    assert list(read_store(parse_store_url(f"{url}?since=2100-01-01"))) == []
+    assert list(read_store(parse_store_url(f"{url}?until=2000-01-01"))) == []
