@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -120,13 +121,23 @@ NO_CONTENT = (
 )
 
 
-def test_a_stop_phoenix_kept_no_scope_for_never_reads_as_no_tools(phoenix: str) -> None:
+def test_a_stop_phoenix_kept_no_scope_for_never_reads_as_no_tools(
+    phoenix: str, tmp_path: Path
+) -> None:
     # The OpenAI Agents instrumentation writes a response's status as its finish reason
     # ("stop" for every completed response); Phoenix drops the scope that says so. Read
     # back, this run was SAFE on no-shell while the file says UNDETERMINED.
-    send(NO_CONTENT, f"http://{phoenix}/v1/traces")
-    window = "since=2026-12-02T17:04:06Z&until=2026-12-02T17:04:09Z"  # that run's start
-    url = f"phoenix://{phoenix}/default?{window}"
+    sample = tmp_path / NO_CONTENT.name  # into a project of its own (Phoenix's resource key)
+    with sample.open("w") as out:
+        for line in NO_CONTENT.read_text().splitlines():
+            request = json.loads(line)
+            for spans in request["resourceSpans"]:
+                spans["resource"]["attributes"].append(
+                    {"key": "openinference.project.name", "value": {"stringValue": "no-content"}}
+                )
+            out.write(json.dumps(request) + "\n")
+    send(sample, f"http://{phoenix}/v1/traces")
+    url = f"phoenix://{phoenix}/no-content"
     wait_for_spans(url, spans_in(NO_CONTENT))
     from_file = {r.check_id: r.status.value for r in score_files(NO_CONTENT, POLICY)}
     from_store = {r.check_id: r.status.value for r in score_files(url, POLICY)}
