@@ -46,7 +46,9 @@ def score_files(
     assume_coverage: Iterable[str] = (),
     group_by: GroupBy = "trace",
 ) -> list[CheckResult]:
-    """Every check of ``policy`` on every run in ``paths`` (files or directories, any OTLP form).
+    """Every check of ``policy`` on every run in ``paths`` (files or directories, any OTLP form,
+    or trace stores: ``phoenix://HOST:PORT/PROJECT``, ``mlflow://HOST:PORT/EXPERIMENT``, the
+    window in the query: ``?since=2026-12-01T00:00:00Z&until=...&limit=N``).
 
     Raises :class:`TraceReadError` if any line or file could not be read: a verdict list that
     silently left part of the input out would read as safer than the trace was.

@@ -104,13 +104,13 @@ def parse_store_url(text: str) -> StoreSource:
         raise TraceStoreError(f"{text}: not a trace store URL ({', '.join(_SCHEMES)})")
     store, transport = _SCHEMES[scheme]
     what = "project" if store == "phoenix" else "experiment"
-    if not parts.hostname:
-        raise TraceStoreError(f"{text}: no host (e.g. {scheme}://127.0.0.1:PORT/NAME)")
-    if parts.username or parts.password:
+    if "@" in parts.netloc:  # before anything that echoes the URL
         raise TraceStoreError(
             f"{scheme}://…: credentials do not go in the URL; set "
             + ("PHOENIX_API_KEY" if store == "phoenix" else "MLFLOW_TRACKING_TOKEN")
         )
+    if not parts.hostname:
+        raise TraceStoreError(f"{text}: no host (e.g. {scheme}://127.0.0.1:PORT/NAME)")
     try:
         port = parts.port
     except ValueError:

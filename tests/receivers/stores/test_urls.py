@@ -51,6 +51,7 @@ def test_the_window_reads_back_as_given() -> None:
         ("phoenix:///default", "no host"),
         ("phoenix://h:port/default", "the port is not a number"),
         ("mlflow://user:secret@h:5000/x", "credentials do not go in the URL"),
+        ("mlflow://token-secret@/x", "credentials do not go in the URL"),
         ("phoenix://h:1/p?limit=0", "limit='0' is not a positive whole number"),
         ("phoenix://h:1/p?since=yesterday", "since='yesterday' is not an ISO 8601 time"),
         ("phoenix://h:1/p?since=2026-12-02&until=2026-12-01", "until is not after since"),
