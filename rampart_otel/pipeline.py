@@ -1,4 +1,5 @@
-"""The offline pipeline, end to end: trace files → runs → what each agent run did.
+"""The offline pipeline, end to end: trace files (or a trace store: ``phoenix://``,
+``mlflow://``, see ``receivers/stores``) → runs → what each agent run did.
 
 ``inspect`` and ``score`` both read through here, so they see exactly the same runs.
 """
@@ -13,7 +14,7 @@ from rampart_otel.model import AgentRun, InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.processors.stitch import assemble
-from rampart_otel.receivers.files import read_paths
+from rampart_otel.receivers.stores import read_sources
 
 
 @dataclass(slots=True)
@@ -37,7 +38,7 @@ def runs(
     together (``processors.stitch``); input errors go to ``stats`` and are skipped."""
 
     def batches() -> Iterator[list[Span]]:
-        for item in read_paths(paths):
+        for item in read_sources(paths):
             if isinstance(item, InputError):
                 stats.errors.append(item)
                 if on_error is not None:

@@ -495,3 +495,28 @@ def test_an_assumed_channel_no_span_can_feed_is_refused() -> None:
         "rampart-otel: error: --assume-coverage: unknown channel 'side_effects.http' — "
         "did you mean 'side_effects.http_request'?\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--limit", "3"], "--limit: only for a trace store source"),
+        (["--since", "24h"], "--since: only for a trace store source"),
+        (["--annotate"], "--annotate: give one phoenix:// or mlflow:// source"),
+    ],
+)
+def test_store_options_on_files_are_one_line_usage_errors(args: list[str], message: str) -> None:
+    proc = run_cli("score", TRACES, "--policy", POLICY, *args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"rampart-otel: error: {message}")
+    assert proc.stderr.count("\n") == 1
+
+
+def test_a_store_is_read_in_one_process_and_its_url_checked_before_any_read() -> None:
+    # Nothing listens on port 9: these fail on the arguments, before any connection.
+    proc = run_cli("score", "phoenix://127.0.0.1:9/default", "--policy", POLICY, "-j", "2")
+    assert proc.returncode == 2 and "--jobs: a trace store is read in one process" in proc.stderr
+    proc = run_cli("inspect", "mlflow://127.0.0.1:9/x?until=soon")
+    assert proc.returncode == 2 and "until='soon' is not an ISO 8601 time" in proc.stderr
+    proc = run_cli("inspect", "mlflow://127.0.0.1:9/x")
+    assert proc.returncode == 2 and "MLflow at http://127.0.0.1:9: ConnectError" in proc.stderr
