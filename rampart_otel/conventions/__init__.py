@@ -123,6 +123,9 @@ class SpanReport:
     # Calls a framework span hands to its tools (LangGraph's ToolNode input), as requested
     # calls: they name and identify what the tool spans under it run. Not a model output.
     dispatched: list[ToolReport] = field(default_factory=list)
+    # The caller's span, which a framework wrote a model call's attributes onto (LiteLLM's
+    # callback under an active span): holding that call's own span, it is no model call.
+    caller: bool = False
 
 
 class History(NamedTuple):

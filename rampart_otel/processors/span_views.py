@@ -76,6 +76,7 @@ class SpanView:
     model_above: SpanView | None = None  # nearest model span above, no tool run between
     above_known: bool = False
     holds_work: bool = False  # a parent of a model or agent span
+    caller: bool = False  # a caller's span a framework wrote a model call's attributes onto
     read_through: bool = False  # unreadable model span read through another layer of its call
     layers: list[SpanView] = field(default_factory=list)  # sibling spans of the same model call
     call_index: int | None = None  # tool call whose execution span is this one
@@ -93,6 +94,9 @@ def classify_run(spans: list[Span]) -> tuple[list[SpanView], list[Span]]:
     for view in views:
         if view.parent is not None and (view.model or view.agent):
             view.parent.holds_work = True
+    for view in views:
+        if view.caller and view.holds_work:  # the call's own spans are under it
+            view.model, view.output = False, None
     for view in views:
         _resolve_in_model(view)
     _link_same_responses(views)
@@ -173,6 +177,7 @@ def _classify(span: Span) -> SpanView:
         view.effects.extend(report.effects)
         view.readers.append(report.convention)
         view.dispatched.extend(report.dispatched)
+        view.caller = view.caller or report.caller
         if report.not_understood or (report.output is not None and report.output.not_understood):
             view.not_understood.extend(report.not_understood)
             view.unread_by.append(report.convention)
@@ -240,8 +245,8 @@ def _resolve_in_model(view: SpanView) -> bool:
     it names none, the model span's own child (or a request nested in one). A query, a
     message, a process, a request elsewhere is never the model's, nor is a child of a
     model span that holds other model or agent spans (a caller's span a framework wrote a
-    model call's attributes onto). A tool execution span is the agent's wherever it sits (the Vercel AI
-    SDK's legacy spans nest tools inside the model step span).
+    model call's attributes onto). A tool execution span is the agent's wherever it sits
+    (the Vercel AI SDK's legacy spans nest tools inside the model step span).
     """
     if view.in_model is not None:
         return view.in_model

@@ -183,6 +183,14 @@ def stitch_in_words(how: StitchReason, via: str) -> str:
     return "fragment inside the run's time window, same process (its trace context was lost)"
 
 
+def unseen_calls(kind: str) -> str:
+    """Why a kind seen is not proven absent elsewhere when the calls cannot be read."""
+    return (
+        "the run records no tool execution span and not every model output was read, so "
+        f"tool calls the trace cannot show may have run where no {kind} span was recorded"
+    )
+
+
 def declared_scopes(scopes: list[ToolScope]) -> str:
     """The tool calls whose silence a declaration explains, and who declared them."""
     by_source: dict[str, list[ToolScope]] = {}

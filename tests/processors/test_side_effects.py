@@ -1,0 +1,43 @@
+"""side_effects: the model's transport is only what went to the model, on every recorded
+sample (every reason of every run read), and a request elsewhere is the agent's."""
+
+from __future__ import annotations
+
+import pytest
+from recorded import TRACES, runs, spans
+
+from rampart_otel.conventions.side_effects import HTTP, RPC
+from rampart_otel.processors.span_views import classify_run
+
+SAMPLES = sorted(str(p.relative_to(TRACES).with_suffix("")) for p in TRACES.rglob("*.jsonl"))
+# Where the recorders put things: the scripted model on 127.0.0.1, the tools' services on
+# localhost and 127.0.0.2, their SQL on a local SQLite file.
+MODEL_HOST = "127.0.0.1"
+TRANSPORT = "model's own transport"
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_no_reason_calls_a_request_elsewhere_the_models_transport(name: str) -> None:
+    for run in runs(name):
+        for key, channel in run.coverage.channels.items():
+            for reason in channel.reasons:
+                if TRANSPORT in reason:
+                    assert key in (f"side_effects.{HTTP}", f"side_effects.{RPC}"), (key, reason)
+    by_trace: dict[str, list] = {}
+    for span in spans(name):
+        by_trace.setdefault(span.trace_id, []).append(span)
+    for found in by_trace.values():
+        views, _ = classify_run(found)
+        for view in views:
+            if view.in_model and not view.model:
+                assert [kind for kind, _, _ in view.effects] == [HTTP], view.span.name
+                ((_, details, _),) = view.effects
+                assert details["host"] == MODEL_HOST, (view.span.name, details["url"])
+
+
+def test_litellm_tools_under_the_callers_span_are_the_agents() -> None:
+    """LiteLLM writes each completion's attributes onto the caller's span: the tools' GET,
+    POST and INSERT under it are side effects, never the model's transport."""
+    (run,) = runs("litellm/litellm-exfil")
+    assert sorted(e.kind for e in run.side_effects) == ["db_query", HTTP, HTTP]
+    assert not any(TRANSPORT in r for c in run.coverage.channels.values() for r in c.reasons)
