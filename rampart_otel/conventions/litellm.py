@@ -83,10 +83,18 @@ def model_output(span: Span, prefix: str) -> ModelOutput:
 
 def input_history(span: Span) -> History:
     """Call id → arguments, results and names from the Chat Completions messages sent."""
+    return chat_history(_messages(span))
+
+
+def chat_history(messages: list[Any]) -> History:
+    """Call id → arguments, results and names in Chat Completions messages: assistant
+    ``tool_calls`` (id, function name and JSON arguments), ``tool`` messages' results."""
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
     names: dict[str, str] = {}
-    for message in _messages(span):
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
         role = message.get("role")
         if role == "assistant":
             for call in message.get("tool_calls") or ():

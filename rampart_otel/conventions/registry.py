@@ -19,6 +19,7 @@ from rampart_otel.conventions import (
     claude_code,
     content_hint,
     genai,
+    langfuse,
     litellm,
     mcp,
     openinference,
@@ -44,6 +45,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     strands.CONVENTION,
     openlit.CONVENTION,
     openlit.TRACES,
+    langfuse.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.
