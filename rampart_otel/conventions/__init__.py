@@ -278,6 +278,7 @@ AGENT_FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("langsmith.", "LangSmith"),
     ("autogen.", "AutoGen"),
     ("langfuse.", "Langfuse"),
+    ("mlflow.span", "MLflow"),
 )
 
 

@@ -22,6 +22,7 @@ from rampart_otel.conventions import (
     langfuse,
     litellm,
     mcp,
+    mlflow,
     openinference,
     openlit,
     openllmetry,
@@ -46,6 +47,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     openlit.CONVENTION,
     openlit.TRACES,
     langfuse.CONVENTION,
+    mlflow.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.

@@ -1,4 +1,4 @@
-from samples.frameworks.catalog import BENIGN, EXFIL, Framework
+from samples.frameworks.catalog import BENIGN, EXFIL, Case, Framework
 
 FRAMEWORK = Framework(
     name="mlflow",
@@ -6,4 +6,12 @@ FRAMEWORK = Framework(
     instrumentation="MLflow",
     packages=("mlflow-tracing", "openai"),
 )
-CASES = [EXFIL, BENIGN]
+CASES = [
+    EXFIL,
+    BENIGN,
+    Case(
+        "parallel",
+        "parallel",
+        "fetch_weather and send_report asked for in one model turn, then save_note",
+    ),
+]
