@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.conventions.registry import unread_content
+from rampart_otel.conventions.registry import content_setting, unread_content
 from rampart_otel.model import (
     MCP_SERVER,
     ScopeEvidence,
@@ -49,6 +49,10 @@ def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
             return (
                 f"content is present in {hint} on {span_label(span)} but in a form not understood"
             )
+    for span in spans:
+        setting = content_setting(span)
+        if setting is not None:
+            return f"{NOT_RECORDED}; {safe_text(span.scope.name, 80)} records it with {setting}"
     return NOT_RECORDED
 
 
