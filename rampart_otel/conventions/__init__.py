@@ -282,12 +282,20 @@ AGENT_FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
 )
 
 
+# A trace store's observation record (Langfuse's ``langfuse.observation.*``, and the like
+# of other stores): GenAI-looking data wherever its prefix.
+OBSERVATION_SEGMENT = ".observation."
+
+
 def agent_family(span: Span) -> str | None:
     """The agent-telemetry family a span's attributes belong to, if any (first match)."""
     for key in span.attributes:
         for prefix, family in AGENT_FAMILY_PREFIXES:
             if key.startswith(prefix):
                 return family
+    for key in span.attributes:
+        if key.startswith(OBSERVATION_SEGMENT[1:]) or OBSERVATION_SEGMENT in key:
+            return "trace-store observation"
     return None
 
 

@@ -161,7 +161,8 @@ def _classify(span: Span) -> SpanView:
     if not reports:
         family = agent_family(span)
         if family is not None:
-            view.not_understood.append(f"a {family} span no convention recognizes")
+            scope = span.scope.name[:40] or "unnamed"
+            view.not_understood.append(f"a {family} span of scope {scope!r} no reader knows")
             view.unread_by.append(family)
         return view
     outputs: list[ModelOutput] = []

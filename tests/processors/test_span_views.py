@@ -106,3 +106,24 @@ def test_a_layer_of_the_call_may_name_the_server() -> None:
         mk("h2", "POST", http("http://127.0.0.2/upload"), parent="m2", kind="CLIENT"),
     ]
     assert view(spans, "h1").in_model and not view(spans, "h2").in_model
+
+
+def test_an_unknown_genai_looking_span_is_not_understood_with_its_scope() -> None:
+    """Spans of no family a convention reads, carrying gen_ai.*, llm.*, traceloop.* or a
+    trace store's observation keys, are named with their scope, never skipped."""
+    spans = [
+        mk("s1", "a", {"gen_ai.thing": "x"}, scope="acme.genai"),
+        mk("s2", "b", {"llm.thing": "x"}, scope="acme.llm"),
+        mk("s3", "c", {"traceloop.thing": "x"}, scope="acme.tl"),
+        mk("s4", "d", {"acme.observation.input": "x"}, scope="acme.store"),
+        mk("s5", "e", {"observation.output": "x"}, scope=""),
+    ]
+    views, _ = classify_run(spans)
+    notes = {v.span.span_id: v.not_understood for v in views}
+    assert notes == {
+        "s1": ["a gen_ai span of scope 'acme.genai' no reader knows"],
+        "s2": ["a llm.* span of scope 'acme.llm' no reader knows"],
+        "s3": ["a OpenLLMetry span of scope 'acme.tl' no reader knows"],
+        "s4": ["a trace-store observation span of scope 'acme.store' no reader knows"],
+        "s5": ["a trace-store observation span of scope 'unnamed' no reader knows"],
+    }
