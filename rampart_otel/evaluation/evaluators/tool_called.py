@@ -87,7 +87,7 @@ class ToolCalled(EventEvaluator):
             f"{text} on {len(spans)} matching call(s){span_list(spans)}"
             for text, spans in (
                 ("arguments not captured", not_captured),
-                ("arguments not parseable", unparsed),
+                ("arguments recorded without names (not an object)", unparsed),
                 (f"no value for argument(s) {keys}", undecided),
             )
             if spans
