@@ -277,7 +277,7 @@ AGENT_FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("crewai.", "CrewAI"),
     ("langsmith.", "LangSmith"),
     ("autogen.", "AutoGen"),
-    ("langfuse.", "Langfuse"),
+    ("langfuse.observation.", "Langfuse"),
     ("mlflow.span", "MLflow"),
 )
 
