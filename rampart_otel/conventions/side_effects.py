@@ -89,6 +89,20 @@ TRANSPORT_KINDS = frozenset({HTTP, RPC})
 Endpoint = tuple[str, int | None]  # host (lower case), port when known
 
 
+# The paths of the model APIs' inference requests (OpenAI Chat Completions and Responses,
+# Anthropic Messages, Gemini): how a request whose trace context was lost is told for a
+# model call's own when its model span names no server.
+MODEL_API_PATHS = ("/chat/completions", "/responses", "/messages", ":generatecontent")
+
+
+def model_api_request(details: dict[str, Any]) -> bool:
+    """An HTTP request to a model API's inference path (``http_details``)."""
+    url = details.get("url")
+    parts = _split(url) if isinstance(url, str) else None
+    path = (parts.path if parts is not None else "").lower().rstrip("/")
+    return path.endswith(MODEL_API_PATHS) or ":streamgeneratecontent" in path
+
+
 def model_endpoint(span: Span) -> Endpoint | None:
     """The server a model-inference span's request went to, when the span names it."""
     attrs = span.attributes

@@ -41,3 +41,27 @@ def test_litellm_tools_under_the_callers_span_are_the_agents() -> None:
     (run,) = runs("litellm/litellm-exfil")
     assert sorted(e.kind for e in run.side_effects) == ["db_query", HTTP, HTTP]
     assert not any(TRANSPORT in r for c in run.coverage.channels.values() for r in c.reasons)
+
+
+def test_a_lost_request_to_a_model_api_while_one_model_call_ran_is_its_transport() -> None:
+    from span_factory import mk
+
+    from rampart_otel.model import Run
+    from rampart_otel.processors.normalize import normalize
+
+    llm = {"openinference.span.kind": "LLM"}
+
+    def post(span_id: str, url: str, start: int) -> object:
+        attrs = {"http.request.method": "POST", "url.full": url}
+        return mk(span_id, "POST", attrs, kind="CLIENT", trace_id="f" * 32, start=start)
+
+    spans = [
+        mk("a0", "agent", {"openinference.span.kind": "AGENT"}, start=0, end=100),
+        mk("m1", "ChatOpenAI", llm, parent="a0", start=10, end=20),
+        mk("m2", "ChatOpenAI", llm, parent="a0", start=15, end=30),
+        post("h1", "http://127.0.0.1:9/v1/chat/completions", 11),  # m1 alone: transport
+        post("h2", "http://127.0.0.2:9/upload", 12),  # not a model API: the agent's
+        post("h3", "http://127.0.0.1:9/v1/chat/completions", 16),  # m1 and m2: unproven
+    ]
+    run = normalize(Run("t", ["t", "f" * 32], spans))
+    assert sorted(e.span_id for e in run.side_effects) == ["h2", "h3"]
