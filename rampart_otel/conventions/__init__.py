@@ -279,6 +279,7 @@ AGENT_FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("autogen.", "AutoGen"),
     ("langfuse.observation.", "Langfuse"),
     ("mlflow.span", "MLflow"),
+    ("mastra.", "Mastra"),
 )
 
 

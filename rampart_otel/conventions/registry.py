@@ -21,6 +21,7 @@ from rampart_otel.conventions import (
     genai,
     langfuse,
     litellm,
+    mastra,
     mcp,
     mlflow,
     openinference,
@@ -48,6 +49,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     openlit.TRACES,
     langfuse.CONVENTION,
     mlflow.CONVENTION,
+    mastra.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.
