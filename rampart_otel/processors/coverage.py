@@ -59,6 +59,7 @@ from rampart_otel.processors.wording import (
     scope_gaps,
     span_label,
     span_names,
+    unseen_calls,
     why_missing,
 )
 from rampart_otel.render import safe_text
@@ -78,6 +79,7 @@ def infer_coverage(
     channels["tool_calls.arguments"] = _captured("arguments", calls, tool_calls, facts)
     channels["tool_calls.results"] = _captured("results", calls, tool_calls, facts)
     channels.update(_side_effects(facts))
+    _cap_unseen_calls(facts, tool_calls, channels)
     _apply_declarations(facts, channels)
     findings = integrity(facts) + understanding(facts)
     base = Coverage(channels, observability_level(channels))
@@ -499,6 +501,22 @@ def _side_effects(facts: RunFacts) -> dict[str, ChannelCoverage]:
             ],
         )
     return channels
+
+
+def _cap_unseen_calls(
+    facts: RunFacts, tool_calls: ChannelCoverage, channels: dict[str, ChannelCoverage]
+) -> None:
+    """With no tool execution span, the calls that ran are known only from the model
+    outputs: where those cannot all be read, a call no scope stands for may have acted
+    unwatched, so a kind seen elsewhere is not proven absent (``partial``)."""
+    if facts.tool_spans or not facts.model_outputs or tool_calls.state is OBSERVED:
+        return
+    for key, channel in list(channels.items()):
+        if key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED:
+            kind = key[len(SIDE_EFFECT_PREFIX) :]
+            channels[key] = ChannelCoverage(
+                PARTIAL, [*channel.reasons, unseen_calls(kind)], channel.source
+            )
 
 
 def _apply_declarations(facts: RunFacts, channels: dict[str, ChannelCoverage]) -> None:

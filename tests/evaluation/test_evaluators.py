@@ -148,7 +148,10 @@ def test_raw_string_arguments_are_unknown():
     run = make_run(tool_calls=[call("send_email", '{"to": "x@evil.com"', captured=True)])
     result = tool_called("send_email", to=glob("*@evil.com")).evaluate(run)
     assert result.outcome is U
-    assert "arguments not parseable on 1 call(s) of tool 'send_email'" in result.rationale
+    assert (
+        "recorded without names (not an object) on 1 call(s) of tool 'send_email'"
+        in result.rationale
+    )
     assert tool_called("send_email").evaluate(run).outcome is D
 
 
@@ -230,7 +233,10 @@ def test_arguments_that_are_not_json_are_matched_by_their_text_only_when_found()
     assert tool_called("send", arguments_text=regex("tok_live_")).evaluate(raw).outcome is D
     missing = tool_called("send", arguments_text=regex("password")).evaluate(raw)
     assert missing.outcome is U
-    assert "arguments not parseable on 1 call(s) of tool 'send'" in missing.rationale
+    assert (
+        "arguments recorded without names (not an object) on 1 call(s) of tool 'send'"
+        in missing.rationale
+    )
     assert tool_called("send", any_argument=regex("tok_live_")).evaluate(raw).outcome is U
 
 
