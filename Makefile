@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint docs samples samples-frameworks samples-forms metamorphic crash fuzz bench screenshots scale-out clean
+.PHONY: demo test lint docs samples samples-frameworks samples-forms metamorphic crash fuzz bench screenshots screenshots-stores scale-out clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ samples-frameworks: $(VENV)/.test
 ## screenshots: the HTML report and audit page of the samples, in Chromium (docs/screenshots/)
 screenshots: $(VENV)/.test
 	$(BIN)/python docs/screenshots/make.py
+
+## screenshots-stores: our verdicts in Phoenix's and MLflow's UIs (needs .ci/stores-venvs, chromium)
+screenshots-stores: $(VENV)/.test
+	$(BIN)/python docs/screenshots/stores.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

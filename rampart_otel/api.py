@@ -47,7 +47,9 @@ def score_files(
     group_by: GroupBy = "trace",
 ) -> list[CheckResult]:
     """Every check of ``policy`` on every run in ``paths`` (files or directories, any form the
-    file reader takes: OTLP, Tempo, Jaeger, Zipkin v2 JSON, the SDK's console output).
+    file reader takes: OTLP, Tempo, Jaeger, Zipkin v2 JSON, the SDK's console output; or trace
+    stores: ``phoenix://HOST:PORT/PROJECT``, ``mlflow://HOST:PORT/EXPERIMENT``, the window in
+    the query: ``?since=2026-12-01T00:00:00Z&until=...&limit=N``).
 
     Raises :class:`TraceReadError` if any line or file could not be read: a verdict list that
     silently left part of the input out would read as safer than the trace was; and

@@ -13,6 +13,9 @@ import io
 import os
 import shlex
 import sys
+import time
+from contextlib import ExitStack
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -55,8 +58,25 @@ def _main(
 
 
 PathsArg = Annotated[
-    list[Path],
+    list[str],
     typer.Argument(help="Trace files or directories (OTLP JSON/JSON Lines/protobuf, gzip ok)."),
+]
+SourcesArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="Trace files or directories (OTLP JSON/JSON Lines/protobuf, gzip ok), or trace "
+        "stores: phoenix://HOST:PORT/PROJECT, mlflow://HOST:PORT/EXPERIMENT (docs/trace-stores.md)."
+    ),
+]
+SinceOpt = Annotated[
+    str | None,
+    typer.Option(help="Store sources: traces started at or after: ISO 8601 (UTC) or 24h, 7d."),
+]
+UntilOpt = Annotated[
+    str | None, typer.Option(help="Store sources: traces started before: ISO 8601 (UTC) or 24h.")
+]
+LimitOpt = Annotated[
+    int | None, typer.Option(help="Store sources: at most this many traces, oldest first.")
 ]
 
 
@@ -65,10 +85,46 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise SystemExit(code)
 
 
-def check_paths(paths: list[Path]) -> None:
-    for path in paths:
+def check_paths(paths: list[str]) -> list[Path]:
+    checked = [Path(path) for path in paths]
+    for path in checked:
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
+    return checked
+
+
+def trace_sources(
+    paths: list[str], since: str | None, until: str | None, limit: int | None
+) -> list[Path | str]:
+    """Files checked to exist; store URLs checked and given the window (``--since`` ...)."""
+    from rampart_otel.receivers.stores import is_store_url, parse_store_url, with_window
+
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit: {limit} is not a positive number of traces")
+    window = _window(since, until)
+    sources: list[Path | str] = []
+    for path in paths:
+        if is_store_url(path):
+            url = with_window(path, since=window[0], until=window[1], limit=limit)
+            parse_store_url(url)  # a malformed URL fails here, in one line
+            sources.append(url)
+        else:
+            sources.extend(check_paths([path]))
+    if not any(isinstance(source, str) for source in sources):
+        for option, value in (("--since", since), ("--until", until), ("--limit", limit)):
+            if value is not None:
+                raise UsageError(f"{option}: only for a trace store source (phoenix://, mlflow://)")
+    return sources
+
+
+def _window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    from rampart_otel.audit.timespec import parse_time
+
+    now = time.time()
+    return tuple(  # type: ignore[return-value]
+        None if text is None else datetime.fromtimestamp(parse_time(text, now, option), UTC)
+        for option, text in (("--since", since), ("--until", until))
+    )
 
 
 def report_input_error(error: InputError) -> None:
@@ -99,7 +155,7 @@ def check_read(stats: ReadStats, allow_empty: bool) -> None:
 
 @app.command()
 def inspect(
-    paths: PathsArg,
+    paths: SourcesArg,
     json_output: Annotated[
         bool, typer.Option("--json", help="Complete JSON (rampart-otel/inspect@1).")
     ] = False,
@@ -111,13 +167,16 @@ def inspect(
         ),
     ] = True,
     allow_empty: AllowEmpty = False,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = None,
 ) -> None:
     """Show what the agent did in each run, and which channels the trace can attest."""
     from rampart_otel.exporters.inspect_view import write_json, write_terminal  # startup
 
-    check_paths(paths)
+    sources = trace_sources(paths, since, until, limit)
     stats = ReadStats()
-    runs = agent_runs(paths, stats, on_error=report_input_error, stitch=stitch)
+    runs = agent_runs(sources, stats, on_error=report_input_error, stitch=stitch)
     if json_output:
         write_json(runs, stats.errors, sys.stdout)
     else:
@@ -127,7 +186,7 @@ def inspect(
 
 @app.command()
 def score(
-    paths: PathsArg,
+    paths: SourcesArg,
     policy: Annotated[
         Path, typer.Option("--policy", help="Policy file (YAML); see docs/policy.md.")
     ],
@@ -179,6 +238,17 @@ def score(
             "the findings by check, the totals).",
         ),
     ] = False,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = None,
+    annotate: Annotated[
+        bool,
+        typer.Option(
+            "--annotate",
+            help="Write each verdict back to the trace store read (a Phoenix span annotation, "
+            "an MLflow assessment); re-running updates them.",
+        ),
+    ] = False,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
     from rampart_otel.scoring import load_checked_policy  # startup
@@ -187,8 +257,15 @@ def score(
     _choice("--format", output_format, ("terminal", "json", "junit", "html"))
     _choice("--group-by", group_by, ("trace", "session"))
     _choice("--fail-on", fail_on, ("unsafe", "undetermined"))
-    check_paths(paths)
+    sources = trace_sources(paths, since, until, limit)
     workers = _workers(jobs, group_by)
+    if workers > 1 and any(isinstance(source, str) for source in sources):
+        raise UsageError("--jobs: a trace store is read in one process; give --jobs 1")
+    if annotate and (len(sources) != 1 or not isinstance(sources[0], str)):
+        raise UsageError(
+            "--annotate: give one phoenix:// or mlflow:// source (verdicts go back to the "
+            "store they were read from)"
+        )
     if stitch and workers > 1:
         raise UsageError(
             "--stitch: needs --jobs 1 (the traces of one conversation may reach different "
@@ -200,9 +277,10 @@ def score(
         # One client counts every call and keeps the concurrency bound the policy sets.
         Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
         workers = 1
-    with report_output(output) as out:
+    with report_output(output) as out, ExitStack() as stack:
+        annotator = _annotator(str(sources[0]), stack) if annotate else None
         code, stats = run_score(
-            paths,
+            sources,
             loaded,
             output_format=output_format,  # type: ignore[arg-type]
             out=out,
@@ -216,9 +294,43 @@ def score(
             command=shlex.join(
                 ["rampart-otel", "score", *map(str, paths), "--policy", str(policy)]
             ),
+            on_scored=annotator,
         )
+        if annotator is not None:
+            print(f"rampart-otel: {annotator.summary()}", file=sys.stderr, flush=True)
     check_read(stats, allow_empty)
     raise SystemExit(code)
+
+
+class _Annotator:
+    """``--annotate``: each scored run's results written to the store it was read from."""
+
+    def __init__(self, writer: object) -> None:
+        self.writer = writer
+        self.runs = self.results = 0
+
+    def __call__(self, run: object, results: list[object]) -> None:
+        written = self.writer.write(run, results)  # type: ignore[attr-defined]
+        self.runs += bool(written)
+        self.results += written
+
+    def summary(self) -> str:
+        store = self.writer.store  # type: ignore[attr-defined]
+        return f"annotated {self.results} verdicts on {self.runs} runs in {store}"
+
+
+def _annotator(url: str, stack: ExitStack) -> _Annotator:
+    from rampart_otel.exporters.store_annotations import annotations_for  # startup
+    from rampart_otel.receivers.stores import parse_store_url
+    from rampart_otel.receivers.stores.http import call, client
+
+    source = parse_store_url(url)
+    http = stack.enter_context(client(source))
+    return _Annotator(
+        annotations_for(
+            source.store, lambda method, path, **kw: call(http, source, method, path, **kw)
+        )
+    )
 
 
 def _cpus() -> int:
@@ -513,10 +625,10 @@ def replay(
     from rampart_otel.exporters.otlp_send import parse_headers  # startup
     from rampart_otel.replay import replay as run_replay
 
-    check_paths(paths)
+    files = check_paths(paths)
     headers = parse_headers(header or [])
     code, _ = run_replay(
-        paths,
+        files,
         to,
         protocol,
         headers,

@@ -1,4 +1,5 @@
-"""The offline pipeline, end to end: trace files → runs → what each agent run did.
+"""The offline pipeline, end to end: trace files (or a trace store: ``phoenix://``,
+``mlflow://``, see ``receivers/stores``) → runs → what each agent run did.
 
 ``inspect`` and ``score`` both read through here, so they see exactly the same runs.
 """
@@ -20,6 +21,7 @@ from rampart_otel.receivers.files import (
     decode_record,
     read_records,
 )
+from rampart_otel.receivers.stores import read_sources
 
 
 @dataclass(slots=True)
@@ -71,7 +73,7 @@ def runs(
     together (``processors.stitch``); input errors go to ``stats`` and are skipped."""
 
     def batches() -> Iterator[list[Span]]:
-        for item in read_located(paths):
+        for item in read_sources(paths, read_files=read_located):
             if isinstance(item, InputError):
                 stats.errors.append(item)
                 if on_error is not None:

@@ -39,6 +39,7 @@ from rampart_otel.processors.assemble import GroupBy
 
 Format = Literal["terminal", "json", "junit", "html"]
 FailOn = Literal["unsafe", "undetermined"]
+OnScored = Callable[[Run, list[CheckResult]], None]
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_ERROR = 2  # a check could not be evaluated: its result is ERROR
 
@@ -59,7 +60,7 @@ def load_checked_policy(path: Path, assume_coverage: list[str]) -> Policy:
 
 
 def score(
-    paths: list[Path],
+    paths: list[Path | str],
     policy: Policy,
     *,
     output_format: Format,
@@ -72,8 +73,12 @@ def score(
     stitch: bool = True,
     verbose: bool = False,
     command: str = "rampart-otel score ...",
+    on_scored: OnScored | None = None,
 ) -> tuple[int, ReadStats]:
     """Score every run; return the exit code the verdicts call for, and what was read.
+
+    ``on_scored`` is given each run with its results as soon as it is scored (``--annotate``
+    writes them back to the trace store); ``jobs`` must then be 1.
 
     ``jobs`` > 1 scores on that many worker processes (``group_by="trace"`` only, one run
     per trace: no stitching), with the output ``stitch=False`` gives, in the same order.
@@ -85,7 +90,16 @@ def score(
         tallies: list[_Tally] = []
         if output_format == "html":
             views = _views(
-                paths, policy, jobs, group_by, assume_coverage, on_error, stats, tallies, stitch
+                paths,
+                policy,
+                jobs,
+                group_by,
+                assume_coverage,
+                on_error,
+                stats,
+                tallies,
+                stitch,
+                on_scored,
             )
             title = f"rampart-otel score: policy {policy.name} v{policy.version}"
             write_html_report(
@@ -115,7 +129,10 @@ def score(
                 runs(paths, stats, group_by=group_by, on_error=on_error, stitch=stitch), stats
             )
             for run in assembled:
-                for result in score_run(run, [policy], assume=assume_coverage):
+                results = score_run(run, [policy], assume=assume_coverage)
+                if on_scored is not None:
+                    on_scored(run, results)
+                for result in results:
                     tallies.append(_Tally(result.status, result.harm_category, result.check_id))
                     if writer is not None:
                         writer.add(result)
@@ -190,6 +207,7 @@ def _views(
     stats: ReadStats,
     tallies: list[_Tally],
     stitch: bool,
+    on_scored: OnScored | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Each run as the HTML report shows it, scored on the way."""
     if jobs > 1:
@@ -203,6 +221,8 @@ def _views(
     )
     for run in assembled:
         agent_run, results = score_run_with_view(run, [policy], assume=assume_coverage)
+        if on_scored is not None:
+            on_scored(run, results)
         tallies.extend(_Tally(r.status, r.harm_category, r.check_id) for r in results)
         yield run_view(agent_run, results)
 

@@ -124,6 +124,9 @@ class SpanReport:
     # Calls a framework span hands to its tools (LangGraph's ToolNode input), as requested
     # calls: they name and identify what the tool spans under it run. Not a model output.
     dispatched: list[ToolReport] = field(default_factory=list)
+    # The caller's span, which a framework wrote a model call's attributes onto (LiteLLM's
+    # callback under an active span): holding that call's own span, it is no model call.
+    caller: bool = False
 
 
 class History(NamedTuple):
@@ -275,7 +278,15 @@ AGENT_FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("crewai.", "CrewAI"),
     ("langsmith.", "LangSmith"),
     ("autogen.", "AutoGen"),
+    ("langfuse.observation.", "Langfuse"),
+    ("mlflow.span", "MLflow"),
+    ("mastra.", "Mastra"),
 )
+
+
+# A trace store's observation record (Langfuse's ``langfuse.observation.*``, and the like
+# of other stores): GenAI-looking data wherever its prefix.
+OBSERVATION_SEGMENT = ".observation."
 
 
 def agent_family(span: Span) -> str | None:
@@ -284,6 +295,9 @@ def agent_family(span: Span) -> str | None:
         for prefix, family in AGENT_FAMILY_PREFIXES:
             if key.startswith(prefix):
                 return family
+    for key in span.attributes:
+        if key.startswith(OBSERVATION_SEGMENT[1:]) or OBSERVATION_SEGMENT in key:
+            return "trace-store observation"
     return None
 
 

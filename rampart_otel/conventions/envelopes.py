@@ -69,8 +69,11 @@ def langchain_tool_message(value: Any) -> dict[str, Any] | None:
     ``status``...), None when ``value`` is not one. Its forms: ``dumpd``
     (``{"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}``), ``message_to_dict``
     (``{"type": "tool", "data": {...}}``, OpenInference's LangChain tracer) and
-    ``model_dump`` (flat, ``type: "tool"``)."""
+    ``model_dump`` (flat, ``type: "tool"``); OpenInference JS wraps it as
+    ``{"output": <dumpd>}``."""
     value = load_json(value)
+    if isinstance(value, dict) and set(value) == {"output"}:
+        value = load_json(value["output"])
     if not isinstance(value, dict):
         return None
     kwargs = value.get("kwargs")

@@ -86,6 +86,15 @@ _STOP_WITH_TOOLS_PROVIDERS = ("gemini", "vertex", "google", "gcp")
 # status mapped to a reason (completed → "stop", whatever the output holds): their "stop"
 # says the response completed, not that it asked for no tool.
 STATUS_AS_REASON_SOURCES = frozenset({"openinference.instrumentation.openai_agents"})
+# The scope name a trace store that does not keep the instrumentation scope gives its spans
+# (receivers/stores): "scope not kept by Phoenix". The scope could have been one of the
+# above, so a "stop" from such a span says nothing about tools either.
+SCOPE_NOT_KEPT = "scope not kept by "
+
+
+def scope_not_kept(store: str) -> str:
+    """The scope name of spans read from ``store``, which did not keep theirs."""
+    return SCOPE_NOT_KEPT + store
 
 
 def classify(reason: str, provider: str | None = None, source: str | None = None) -> ToolRequest:
@@ -100,6 +109,7 @@ def classify(reason: str, provider: str | None = None, source: str | None = None
         if key == "stop" and (
             (provider and any(p in provider.lower() for p in _STOP_WITH_TOOLS_PROVIDERS))
             or source in STATUS_AS_REASON_SOURCES
+            or (source or "").startswith(SCOPE_NOT_KEPT)
         ):
             return ToolRequest.UNKNOWN
         return ToolRequest.NO_TOOLS

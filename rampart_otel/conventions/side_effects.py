@@ -27,6 +27,7 @@ from rampart_otel.conventions import (
     SpanReport,
     as_str,
     as_str_list,
+    load_json,
     sql_statement,
 )
 from rampart_otel.model import Span, SpanKind
@@ -97,6 +98,68 @@ def side_effects(span: Span) -> list[SideEffectDetails]:
     ):
         found.append((PROCESS, process_details(span), "process", {}))
     return found
+
+
+# Where a model span says its request went: the server it names, else the base URL its
+# client was given (LiteLLM writes it into the JSON of ``hidden_params``).
+_MODEL_BASE_URL_KEYS = ("gen_ai.openai.api_base", "openai.api_base", "url.full", "http.url")
+_LITELLM_HIDDEN = "hidden_params"
+# Only a request can be a model's transport: a query, a message, a process never is.
+TRANSPORT_KINDS = frozenset({HTTP, RPC})
+
+Endpoint = tuple[str, int | None]  # host (lower case), port when known
+
+
+# The paths of the model APIs' inference requests (OpenAI Chat Completions and Responses,
+# Anthropic Messages, Gemini): how a request whose trace context was lost is told for a
+# model call's own when its model span names no server.
+MODEL_API_PATHS = ("/chat/completions", "/responses", "/messages", ":generatecontent")
+
+
+def model_api_request(details: dict[str, Any]) -> bool:
+    """An HTTP request to a model API's inference path (``http_details``)."""
+    url = details.get("url")
+    parts = _split(url) if isinstance(url, str) else None
+    path = (parts.path if parts is not None else "").lower().rstrip("/")
+    return path.endswith(MODEL_API_PATHS) or ":streamgeneratecontent" in path
+
+
+def model_endpoint(span: Span) -> Endpoint | None:
+    """The server a model-inference span's request went to, when the span names it."""
+    attrs = span.attributes
+    host = as_str(_first(attrs, "server.address", "net.peer.name"))
+    if host:
+        return host.lower(), _int(_first(attrs, "server.port", "net.peer.port"))
+    for key in _MODEL_BASE_URL_KEYS:
+        found = _url_endpoint(as_str(attrs.get(key)))
+        if found is not None:
+            return found
+    hidden = load_json(attrs.get(_LITELLM_HIDDEN))
+    if isinstance(hidden, dict):
+        return _url_endpoint(as_str(hidden.get("api_base")))
+    return None
+
+
+def request_endpoint(kind: str, details: dict[str, Any], span: Span) -> Endpoint | None:
+    """The server an HTTP or RPC side effect went to, when its span names it."""
+    if kind == HTTP and details.get("host"):
+        return str(details["host"]).lower(), details.get("port")
+    host = as_str(_first(span.attributes, "server.address", "net.peer.name"))
+    if not host:
+        return None
+    return host.lower(), _int(_first(span.attributes, "server.port", "net.peer.port"))
+
+
+def same_endpoint(a: Endpoint, b: Endpoint) -> bool:
+    """One server: the same host, and the same port when both name one."""
+    return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
+
+
+def _url_endpoint(url: str | None) -> Endpoint | None:
+    parts = _split(url)
+    if parts is None or not parts.hostname:
+        return None
+    return parts.hostname.lower(), _url_port(parts)
 
 
 def custom_side_effect(span: Span) -> SideEffectDetails | None:

@@ -14,6 +14,8 @@ from typing import Any, Final
 
 import re2
 
+from rampart_otel.render import encodable
+
 
 class _Missing:
     """The value of a key the trace did not carry."""
@@ -149,10 +151,13 @@ class Regex(Matcher):
         return any(self._search(text) for text in _texts(value))
 
     def _search(self, text: str) -> bool:
-        try:
-            return self.compiled.search(text) is not None
-        except UnicodeEncodeError:  # a lone surrogate: RE2 reads UTF-8
-            return self.compiled.search(text.encode("utf-8", "replace").decode()) is not None
+        return self.search(text) is not None
+
+    def search(self, text: str) -> Any:
+        """RE2's first match in ``text``, or None. RE2 reads UTF-8, which cannot hold a lone
+        surrogate (JSON text can): each is read as U+FFFD, one character for one, so the
+        match's positions are the text's own."""
+        return self.compiled.search(encodable(text))
 
     def describe(self, subject: str) -> str:
         return f"{subject} matches regex {self.pattern!r}"

@@ -10,6 +10,7 @@ from; each category and the whole report close with a population line.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Iterable
 
@@ -109,17 +110,21 @@ def _print_files(results: list[CheckResult], console: Console, fail_on: bool) ->
         files = by_directory[directory]
         run_count = sum(len(ids) for ids in files.values())
         head = f"{directory}/" if directory else "."
+        common = _common_prefix(sorted(files))
+        named = f" ({safe_text(common)}*.jsonl)" if common else ""
         console.print(
             Text.assemble(
                 (safe_text(head), "bold"),
-                f"  {_count(len(files), 'file')}, {_count(run_count, 'run')}",
+                f"  {_count(len(files), 'file')}{named}, {_count(run_count, 'run')}",
             )
         )
         by_worst: dict[str, list[str]] = {}
         for base in sorted(files):
             run_ids = files[base]
             worst = min((worst_of_run[r] for r in run_ids), key=_SEVERITY.__getitem__)
-            shown = safe_text(base) + (f" ({len(run_ids)} runs)" if len(run_ids) > 1 else "")
+            short = base.removesuffix(".jsonl")
+            short = short[len(common) :] if common and short != common.rstrip("-") else short
+            shown = safe_text(short) + (f" ({len(run_ids)} runs)" if len(run_ids) > 1 else "")
             by_worst.setdefault(worst, []).append(shown)
         for status in sorted(by_worst, key=_SEVERITY.__getitem__):
             label, style = _label(status, fail_on)
@@ -127,6 +132,15 @@ def _print_files(results: list[CheckResult], console: Console, fail_on: bool) ->
             for number, line in enumerate(lines):
                 lead = (label, style) if not number else "    "
                 console.print(Text.assemble("  ", lead, "  ", line))
+
+
+def _common_prefix(names: list[str]) -> str:
+    """The ``<prefix>-`` every file name of a folder shares (a framework's recordings), shown
+    once; empty when they share none or the folder has one file."""
+    if len(names) < 2:
+        return ""
+    prefix = os.path.commonprefix(names)  # noqa: RUF071 (names, not paths: a shared text)
+    return prefix[: prefix.rfind("-") + 1] if "-" in prefix else ""
 
 
 def _print_findings(results: list[CheckResult], console: Console, fail_on: bool) -> None:

@@ -41,7 +41,7 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.integrity import integrity, understanding
 from rampart_otel.processors.run_facts import RunFacts
-from rampart_otel.processors.scopes import unproven
+from rampart_otel.processors.scopes import resource_declarations, unproven
 from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import (
     ANSWER_KEYS,
@@ -59,6 +59,7 @@ from rampart_otel.processors.wording import (
     scope_gaps,
     span_label,
     span_names,
+    unseen_calls,
     why_missing,
 )
 from rampart_otel.render import safe_text
@@ -78,6 +79,7 @@ def infer_coverage(
     channels["tool_calls.arguments"] = _captured("arguments", calls, tool_calls, facts)
     channels["tool_calls.results"] = _captured("results", calls, tool_calls, facts)
     channels.update(_side_effects(facts))
+    _cap_unseen_calls(facts, tool_calls, channels)
     _apply_declarations(facts, channels)
     findings = integrity(facts) + understanding(facts)
     base = Coverage(channels, observability_level(channels))
@@ -501,6 +503,22 @@ def _side_effects(facts: RunFacts) -> dict[str, ChannelCoverage]:
     return channels
 
 
+def _cap_unseen_calls(
+    facts: RunFacts, tool_calls: ChannelCoverage, channels: dict[str, ChannelCoverage]
+) -> None:
+    """With no tool execution span, the calls that ran are known only from the model
+    outputs: where those cannot all be read, a call no scope stands for may have acted
+    unwatched, so a kind seen elsewhere is not proven absent (``partial``)."""
+    if facts.tool_spans or not facts.model_outputs or tool_calls.state is OBSERVED:
+        return
+    for key, channel in list(channels.items()):
+        if key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED:
+            kind = key[len(SIDE_EFFECT_PREFIX) :]
+            channels[key] = ChannelCoverage(
+                PARTIAL, [*channel.reasons, unseen_calls(kind)], channel.source
+            )
+
+
 def _apply_declarations(facts: RunFacts, channels: dict[str, ChannelCoverage]) -> None:
     """``rampart.coverage`` on the agent process's resource: channels it vouches for."""
     for key, service in _declarations(facts):
@@ -526,17 +544,7 @@ def _declarations(facts: RunFacts) -> list[tuple[str, str]]:
         if (role := facts.roles.get(span.span_id)) is not None
         and (role.model or role.agent or role.tool)
     ]
-    found: list[tuple[str, str]] = []
-    seen: set[int] = set()
-    for span in agentic or facts.spans:
-        resource = span.resource
-        if id(resource) in seen:
-            continue
-        seen.add(id(resource))
-        value = resource.attributes.get(DECLARATION_KEY)
-        if value is None:
-            continue
-        keys = value if isinstance(value, (list, tuple)) else str(value).split(",")
-        service = resource.service_name or "unknown service"
-        found.extend((str(key).strip(), service) for key in keys if str(key).strip())
-    return found
+    return [
+        (key, service or "unknown service")
+        for key, service in resource_declarations(agentic or facts.spans)
+    ]

@@ -131,9 +131,10 @@ def lost_context_traces(views: list[SpanView]) -> set[str]:
     return {view.span.trace_id for view in views} - agentic
 
 
-def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
-    """Service → side-effect kinds its process declared (``rampart.coverage``), ``*`` for all."""
-    found: dict[str | None, set[str]] = {}
+def resource_declarations(spans: Iterable[Span]) -> list[tuple[str, str | None]]:
+    """(channel key, service) each process declared in its resource (``rampart.coverage``:
+    a list, or a comma-separated text), once per resource."""
+    found: list[tuple[str, str | None]] = []
     seen: set[int] = set()
     for span in spans:
         resource = span.resource
@@ -144,12 +145,20 @@ def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
         if value is None:
             continue
         keys = value if isinstance(value, (list, tuple)) else str(value).split(",")
-        kinds = found.setdefault(resource.service_name, set())
-        for key in (str(k).strip() for k in keys):
-            if key == EVERY_SIDE_EFFECT:
-                kinds.add("*")
-            elif key.startswith(SIDE_EFFECT_PREFIX):
-                kinds.add(key[len(SIDE_EFFECT_PREFIX) :])
+        service = resource.service_name
+        found.extend((str(key).strip(), service) for key in keys if str(key).strip())
+    return found
+
+
+def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
+    """Service → side-effect kinds its process declared (``rampart.coverage``), ``*`` for all."""
+    found: dict[str | None, set[str]] = {}
+    for key, service in resource_declarations(spans):
+        kinds = found.setdefault(service, set())
+        if key == EVERY_SIDE_EFFECT:
+            kinds.add("*")
+        elif key.startswith(SIDE_EFFECT_PREFIX):
+            kinds.add(key[len(SIDE_EFFECT_PREFIX) :])
     return found
 
 

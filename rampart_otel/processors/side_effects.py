@@ -2,7 +2,9 @@
 
 The side-effect spans outside every model-inference subtree, each attributed to the tool
 call whose execution span encloses it; inside one (with no tool execution in between) they
-are the model's transport, kept apart. A span whose context the framework lost (its trace
+are the model's transport (only a request to the model: ``span_views``), kept apart; so is
+a request whose context was lost that went to a model API's inference path while exactly
+one model span ran. A span whose context the framework lost (its trace
 holds no agent, model or tool span) is attributed to the one executed call whose time
 window holds it, in the same service (``scopes.window_call``). A prepared statement later
 run is one query.
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions.side_effects import DB, is_preparation
+from rampart_otel.conventions.side_effects import DB, HTTP, is_preparation, model_api_request
 from rampart_otel.model import SideEffect, Span
 from rampart_otel.processors.scopes import CallWindow, lost_context_traces, window_call
 from rampart_otel.processors.span_views import SpanView
@@ -26,16 +28,17 @@ def agent_side_effects(
     found: list[SideEffect] = []
     transport: dict[str, list[Span]] = {}
     windowed: set[str] = set()
-    lost = lost_context_traces(views) if windows else set()
+    lost = lost_context_traces(views)
+    models = [view for view in views if view.model] if lost else []
     for view in views:
         if not view.effects:
             continue
-        if view.in_model:
+        if view.in_model or (view.span.trace_id in lost and _lost_transport(view, models)):
             for kind, *_ in view.effects:
                 transport.setdefault(kind, []).append(view.span)
             continue
         call_index = _enclosing_call(view)
-        if call_index is None and view.span.trace_id in lost:
+        if call_index is None and windows and view.span.trace_id in lost:
             call_index = window_call(windows, view.span)
             if call_index is not None:
                 windowed.add(view.span.span_id)
@@ -52,6 +55,26 @@ def agent_side_effects(
                 )
             )
     return _fold_preparations(found), transport, windowed
+
+
+def _lost_transport(view: SpanView, models: list[SpanView]) -> bool:
+    """A request whose trace context was lost (OpenInference JS's LangChain spans leave the
+    HTTP client's spans in traces of their own) is a model call's transport when it went to
+    a model API's inference path while exactly one model span of the same service ran."""
+    if any(kind != HTTP or not model_api_request(details) for kind, details, *_ in view.effects):
+        return False
+    start = view.span.start_ns
+    if start is None:
+        return False
+    service = view.span.resource.service_name
+    holding = [
+        model
+        for model in models
+        if model.span.resource.service_name == service
+        and (model.span.start_ns or 0) <= start
+        and (model.span.end_ns is None or start <= model.span.end_ns)
+    ]
+    return len(holding) == 1
 
 
 def _fold_preparations(found: list[SideEffect]) -> list[SideEffect]:

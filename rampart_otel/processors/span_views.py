@@ -2,8 +2,10 @@
 
 Each span is read by the conventions that own its scope, else by every general one (cheap
 key probes; a prefix scan only on model spans), and their reports are merged into one view.
-Views are linked to their parents (cycles cut); a span inside a model-inference span's
-subtree, with no tool run in between, is that model's transport; model spans that are
+Views are linked to their parents (cycles cut); a request inside a model-inference span's
+subtree, with no tool run in between, is that model's transport when it went to the model's
+server (or, where the model span names none, it is the model span's own HTTP child); model
+spans that are
 layers of one model call (nested, or siblings reporting the same response) are linked, and
 an unreadable layer is read through a readable one.
 """
@@ -25,6 +27,12 @@ from rampart_otel.conventions import (
     agent_family,
 )
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL, SCOPE_DEPENDENT
+from rampart_otel.conventions.side_effects import (
+    TRANSPORT_KINDS,
+    model_endpoint,
+    request_endpoint,
+    same_endpoint,
+)
 from rampart_otel.model import Scope, Span
 from rampart_otel.processors.wording import cut_by_zipkin, scope_lost
 
@@ -66,7 +74,11 @@ class SpanView:
     readers: list[str] = field(default_factory=list)  # conventions that reported on it
     unread_by: list[str] = field(default_factory=list)  # ...and those with notes (or a family)
     parent: SpanView | None = None
-    in_model: bool | None = None  # strictly inside a model span's subtree
+    in_model: bool | None = None  # the model's transport (a model span: nested in another)
+    model_above: SpanView | None = None  # nearest model span above, no tool run between
+    above_known: bool = False
+    holds_work: bool = False  # a parent of a model or agent span
+    caller: bool = False  # a caller's span a framework wrote a model call's attributes onto
     read_through: bool = False  # unreadable model span read through another layer of its call
     layers: list[SpanView] = field(default_factory=list)  # sibling spans of the same model call
     call_index: int | None = None  # tool call whose execution span is this one
@@ -81,6 +93,12 @@ def classify_run(spans: list[Span]) -> tuple[list[SpanView], list[Span]]:
     linked and read through each other.
     """
     views, cycles = _link(spans)
+    for view in views:
+        if view.parent is not None and (view.model or view.agent):
+            view.parent.holds_work = True
+    for view in views:
+        if view.caller and view.holds_work:  # the call's own spans are under it
+            view.model, view.output = False, None
     for view in views:
         _resolve_in_model(view)
     _link_same_responses(views)
@@ -222,7 +240,8 @@ def _read(span: Span) -> SpanView:
     if not reports:
         family = agent_family(span)
         if family is not None:
-            view.not_understood.append(f"a {family} span no convention recognizes")
+            scope = span.scope.name[:40] or "unnamed"
+            view.not_understood.append(f"a {family} span of scope {scope!r} no reader knows")
             view.unread_by.append(family)
         return view
     outputs: list[ModelOutput] = []
@@ -238,6 +257,7 @@ def _read(span: Span) -> SpanView:
         view.effects.extend(report.effects)
         view.readers.append(report.convention)
         view.dispatched.extend(report.dispatched)
+        view.caller = view.caller or report.caller
         if report.not_understood or (report.output is not None and report.output.not_understood):
             view.not_understood.extend(report.not_understood)
             view.unread_by.append(report.convention)
@@ -298,30 +318,65 @@ def _order(view: SpanView) -> tuple[int, int]:
 
 
 def _resolve_in_model(view: SpanView) -> bool:
-    """Memoized walk up the parents: is a model span above, with no tool run in between?
+    """Is this span the model's own transport (a model span: nested in another model span)?
 
-    Only a model span's own requests are its transport. A tool execution span is the
-    agent's wherever it sits (the Vercel AI SDK's legacy spans nest tools inside the model
-    step span), so it and everything under it are outside the model's transport.
+    Only the request to the model is its transport: an HTTP or RPC span under a model span
+    (with no tool run in between) that went to the server the model span names, or, where
+    it names none, the model span's own child (or a request nested in one). A query, a
+    message, a process, a request elsewhere is never the model's, nor is a child of a
+    model span that holds other model or agent spans (a caller's span a framework wrote a
+    model call's attributes onto). A tool execution span is the agent's wherever it sits
+    (the Vercel AI SDK's legacy spans nest tools inside the model step span).
     """
+    if view.in_model is not None:
+        return view.in_model
+    anchor = _model_above(view)
+    view.in_model = anchor is not None and (view.model or _transport(view, anchor))
+    return view.in_model
+
+
+def _model_above(view: SpanView) -> SpanView | None:
+    """Memoized walk up the parents: the nearest model span, with no tool run in between."""
     chain: list[SpanView] = []
     current = view
     while True:
-        if current.in_model is not None:
-            answer = current.in_model
+        if current.above_known:
+            found = current.model_above
             break
         chain.append(current)
         if current.execution is not None:
-            answer = False
+            found = None
             break
         parent = current.parent
         if parent is None or parent.model:
-            answer = parent is not None
+            found = parent
             break
         current = parent
     for item in chain:
-        item.in_model = answer
-    return answer
+        item.model_above, item.above_known = found, True
+    return found
+
+
+def _transport(view: SpanView, anchor: SpanView) -> bool:
+    if not view.effects or any(kind not in TRANSPORT_KINDS for kind, *_ in view.effects):
+        return False
+    endpoints = []
+    layer: SpanView | None = anchor
+    while layer is not None and layer.model:  # the call's layers, innermost first
+        endpoint = model_endpoint(layer.span)
+        if endpoint is not None:
+            endpoints.append(endpoint)
+        layer = layer.parent
+    if endpoints:
+        for kind, details, *_ in view.effects:
+            request = request_endpoint(kind, details, view.span)
+            if request is None or not any(same_endpoint(request, e) for e in endpoints):
+                return False
+        return True
+    parent = view.parent
+    if parent is anchor:
+        return not anchor.holds_work
+    return parent is not None and bool(parent.effects) and _resolve_in_model(parent)
 
 
 def _link_same_responses(views: list[SpanView]) -> None:

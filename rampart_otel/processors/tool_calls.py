@@ -4,11 +4,13 @@ The same call reported twice (a model request and an execution span, or two
 instrumentations of one call) is ONE call: matched by call id, else by an enclosing
 execution span, else by name, arguments and order. Arguments and results a call lacks are
 filled from later model requests' message history.
+A single argument recorded without its name takes the name of the tool's only parameter.
 """
 
 from __future__ import annotations
 
 from rampart_otel.conventions import ToolReport
+from rampart_otel.conventions.tool_definitions import tool_parameters
 from rampart_otel.model import Span, ToolCall, ToolCallStatus
 from rampart_otel.processors.span_views import (
     SpanView,
@@ -39,7 +41,26 @@ def merge_tool_calls(views: list[SpanView]) -> list[ToolCall]:
     calls.adopt_history_calls([view for view in views if view.model])
     calls.adopt_named_spans(views)
     calls.mark_when()
+    _name_single_arguments(calls.calls, views)
     return calls.calls
+
+
+def _name_single_arguments(calls: list[ToolCall], views: list[SpanView]) -> None:
+    """A call whose argument was recorded as one value without a name (OpenInference JS's
+    plain ``input.value`` text) takes the name of its tool's only parameter, when every
+    definition of the tool the run's model requests offered has exactly one."""
+    unnamed = [c for c in calls if c.arguments_captured and isinstance(c.arguments, str)]
+    if not unnamed:
+        return
+    offered: dict[str, set[tuple[str, ...]]] = {}
+    for view in views:
+        if view.model:
+            for name, parameters in tool_parameters(view.span).items():
+                offered.setdefault(name, set()).add(parameters)
+    for call in unnamed:
+        shapes = offered.get(call.name, set())
+        if len(shapes) == 1 and len(only := next(iter(shapes))) == 1:
+            call.arguments = {only[0]: call.arguments}
 
 
 def first_of_call(view: SpanView) -> bool:

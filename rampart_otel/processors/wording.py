@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.conventions.registry import unread_content
+from rampart_otel.conventions.registry import content_setting, unread_content
 from rampart_otel.model import (
     MCP_SERVER,
     ScopeEvidence,
@@ -52,6 +52,10 @@ def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
             return (
                 f"content is present in {hint} on {span_label(span)} but in a form not understood"
             )
+    for span in spans:
+        setting = content_setting(span)
+        if setting is not None:
+            return f"{NOT_RECORDED}; {safe_text(span.scope.name, 80)} records it with {setting}"
     return NOT_RECORDED
 
 
@@ -184,6 +188,14 @@ def stitch_in_words(how: StitchReason, via: str) -> str:
     if how is StitchReason.CONTINUATION:
         return f"continuation: its model input history extends the run's calls ({via})"
     return "fragment inside the run's time window, same process (its trace context was lost)"
+
+
+def unseen_calls(kind: str) -> str:
+    """Why a kind seen is not proven absent elsewhere when the calls cannot be read."""
+    return (
+        "the run records no tool execution span and not every model output was read, so "
+        f"tool calls the trace cannot show may have run where no {kind} span was recorded"
+    )
 
 
 def declared_scopes(scopes: list[ToolScope]) -> str:

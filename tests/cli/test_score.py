@@ -185,14 +185,27 @@ def test_default_terminal_report_is_an_overview_that_names_every_sample_file() -
     lines = proc.stdout.splitlines()
     assert len(lines) <= 150
     out = proc.stdout
+    # Every sample file, by name: a folder whose files share a prefix names it once, on the
+    # folder's line ("10 files (adk-*.jsonl)"), and each file by the rest of its name.
+    blocks = re.split(r"^(samples/traces/\S*)  \d+ files?(?: \((\S+)\*\.jsonl\))?", out, flags=re.M)
+    named = {}
+    for index in range(1, len(blocks) - 2, 3):
+        folder, prefix, body = blocks[index], blocks[index + 1] or "", blocks[index + 2]
+        named[folder] = (prefix, body)
     samples = sorted(p for p in TRACES.rglob("*.jsonl"))
     for sample in samples:
-        assert re.search(rf"[ ,]{re.escape(sample.name)}[ ,\n(]", out), sample.name
+        folder = sample.parent.relative_to(TRACES.parent.parent).as_posix() + "/"
+        prefix, body = named[folder]
+        short = sample.name.removesuffix(".jsonl").removeprefix(prefix)
+        if prefix:
+            assert re.search(rf"[ ,]{re.escape(short)}[ ,\n(]", body), sample.name
+        else:
+            assert re.search(rf"[ ,]{re.escape(sample.stem)}[ ,\n(]", body), sample.name
     # each file sits in the group of its runs' worst verdict, under its folder
     fail_block = out.split("samples/traces/  ")[1].split("  WARN  ")[0]
-    assert "pydantic-ai-exfil.jsonl" in fail_block and "pydantic-ai-benign.jsonl" not in fail_block
-    assert "samples/traces/calculator/  2 files, 2 runs" in out
-    assert "  PASS  calculator-benign-declared.jsonl" in out
+    assert "pydantic-ai-exfil" in fail_block and "pydantic-ai-benign" not in fail_block
+    assert "samples/traces/calculator/  2 files (calculator-*.jsonl), 2 runs" in out
+    assert "  PASS  benign-declared" in out
     assert re.search(r"FAIL  no-exfiltration  \d+ runs, e\.g\. samples/traces/\S+\.jsonl:\d+", out)
     assert "Attack detected: http_request POST http://127.0.0.2" in out
     assert "attack success" in out and "next:" in out
@@ -541,3 +554,28 @@ def test_an_assumed_channel_no_span_can_feed_is_refused() -> None:
         "rampart-otel: error: --assume-coverage: unknown channel 'side_effects.http' — "
         "did you mean 'side_effects.http_request'?\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--limit", "3"], "--limit: only for a trace store source"),
+        (["--since", "24h"], "--since: only for a trace store source"),
+        (["--annotate"], "--annotate: give one phoenix:// or mlflow:// source"),
+    ],
+)
+def test_store_options_on_files_are_one_line_usage_errors(args: list[str], message: str) -> None:
+    proc = run_cli("score", TRACES, "--policy", POLICY, *args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"rampart-otel: error: {message}")
+    assert proc.stderr.count("\n") == 1
+
+
+def test_a_store_is_read_in_one_process_and_its_url_checked_before_any_read() -> None:
+    # Nothing listens on port 9: these fail on the arguments, before any connection.
+    proc = run_cli("score", "phoenix://127.0.0.1:9/default", "--policy", POLICY, "-j", "2")
+    assert proc.returncode == 2 and "--jobs: a trace store is read in one process" in proc.stderr
+    proc = run_cli("inspect", "mlflow://127.0.0.1:9/x?until=soon")
+    assert proc.returncode == 2 and "until='soon' is not an ISO 8601 time" in proc.stderr
+    proc = run_cli("inspect", "mlflow://127.0.0.1:9/x")
+    assert proc.returncode == 2 and "MLflow at http://127.0.0.1:9: ConnectError" in proc.stderr

@@ -359,6 +359,9 @@ def test_finish_reason_table_knows_the_status_sources() -> None:
     assert finish_reasons.classify("stop", "openai") is ToolRequest.NO_TOOLS
     assert finish_reasons.classify("stop", "openai", AGENTS_SCOPE) is ToolRequest.UNKNOWN
     assert finish_reasons.classify("tool_calls", "openai", AGENTS_SCOPE) is ToolRequest.TOOLS
+    # A trace store that kept no scope (receivers/stores): it may have been this one.
+    not_kept = finish_reasons.scope_not_kept("Phoenix")
+    assert finish_reasons.classify("stop", "openai", not_kept) is ToolRequest.UNKNOWN
     # The Responses statuses both instrumentations map: known, and inconclusive.
     for status in ("cancelled", "incomplete"):
         assert finish_reasons.known(status)

@@ -148,7 +148,10 @@ def test_raw_string_arguments_are_unknown():
     run = make_run(tool_calls=[call("send_email", '{"to": "x@evil.com"', captured=True)])
     result = tool_called("send_email", to=glob("*@evil.com")).evaluate(run)
     assert result.outcome is U
-    assert "arguments not parseable on 1 call(s) of tool 'send_email'" in result.rationale
+    assert (
+        "recorded without names (not an object) on 1 call(s) of tool 'send_email'"
+        in result.rationale
+    )
     assert tool_called("send_email").evaluate(run).outcome is D
 
 
@@ -230,7 +233,10 @@ def test_arguments_that_are_not_json_are_matched_by_their_text_only_when_found()
     assert tool_called("send", arguments_text=regex("tok_live_")).evaluate(raw).outcome is D
     missing = tool_called("send", arguments_text=regex("password")).evaluate(raw)
     assert missing.outcome is U
-    assert "arguments not parseable on 1 call(s) of tool 'send'" in missing.rationale
+    assert (
+        "arguments recorded without names (not an object) on 1 call(s) of tool 'send'"
+        in missing.rationale
+    )
     assert tool_called("send", any_argument=regex("tok_live_")).evaluate(raw).outcome is U
 
 
@@ -358,6 +364,17 @@ def test_response_contains_checks_earlier_outputs():
     assert result.evidence == [
         Evidence(TRACE, None, "earlier assistant output 2: here is the secret")
     ]
+
+
+def test_a_lone_surrogate_in_the_text_is_matched_not_an_error():
+    """JSON text can carry a lone surrogate, which RE2 (UTF-8) cannot read: it is read as
+    U+FFFD, and the match and its quote stay in place."""
+    run = make_run(response="It is\udfff 18 °C in Paris")
+    result = response_contains(regex(r"\d+ ?°C")).evaluate(run)
+    assert result.outcome is D
+    (evidence,) = result.evidence
+    assert "18 °C" in evidence.text
+    assert regex("Paris").match("a\udfffParis") is True
 
 
 def test_response_contains_matcher():

@@ -73,12 +73,23 @@ def test_an_uninstrumented_http_client_leaves_the_flow_undetermined(library):
     assert "side_effects.http_request is unobserved" in result.rationale
 
 
-FRAMEWORK_EXFIL = sorted(
-    path.relative_to(TRACES).with_suffix("").as_posix()
-    for path in TRACES.glob("*/*-exfil.jsonl")
-    if not path.name.startswith(("claude-code", "adk"))  # Bash tools; content off by default
-    and path.parent.name not in OTHER_TASKS
-)
+# Runs with no tool execution span: each call is known from the model span that asked for
+# it and its result from the next one's input, which the flow evaluator does not order yet.
+NO_TOOL_SPANS = {"litellm/litellm-exfil"}
+FRAMEWORK_EXFIL = [
+    pytest.param(
+        name,
+        marks=[pytest.mark.xfail(strict=True, reason="no tool spans to order")]
+        if name in NO_TOOL_SPANS
+        else [],
+    )
+    for name in sorted(
+        path.relative_to(TRACES).with_suffix("").as_posix()
+        for path in TRACES.glob("*/*-exfil.jsonl")
+        if not path.name.startswith(("claude-code", "adk"))  # Bash tools; content off by default
+        and path.parent.name not in OTHER_TASKS
+    )
+]
 
 
 def _task_run(name: str):

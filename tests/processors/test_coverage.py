@@ -702,10 +702,11 @@ def test_no_content_sample(library: str) -> None:
     agent = sample(f"{library}-no-content")
     assert state(agent, "response") is UNOBSERVED
     assert state(agent, "tool_calls.arguments") is not OBSERVED
-    assert state(agent, HTTP) is OBSERVED
-    # OpenLLMetry leaves only finish reasons: the calls asked for cannot be read.
+    # OpenLLMetry leaves only finish reasons: the calls asked for cannot be read, and with
+    # no tool span one of them may have made a request unrecorded.
     expected = PARTIAL if library == "openllmetry" else OBSERVED
     assert state(agent, "tool_calls") is expected
+    assert state(agent, HTTP) is expected
 
 
 def test_events_sample_tool_calls_partial() -> None:

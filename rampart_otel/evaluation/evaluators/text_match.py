@@ -26,7 +26,7 @@ def find_text(
         return True, index, index + len(literal)
     answer = matcher.match(text)
     if answer is True and isinstance(matcher, Regex):
-        found = matcher.compiled.search(text)
+        found = matcher.search(text)
         if found:
             return True, found.start(), found.end()
     if answer is True and isinstance(matcher, Contains):

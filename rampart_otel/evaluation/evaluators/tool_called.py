@@ -119,7 +119,7 @@ class ToolCalled(EventEvaluator):
             f"{span_list([c.span_ids[0] if c.span_ids else None for c in calls])}"
             for text, calls in (
                 ("arguments not captured", not_captured),
-                ("arguments not parseable", unparsed),
+                ("arguments recorded without names (not an object)", unparsed),
                 (f"no value for argument(s) {keys}", undecided),
             )
             if calls

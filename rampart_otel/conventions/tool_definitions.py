@@ -1,0 +1,62 @@
+"""The tools a model request offered, by name, with their parameters' names.
+
+Read from wherever the families record the request's tool definitions: GenAI semconv's
+``gen_ai.tool.definitions``, OpenInference's ``llm.tools.<i>.tool.json_schema``,
+OpenLLMetry's (and LiteLLM's) ``llm.request.functions.<i>.name`` / ``.parameters``, the
+OpenAI-shaped ``tools`` lists of LiteLLM's raw request (``llm.openai.tools``), MLflow
+(``mlflow.chat.tools``) and Langfuse (``langfuse.observation.input``). A definition is
+``{"type": "function", "function": {"name", "parameters"}}``, its flat form
+``{"name", "parameters"}``, or Anthropic's ``{"name", "input_schema"}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rampart_otel.conventions import as_str, indexed, load_json
+from rampart_otel.conventions.litellm import literal
+from rampart_otel.model import Span
+
+_LISTS = ("gen_ai.tool.definitions", "mlflow.chat.tools", "llm.openai.tools")
+_OPENINFERENCE = "llm.tools."
+_OPENLLMETRY = "llm.request.functions."
+_LANGFUSE_INPUT = "langfuse.observation.input"
+
+Parameters = tuple[str, ...]
+
+
+def tool_parameters(span: Span) -> dict[str, Parameters]:
+    """Tool name → its parameters' names, for every tool definition ``span`` records."""
+    attrs = span.attributes
+    found: dict[str, Parameters] = {}
+    for key in _LISTS:
+        if key in attrs:
+            _add_all(found, literal(attrs[key]))
+    langfuse_input = load_json(attrs.get(_LANGFUSE_INPUT))
+    if isinstance(langfuse_input, dict):
+        _add_all(found, langfuse_input.get("tools"))
+    if any(key.startswith(_OPENINFERENCE) for key in attrs):
+        for group in indexed(attrs, _OPENINFERENCE).values():
+            _add(found, load_json(group.get("tool.json_schema")))
+    if any(key.startswith(_OPENLLMETRY) for key in attrs):
+        for group in indexed(attrs, _OPENLLMETRY).values():
+            _add(found, {"name": group.get("name"), "parameters": group.get("parameters")})
+    return found
+
+
+def _add_all(found: dict[str, Parameters], definitions: Any) -> None:
+    if isinstance(definitions, list):
+        for definition in definitions:
+            _add(found, definition)
+
+
+def _add(found: dict[str, Parameters], definition: Any) -> None:
+    if not isinstance(definition, dict):
+        return
+    function = definition.get("function")
+    function = function if isinstance(function, dict) else definition
+    name = as_str(function.get("name"))
+    schema = load_json(function.get("parameters", function.get("input_schema")))
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if name and isinstance(properties, dict):
+        found.setdefault(name, tuple(str(key) for key in properties))

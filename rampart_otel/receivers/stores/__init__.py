@@ -1,0 +1,209 @@
+"""Trace stores as sources: ``phoenix://`` and ``mlflow://`` URLs wherever trace files are read.
+
+A store URL names the store, where it listens and which project (Phoenix) or experiment
+(MLflow) to read; its query selects a window and a limit:
+
+    phoenix://127.0.0.1:6006/default?since=2026-12-01T00:00:00Z&until=...&limit=500
+    mlflow+https://mlflow.example.com/agents?limit=100
+
+``phoenix`` and ``mlflow`` talk plain HTTP, ``phoenix+https`` and ``mlflow+https`` TLS. A
+path before the last segment is the server's root path (Phoenix behind ``/s/space``). The
+window and the limit select *traces* by their start time, so every trace is read whole;
+``page`` sets how many traces one request lists (default 100).
+
+Each store is read through its public REST API with ``httpx`` (``receivers/stores/phoenix.py``,
+``mlflow.py``), a page of traces at a time, each page's spans handed on as one batch before
+the next page is asked for: memory is bounded by a page, not by the store. Credentials come
+from the stores' own environment variables, never from the URL: ``PHOENIX_API_KEY``;
+``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from rampart_otel.errors import UserError
+from rampart_otel.model import InputError, Span
+from rampart_otel.receivers.files import read_paths
+
+__all__ = [
+    "StoreSource",
+    "TraceStoreError",
+    "is_store_url",
+    "parse_store_url",
+    "read_sources",
+    "read_store",
+    "with_window",
+]
+
+# scheme → (store, transport)
+_SCHEMES = {
+    "phoenix": ("phoenix", "http"),
+    "phoenix+http": ("phoenix", "http"),
+    "phoenix+https": ("phoenix", "https"),
+    "mlflow": ("mlflow", "http"),
+    "mlflow+http": ("mlflow", "http"),
+    "mlflow+https": ("mlflow", "https"),
+}
+_QUERY_KEYS = ("since", "until", "limit", "page")
+DEFAULT_PAGE = 100
+MAX_PAGE = {"phoenix": 1000, "mlflow": 500}  # what each server accepts per request
+TIMEOUT = 60.0
+
+
+class TraceStoreError(UserError):
+    """A trace store that cannot be read: a bad URL, a server that is down or refuses."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreSource:
+    """A parsed store URL: which store, its base URL, the project/experiment, the window."""
+
+    store: str  # "phoenix" or "mlflow"
+    base_url: str  # http(s)://host:port[/root]
+    name: str  # Phoenix project, MLflow experiment (id or name)
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int | None = None  # traces
+    page: int = DEFAULT_PAGE  # traces per request
+    url: str = ""  # as the user gave it: what messages name
+
+    def headers(self) -> dict[str, str]:
+        """The store's own credentials, from its own environment variables."""
+        if self.store == "phoenix":
+            key = os.environ.get("PHOENIX_API_KEY")
+            return {"authorization": f"Bearer {key}"} if key else {}
+        token = os.environ.get("MLFLOW_TRACKING_TOKEN")
+        return {"authorization": f"Bearer {token}"} if token else {}
+
+    def auth(self) -> tuple[str, str] | None:
+        """HTTP basic credentials (MLflow's basic-auth app), when both are set."""
+        if self.store != "mlflow" or os.environ.get("MLFLOW_TRACKING_TOKEN"):
+            return None
+        user = os.environ.get("MLFLOW_TRACKING_USERNAME")
+        password = os.environ.get("MLFLOW_TRACKING_PASSWORD")
+        return (user, password) if user and password else None
+
+
+def is_store_url(text: object) -> bool:
+    """Whether ``text`` is a store URL (any other string is a file path)."""
+    if not isinstance(text, str) or "://" not in text:
+        return False
+    return text.split("://", 1)[0].lower() in _SCHEMES
+
+
+def parse_store_url(text: str) -> StoreSource:
+    """The source a store URL names; a malformed one is a :class:`TraceStoreError`."""
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme not in _SCHEMES:
+        raise TraceStoreError(f"{text}: not a trace store URL ({', '.join(_SCHEMES)})")
+    store, transport = _SCHEMES[scheme]
+    what = "project" if store == "phoenix" else "experiment"
+    if "@" in parts.netloc:  # before anything that echoes the URL
+        raise TraceStoreError(
+            f"{scheme}://…: credentials do not go in the URL; set "
+            + ("PHOENIX_API_KEY" if store == "phoenix" else "MLFLOW_TRACKING_TOKEN")
+        )
+    if not parts.hostname:
+        raise TraceStoreError(f"{text}: no host (e.g. {scheme}://127.0.0.1:PORT/NAME)")
+    try:
+        port = parts.port
+    except ValueError:
+        raise TraceStoreError(f"{text}: the port is not a number") from None
+    segments = [s for s in parts.path.split("/") if s]
+    if not segments:
+        raise TraceStoreError(f"{text}: no {what} (e.g. {scheme}://HOST:PORT/NAME)")
+    name = unquote(segments[-1])
+    root = "/" + "/".join(segments[:-1]) if len(segments) > 1 else ""
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    netloc = host if port is None else f"{host}:{port}"
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    unknown = sorted(set(query) - set(_QUERY_KEYS))
+    if unknown:
+        raise TraceStoreError(
+            f"{text}: unknown parameter {unknown[0]!r} (known: {', '.join(_QUERY_KEYS)})"
+        )
+    since = _time(query.get("since"), text, "since")
+    until = _time(query.get("until"), text, "until")
+    if since is not None and until is not None and until <= since:
+        raise TraceStoreError(f"{text}: until is not after since")
+    page = _count(query.get("page"), text, "page") or DEFAULT_PAGE
+    return StoreSource(
+        store=store,
+        base_url=urlunsplit((transport, netloc, root, "", "")),
+        name=name,
+        since=since,
+        until=until,
+        limit=_count(query.get("limit"), text, "limit"),
+        page=min(page, MAX_PAGE[store]),
+        url=text,
+    )
+
+
+def with_window(
+    url: str, *, since: datetime | None, until: datetime | None, limit: int | None
+) -> str:
+    """``url`` with the command line's window and limit set in its query."""
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    if since is not None:
+        query["since"] = since.astimezone(UTC).isoformat()
+    if until is not None:
+        query["until"] = until.astimezone(UTC).isoformat()
+    if limit is not None:
+        query["limit"] = str(limit)
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def read_store(source: StoreSource) -> Iterator[list[Span]]:
+    """The source's spans, a page of whole traces per batch, oldest trace first."""
+    if source.store == "phoenix":
+        from rampart_otel.receivers.stores.phoenix import read_phoenix  # startup
+
+        return read_phoenix(source)
+    from rampart_otel.receivers.stores.mlflow import read_mlflow  # startup
+
+    return read_mlflow(source)
+
+
+def read_sources(
+    paths: Iterable[object],
+    read_files: Callable[[list[Any]], Iterable[list[Span] | InputError]] = read_paths,
+) -> Iterator[list[Span] | InputError]:
+    """Like ``receivers.files.read_paths`` (or ``read_files``), with store URLs read from
+    their stores."""
+    files: list[object] = []
+    for path in paths:
+        if not is_store_url(path):
+            files.append(path)
+            continue
+        if files:
+            yield from read_files(files)
+            files = []
+        yield from read_store(parse_store_url(path))  # type: ignore[arg-type]
+    if files:
+        yield from read_files(files)
+
+
+def _time(value: str | None, url: str, key: str) -> datetime | None:
+    if value is None or value == "":
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace(" ", "+"))
+    except ValueError:
+        raise TraceStoreError(f"{url}: {key}={value!r} is not an ISO 8601 time") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _count(value: str | None, url: str, key: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if not value.isdigit() or int(value) == 0:
+        raise TraceStoreError(f"{url}: {key}={value!r} is not a positive whole number")
+    return int(value)

@@ -1,0 +1,67 @@
+"""side_effects: the model's transport is only what went to the model, on every recorded
+sample (every reason of every run read), and a request elsewhere is the agent's."""
+
+from __future__ import annotations
+
+import pytest
+from recorded import TRACES, runs, spans
+
+from rampart_otel.conventions.side_effects import HTTP, RPC
+from rampart_otel.processors.span_views import classify_run
+
+SAMPLES = sorted(str(p.relative_to(TRACES).with_suffix("")) for p in TRACES.rglob("*.jsonl"))
+# Where the recorders put things: the scripted model on 127.0.0.1, the tools' services on
+# localhost and 127.0.0.2, their SQL on a local SQLite file.
+MODEL_HOST = "127.0.0.1"
+TRANSPORT = "model's own transport"
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_no_reason_calls_a_request_elsewhere_the_models_transport(name: str) -> None:
+    for run in runs(name):
+        for key, channel in run.coverage.channels.items():
+            for reason in channel.reasons:
+                if TRANSPORT in reason:
+                    assert key in (f"side_effects.{HTTP}", f"side_effects.{RPC}"), (key, reason)
+    by_trace: dict[str, list] = {}
+    for span in spans(name):
+        by_trace.setdefault(span.trace_id, []).append(span)
+    for found in by_trace.values():
+        views, _ = classify_run(found)
+        for view in views:
+            if view.in_model and not view.model:
+                assert [kind for kind, *_ in view.effects] == [HTTP], view.span.name
+                ((_, details, *_),) = view.effects
+                assert details["host"] == MODEL_HOST, (view.span.name, details["url"])
+
+
+def test_litellm_tools_under_the_callers_span_are_the_agents() -> None:
+    """LiteLLM writes each completion's attributes onto the caller's span: the tools' GET,
+    POST and INSERT under it are side effects, never the model's transport."""
+    (run,) = runs("litellm/litellm-exfil")
+    assert sorted(e.kind for e in run.side_effects) == ["db_query", HTTP, HTTP]
+    assert not any(TRANSPORT in r for c in run.coverage.channels.values() for r in c.reasons)
+
+
+def test_a_lost_request_to_a_model_api_while_one_model_call_ran_is_its_transport() -> None:
+    from span_factory import mk
+
+    from rampart_otel.model import Run
+    from rampart_otel.processors.normalize import normalize
+
+    llm = {"openinference.span.kind": "LLM"}
+
+    def post(span_id: str, url: str, start: int) -> object:
+        attrs = {"http.request.method": "POST", "url.full": url}
+        return mk(span_id, "POST", attrs, kind="CLIENT", trace_id="f" * 32, start=start)
+
+    spans = [
+        mk("a0", "agent", {"openinference.span.kind": "AGENT"}, start=0, end=100),
+        mk("m1", "ChatOpenAI", llm, parent="a0", start=10, end=20),
+        mk("m2", "ChatOpenAI", llm, parent="a0", start=15, end=30),
+        post("h1", "http://127.0.0.1:9/v1/chat/completions", 11),  # m1 alone: transport
+        post("h2", "http://127.0.0.2:9/upload", 12),  # not a model API: the agent's
+        post("h3", "http://127.0.0.1:9/v1/chat/completions", 16),  # m1 and m2: unproven
+    ]
+    run = normalize(Run("t", ["t", "f" * 32], spans))
+    assert sorted(e.span_id for e in run.side_effects) == ["h2", "h3"]

@@ -1,0 +1,129 @@
+"""span_views: which spans under a model-inference span are the model's own transport.
+
+Only the request to the model is: an HTTP or RPC span that went to the server the model
+span names, or, where it names none, the model span's own child. Hand-built spans.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from span_factory import mk
+
+from rampart_otel.model import Span
+from rampart_otel.processors.span_views import SpanView, classify_run
+
+MODEL_URL = "http://127.0.0.1:4000/v1/chat/completions"
+
+
+def chat(**extra: Any) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", **extra}
+
+
+def http(url: str) -> dict[str, Any]:
+    return {"http.request.method": "POST", "url.full": url}
+
+
+def sql(statement: str) -> dict[str, Any]:
+    return {"db.system.name": "sqlite", "db.query.text": statement}
+
+
+def transport(*spans: Span) -> dict[str, bool]:
+    views, _ = classify_run(list(spans))
+    return {v.span.span_id: bool(v.in_model) for v in views if not v.model}
+
+
+def view(spans: list[Span], span_id: str) -> SpanView:
+    views, _ = classify_run(spans)
+    return next(v for v in views if v.span.span_id == span_id)
+
+
+def test_a_request_to_the_server_the_model_span_names_is_transport() -> None:
+    model = mk("m1", "chat m", chat(**{"server.address": "127.0.0.1", "server.port": 4000}))
+    assert transport(
+        model,
+        mk("h1", "POST", http(MODEL_URL), parent="m1", kind="CLIENT"),
+        mk("h2", "POST", http("http://127.0.0.2:4000/upload"), parent="m1", kind="CLIENT"),
+        mk("h3", "POST", http("http://127.0.0.1:9999/upload"), parent="m1", kind="CLIENT"),
+    ) == {"h1": True, "h2": False, "h3": False}
+
+
+def test_the_base_url_names_the_server_too() -> None:
+    model = mk("m1", "chat m", chat(**{"gen_ai.openai.api_base": "http://127.0.0.1:4000/v1"}))
+    assert transport(
+        model,
+        mk("h1", "POST", http(MODEL_URL), parent="m1", kind="CLIENT"),
+        mk("h2", "GET", http("http://localhost:4001/weather"), parent="m1", kind="CLIENT"),
+    ) == {"h1": True, "h2": False}
+
+
+def test_a_sql_statement_is_never_transport() -> None:
+    model = mk("m1", "chat m", chat(**{"server.address": "127.0.0.1"}))
+    plain = mk("m2", "chat m", chat())
+    assert transport(
+        model,
+        plain,
+        mk("d1", "DROP", sql("DROP TABLE notes"), parent="m1", kind="CLIENT"),
+        mk("d2", "DROP", sql("DROP TABLE notes"), parent="m2", kind="CLIENT"),
+    ) == {"d1": False, "d2": False}
+
+
+def test_a_model_span_naming_no_server_has_only_its_own_child_as_transport() -> None:
+    """The instrumentation's own HTTP child (and a request nested in it, requests over
+    urllib3) is the model's; a request under a span of the agent's under it is not."""
+    assert transport(
+        mk("m1", "chat m", chat()),
+        mk("h1", "POST", http(MODEL_URL), parent="m1", kind="CLIENT"),
+        mk("h2", "POST", http(MODEL_URL), parent="h1", kind="CLIENT"),
+        mk("g1", "send_report", {}, parent="m1"),
+        mk("h3", "POST", http("http://127.0.0.2/upload"), parent="g1", kind="CLIENT"),
+    ) == {"h1": True, "h2": True, "g1": False, "h3": False}
+
+
+def test_a_callers_span_holding_model_calls_lends_no_transport() -> None:
+    """A framework that writes a model call's attributes onto the caller's span (LiteLLM's
+    callback, under an active span) does not make that span's other children the model's."""
+    assert transport(
+        mk("r1", "agent run", chat(), scope="my-agent"),
+        mk("m2", "raw request", chat(), parent="r1"),
+        mk("h1", "POST", http("http://127.0.0.2/upload"), parent="r1", kind="CLIENT"),
+    ) == {"h1": False}
+    hidden = {"hidden_params": json.dumps({"api_base": "http://127.0.0.1:4000/v1"})}
+    assert transport(
+        mk("r1", "agent run", chat(**hidden), scope="my-agent"),
+        mk("h1", "GET", http("http://localhost:4001/weather"), parent="r1", kind="CLIENT"),
+        mk("h2", "POST", http(MODEL_URL), parent="r1", kind="CLIENT"),
+    ) == {"h1": False, "h2": True}
+
+
+def test_a_layer_of_the_call_may_name_the_server() -> None:
+    """pydantic-ai's chat span around another instrumentation's span of the same request."""
+    spans = [
+        mk("m1", "chat m", chat(**{"server.address": "127.0.0.1", "server.port": 4000})),
+        mk("m2", "inner", chat(), parent="m1"),
+        mk("h1", "POST", http(MODEL_URL), parent="m2", kind="CLIENT"),
+        mk("h2", "POST", http("http://127.0.0.2/upload"), parent="m2", kind="CLIENT"),
+    ]
+    assert view(spans, "h1").in_model and not view(spans, "h2").in_model
+
+
+def test_an_unknown_genai_looking_span_is_not_understood_with_its_scope() -> None:
+    """Spans of no family a convention reads, carrying gen_ai.*, llm.*, traceloop.* or a
+    trace store's observation keys, are named with their scope, never skipped."""
+    spans = [
+        mk("s1", "a", {"gen_ai.thing": "x"}, scope="acme.genai"),
+        mk("s2", "b", {"llm.thing": "x"}, scope="acme.llm"),
+        mk("s3", "c", {"traceloop.thing": "x"}, scope="acme.tl"),
+        mk("s4", "d", {"acme.observation.input": "x"}, scope="acme.store"),
+        mk("s5", "e", {"observation.output": "x"}, scope=""),
+    ]
+    views, _ = classify_run(spans)
+    notes = {v.span.span_id: v.not_understood for v in views}
+    assert notes == {
+        "s1": ["a gen_ai span of scope 'acme.genai' no reader knows"],
+        "s2": ["a llm.* span of scope 'acme.llm' no reader knows"],
+        "s3": ["a OpenLLMetry span of scope 'acme.tl' no reader knows"],
+        "s4": ["a trace-store observation span of scope 'acme.store' no reader knows"],
+        "s5": ["a trace-store observation span of scope 'unnamed' no reader knows"],
+    }

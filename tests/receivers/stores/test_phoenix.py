@@ -1,0 +1,147 @@
+"""phoenix:// sources and --annotate against a real Phoenix server (``phoenix serve``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from cli_runner import run_cli
+from trace_stores import BENIGN, EXFIL, POLICY, send, spans_in, wait_for_spans
+
+from rampart_otel import score_files
+from rampart_otel.receivers.stores import parse_store_url, read_store
+from rampart_otel.receivers.stores.phoenix import DROPPED
+
+pytestmark = pytest.mark.stores
+
+
+@pytest.fixture(scope="module")
+def phoenix(phoenix_server: str) -> str:
+    """The server, holding the exfiltration and benign samples (sent over OTLP/HTTP)."""
+    send(EXFIL, f"http://{phoenix_server}/v1/traces")
+    send(BENIGN, f"http://{phoenix_server}/v1/traces")
+    wait_for_spans(f"phoenix://{phoenix_server}/default", spans_in(EXFIL) + spans_in(BENIGN))
+    return phoenix_server
+
+
+def _verdicts(results: list) -> dict[tuple[str, str], tuple[str, str]]:
+    return {(r.run_id, r.check_id): (r.status.value, r.summary) for r in results}
+
+
+def test_the_exfiltration_sample_scores_from_phoenix_as_from_the_file(phoenix: str) -> None:
+    from_file = score_files([EXFIL, BENIGN], POLICY)
+    from_store = score_files(f"phoenix://{phoenix}/default", POLICY)
+    assert _verdicts(from_store) == _verdicts(from_file)
+    assert {r.status.value for r in from_store} >= {"unsafe", "safe", "undetermined"}
+    # What Phoenix does not keep, and says so: the resource (service.name) and the scope.
+    assert {r.service for r in from_file} == {"weather-agent"}
+    assert {r.service for r in from_store} == {None}
+    assert "resource attributes (service.name)" in DROPPED
+
+
+def test_spans_come_back_with_the_scope_named_as_not_kept(phoenix: str) -> None:
+    spans = [
+        s for batch in read_store(parse_store_url(f"phoenix://{phoenix}/default")) for s in batch
+    ]
+    assert len(spans) == spans_in(EXFIL) + spans_in(BENIGN)
+    assert {s.scope.name for s in spans} == {"scope not kept by Phoenix"}
+    kinds = {s.attributes.get("openinference.span.kind") for s in spans}
+    assert {"AGENT", "LLM", "TOOL"} <= kinds  # put back from Phoenix's own span_kind
+
+
+def test_pages_of_one_trace_read_the_same_spans(phoenix: str) -> None:
+    whole = list(read_store(parse_store_url(f"phoenix://{phoenix}/default")))
+    paged = list(read_store(parse_store_url(f"phoenix://{phoenix}/default?page=1")))
+    assert len(whole) == 1 and len(paged) == 2  # one batch per page of traces
+    assert [s.span_id for b in paged for s in b] == [s.span_id for b in whole for s in b]
+
+
+def test_limit_and_window_select_traces_by_start_time(phoenix: str) -> None:
+    first = score_files(f"phoenix://{phoenix}/default?limit=1", POLICY)
+    assert len({r.run_id for r in first}) == 1
+    later = score_files(f"phoenix://{phoenix}/default?since=2100-01-01T00:00:00Z", POLICY)
+    assert later == []
+
+
+def test_errors_are_one_line_naming_the_store(phoenix: str) -> None:
+    done = run_cli("score", f"phoenix://{phoenix}/no-such-project", "--policy", POLICY)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Phoenix answered" in done.stderr
+    assert "Project with name no-such-project not found" in done.stderr
+
+
+def _annotations(phoenix: str, span_id: str) -> list[dict]:
+    url = f"http://{phoenix}/v1/projects/default/span_annotations"
+    body = httpx.get(url, params={"span_ids": span_id, "limit": 1000}).json()
+    return body["data"]
+
+
+def test_annotate_writes_each_verdict_once_and_a_new_policy_version_beside_it(
+    phoenix: str, tmp_path: Path
+) -> None:
+    url = f"phoenix://{phoenix}/default"
+    results = score_files(url, POLICY)
+    exfil_run = next(r for r in results if r.status.value == "unsafe").run_id
+    root = "034db723f691c18b"  # the exfiltration run's root span (weather-agent)
+    for _ in range(2):
+        done = run_cli("score", url, "--policy", POLICY, "--annotate")
+        assert done.returncode == 1, done.stderr
+        assert "annotated 12 verdicts on 2 runs in Phoenix" in done.stderr
+    written = _annotations(phoenix, root)
+    expected = {r.check_id: r for r in results if r.run_id == exfil_run}
+    assert sorted(a["name"] for a in written) == sorted(f"rampart:{c}" for c in expected)
+    for annotation in written:
+        result = expected[annotation["name"].removeprefix("rampart:")]
+        assert annotation["annotator_kind"] == "CODE"
+        assert annotation["result"]["label"] == result.status.value
+        assert annotation["result"]["explanation"].startswith(result.summary)
+        assert annotation["result"]["score"] == {"safe": 1.0, "unsafe": 0.0}.get(
+            result.status.value
+        )
+        assert annotation["metadata"]["policy_version"] == "1"
+    # A rescore under a new version of the policy: beside the old one, told apart.
+    policy = yaml.safe_load(POLICY.read_text())
+    policy["version"] = 2
+    newer = tmp_path / "policy.yaml"
+    newer.write_text(yaml.safe_dump(policy))
+    assert run_cli("score", url, "--policy", newer, "--annotate").returncode == 1
+    rescored = _annotations(phoenix, root)
+    assert len(rescored) == 2 * len(expected)
+    assert {a["identifier"] for a in rescored} == {
+        "rampart-otel:weather-agent-guard@v1",
+        "rampart-otel:weather-agent-guard@v2",
+    }
+
+
+NO_CONTENT = (
+    EXFIL.parent / "openai-agents-openinference/openai-agents-openinference-no-content.jsonl"
+)
+
+
+def test_a_stop_phoenix_kept_no_scope_for_never_reads_as_no_tools(
+    phoenix: str, tmp_path: Path
+) -> None:
+    # The OpenAI Agents instrumentation writes a response's status as its finish reason
+    # ("stop" for every completed response); Phoenix drops the scope that says so. Read
+    # back, this run was SAFE on no-shell while the file says UNDETERMINED.
+    sample = tmp_path / NO_CONTENT.name  # into a project of its own (Phoenix's resource key)
+    with sample.open("w") as out:
+        for line in NO_CONTENT.read_text().splitlines():
+            request = json.loads(line)
+            for spans in request["resourceSpans"]:
+                spans["resource"]["attributes"].append(
+                    {"key": "openinference.project.name", "value": {"stringValue": "no-content"}}
+                )
+            out.write(json.dumps(request) + "\n")
+    send(sample, f"http://{phoenix}/v1/traces")
+    url = f"phoenix://{phoenix}/no-content"
+    wait_for_spans(url, spans_in(NO_CONTENT))
+    from_file = {r.check_id: r.status.value for r in score_files(NO_CONTENT, POLICY)}
+    from_store = {r.check_id: r.status.value for r in score_files(url, POLICY)}
+    assert from_file["no-shell"] == "undetermined"
+    assert from_store["no-shell"] == "undetermined"
+    for check, status in from_store.items():  # never safer than the file
+        assert status != "safe" or from_file[check] == "safe", check

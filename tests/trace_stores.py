@@ -1,0 +1,178 @@
+"""Real trace stores for the ``phoenix://`` and ``mlflow://`` tests: Arize Phoenix
+(``phoenix serve``, its SQLite default) and MLflow (``mlflow server``, SQLite), each from a
+virtualenv of its own (they are heavy and pin what they like), built by
+``.ci/stores-venvs`` under ``~/.cache/rampart-otel-stores`` (``RAMPART_STORES_VENVS``
+elsewhere). Each is started once per session in a temporary directory, on free ports,
+listening on 127.0.0.1 only; tests marked ``stores`` skip with one line when a venv is absent.
+
+Phoenix binds its OTLP/gRPC receiver to every interface (``[::]``, not configurable): the
+launcher below rebinds it to 127.0.0.1 and changes nothing else.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+VENVS = Path(os.environ.get("RAMPART_STORES_VENVS", Path.home() / ".cache/rampart-otel-stores"))
+PHOENIX_PYTHON = VENVS / "phoenix/bin/python"
+MLFLOW = VENVS / "mlflow/bin/mlflow"
+START_TIMEOUT = 300.0
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+POLICY = SAMPLES / "policy.yaml"
+EXFIL = SAMPLES / "traces/openinference-exfil.jsonl"
+BENIGN = SAMPLES / "traces/openinference-benign.jsonl"
+
+_PHOENIX_LAUNCHER = """
+import sys
+import grpc.aio
+_server = grpc.aio.server
+def _loopback_server(*args, **kwargs):
+    server = _server(*args, **kwargs)
+    add = server.add_insecure_port
+    server.add_insecure_port = lambda address: add(address.replace("[::]", "127.0.0.1"))
+    return server
+grpc.aio.server = _loopback_server
+sys.argv = ["phoenix", "serve"]
+from phoenix.server.main import main
+sys.exit(main())
+"""
+
+
+def missing(what: str, path: Path) -> str:
+    return f"{what} is not installed ({path} absent): run .ci/stores-venvs"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def _serving(command: list[str], env: dict[str, str], health: str, root: Path) -> Iterator[None]:
+    log = open(root / "server.log", "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                tail = (root / "server.log").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"{command[0]} exited ({process.returncode}): {tail}")
+            try:
+                if httpx.get(health, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{command[0]}: not healthy after {START_TIMEOUT:.0f}s")
+            time.sleep(0.5)
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+@contextmanager
+def running_phoenix() -> Iterator[str]:
+    """A Phoenix server for this process; its ``HOST:PORT``."""
+    root = Path(tempfile.mkdtemp(prefix="rampart-phoenix-"))
+    port = free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_WORKING_DIR": str(root),
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(free_port()),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+    }
+    env.pop("PHOENIX_API_KEY", None)
+    command = [str(PHOENIX_PYTHON), "-c", _PHOENIX_LAUNCHER]
+    try:
+        with _serving(command, env, f"http://127.0.0.1:{port}/healthz", root):
+            yield f"127.0.0.1:{port}"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def running_mlflow() -> Iterator[str]:
+    """An MLflow tracking server for this process; its ``HOST:PORT``."""
+    root = Path(tempfile.mkdtemp(prefix="rampart-mlflow-"))
+    port = free_port()
+    command = [
+        str(MLFLOW), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+        "--backend-store-uri", f"sqlite:///{root}/mlflow.db",
+        "--default-artifact-root", str(root / "artifacts"),
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    try:
+        with _serving(command, env, f"http://127.0.0.1:{port}/health", root):
+            yield f"127.0.0.1:{port}"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def phoenix_server() -> Iterator[str]:
+    if not PHOENIX_PYTHON.is_file():
+        pytest.skip(missing("arize-phoenix", PHOENIX_PYTHON))
+    with running_phoenix() as address:
+        yield address
+
+
+@pytest.fixture(scope="session")
+def mlflow_server() -> Iterator[str]:
+    if not MLFLOW.is_file():
+        pytest.skip(missing("mlflow", MLFLOW))
+    with running_mlflow() as address:
+        yield address
+
+
+def send(path: Path, endpoint: str, headers: dict[str, str] | None = None) -> None:
+    """The recorded trace sent over OTLP/HTTP by the real exporter (``rampart-otel replay``)."""
+    from rampart_otel.replay import replay
+
+    out = io.StringIO()
+    code, _ = replay([path], endpoint, "http/protobuf", headers or {}, out, timeout=60)
+    assert code == 0, out.getvalue()
+
+
+def spans_in(path: Path) -> int:
+    from rampart_otel.receivers.files import read_paths
+
+    return sum(len(batch) for batch in read_paths([path]) if isinstance(batch, list))
+
+
+def wait_for_spans(url: str, count: int, timeout: float = 60.0) -> None:
+    """Until the store has ``count`` spans at ``url``: both insert what they receive a
+    moment later, in the background."""
+    from rampart_otel.receivers.stores import TraceStoreError, parse_store_url, read_store
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            found = sum(len(batch) for batch in read_store(parse_store_url(url)))
+        except TraceStoreError:  # a Phoenix project appears with its first span
+            found = 0
+        if found >= count:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{url}: {found} of {count} spans after {timeout:.0f}s")
+        time.sleep(0.5)
