@@ -46,6 +46,7 @@ from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import (
     ANSWER_KEYS,
     ARGUMENT_KEYS,
+    FIX,
     INPUT_KEYS,
     NAMED,
     NOT_RECORDED,
@@ -56,6 +57,7 @@ from rampart_otel.processors.wording import (
     effect_label,
     error_ending,
     finish_reasons_in_words,
+    fix_hint,
     scope_gaps,
     span_label,
     span_names,
@@ -81,13 +83,24 @@ def infer_coverage(
     _apply_declarations(facts, channels)
     findings = integrity(facts) + understanding(facts)
     base = Coverage(channels, observability_level(channels))
-    return scoped(base, facts.scopes, findings), findings, base
+    return scoped(base, facts.scopes, findings, scope_names(facts.spans)), findings, base
 
 
-def scoped(base: Coverage, scopes: list[ToolScope], findings: list[IntegrityFinding]) -> Coverage:
+def scope_names(spans: list[Span]) -> set[str]:
+    """The instrumentation scope names of ``spans``: which instrumentations are in use."""
+    return {span.scope.name for span in spans if span.scope.name}
+
+
+def scoped(
+    base: Coverage,
+    scopes: list[ToolScope],
+    findings: list[IntegrityFinding],
+    names: set[str],
+) -> Coverage:
     """``base`` capped by the tool calls whose side effects were not watched, then by the
     integrity findings: a side effect of a kind is proven absent only where every executed
-    tool call's scope was watched for it."""
+    tool call's scope was watched for it. Each channel left short of observed carries the
+    way to close its gap, for the instrumentations ``names`` (scope names) show."""
     channels = dict(base.channels)
     for kind in STANDARD_KINDS:  # unobserved kinds: say which tools could have hidden one
         key = SIDE_EFFECT_PREFIX + kind
@@ -123,7 +136,26 @@ def scoped(base: Coverage, scopes: list[ToolScope], findings: list[IntegrityFind
                 channels[key] = ChannelCoverage(OBSERVED, [reason], CoverageSource.DECLARED)
     for finding in findings:
         cap(channels, finding)
+    for key, channel in list(channels.items()):
+        cause = _gap_cause(key, channel, scopes)
+        hint = None if channel.state is OBSERVED else fix_hint(key, names, cause)
+        if hint is not None:
+            channels[key] = ChannelCoverage(
+                channel.state, [*channel.reasons, FIX + hint], channel.source, hint
+            )
     return Coverage(channels, observability_level(channels))
+
+
+def _gap_cause(key: str, channel: ChannelCoverage, scopes: list[ToolScope]) -> str:
+    """Why a side-effect channel falls short: a call could go unrecorded (``client``: no
+    span of the kind, or a silent tool), a tool ran out of process (``remote``), or the
+    trace itself is incomplete (``trace``: an integrity finding capped it)."""
+    if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
+        return "client"
+    gaps = unproven(scopes, key[len(SIDE_EFFECT_PREFIX) :])
+    if any(scope.state is ScopeState.SILENT for scope in gaps):
+        return "client"
+    return "remote" if gaps else "trace"
 
 
 # --- input -------------------------------------------------------------------------------
