@@ -134,10 +134,12 @@ def scoped(
             key = SIDE_EFFECT_PREFIX + kind
             if key not in channels or channels[key].state is UNOBSERVED:
                 channels[key] = ChannelCoverage(OBSERVED, [reason], CoverageSource.DECLARED)
+    uncapped = {key: channel.state for key, channel in channels.items()}
     for finding in findings:
         cap(channels, finding)
     for key, channel in list(channels.items()):
-        cause = _gap_cause(key, channel, scopes)
+        capped = uncapped.get(key) is OBSERVED and channel.state is PARTIAL
+        cause = "trace" if capped else _gap_cause(key, channel, scopes)
         hint = None if channel.state is OBSERVED else fix_hint(key, names, cause)
         if hint is not None:
             channels[key] = ChannelCoverage(

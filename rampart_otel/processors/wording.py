@@ -245,12 +245,12 @@ def fix_hint(key: str, scope_names: set[str], cause: str = "client") -> str | No
     """How to close the gap of channel ``key``, from the instrumentations whose scope
     names are in the run; None for a channel no instrumentation records. ``cause`` of a
     side-effect gap: ``client`` (a call could go unrecorded), ``remote`` (a tool ran out of
-    process), ``trace`` (the trace itself is incomplete)."""
+    process); of any gap: ``trace`` (the trace itself is incomplete: a finding capped it)."""
+    if cause == "trace":
+        return TRACE_FIX
     if key.startswith(SIDE_EFFECT_PREFIX):
         if cause == "remote":
             return REMOTE_FIX
-        if cause == "trace":
-            return TRACE_FIX
         return _client_hint(key[len(SIDE_EFFECT_PREFIX) :], scope_names)
     if key in CONTENT_CHANNELS:
         return _content_hint(scope_names)
