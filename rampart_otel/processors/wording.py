@@ -236,8 +236,10 @@ REMOTE_FIX = (
 )
 TRACE_FIX = (
     "export the whole run: keep the trace context across threads and tasks (the framework's "
-    "instrumentation, or contextvars copied into the worker), and flush the TracerProvider "
-    "before the process exits so no span is dropped"
+    "instrumentation, or contextvars copied into the worker), flush the TracerProvider "
+    "before the process exits so no span is dropped, and raise the SDK's limits where it "
+    "dropped attributes or events (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT, "
+    "OTEL_SPAN_EVENT_COUNT_LIMIT, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)"
 )
 
 
