@@ -30,6 +30,7 @@ from rampart_otel.channels import (
 )
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.model import (
+    FindingKind,
     IntegrityFinding,
     Response,
     ScopeState,
@@ -51,6 +52,7 @@ from rampart_otel.processors.wording import (
     NAMED,
     NOT_RECORDED,
     RESULT_KEYS,
+    UNREAD_FIX,
     call_names,
     counted,
     declared_scopes,
@@ -134,13 +136,24 @@ def scoped(
             key = SIDE_EFFECT_PREFIX + kind
             if key not in channels or channels[key].state is UNOBSERVED:
                 channels[key] = ChannelCoverage(OBSERVED, [reason], CoverageSource.DECLARED)
-    uncapped = {key: channel.state for key, channel in channels.items()}
+    capped_by: dict[str, str] = {}  # channel key → the cause of the first finding capping it
     for finding in findings:
+        before = {key: (channel.state, len(channel.reasons)) for key, channel in channels.items()}
         cap(channels, finding)
+        for key, channel in channels.items():
+            state, reasons = before.get(key, (UNOBSERVED, 0))
+            if len(channel.reasons) == reasons:
+                continue  # not capped by this finding
+            if finding.kind is FindingKind.NOT_UNDERSTOOD:  # what is missing is there, unread
+                capped_by.setdefault(key, "unread")
+            elif state is OBSERVED:
+                capped_by.setdefault(key, "trace")
     for key, channel in list(channels.items()):
-        capped = uncapped.get(key) is OBSERVED and channel.state is PARTIAL
-        cause = "trace" if capped else _gap_cause(key, channel, scopes)
-        hint = None if channel.state is OBSERVED else fix_hint(key, names, cause)
+        cause = capped_by.get(key) or _gap_cause(key, channel, scopes)
+        # A hint the channel's own inference chose (content there but unread) stands.
+        hint = channel.hint or fix_hint(key, names, cause)
+        if channel.state is OBSERVED:
+            hint = None
         if hint is not None:
             channels[key] = ChannelCoverage(
                 channel.state, [*channel.reasons, FIX + hint], channel.source, hint
@@ -229,7 +242,9 @@ def _input(facts: RunFacts) -> ChannelCoverage:
             f"({why_missing(unrecorded, INPUT_KEYS)}): {span_names(unrecorded)}"
         )
     state = PARTIAL if read or agent_read or unread else UNOBSERVED
-    return ChannelCoverage(state, reasons)
+    # Only content in a form not read is missing: no capture setting would add it.
+    only_unread = bool(unread) and not withheld and not unrecorded
+    return ChannelCoverage(state, reasons, hint=UNREAD_FIX if only_unread else None)
 
 
 # --- response ----------------------------------------------------------------------------

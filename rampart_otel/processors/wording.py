@@ -242,14 +242,23 @@ TRACE_FIX = (
     "OTEL_SPAN_EVENT_COUNT_LIMIT, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)"
 )
 
+UNREAD_FIX = (
+    "the trace records it in a form this version does not read (the reason names where): "
+    "upgrade rampart-otel, or have the instrumentation write the standard attributes "
+    "(gen_ai.input.messages and gen_ai.output.messages as JSON arrays of messages)"
+)
+
 
 def fix_hint(key: str, scope_names: set[str], cause: str = "client") -> str | None:
     """How to close the gap of channel ``key``, from the instrumentations whose scope
     names are in the run; None for a channel no instrumentation records. ``cause`` of a
     side-effect gap: ``client`` (a call could go unrecorded), ``remote`` (a tool ran out of
-    process); of any gap: ``trace`` (the trace itself is incomplete: a finding capped it)."""
+    process); of any gap: ``trace`` (the trace itself is incomplete: a finding capped it),
+    ``unread`` (the trace holds what is needed in a form not understood)."""
     if cause == "trace":
         return TRACE_FIX
+    if cause == "unread":
+        return UNREAD_FIX
     if key.startswith(SIDE_EFFECT_PREFIX):
         if cause == "remote":
             return REMOTE_FIX
