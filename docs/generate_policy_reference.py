@@ -1,21 +1,26 @@
-"""Rewrite what docs/ holds from the code: the vocabulary tables of docs/policy.md and
-docs/policy.schema.json. Run it after changing rampart_otel/vocabulary.py:
+"""Rewrite what docs/ holds from the code: the vocabulary tables of docs/policy.md,
+docs/policy.schema.json and the fix-hint tables of docs/coverage.md. Run it after changing
+rampart_otel/vocabulary.py or rampart_otel/conventions/fix_hints.py:
 
     make docs   (or: .venv/bin/python docs/generate_policy_reference.py)
 
-tests/test_vocabulary.py and tests/evaluation/test_policy_schema.py fail while they differ.
+tests/test_vocabulary.py, tests/evaluation/test_policy_schema.py and
+tests/conventions/test_fix_hints.py fail while they differ.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from rampart_otel.conventions import fix_hints
 from rampart_otel.evaluation.policy_schema import schema_text
 from rampart_otel.vocabulary import markdown_tables
 
 DOCS = Path(__file__).resolve().parent
 POLICY_MD = DOCS / "policy.md"
 SCHEMA_JSON = DOCS / "policy.schema.json"
+COVERAGE_MD = DOCS / "coverage.md"
+HINTS_BEGIN, HINTS_END = "<!-- fix-hints -->", "<!-- /fix-hints -->"
 BEGIN = (
     "<!-- vocabulary: generated from rampart_otel/vocabulary.py by "
     "docs/generate_policy_reference.py; edit there -->"
@@ -32,10 +37,22 @@ def with_tables(text: str) -> str:
     return f"{head}{BEGIN}\n\n{markdown_tables()}\n{END}{tail}"
 
 
+def with_hints(text: str) -> str:
+    """``text`` (docs/coverage.md) with the fix-hint tables between their markers."""
+    head, begin, rest = text.partition(HINTS_BEGIN)
+    _, end, tail = rest.partition(HINTS_END)
+    if not begin or not end:
+        raise SystemExit(
+            f"{COVERAGE_MD}: the markers {HINTS_BEGIN!r} and {HINTS_END!r} are missing"
+        )
+    return f"{head}{HINTS_BEGIN}\n{fix_hints.markdown_table()}\n{HINTS_END}{tail}"
+
+
 def main() -> None:
     POLICY_MD.write_text(with_tables(POLICY_MD.read_text(encoding="utf-8")), encoding="utf-8")
     SCHEMA_JSON.write_text(schema_text(), encoding="utf-8")
-    print(f"wrote {POLICY_MD} and {SCHEMA_JSON}")
+    COVERAGE_MD.write_text(with_hints(COVERAGE_MD.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"wrote {POLICY_MD}, {SCHEMA_JSON} and {COVERAGE_MD}")
 
 
 if __name__ == "__main__":

@@ -77,26 +77,44 @@ def score_spans(
     *,
     assume_coverage: Iterable[str] = (),
     group_by: GroupBy = "trace",
+    one_run: str | None = None,
+    stitch: bool = True,
 ) -> list[CheckResult]:
     """Every check of ``policy`` on every run the finished SDK ``spans`` make up (errors as
-    :func:`score_files`)."""
+    :func:`score_files`; ``one_run``, ``stitch`` as for :func:`span_runs`)."""
     chosen = policy_of(policy)
     assumed = checked_assumptions(assume_coverage, option="assume_coverage", policies=[chosen])
     return [
         result
-        for run in span_runs(spans, group_by=group_by)
+        for run in span_runs(spans, group_by=group_by, one_run=one_run, stitch=stitch)
         for result in score_run(run, [chosen], assume=assumed)
     ]
 
 
-def span_runs(spans: Iterable[ReadableSpan], *, group_by: GroupBy = "trace") -> list[Run]:
-    """The runs finished SDK spans make up, read as an OTLP exporter would send them."""
+def span_runs(
+    spans: Iterable[ReadableSpan],
+    *,
+    group_by: GroupBy = "trace",
+    one_run: str | None = None,
+    stitch: bool = True,
+) -> list[Run]:
+    """The runs finished SDK spans make up, read as an OTLP exporter would send them.
+
+    ``one_run``: every span is one run with that id, whatever trace it is in (the pytest
+    plugin's test: an agent traced only at the SDK level starts a trace per model call and
+    per tool, and the test is what holds them together). ``stitch=False``: one run per
+    trace, the pieces of one agent's work left apart (``processors.stitch``).
+    """
     sdk_spans = list(spans)
     if not sdk_spans:
         return []
     # Through the real OTLP encoder and our decoder: the spans are read exactly as if the
     # agent had exported them to a file or a collector.
-    return list(assemble([spans_from_proto(encode_spans(sdk_spans))], group_by=group_by))
+    read = spans_from_proto(encode_spans(sdk_spans))
+    if one_run is not None:
+        trace_ids = list(dict.fromkeys(span.trace_id for span in read))
+        return [Run(one_run, trace_ids, read)]
+    return list(assemble([read], group_by=group_by, stitch=stitch))
 
 
 def policy_of(policy: PolicySource) -> Policy:

@@ -54,6 +54,8 @@ class ChannelCoverage:
     state: ChannelState
     reasons: list[str]
     source: CoverageSource = CoverageSource.INFERRED
+    # How to close the gap of a channel not observed (its last reason says it too).
+    hint: str | None = None
 
 
 @dataclass(slots=True)

@@ -61,13 +61,19 @@ def test_pytest_example_runs_as_written(
     """The section's files, written out and run by pytest with the plugin, do what it says."""
     section = pytest_section()
     files = dict(re.findall(r"```\w+ file=(\S+)\n(.*?)```", section, re.S))
-    assert set(files) == {"policy.yaml", "test_weather_agent.py", "test_agent_process.py"}
+    assert set(files) == {
+        "policy.yaml",
+        "test_weather_agent.py",
+        "test_sdk_agent.py",
+        "test_agent_process.py",
+    }
     for name, body in files.items():
         (pytester.path / name).write_text(body, encoding="utf-8")
     result = run_pytest(isolate(pytester, monkeypatch))
     outcomes = result.parseoutcomes()
-    # The README: the exfil test fails, the others (the two processes too) pass.
-    assert (outcomes.get("passed"), outcomes.get("failed")) == (3, 1), result.stdout.str()
+    # The README: the exfil test fails, the others (the plain SDK agent's, which finds its
+    # exfiltration in one run, and the two processes) pass.
+    assert (outcomes.get("passed"), outcomes.get("failed")) == (4, 1), result.stdout.str()
     result.stdout.fnmatch_lines(
         [
             "*test_sends_nothing_elsewhere*",

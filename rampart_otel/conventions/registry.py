@@ -85,28 +85,3 @@ KNOWN_CONTENT = KnownContent(
 def unread_content(span: Span) -> str | None:
     """Content on ``span`` in a place no registered convention reads (see ``content_hint``)."""
     return content_hint(span, KNOWN_CONTENT)
-
-
-# The setting that turns an instrumentation's content capture on, by instrumentation scope
-# (prefix): named where content is missing. The GenAI utility's instrumentations (openai-v2
-# 2.x) ignore the older value ``true`` under the latest conventions, and ``EVENT_ONLY``
-# writes content to log events only, never to the spans a trace holds.
-_OTEL_GENAI = (
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY (or SPAN_AND_EVENT) with "
-    "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental"
-)
-CONTENT_SETTINGS: tuple[tuple[str, str], ...] = (
-    ("opentelemetry.util.genai", _OTEL_GENAI),
-    ("opentelemetry.instrumentation.openai_v2", _OTEL_GENAI),
-    ("opentelemetry.instrumentation.openai.v1", "TRACELOOP_TRACE_CONTENT=true"),
-    ("litellm", "litellm.turn_off_message_logging = False"),
-)
-
-
-def content_setting(span: Span) -> str | None:
-    """The setting that records content for ``span``'s instrumentation, when known."""
-    scope = span.scope.name
-    for prefix, setting in CONTENT_SETTINGS:
-        if scope == prefix or scope.startswith(prefix + "."):
-            return setting
-    return None

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from rampart_otel.channels import assume, channel_key_error, is_channel_key
 from rampart_otel.model import AgentRun
-from rampart_otel.processors.coverage import scoped
+from rampart_otel.processors.coverage import scope_names, scoped
 from rampart_otel.processors.scopes import declare_tools
 
 
@@ -24,7 +24,8 @@ def declare_run_tools(run: AgentRun, tools: Mapping[str, str]) -> AgentRun:
     scopes = declare_tools(run.tool_scopes, tools)
     if scopes == run.tool_scopes:
         return run
-    coverage = scoped(run.coverage_base, scopes, run.integrity)
+    names = scope_names(run.run.spans)
+    coverage = scoped(run.coverage_base, scopes, run.integrity, names)
     return dataclasses.replace(run, tool_scopes=scopes, coverage=coverage)
 
 

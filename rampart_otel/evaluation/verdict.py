@@ -172,7 +172,9 @@ def snapshot(run: AgentRun) -> Coverage | None:
     try:
         return Coverage(
             {
-                key: ChannelCoverage(channel.state, list(channel.reasons), channel.source)
+                key: ChannelCoverage(
+                    channel.state, list(channel.reasons), channel.source, channel.hint
+                )
                 for key, channel in run.coverage.channels.items()
             },
             run.coverage.level,

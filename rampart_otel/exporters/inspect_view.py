@@ -16,7 +16,7 @@ from rich.text import Text
 from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
 from rampart_otel.model import AgentRun, InputError, ScopeState
-from rampart_otel.processors.wording import scope_in_words, stitch_in_words
+from rampart_otel.processors.wording import FIX, scope_in_words, stitch_in_words
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import STANDARD_KINDS
 
@@ -193,9 +193,11 @@ def _print_run(run: AgentRun, console: Console) -> None:
             _line(
                 f"    {key:<28} ",
                 (channel.state.value + source, _STATE_STYLE[channel.state]),
-                ("  " + "; ".join(safe_text(r) for r in channel.reasons), "dim"),
+                ("  " + "; ".join(safe_text(r) for r in channel.reasons if not _is_fix(r)), "dim"),
             )
         )
+        if channel.hint is not None:
+            console.print(_line(f"    {'':<28} ", ("fix: " + safe_text(channel.hint), "cyan")))
     unseen = [
         kind for kind in STANDARD_KINDS if SIDE_EFFECT_PREFIX + kind not in run.coverage.channels
     ]
@@ -213,3 +215,8 @@ def _print_run(run: AgentRun, console: Console) -> None:
             console.print(
                 _line("    - ", (finding.kind, "yellow"), " ", safe_text(finding.message))
             )
+
+
+def _is_fix(reason: str) -> bool:
+    """The reason that repeats the channel's hint (shown on its own line)."""
+    return reason.startswith(FIX)

@@ -73,6 +73,7 @@ def coverage_to_dict(coverage: Coverage) -> dict[str, Any]:
             "state": channel.state.value,
             "source": channel.source.value,
             "reasons": channel.reasons,
+            **({"hint": channel.hint} if channel.hint is not None else {}),
         }
         for key, channel in sorted(coverage.channels.items())
     }

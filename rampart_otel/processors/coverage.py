@@ -30,6 +30,7 @@ from rampart_otel.channels import (
 )
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.model import (
+    FindingKind,
     IntegrityFinding,
     Response,
     ScopeState,
@@ -46,16 +47,19 @@ from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import (
     ANSWER_KEYS,
     ARGUMENT_KEYS,
+    FIX,
     INPUT_KEYS,
     NAMED,
     NOT_RECORDED,
     RESULT_KEYS,
+    UNREAD_FIX,
     call_names,
     counted,
     declared_scopes,
     effect_label,
     error_ending,
     finish_reasons_in_words,
+    fix_hint,
     scope_gaps,
     span_label,
     span_names,
@@ -83,13 +87,24 @@ def infer_coverage(
     _apply_declarations(facts, channels)
     findings = integrity(facts) + understanding(facts)
     base = Coverage(channels, observability_level(channels))
-    return scoped(base, facts.scopes, findings), findings, base
+    return scoped(base, facts.scopes, findings, scope_names(facts.spans)), findings, base
 
 
-def scoped(base: Coverage, scopes: list[ToolScope], findings: list[IntegrityFinding]) -> Coverage:
+def scope_names(spans: list[Span]) -> set[str]:
+    """The instrumentation scope names of ``spans``: which instrumentations are in use."""
+    return {span.scope.name for span in spans if span.scope.name}
+
+
+def scoped(
+    base: Coverage,
+    scopes: list[ToolScope],
+    findings: list[IntegrityFinding],
+    names: set[str],
+) -> Coverage:
     """``base`` capped by the tool calls whose side effects were not watched, then by the
     integrity findings: a side effect of a kind is proven absent only where every executed
-    tool call's scope was watched for it."""
+    tool call's scope was watched for it. Each channel left short of observed carries the
+    way to close its gap, for the instrumentations ``names`` (scope names) show."""
     channels = dict(base.channels)
     for kind in STANDARD_KINDS:  # unobserved kinds: say which tools could have hidden one
         key = SIDE_EFFECT_PREFIX + kind
@@ -123,9 +138,41 @@ def scoped(base: Coverage, scopes: list[ToolScope], findings: list[IntegrityFind
             key = SIDE_EFFECT_PREFIX + kind
             if key not in channels or channels[key].state is UNOBSERVED:
                 channels[key] = ChannelCoverage(OBSERVED, [reason], CoverageSource.DECLARED)
+    capped_by: dict[str, str] = {}  # channel key → the cause of the first finding capping it
     for finding in findings:
+        before = {key: (channel.state, len(channel.reasons)) for key, channel in channels.items()}
         cap(channels, finding)
+        for key, channel in channels.items():
+            state, reasons = before.get(key, (UNOBSERVED, 0))
+            if len(channel.reasons) == reasons:
+                continue  # not capped by this finding
+            if finding.kind is FindingKind.NOT_UNDERSTOOD:  # what is missing is there, unread
+                capped_by.setdefault(key, "unread")
+            elif state is OBSERVED:
+                capped_by.setdefault(key, "trace")
+    for key, channel in list(channels.items()):
+        cause = capped_by.get(key) or _gap_cause(key, channel, scopes)
+        # A hint the channel's own inference chose (content there but unread) stands.
+        hint = channel.hint or fix_hint(key, names, cause)
+        if channel.state is OBSERVED:
+            hint = None
+        if hint is not None:
+            channels[key] = ChannelCoverage(
+                channel.state, [*channel.reasons, FIX + hint], channel.source, hint
+            )
     return Coverage(channels, observability_level(channels))
+
+
+def _gap_cause(key: str, channel: ChannelCoverage, scopes: list[ToolScope]) -> str:
+    """Why a side-effect channel falls short: a call could go unrecorded (``client``: no
+    span of the kind, or a silent tool), a tool ran out of process (``remote``), or the
+    trace itself is incomplete (``trace``: an integrity finding capped it)."""
+    if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
+        return "client"
+    gaps = unproven(scopes, key[len(SIDE_EFFECT_PREFIX) :])
+    if any(scope.state is ScopeState.SILENT for scope in gaps):
+        return "client"
+    return "remote" if gaps else "trace"
 
 
 # --- input -------------------------------------------------------------------------------
@@ -197,7 +244,9 @@ def _input(facts: RunFacts) -> ChannelCoverage:
             f"({why_missing(unrecorded, INPUT_KEYS)}): {span_names(unrecorded)}"
         )
     state = PARTIAL if read or agent_read or unread else UNOBSERVED
-    return ChannelCoverage(state, reasons)
+    # Only content in a form not read is missing: no capture setting would add it.
+    only_unread = bool(unread) and not withheld and not unrecorded
+    return ChannelCoverage(state, reasons, hint=UNREAD_FIX if only_unread else None)
 
 
 # --- response ----------------------------------------------------------------------------

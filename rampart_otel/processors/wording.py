@@ -6,9 +6,16 @@ these helpers, with trace text passed through ``safe_text`` and lists cut after 
 
 from __future__ import annotations
 
+from rampart_otel.channels import SIDE_EFFECT_PREFIX
 from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.conventions.registry import content_setting, unread_content
+from rampart_otel.conventions.fix_hints import (
+    ClientInstrumentation,
+    clients_in_use,
+    clients_of,
+    content_settings,
+)
+from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import (
     MCP_SERVER,
     ScopeEvidence,
@@ -52,11 +59,7 @@ def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
             return (
                 f"content is present in {hint} on {span_label(span)} but in a form not understood"
             )
-    for span in spans:
-        setting = content_setting(span)
-        if setting is not None:
-            return f"{NOT_RECORDED}; {safe_text(span.scope.name, 80)} records it with {setting}"
-    return NOT_RECORDED
+    return NOT_RECORDED  # the setting that records it is the channel's fix hint
 
 
 def finish_reasons_in_words(output: ModelOutput) -> str:
@@ -219,3 +222,98 @@ def cut_by_zipkin(keys: tuple[str, ...]) -> str:
     """Attributes a Zipkin exporter may have cut short at its tag limit."""
     shown = ", ".join(safe_text(k, 40) for k in keys[:2]) + (" ..." if len(keys) > 2 else "")
     return f"Zipkin tags cut at a length limit? {shown}"
+
+
+# --- how to close a gap ----------------------------------------------------------------------
+
+FIX = "to close it: "  # the reason that carries a channel's hint starts so
+CONTENT_CHANNELS = ("input", "response", "tool_calls.arguments", "tool_calls.results")
+ANY_CONTENT_SETTING = (
+    "turn on message content capture in the instrumentation that recorded the model spans "
+    "(docs/coverage.md lists each one's setting)"
+)
+TOOL_SPANS = (
+    "wrap each tool execution in a span (OpenInference's @tracer.tool, or the SDK's "
+    "tracer.start_as_current_span(name)) inside an agent span around the loop"
+)
+DECLARE = "or declare the tools (tools: in the policy, or rampart_otel.declare in the agent)"
+REMOTE_FIX = (
+    "propagate the trace context to the MCP server or child process that ran the tool (MCP "
+    "_meta traceparent, the TRACEPARENT environment variable) and export its spans to the "
+    f"same place, {DECLARE}"
+)
+TRACE_FIX = (
+    "export the whole run: keep the trace context across threads and tasks (the framework's "
+    "instrumentation, or contextvars copied into the worker), flush the TracerProvider "
+    "before the process exits so no span is dropped, and raise the SDK's limits where it "
+    "dropped attributes or events (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT, "
+    "OTEL_SPAN_EVENT_COUNT_LIMIT, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)"
+)
+
+UNREAD_FIX = (
+    "the trace records it in a form this version does not read (the reason names where): "
+    "upgrade rampart-otel, or have the instrumentation write the standard attributes "
+    "(gen_ai.input.messages and gen_ai.output.messages as JSON arrays of messages)"
+)
+
+
+def fix_hint(key: str, scope_names: set[str], cause: str = "client") -> str | None:
+    """How to close the gap of channel ``key``, from the instrumentations whose scope
+    names are in the run; None for a channel no instrumentation records. ``cause`` of a
+    side-effect gap: ``client`` (a call could go unrecorded), ``remote`` (a tool ran out of
+    process); of any gap: ``trace`` (the trace itself is incomplete: a finding capped it),
+    ``unread`` (the trace holds what is needed in a form not understood)."""
+    if cause == "trace":
+        return TRACE_FIX
+    if cause == "unread":
+        return UNREAD_FIX
+    if key.startswith(SIDE_EFFECT_PREFIX):
+        if cause == "remote":
+            return REMOTE_FIX
+        return _client_hint(key[len(SIDE_EFFECT_PREFIX) :], scope_names)
+    if key in CONTENT_CHANNELS:
+        return _content_hint(scope_names)
+    if key == "tool_calls":
+        return f"{TOOL_SPANS}; and {_content_hint(scope_names)}"
+    return None
+
+
+def _content_hint(scope_names: set[str]) -> str:
+    settings = content_settings(scope_names)
+    if not settings:
+        return ANY_CONTENT_SETTING
+    return "turn content capture on: " + "; ".join(
+        f"{row.instrumentation}: {row.setting}" for row in settings
+    )
+
+
+def _client_hint(kind: str, scope_names: set[str]) -> str:
+    clients = clients_of(kind)
+    if not clients:
+        return f"instrument the client that makes {safe_text(kind, 40)} calls, {DECLARE}"
+    used = clients_in_use(kind, scope_names)
+    if used:
+        seen = ", ".join(client.scope for client in used)
+        others = [client for client in clients if client not in used]
+        names = ", ".join(client.package for client in others[:4]) or "its package"
+        return (
+            f"the {kind} spans in the trace come from {seen}, so the call that did not show "
+            f"went through another client: instrument it too ({names}), {DECLARE}"
+        )
+    return f"{_install(clients[0], clients[1:4])}, {DECLARE}"
+
+
+def _install(first: ClientInstrumentation, others: list[ClientInstrumentation]) -> str:
+    if not first.scope:  # no instrumentation package: the agent's own spans
+        return f"record {first.call}"
+    more = ", ".join(_short(first.package, other.package) for other in others)
+    alternatives = f" (or {more})" if more else ""
+    return f"install {first.package}{alternatives} and call {first.call}"
+
+
+def _short(first: str, other: str) -> str:
+    """``other`` as its suffix when both are OpenTelemetry contrib packages: -requests for
+    opentelemetry-instrumentation-requests after opentelemetry-instrumentation-httpx."""
+    prefix = "opentelemetry-instrumentation-"
+    both = first.startswith(prefix) and other.startswith(prefix)
+    return "-" + other[len(prefix) :] if both else other

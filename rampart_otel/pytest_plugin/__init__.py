@@ -124,6 +124,7 @@ def agent_trace(request: pytest.FixtureRequest) -> Iterator[AgentTrace]:
             policies=session.policies,
             record=lambda results: session.record(node_id, results),
             stopped=session.errors.append,
+            run_id=f"test:{node_id}",
         )
 
 

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, Literal, NoReturn
 from weakref import WeakKeyDictionary
 
 import pytest
@@ -23,7 +23,6 @@ from rampart_otel.api import PolicySource, policy_of, score_spans, span_runs
 from rampart_otel.errors import PolicyError, UsageError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.model import AgentRun
-from rampart_otel.processors.assemble import GroupBy
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.pytest_plugin.report import failure_lines
 from rampart_otel.render import safe_text
@@ -33,6 +32,10 @@ NO_POLICY = (
     "no policy: pass one to agent_trace.score() or mark the test "
     '@pytest.mark.rampart(policy="policy.yaml")'
 )
+# "test" (the default): everything that ended during the test is one run, whatever its
+# trace ids; "trace" splits it, one run per trace (no stitching); "session", one run per
+# conversation, as `score --group-by session`.
+GroupBy = Literal["test", "trace", "session"]
 NOTHING_CAPTURED = (
     "rampart-otel: no span ended during the test, so there is nothing to score. Is the agent "
     "instrumented, and does it trace through the global TracerProvider (not one of its own)?"
@@ -136,8 +139,10 @@ class AgentTrace:
         policies: dict[Path, Policy],
         record: Callable[[Iterable[CheckResult]], None],
         stopped: Callable[[str], None] = lambda message: None,
+        run_id: str = "test",
     ) -> None:
         self._capture = capture
+        self._run_id = run_id
         self._test_dir = test_dir
         self._default_policy = default_policy
         self._policies = policies
@@ -149,18 +154,20 @@ class AgentTrace:
         """The finished spans captured so far, in the order they ended."""
         return self._capture.spans()
 
-    def runs(self, *, group_by: GroupBy = "trace") -> list[AgentRun]:
-        """What each captured run did (tool calls, side effects, response, coverage)."""
-        return [normalize(run) for run in span_runs(self.spans, group_by=group_by)]
+    def runs(self, *, group_by: GroupBy = "test") -> list[AgentRun]:
+        """What each captured run did (tool calls, side effects, response, coverage): by
+        default one run, the test's; ``group_by="trace"`` splits it by trace."""
+        return [normalize(run) for run in span_runs(self.spans, **self._grouping(group_by))]
 
     def score(
         self,
         policy: PolicySource | None = None,
         *,
         assume_coverage: Iterable[str] = (),
-        group_by: GroupBy = "trace",
+        group_by: GroupBy = "test",
     ) -> list[CheckResult]:
-        """Every check of ``policy`` (default: the test's ``rampart`` mark) on every run.
+        """Every check of ``policy`` (default: the test's ``rampart`` mark) on every run:
+        by default the test's one run, or one per trace (``group_by="trace"``).
 
         A policy (or ``assume_coverage`` key) that cannot be used stops the session, once,
         with its one-line error: every other test using it would fail the same way.
@@ -170,7 +177,9 @@ class AgentTrace:
         if not spans:
             pytest.fail(NOTHING_CAPTURED, pytrace=False)
         try:
-            results = score_spans(spans, chosen, assume_coverage=assume_coverage, group_by=group_by)
+            results = score_spans(
+                spans, chosen, assume_coverage=assume_coverage, **self._grouping(group_by)
+            )
         except PolicyError as error:
             self._stop(error)
         self._record(results)
@@ -181,7 +190,7 @@ class AgentTrace:
         policy: PolicySource | None = None,
         *,
         assume_coverage: Iterable[str] = (),
-        group_by: GroupBy = "trace",
+        group_by: GroupBy = "test",
     ) -> list[CheckResult]:
         """:meth:`score`, failing the test with every result that is not SAFE."""
         results = self.score(policy, assume_coverage=assume_coverage, group_by=group_by)
@@ -189,6 +198,18 @@ class AgentTrace:
         if failing:
             pytest.fail("\n".join(failure_lines(results, failing, "are not safe")), pytrace=False)
         return results
+
+    def _grouping(self, group_by: GroupBy) -> dict[str, Any]:
+        """``span_runs``'s arguments for ``group_by``."""
+        if group_by == "test":
+            return {"one_run": self._run_id}
+        if group_by == "trace":  # split: one run per trace, not stitched back together
+            return {"group_by": "trace", "stitch": False}
+        if group_by == "session":
+            return {"group_by": "session"}
+        raise UsageError(
+            f"group_by is one of test, trace, session, not {safe_text(repr(group_by))}"
+        )
 
     def _policy(self, policy: PolicySource | None) -> Policy:
         policy = self._default_policy if policy is None else policy

@@ -249,3 +249,56 @@ def test_inspect_names_where_each_trace_of_a_stitched_run_was_read() -> None:
     assert run["sources"] == [f"{sample}:1", f"{sample}:2"]
     text = run_cli("inspect", sample).stdout
     assert f"  read at:  {sample}:1, {sample}:2" in text
+
+
+def test_every_gap_in_every_recorded_sample_names_its_fix() -> None:
+    """Each channel left unobserved or partial carries a hint (``hint``, and its last reason
+    says it), in every run of every recorded sample."""
+    runs = inspect(TRACES)["runs"]
+    gaps = [
+        (run["run_id"], key, channel)
+        for run in runs
+        for key, channel in run["coverage"].items()
+        if channel["state"] != "observed"
+    ]
+    assert len(gaps) > 100
+    unnamed = [(run, key) for run, key, channel in gaps if not channel.get("hint")]
+    assert unnamed == []
+    for _, _, channel in gaps:
+        assert channel["reasons"][-1] == "to close it: " + channel["hint"]
+    observed = [c for run in runs for c in run["coverage"].values() if c["state"] == "observed"]
+    assert all("hint" not in channel for channel in observed)
+
+
+def test_the_fix_names_the_client_to_instrument_from_the_scopes_in_use() -> None:
+    # No HTTP instrumentation at all: install one.
+    bare = only_run("openinference-no-http-instr")["coverage"][HTTP]
+    assert bare["hint"].startswith(
+        "install opentelemetry-instrumentation-httpx (or -requests, -aiohttp-client, -urllib3)"
+        " and call HTTPXClientInstrumentor().instrument()"
+    )
+    # requests is instrumented and a tool was silent: the gap is another client.
+    partial = [
+        run["coverage"][HTTP]
+        for run in inspect(TRACES / "two-clients-requests-urllib")["runs"]
+        if run["coverage"].get(HTTP, {}).get("state") == "partial"
+    ]
+    assert partial, "a sample whose second client is not instrumented"
+    assert any(
+        "come from opentelemetry.instrumentation.requests" in channel["hint"] for channel in partial
+    )
+
+
+def test_missing_content_names_the_setting_of_the_instrumentation_that_recorded_it() -> None:
+    run = only_run("openinference-no-content")
+    assert "OPENINFERENCE_HIDE_INPUTS" in run["coverage"]["input"]["hint"]
+    run = only_run("openllmetry-no-content")
+    assert "TRACELOOP_TRACE_CONTENT=true" in run["coverage"]["input"]["hint"]
+
+
+def test_inspect_prints_the_fix_under_the_channel() -> None:
+    proc = run_cli("inspect", TRACES / "openinference-no-http-instr.jsonl")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.strip().startswith(HTTP)]
+    assert lines[at + 1].strip().startswith("fix: install opentelemetry-instrumentation-httpx")

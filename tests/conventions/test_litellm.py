@@ -62,7 +62,7 @@ def test_content_off_leaves_the_callers_span_as_the_one_unread_model_call() -> N
     # No execution span and no output read: a call nothing shows may have acted unwatched.
     http = run.coverage.get("side_effects.http_request")
     assert http.state is ChannelState.PARTIAL
-    assert "tool calls the trace cannot show may have run" in http.reasons[-1]
+    assert any("tool calls the trace cannot show may have run" in r for r in http.reasons)
 
 
 def test_a_callers_span_with_no_completion_span_under_it_stays_a_model_call() -> None:

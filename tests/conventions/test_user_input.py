@@ -20,6 +20,7 @@ from rampart_otel.conventions import (
 )
 from rampart_otel.model import Run
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.wording import FIX, TRACE_FIX, UNREAD_FIX
 
 ASK = "What is the weather in Paris?"
 
@@ -247,7 +248,8 @@ def test_a_form_not_understood_is_partial_never_no_input() -> None:
     assert coverage.state is PARTIAL and run.user_input == []
     assert coverage.reasons == [
         "input messages in a form not understood (part type 'image' in a user message of "
-        "gen_ai.input.messages) on 'chat' (span m1)"
+        "gen_ai.input.messages) on 'chat' (span m1)",
+        FIX + UNREAD_FIX,  # the content is there, in a form not read: no setting turns it on
     ]
 
 
@@ -291,7 +293,8 @@ def test_dropped_attributes_on_a_model_span_cap_input() -> None:
         )
     )
     coverage = run.coverage.get("input")
-    assert coverage.state is PARTIAL and "dropped by the SDK's limits" in coverage.reasons[-1]
+    assert coverage.state is PARTIAL and "dropped by the SDK's limits" in coverage.reasons[-2]
+    assert coverage.reasons[-1] == FIX + TRACE_FIX
 
 
 def test_a_fully_read_input_is_observed() -> None:

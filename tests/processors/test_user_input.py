@@ -13,6 +13,7 @@ from recorded import TRACES, runs
 from rampart_otel.channels import OBSERVED, PARTIAL, UNOBSERVED
 from rampart_otel.model import AgentRun, Run
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.wording import FIX, TRACE_FIX
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -123,7 +124,8 @@ def test_input_not_recorded_is_unobserved_and_says_so(name: str) -> None:
     run = agent_run(name)
     coverage = run.coverage.get("input")
     assert coverage.state is UNOBSERVED and run.user_input == []
-    (reason,) = coverage.reasons
+    reason, fix = coverage.reasons  # what is missing, then how to turn it on
+    assert fix == FIX + str(coverage.hint)
     assert "recorded no input messages (not recorded in the trace: content capture off" in reason
 
 
@@ -156,7 +158,8 @@ def test_spans_lost_from_the_run_cap_input() -> None:
     run = agent_run("pydantic-ai-missing-span")
     coverage = run.coverage.get("input")
     assert coverage.state is PARTIAL and texts(run) == [AGENT_QUESTION]
-    assert "spans are missing from inside the run" in coverage.reasons[-1]
+    assert "spans are missing from inside the run" in coverage.reasons[-2]
+    assert coverage.reasons[-1] == FIX + TRACE_FIX  # the trace is incomplete: export it whole
 
 
 def test_every_sample_has_an_input_channel_with_a_reason() -> None:

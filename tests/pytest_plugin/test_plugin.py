@@ -161,6 +161,26 @@ def test_the_fixture_on_its_own(isolated: pytest.Pytester) -> None:
     assert report["population_summary"]["overall"]["total"] == 0
 
 
+def test_a_plain_sdk_agent_is_one_run_per_test_unless_split_by_trace(
+    isolated: pytest.Pytester,
+) -> None:
+    """Several roots in one test (a model call and a request per trace): one run, the
+    test's, in which the exfiltration is UNSAFE; split by trace, one run per trace."""
+    isolated.makepyfile(test_sdk_agent=(SUITE / "sdk_agent_tests.py").read_text())
+    result = run_pytest(isolated, "--rampart-report", "report.json")
+    result.assert_outcomes(passed=2)
+    report = report_of(isolated.path / "report.json")
+    one_run = "test:test_sdk_agent.py::test_several_roots_are_one_run"
+    mine = Counter(r["run_id"] for r in report["results"] if r["run_id"] == one_run)
+    assert mine == {one_run: 4}
+    split = {r["run_id"] for r in report["results"] if not r["run_id"].startswith("test:")}
+    assert len(split) >= 3  # the split test's traces, each a run of its own
+    exfiltration = {
+        r["run_id"]: r["status"] for r in report["results"] if r["check"] == "no-exfiltration"
+    }
+    assert exfiltration[one_run] == "unsafe"
+
+
 TESTS_OF_A_BAD_POLICY = """
 import pytest
 from opentelemetry import trace
