@@ -26,6 +26,7 @@ import base64
 import binascii
 from typing import Any
 
+from rampart_otel.codecs.foreign_fields import micros, short_hex_id
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Event, Link, Resource, Scope, Span, SpanKind, StatusCode
 
@@ -72,7 +73,7 @@ def spans_from_jaeger(obj: dict[str, Any]) -> list[Span]:
 
 
 def _span(span: dict[str, Any], processes: dict[str, Any], resources: dict[str, Resource]) -> Span:
-    trace_id = _id(span.get("traceID"), 16, "traceID")
+    trace_id = short_hex_id(span.get("traceID"), 16, "traceID")
     attributes = _tags(span.get("tags"))
     scope = Scope(lost_by=FORM)
     for name_key, version_key in _SCOPE_KEYS:
@@ -100,26 +101,26 @@ def _span(span: dict[str, Any], processes: dict[str, Any], resources: dict[str, 
     parent = None
     links = []
     for ref in span.get("references") or ():
-        ref_trace = _id(ref.get("traceID"), 16, "references.traceID")
-        ref_span = _id(ref.get("spanID"), 8, "references.spanID")
+        ref_trace = short_hex_id(ref.get("traceID"), 16, "references.traceID")
+        ref_span = short_hex_id(ref.get("spanID"), 8, "references.spanID")
         if parent is None and ref.get("refType") == "CHILD_OF" and ref_trace == trace_id:
             parent = ref_span
         else:
             links.append(Link(ref_trace, ref_span, {}))
     if parent is None and span.get("parentSpanID"):  # the UI's own model keeps it too
-        parent = _id(span.get("parentSpanID"), 8, "parentSpanID")
+        parent = short_hex_id(span.get("parentSpanID"), 8, "parentSpanID")
     if parent == "0" * 16:
         parent = None
     events = []
     for log in span.get("logs") or ():
         fields = _tags(log.get("fields"))
         name = fields.pop("event", "")
-        events.append(Event(str(name), _micros(log.get("timestamp"), "logs.timestamp"), fields))
-    start = _micros(span.get("startTime"), "startTime")
-    duration = _micros(span.get("duration"), "duration")
+        events.append(Event(str(name), micros(log.get("timestamp"), "logs.timestamp"), fields))
+    start = micros(span.get("startTime"), "startTime")
+    duration = micros(span.get("duration"), "duration")
     return Span(
         trace_id,
-        _id(span.get("spanID"), 8, "spanID"),
+        short_hex_id(span.get("spanID"), 8, "spanID"),
         parent,
         str(span.get("operationName") or ""),
         kind,
@@ -185,21 +186,3 @@ def _value(kind: Any, value: Any, key: str) -> Any:
         except (binascii.Error, ValueError):
             raise DecodeError(f"tag {key!r:.60}: binary value is not base64") from None
     raise DecodeError(f"tag {key!r:.60}: unknown type {kind!r:.40}")
-
-
-def _micros(value: Any, field: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise DecodeError(f"{field}: expected microseconds, got {value!r:.60}")
-    return value * 1000
-
-
-def _id(value: Any, nbytes: int, field: str) -> str:
-    """Lowercase hex, left-padded: Jaeger drops leading zeros (and 64-bit trace ids are short)."""
-    if isinstance(value, str) and 0 < len(value) <= 2 * nbytes:
-        try:
-            return bytes.fromhex(value.rjust(2 * nbytes, "0")).hex()
-        except ValueError:
-            pass
-    raise DecodeError(f"{field}: expected up to {2 * nbytes} hex digits, got {value!r:.60}")

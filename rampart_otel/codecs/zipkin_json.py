@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rampart_otel.codecs.foreign_fields import micros, short_hex_id
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Event, Resource, Scope, Span, SpanKind, StatusCode
 
@@ -141,14 +142,14 @@ def _span(item: dict[str, Any], resources: dict[str, Resource]) -> Span:
         code = StatusCode.ERROR
         message = str(description if description is not None else error or "")
     dropped = [_count(attributes.pop(key, None), key) for key in _DROPPED]
-    start = _micros(item.get("timestamp"), "timestamp")
-    duration = _micros(item.get("duration"), "duration")
+    start = micros(item.get("timestamp"), "timestamp")
+    duration = micros(item.get("duration"), "duration")
     events = [_event(a) for a in item.get("annotations") or ()]
     parent = item.get("parentId")
     return Span(
-        _id(item.get("traceId"), 16, "traceId"),
-        _id(item.get("id"), 8, "id"),
-        _id(parent, 8, "parentId") if parent else None,
+        short_hex_id(item.get("traceId"), 16, "traceId"),
+        short_hex_id(item.get("id"), 8, "id"),
+        short_hex_id(parent, 8, "parentId") if parent else None,
         str(item.get("name") or ""),
         _KINDS.get(item.get("kind") or "", SpanKind.INTERNAL),
         start,
@@ -179,7 +180,7 @@ def _event(annotation: Any) -> Event:
     if not isinstance(annotation, dict):
         raise DecodeError("annotations: expected objects")
     value = annotation.get("value")
-    time = _micros(annotation.get("timestamp"), "annotations.timestamp")
+    time = micros(annotation.get("timestamp"), "annotations.timestamp")
     if isinstance(value, str) and value.startswith("{"):
         try:
             decoded = json.loads(value)
@@ -192,14 +193,6 @@ def _event(annotation: Any) -> Event:
     return Event(str(value or ""), time, {})
 
 
-def _micros(value: Any, field: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise DecodeError(f"{field}: expected microseconds, got {value!r:.60}")
-    return value * 1000
-
-
 def _count(value: Any, field: str) -> int:
     if value is None:
         return 0
@@ -207,13 +200,3 @@ def _count(value: Any, field: str) -> int:
         return max(int(value), 0)
     except (TypeError, ValueError):
         raise DecodeError(f"{field}: expected a count, got {value!r:.60}") from None
-
-
-def _id(value: Any, nbytes: int, field: str) -> str:
-    """Lowercase hex, left-padded: Zipkin's 64-bit trace ids are the low half of 128."""
-    if isinstance(value, str) and 0 < len(value) <= 2 * nbytes:
-        try:
-            return bytes.fromhex(value.rjust(2 * nbytes, "0")).hex()
-        except ValueError:
-            pass
-    raise DecodeError(f"{field}: expected up to {2 * nbytes} hex digits, got {value!r:.60}")
