@@ -88,11 +88,19 @@ class _Group:
 
 
 class Stitcher:
-    """Feed assembled runs with ``add``; emitted runs come back joined where they belong."""
+    """Feed assembled runs with ``add``; emitted runs come back joined where they belong.
+
+    Each arrival looks only where a partner can be: the held fragments, the groups that
+    asked for a call id its history holds, the group of its own run id; never every run
+    held (a collector can release tens of thousands at once).
+    """
 
     def __init__(self, hold: float) -> None:
         self.hold = hold
         self._groups: list[_Group] = []  # in arrival order
+        self._by_run: dict[str, _Group] = {}  # run id → the group holding it
+        self._fragments: list[_Group] = []  # held groups of one fragment, waiting for a run
+        self._by_call: dict[str, list[_Group]] = {}  # call id asked → groups that asked it
 
     @property
     def held(self) -> int:
@@ -120,22 +128,48 @@ class Stitcher:
         kept = {id(group) for group in waiting}
         ready = [group for group in self._groups if id(group) not in kept]
         self._groups = waiting
+        self._forget(ready)
         return [_joined(group) for group in ready]
 
     def flush(self) -> list[Run]:
         done = [_joined(group) for group in self._groups]
+        self._forget(self._groups)
         self._groups = []
         return done
 
+    def _forget(self, groups: list[_Group]) -> None:
+        gone = {id(group) for group in groups}
+        for group in groups:
+            for piece in group.pieces:
+                if self._by_run.get(piece.run.run_id) is group:
+                    del self._by_run[piece.run.run_id]
+                for call_id in piece.asked:
+                    held = [g for g in self._by_call.get(call_id, ()) if id(g) not in gone]
+                    if held:
+                        self._by_call[call_id] = held
+                    else:
+                        self._by_call.pop(call_id, None)
+        self._fragments = [g for g in self._fragments if id(g) not in gone]
+
+    def _hold(self, group: _Group) -> None:
+        self._groups.append(group)
+        self._index(group, group.pieces)
+        if not group.agentic:
+            self._fragments.append(group)
+
+    def _index(self, group: _Group, pieces: list[_Piece]) -> None:
+        for piece in pieces:
+            self._by_run.setdefault(piece.run.run_id, group)
+            for call_id in piece.asked:
+                self._by_call.setdefault(call_id, []).append(group)
+
     def _arrive(self, piece: _Piece, now: float) -> None:
         group = _Group([piece], last_joined=now)
-        if piece.run.revision > 0 or any(
-            p.run.run_id == piece.run.run_id for g in self._groups for p in g.pieces
-        ):
+        held = self._by_run.get(piece.run.run_id)
+        if piece.run.revision > 0 or held is not None:
             # Late spans of a run: its own later revision, after the revision before it.
-            for held in self._groups:
-                if any(p.run.run_id == piece.run.run_id for p in held.pieces):
-                    held.closed = True
+            if held is not None:
+                held.closed = True
             group.closed = True
             self._groups.append(group)
             return
@@ -148,23 +182,30 @@ class Stitcher:
             if host is not None:
                 self._attach(host, group, StitchReason.TIME_WINDOW, now)
                 return
-            self._groups.append(group)
+            self._hold(group)
             return
         else:
-            self._groups.append(group)
+            self._hold(group)
         if group.agentic:  # fragments that came first and fall inside this run
-            for waiting in [g for g in self._groups if g is not group and not g.agentic]:
+            for waiting in list(self._fragments):
                 fragment = waiting.pieces[0]
                 if len(waiting.pieces) == 1 and self._enclosing(fragment) is group:
                     self._groups.remove(waiting)
+                    self._fragments.remove(waiting)
+                    self._by_run.pop(fragment.run.run_id, None)
                     self._attach(group, waiting, StitchReason.TIME_WINDOW, now)
 
     def _continued(self, piece: _Piece) -> _Group | None:
         """The one earlier group of the same process whose model calls asked for every call
         this piece's input history holds, ended before it started, and not long before."""
+        candidates = {
+            id(group): group
+            for call_id in piece.history
+            for group in self._by_call.get(call_id, ())
+        }
         found = [
             group
-            for group in self._groups
+            for group in candidates.values()
             if not group.closed
             and piece.process in group.processes()
             and piece.history <= group.asked()
@@ -185,11 +226,12 @@ class Stitcher:
         ]
         return found[0] if len(found) == 1 else None
 
-    @staticmethod
-    def _attach(host: _Group, group: _Group, how: StitchReason, now: float) -> None:
+    def _attach(self, host: _Group, group: _Group, how: StitchReason, now: float) -> None:
+        added: list[_Piece] = []
         for piece in group.pieces:
             if piece.run.run_id not in {p.run.run_id for p in host.pieces}:
                 host.pieces.append(piece)
+                added.append(piece)
                 via = ""
                 if how is StitchReason.CONTINUATION:
                     via = ", ".join(sorted(host.asked() & piece.history)[:3])
@@ -197,6 +239,7 @@ class Stitcher:
                     host.stitches.append(Stitch(trace_id, how, via))
         host.stitches.extend(group.stitches)
         host.last_joined = now
+        self._index(host, added)
 
 
 def _joined(group: _Group) -> Run:

@@ -183,3 +183,21 @@ def test_the_stitching_assembler_keeps_the_assemblers_calls() -> None:
     assert assembler.open_traces == 3
     (whole,) = assembler.emit_complete(2)
     assert whole.trace_ids == [T1, T2, T3] and assembler.open_traces == 0
+
+
+def test_a_large_release_passes_through_in_order_and_leaves_nothing_indexed() -> None:
+    """A collector's expiry can release tens of thousands of runs at once: each is looked up
+    by its own ids (no scan of the others), comes out in arrival order, and nothing of an
+    emitted run stays in the stitcher's indexes."""
+    agent = {"openinference.span.kind": "AGENT"}
+    first, fragment, second = loop()
+    many = [
+        run(f"{n:032x}", mk(f"{n:016x}", "agent", agent, trace_id=f"{n:032x}", start=n * SECOND))
+        for n in range(0x100, 0x100 + 2000)
+    ]
+    stitcher = Stitcher(hold=5)
+    out = stitcher.add([first, *many, fragment, second], 0)
+    assert [r.run_id for r in out] == [T1, *(r.run_id for r in many)]
+    assert out[0].trace_ids == [T1, T2, T3]
+    assert stitcher.held == 0
+    assert stitcher._by_run == {} and stitcher._by_call == {} and stitcher._fragments == []
