@@ -46,11 +46,6 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.span_views import SpanView
 
-# The attribute ``rampart_otel.declare.tool_side_effects`` sets on a tool's span, and its
-# values: the tool has no side effects, or every I/O it makes is instrumented.
-TOOL_DECLARATION_KEY = TOOL_SIDE_EFFECTS_ATTRIBUTE
-TOOL_DECLARATIONS = TOOL_SIDE_EFFECTS
-
 
 @dataclass(frozen=True, slots=True)
 class CallWindow:
@@ -246,8 +241,8 @@ def _inside_calls(
         assert index is not None
         if view.call_index is not None and mcp.runs_elsewhere(view.span):
             remote.add(index)
-        value = view.span.attributes.get(TOOL_DECLARATION_KEY)
-        if isinstance(value, str) and value in TOOL_DECLARATIONS:
+        value = view.span.attributes.get(TOOL_SIDE_EFFECTS_ATTRIBUTE)
+        if isinstance(value, str) and value in TOOL_SIDE_EFFECTS:
             declared.setdefault(index, value)
         parent = view.parent
         if parent is not None and parent.span.resource.attributes != view.span.resource.attributes:

@@ -12,6 +12,7 @@ from typing import Any
 from span_factory import mk
 
 from rampart_otel.channels import ChannelState, CoverageSource
+from rampart_otel.declare import TOOL_SIDE_EFFECTS_ATTRIBUTE as TOOL_DECLARATION_KEY
 from rampart_otel.evaluation.assume import declare_run_tools
 from rampart_otel.model import (
     AgentRun,
@@ -21,7 +22,6 @@ from rampart_otel.model import (
     Span,
 )
 from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.scopes import TOOL_DECLARATION_KEY
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 LOST = "1bf7651916cd43dd8448eb211c80319d"  # a trace whose context the framework lost
