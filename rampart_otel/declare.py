@@ -31,6 +31,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterable
+from typing import Literal, get_args
 
 from rampart_otel.channels import DECLARATION_KEY
 
@@ -144,7 +145,10 @@ def coverage_resource_attributes(extra: Iterable[str] = ()) -> dict[str, list[st
 
 # The span attribute coverage inference reads on a tool's span (``processors.scopes``).
 TOOL_SIDE_EFFECTS_ATTRIBUTE = "rampart.tool.side_effects"
-TOOL_SIDE_EFFECTS = ("none", "instrumented")
+# What a tool may declare: the policy's ``tools:`` takes the same words (one list, here,
+# because agent processes import only this module).
+ToolSideEffects = Literal["none", "instrumented"]
+TOOL_SIDE_EFFECTS: tuple[ToolSideEffects, ...] = get_args(ToolSideEffects)
 
 
 class tool_side_effects(contextlib.ContextDecorator):

@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from rampart_otel.channels import channel_key_error, is_channel_key, is_side_effect_kind
+from rampart_otel.declare import ToolSideEffects
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
@@ -81,7 +82,7 @@ class ToolDeclaration(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    side_effects: Literal["none", "instrumented"]
+    side_effects: ToolSideEffects
 
 
 class Check(BaseModel):

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from rampart_otel.channels import SIDE_EFFECT_PREFIX
+from rampart_otel.declare import TOOL_SIDE_EFFECTS
 from rampart_otel.evaluation.judge_endpoint import JudgeConfig
 from rampart_otel.vocabulary import (
     CHECK_KEYS,
@@ -133,7 +134,7 @@ def policy_schema() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["side_effects"],
-                "properties": {"side_effects": {"enum": ["none", "instrumented"]}},
+                "properties": {"side_effects": {"enum": list(TOOL_SIDE_EFFECTS)}},
             },
         },
         "judge": _judge(),
