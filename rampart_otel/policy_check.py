@@ -93,6 +93,7 @@ def check_policy(
         entry["error_reasons"] = _ranked(tally.errors)
         entry["never_seen"] = _never_seen(check.detect, seen_tools, seen_kinds)
     document["traces"] = {
+        "tools_never_seen": _declared_never_seen(policy, seen_tools),
         "paths": [str(path) for path in paths],
         "runs": count,
         "spans": stats.spans,
@@ -195,6 +196,16 @@ def _never_seen(
     for note in notes:
         unique.setdefault((note["what"], note["name"]), note)
     return list(unique.values())
+
+
+def _declared_never_seen(policy: Policy, seen_tools: list[str]) -> list[dict[str, Any]]:
+    """Each tool the policy's ``tools:`` declares that no run of the traces calls: a
+    misspelt declaration vouches for nothing, and the real tool stays silent."""
+    return [
+        {"name": name, "closest": _closest_word(name, seen_tools)}
+        for name in policy.tools
+        if name not in seen_tools
+    ]
 
 
 def _closest(matcher: Matcher, seen: list[str]) -> str | None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from io import StringIO
 from pathlib import Path
+
+from rich.console import Console
 
 from rampart_otel.evaluation import (
     Check,
@@ -15,6 +18,8 @@ from rampart_otel.evaluation import (
     tool_called,
     tool_result,
 )
+from rampart_otel.evaluation.policy import ToolDeclaration
+from rampart_otel.exporters.policy_check_view import write_terminal
 from rampart_otel.model import AgentRun
 from rampart_otel.policy_check import any_error, check_policy, named
 
@@ -85,3 +90,31 @@ def test_named_walks_every_operand() -> None:
     tools, kinds = named(expression)
     assert [repr(t) for t in tools] == ["'a'", "glob('b*')", "one_of(['c', 'd'])"]
     assert kinds == ["http_request"]
+
+
+def test_a_declared_tool_no_run_calls_is_noted_with_the_closest_called() -> None:
+    policy = Policy(
+        name="p",
+        checks=[Check(id="db", polarity="attack", detect=side_effect("db_query"))],
+        tools={
+            "send_reprot": ToolDeclaration(side_effects="none"),
+            "fetch_weather": ToolDeclaration(side_effects="instrumented"),
+        },
+    )
+    document, _ = check_policy(
+        policy,
+        "p.yaml",
+        [TRACES / "openinference-exfil.jsonl"],
+        assume_coverage=[],
+        on_error=lambda error: None,
+    )
+    assert document["traces"]["tools_never_seen"] == [
+        {"name": "send_reprot", "closest": "send_report"}
+    ]
+    shown = StringIO()
+    write_terminal(document, Console(file=shown, width=200))
+    assert (
+        "tools: 'send_reprot' is declared but never called in these traces (seen: "
+        in shown.getvalue()
+    )
+    assert "closest: 'send_report'" in shown.getvalue()

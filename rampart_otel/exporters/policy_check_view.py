@@ -89,9 +89,25 @@ def _write_table(document: dict[str, Any], traces: dict[str, Any], console: Cons
         for note in entry["never_seen"]:
             pool = seen["tools"] if note["what"] == "tool" else seen["side_effect_kinds"]
             console.print(Text(f"      {_never_seen(note, pool)}", style="yellow"))
+    for note in traces["tools_never_seen"]:
+        console.print(Text(f"  {_declared_never_seen(note, seen['tools'])}", style="yellow"))
     errors = traces["input_errors"]
     if errors:
         console.print(Text(f"{len(errors)} input errors (lines or files skipped)", style="yellow"))
+
+
+def _declared_never_seen(note: dict[str, Any], seen: list[str]) -> str:
+    """``tools: 'serch' is declared but never called in these traces (seen: …); closest: …``"""
+    listed = ", ".join(safe_text(name, 60) for name in seen[:SEEN_SHOWN])
+    if len(seen) > SEEN_SHOWN:
+        listed += " …"
+    text = (
+        f"tools: {safe_text(note['name'], 120)!r} is declared but never called in these"
+        f" traces (seen: {listed or 'none'})"
+    )
+    if note["closest"] is not None:
+        text += f"; closest: {safe_text(note['closest'], 60)!r}"
+    return text
 
 
 def _never_seen(note: dict[str, Any], seen: list[str]) -> str:
