@@ -27,7 +27,7 @@ from rampart_otel.evaluation.evaluators.tool_result import ToolResult
 from rampart_otel.evaluation.matchers import Equals, Matcher, OneOf
 from rampart_otel.exporters.report_json import input_error_to_dict
 from rampart_otel.model import AgentRun, InputError
-from rampart_otel.pipeline import ReadStats, runs
+from rampart_otel.reading import ReadStats, runs
 
 SCHEMA = "rampart-otel/policy-check@1"
 STATUSES = tuple(status.value for status in SafetyStatus)
