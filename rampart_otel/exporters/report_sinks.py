@@ -23,7 +23,8 @@ from rampart_otel.model import InputError
 from rampart_otel.sinks import Closing, Opening, ResultSink, Scored
 
 Format = Literal["terminal", "json", "junit", "html"]
-HTML_RUNS_AHEAD = 64  # batches of views queued for the page at most: memory stays bounded
+HTML_VIEWS_PER_HANDOFF = 16  # views handed to the page's thread at once: few thread switches
+HTML_RUNS_AHEAD = 4  # handoffs queued for the page at most: memory stays bounded
 
 
 def report_sink(
@@ -188,6 +189,7 @@ class HtmlReportSink:
         self.out = out
         self.title = "rampart-otel score"
         self._views: queue.Queue[list[dict[str, Any]] | None] = queue.Queue(HTML_RUNS_AHEAD)
+        self._pending: list[dict[str, Any]] = []  # views not yet handed over
         self._errors: list[InputError] = []  # read by the page after the last run
         self._closing: Closing | None = None
         self._thread: threading.Thread | None = None
@@ -201,12 +203,17 @@ class HtmlReportSink:
         return run_view(scored.agent_run, scored.results)
 
     def write(self, batch: Sequence[dict[str, Any]]) -> None:
-        if batch:
-            self._put(list(batch))
+        self._pending.extend(batch)
+        if len(self._pending) >= HTML_VIEWS_PER_HANDOFF:
+            self._put(self._pending)
+            self._pending = []
 
     def close(self, closing: Closing) -> None:
         self._closing = closing
         self._errors.extend(closing.errors)
+        if self._pending:
+            self._put(self._pending)
+            self._pending = []
         self._put(_DONE)
         if self._thread is not None:
             self._thread.join()

@@ -12,7 +12,11 @@ import pytest
 from rampart_otel.engine import score_run_with_view
 from rampart_otel.evaluation import CheckResult, load_policy, summarize_population
 from rampart_otel.exporters.html_report import run_view, write_html_report
-from rampart_otel.exporters.report_sinks import HTML_RUNS_AHEAD, HtmlReportSink
+from rampart_otel.exporters.report_sinks import (
+    HTML_RUNS_AHEAD,
+    HTML_VIEWS_PER_HANDOFF,
+    HtmlReportSink,
+)
 from rampart_otel.pipeline import FileSource, Pipeline, ReadStats, runs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +55,8 @@ class Broken(io.StringIO):
 
 def test_a_page_that_cannot_be_written_stops_the_pipeline_with_its_error() -> None:
     sink = HtmlReportSink(Broken())
-    many = [run for _ in range(HTML_RUNS_AHEAD + 5) for run in runs(SAMPLES[:1], ReadStats())]
+    ahead = (HTML_RUNS_AHEAD + 2) * HTML_VIEWS_PER_HANDOFF
+    many = [run for _ in range(ahead) for run in runs(SAMPLES[:1], ReadStats())]
     pipeline = Pipeline([POLICY], [sink])
     pipeline.open()
     with pytest.raises(OSError, match="disk full"):
