@@ -71,11 +71,11 @@ def check_policy(
     }
     if not paths:
         return document, ReadStats()
-    source = FileSource(paths, on_error=on_error)
+    files = FileSource(paths, on_error=on_error)
     counted = _Counted(policy)
     with fewer_young_collections():
-        Pipeline([policy], [counted], assume=assume_coverage).run(source)
-    stats = source.stats
+        Pipeline([policy], [counted], assume=assume_coverage).run(files)
+    stats = files.stats
     seen_tools = [name for name, _ in counted.tools.most_common()]
     seen_kinds = [kind for kind, _ in counted.kinds.most_common()]
     for entry, check in zip(document["checks"], policy.checks, strict=True):
