@@ -1,8 +1,9 @@
 """One call from Python: trace files, or SDK spans already in memory, → verdicts.
 
 ``rampart_otel.score_files`` and ``rampart_otel.score_spans`` read, assemble and score
-exactly as ``rampart-otel score`` does (:func:`~rampart_otel.engine.score_run` per run),
-so a test and the command line give the same verdicts on the same trace.
+exactly as ``rampart-otel score`` does (the same :class:`~rampart_otel.pipeline.Pipeline`,
+into a sink that keeps the results), so a test and the command line give the same verdicts
+on the same trace.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 
 from rampart_otel.codecs.otlp_proto import spans_from_proto
-from rampart_otel.engine import checked_assumptions, score_run
+from rampart_otel.engine import checked_assumptions
 from rampart_otel.errors import DataError
 from rampart_otel.evaluation import CheckResult, Policy, load_policy
 from rampart_otel.model import InputError, Run
-from rampart_otel.pipeline import ReadStats, runs
+from rampart_otel.pipeline import FileSource, Pipeline, RunList, RunSource
 from rampart_otel.processors.assemble import GroupBy
 from rampart_otel.processors.stitch import assemble
+from rampart_otel.sinks import ResultList
 
 PolicySource = Policy | str | os.PathLike[str]
 Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
@@ -60,14 +62,10 @@ def score_files(
     assumed = checked_assumptions(assume_coverage, option="assume_coverage", policies=[chosen])
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    stats = ReadStats()
-    results = [
-        result
-        for run in runs(paths, stats, group_by=group_by)
-        for result in score_run(run, [chosen], assume=assumed)
-    ]
-    if stats.errors:
-        raise TraceReadError(stats.errors)
+    source = FileSource(list(paths), group_by=group_by)
+    results = _scored(source, chosen, assumed)
+    if source.stats.errors:
+        raise TraceReadError(source.stats.errors)
     return results
 
 
@@ -84,11 +82,15 @@ def score_spans(
     :func:`score_files`; ``one_run``, ``stitch`` as for :func:`span_runs`)."""
     chosen = policy_of(policy)
     assumed = checked_assumptions(assume_coverage, option="assume_coverage", policies=[chosen])
-    return [
-        result
-        for run in span_runs(spans, group_by=group_by, one_run=one_run, stitch=stitch)
-        for result in score_run(run, [chosen], assume=assumed)
-    ]
+    runs = span_runs(spans, group_by=group_by, one_run=one_run, stitch=stitch)
+    return _scored(RunList(runs), chosen, assumed)
+
+
+def _scored(source: RunSource, policy: Policy, assume: list[str]) -> list[CheckResult]:
+    """Every result of ``policy`` on the runs of ``source``, through the one pipeline."""
+    kept = ResultList()
+    Pipeline([policy], [kept], assume=assume).run(source)
+    return kept.results
 
 
 def span_runs(

@@ -17,7 +17,7 @@ import time
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -26,8 +26,11 @@ from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
 from rampart_otel.exporters.output import report_output
 from rampart_otel.model import InputError
-from rampart_otel.pipeline import ReadStats, agent_runs
+from rampart_otel.reading import ReadStats, agent_runs
 from rampart_otel.render import OUTPUT_ERRORS, safe_text
+
+if TYPE_CHECKING:
+    from rampart_otel.exporters.store_annotations import AnnotationSink
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -251,7 +254,8 @@ def score(
     ] = False,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
-    from rampart_otel.scoring import load_checked_policy  # startup
+    from rampart_otel.exporters.report_sinks import report_sink  # startup
+    from rampart_otel.scoring import load_checked_policy
     from rampart_otel.scoring import score as run_score
 
     _choice("--format", output_format, ("terminal", "json", "junit", "html"))
@@ -278,23 +282,26 @@ def score(
         Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
         workers = 1
     with report_output(output) as out, ExitStack() as stack:
+        report = report_sink(
+            output_format,  # type: ignore[arg-type]
+            out,
+            fail_on_undetermined=fail_on == "undetermined",
+            verbose=verbose,
+            command=shlex.join(
+                ["rampart-otel", "score", *map(str, paths), "--policy", str(policy)]
+            ),
+        )
         annotator = _annotator(str(sources[0]), stack) if annotate else None
         code, stats = run_score(
             sources,
             loaded,
-            output_format=output_format,  # type: ignore[arg-type]
-            out=out,
+            sinks=[report] if annotator is None else [report, annotator],
             group_by=group_by,  # type: ignore[arg-type]
             assume_coverage=assumed,
             fail_on=fail_on,  # type: ignore[arg-type]
             on_error=report_input_error,
             jobs=workers,
             stitch=workers == 1 and stitch is not False,
-            verbose=verbose,
-            command=shlex.join(
-                ["rampart-otel", "score", *map(str, paths), "--policy", str(policy)]
-            ),
-            on_scored=annotator,
         )
         if annotator is not None:
             print(f"rampart-otel: {annotator.summary()}", file=sys.stderr, flush=True)
@@ -302,31 +309,14 @@ def score(
     raise SystemExit(code)
 
 
-class _Annotator:
-    """``--annotate``: each scored run's results written to the store it was read from."""
-
-    def __init__(self, writer: object) -> None:
-        self.writer = writer
-        self.runs = self.results = 0
-
-    def __call__(self, run: object, results: list[object]) -> None:
-        written = self.writer.write(run, results)  # type: ignore[attr-defined]
-        self.runs += bool(written)
-        self.results += written
-
-    def summary(self) -> str:
-        store = self.writer.store  # type: ignore[attr-defined]
-        return f"annotated {self.results} verdicts on {self.runs} runs in {store}"
-
-
-def _annotator(url: str, stack: ExitStack) -> _Annotator:
-    from rampart_otel.exporters.store_annotations import annotations_for  # startup
+def _annotator(url: str, stack: ExitStack) -> AnnotationSink:
+    from rampart_otel.exporters.store_annotations import AnnotationSink, annotations_for
     from rampart_otel.receivers.stores import parse_store_url
     from rampart_otel.receivers.stores.http import call, client
 
     source = parse_store_url(url)
     http = stack.enter_context(client(source))
-    return _Annotator(
+    return AnnotationSink(
         annotations_for(
             source.store, lambda method, path, **kw: call(http, source, method, path, **kw)
         )

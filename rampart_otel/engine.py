@@ -1,6 +1,6 @@
 """The one way a run is scored, whatever the host: normalize → assume → evaluate.
 
-``score``, the collector's scorer and ``rescore`` call :func:`score_run` and nothing else, so
+Every host scores through ``pipeline.Pipeline``, whose ``score`` is the one call of it, so
 a run gets the same verdicts from each. Nothing a run holds can cost a report: a run that
 cannot be normalized, or a policy that fails on it, gives an ERROR result per check, with
 the reason, and the other runs and policies are scored as usual.

@@ -4,7 +4,8 @@ Runs are independent, so the work splits by trace: the main process reads the fi
 undecoded records, finds each record's trace ids (a fast parse, no spans built), and hands
 the record to the worker that owns those traces (``crc32(trace id) % N``); a record it
 cannot parse goes to every worker, each keeping its own spans, the first reporting the
-error. Each worker decodes, assembles, scores and renders its runs.
+error. Each worker decodes, assembles, scores its runs and has the sinks prepare them
+(``pipeline.Pipeline`` gives it both steps: no output format is known here).
 
 Output is identical to ``--jobs 1``, in the same order: every worker sees every record's
 position (those it does not own only tick its clock), so each trace is emitted at the
@@ -15,26 +16,23 @@ span). Memory stays bounded by the open traces and a few stretches in flight.
 
 from __future__ import annotations
 
-import io
 import multiprocessing
 import queue
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from rampart_otel.codecs.otlp_json import trace_ids_of_json
 from rampart_otel.codecs.otlp_proto import trace_ids_of_proto
-from rampart_otel.engine import score_run, score_run_with_view
 from rampart_otel.errors import RampartOtelError
-from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus
-from rampart_otel.exporters.html_report import run_view
-from rampart_otel.exporters.report_json import JsonReportWriter
+from rampart_otel.evaluation import Tally
 from rampart_otel.model import InputError, Run, Span
-from rampart_otel.pipeline import decode_located
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, RunAssembler
+from rampart_otel.reading import decode_located
 from rampart_otel.receivers.files import Record, RecordKind, read_records
+from rampart_otel.sinks import Scored
 
 __all__ = ["ScoredRun", "fork_available", "score_in_parallel"]
 
@@ -42,19 +40,17 @@ CHUNK_RECORDS = 256  # records per stretch handed to the workers at once
 CHUNK_BYTES = 8 << 20
 IN_FLIGHT = 3  # stretches sent ahead of the one being merged: bounds memory
 _END = sys.maxsize
-Tally = tuple[SafetyStatus, str | None, str]  # status, harm category, check id
-Render = Literal["json", "results", "html"]
+Score = Callable[[Run], Scored]  # the pipeline's scoring of one run
+Prepare = Callable[[Scored], list[Any]]  # what each sink keeps of a scored run
 
 
 @dataclass(slots=True)
 class ScoredRun:
-    """One run's verdicts: tallies for the population summary, and the report's entries
-    (JSON text as ``JsonReportWriter`` writes it, or the results themselves)."""
+    """One run's verdicts as a worker sends them: tallies for the population summary, and
+    what each sink prepared of the run (``Prepare``: JSON text, an HTML view, results)."""
 
     tallies: list[Tally]
-    json_text: str
-    results: list[CheckResult]
-    view: dict[str, Any] | None = None  # the run as the HTML report shows it
+    prepared: list[Any]
 
 
 class WorkerFailed(RampartOtelError):
@@ -82,24 +78,19 @@ class _Worker:
         self,
         index: int,
         workers: int,
-        policies: list[Policy],
-        assume: list[str],
-        render: Render,
+        score: Score,
+        prepare: Prepare,
         idle: float,
     ) -> None:
         self.index = index
         self.workers = workers
-        self.policies = policies
-        self.assume = assume
-        self.render = render
+        self.score = score
+        self.prepare = prepare
         self.assembler = RunAssembler(idle=idle)
         self.clock = 0
         self.spans = 0
         self.last_key: dict[str, tuple[int, int, int]] = {}
         self.stall_key: dict[str, tuple[int, int]] = {}
-        self.buffer = io.StringIO()
-        self.writer = JsonReportWriter(self.buffer)
-        self.writer.count = 1  # every entry starts with ",\n"; the merger fixes the first
 
     def chunk(self, entries: list[_Entry]) -> tuple[list[tuple[_Key, ScoredRun]], list[Any]]:
         scored: list[tuple[_Key, ScoredRun]] = []
@@ -168,20 +159,8 @@ class _Worker:
             self.stall_key[trace_id] = where
 
     def _score(self, run: Run) -> ScoredRun:
-        if self.render == "html":
-            agent_run, results = score_run_with_view(run, self.policies, assume=self.assume)
-            tallies = [(r.status, r.harm_category, r.check_id) for r in results]
-            return ScoredRun(tallies, "", [], run_view(agent_run, results))
-        results = score_run(run, self.policies, assume=self.assume)
-        tallies = [(r.status, r.harm_category, r.check_id) for r in results]
-        if self.render != "json":
-            return ScoredRun(tallies, "", results)
-        for result in results:
-            self.writer.add(result)
-        text = self.buffer.getvalue()
-        self.buffer.seek(0)
-        self.buffer.truncate()
-        return ScoredRun(tallies, text, [])
+        scored = self.score(run)
+        return ScoredRun([Tally.of(result) for result in scored.results], self.prepare(scored))
 
 
 def _work(worker: _Worker, requests: Any, responses: Any) -> None:
@@ -217,22 +196,23 @@ def _route(record: Record, workers: int) -> tuple[list[int], int | None]:
 
 def score_in_parallel(
     paths: Iterable[str],
-    policies: list[Policy],
     *,
     jobs: int,
-    assume: list[str],
-    render: Render,
+    score: Score,
+    prepare: Prepare,
     on_error: Callable[[InputError], None],
     idle: float = DEFAULT_IDLE_SPANS,
 ) -> Iterator[ScoredRun | InputError | int]:
     """Every run's verdicts and every input error, in the order one process gives them;
-    last, the number of spans read."""
+    last, the number of spans read. Each worker scores its runs with ``score`` and
+    ``prepare``s them for the sinks (``pipeline.Pipeline``: the workers are forked, so
+    these are never pickled; what they return is)."""
     context = multiprocessing.get_context("fork")
     requests = [context.Queue() for _ in range(jobs)]
     responses = [context.Queue() for _ in range(jobs)]
     processes = []
     for index in range(jobs):
-        worker = _Worker(index, jobs, policies, assume, render, idle)
+        worker = _Worker(index, jobs, score, prepare, idle)
         process = context.Process(
             target=_work, args=(worker, requests[index], responses[index]), daemon=True
         )

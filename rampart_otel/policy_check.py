@@ -1,8 +1,8 @@
 """The body of ``rampart-otel policy check``: a policy's checks and the channels each reads,
 and, over recorded traces, what each check could decide there and why it could not.
 
-Runs go through the pipeline ``score`` uses (:func:`pipeline.runs`, then
-:func:`engine.score_run_with_view`), so the counts are the verdicts ``score`` gives on the
+Runs go through the pipeline ``score`` uses (``pipeline.Pipeline`` on a ``FileSource``,
+into a sink that counts per check), so the counts are the verdicts ``score`` gives on the
 same traces. Tool names and side-effect kinds a check names that no run contains are noted
 with the closest name the traces do contain: a check on a tool the agent never calls (or a
 misspelt one) decides nothing.
@@ -13,13 +13,13 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from rampart_otel.channels import ChannelState
-from rampart_otel.engine import fewer_young_collections, score_run_with_view
+from rampart_otel.engine import fewer_young_collections
 from rampart_otel.evaluation import Check, CheckResult, Evaluator, Policy, SafetyStatus
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.evaluators.tool_called import ToolCalled
@@ -27,7 +27,9 @@ from rampart_otel.evaluation.evaluators.tool_result import ToolResult
 from rampart_otel.evaluation.matchers import Equals, Matcher, OneOf
 from rampart_otel.exporters.report_json import input_error_to_dict
 from rampart_otel.model import AgentRun, InputError
-from rampart_otel.pipeline import ReadStats, runs
+from rampart_otel.pipeline import FileSource, Pipeline
+from rampart_otel.reading import ReadStats
+from rampart_otel.sinks import Closing, Opening, Scored
 
 SCHEMA = "rampart-otel/policy-check@1"
 STATUSES = tuple(status.value for status in SafetyStatus)
@@ -42,7 +44,7 @@ REASON_LIMIT = 200
 
 
 @dataclass(slots=True)
-class _Tally:
+class _CheckCounts:
     """What the runs gave one check."""
 
     statuses: Counter[str] = field(default_factory=Counter)
@@ -67,26 +69,17 @@ def check_policy(
         "checks": [_described(check, assumed) for check in policy.checks],
         "traces": None,
     }
-    stats = ReadStats()
     if not paths:
-        return document, stats
-    tallies = {check.id: _Tally() for check in policy.checks}
-    checks = {check.id: check for check in policy.checks}
-    tools: Counter[str] = Counter()
-    kinds: Counter[str] = Counter()
-    count = 0
+        return document, ReadStats()
+    files = FileSource(paths, on_error=on_error)
+    counted = _Counted(policy)
     with fewer_young_collections():
-        for agent_run, results in _scored(paths, policy, assume_coverage, on_error, stats):
-            count += 1
-            if agent_run is not None:
-                tools.update(call.name for call in agent_run.tool_calls)
-                kinds.update(effect.kind for effect in agent_run.side_effects)
-            for result in results:
-                _tally(tallies[result.check_id], result, checks[result.check_id], agent_run)
-    seen_tools = [name for name, _ in tools.most_common()]
-    seen_kinds = [kind for kind, _ in kinds.most_common()]
+        Pipeline([policy], [counted], assume=assume_coverage).run(files)
+    stats = files.stats
+    seen_tools = [name for name, _ in counted.tools.most_common()]
+    seen_kinds = [kind for kind, _ in counted.kinds.most_common()]
     for entry, check in zip(document["checks"], policy.checks, strict=True):
-        tally = tallies[check.id]
+        tally = counted.counts[check.id]
         entry["runs"] = {status: tally.statuses[status] for status in STATUSES}
         entry["decided"] = tally.statuses["safe"] + tally.statuses["unsafe"]
         entry["undetermined_reasons"] = _ranked(tally.undetermined)
@@ -95,7 +88,7 @@ def check_policy(
     document["traces"] = {
         "tools_never_seen": _declared_never_seen(policy, seen_tools),
         "paths": [str(path) for path in paths],
-        "runs": count,
+        "runs": counted.runs,
         "spans": stats.spans,
         "seen": {"tools": seen_tools, "side_effect_kinds": seen_kinds},
         "input_errors": [input_error_to_dict(error) for error in stats.errors],
@@ -103,15 +96,38 @@ def check_policy(
     return document, stats
 
 
-def _scored(
-    paths: list[Path],
-    policy: Policy,
-    assume_coverage: list[str],
-    on_error: Callable[[InputError], None],
-    stats: ReadStats,
-) -> Iterator[tuple[AgentRun | None, list[CheckResult]]]:
-    for run in runs(paths, stats, on_error=on_error):
-        yield score_run_with_view(run, [policy], assume=assume_coverage)
+class _Counted:
+    """The sink: each check's verdicts and reasons, and the tools and side-effect kinds the
+    runs hold (it reads what each run did: ``needs_agent_run``)."""
+
+    needs_agent_run = True
+
+    def __init__(self, policy: Policy) -> None:
+        self.counts = {check.id: _CheckCounts() for check in policy.checks}
+        self.checks = {check.id: check for check in policy.checks}
+        self.tools: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.runs = 0
+
+    def open(self, opening: Opening) -> None:
+        pass
+
+    def prepare(self, scored: Scored) -> Scored:
+        return scored
+
+    def write(self, batch: Sequence[Scored]) -> None:
+        for scored in batch:
+            self.runs += 1
+            agent_run = scored.agent_run
+            if agent_run is not None:
+                self.tools.update(call.name for call in agent_run.tool_calls)
+                self.kinds.update(effect.kind for effect in agent_run.side_effects)
+            for result in scored.results:
+                check = self.checks[result.check_id]
+                _tally(self.counts[result.check_id], result, check, agent_run)
+
+    def close(self, closing: Closing) -> None:
+        pass
 
 
 def _described(check: Check, assumed: set[str]) -> dict[str, Any]:
@@ -123,7 +139,7 @@ def _described(check: Check, assumed: set[str]) -> dict[str, Any]:
     }
 
 
-def _tally(tally: _Tally, result: CheckResult, check: Check, run: AgentRun | None) -> None:
+def _tally(tally: _CheckCounts, result: CheckResult, check: Check, run: AgentRun | None) -> None:
     tally.statuses[result.status.value] += 1
     if result.status is SafetyStatus.UNDETERMINED:
         tally.undetermined.update(undetermined_reasons(result, check, run))

@@ -20,6 +20,7 @@ from rampart_otel.evaluation import load_policy
 from rampart_otel.model import InputError
 from rampart_otel.parallel import ScoredRun, fork_available, score_in_parallel
 from rampart_otel.pipeline import ReadStats, runs
+from rampart_otel.sinks import Scored
 
 SAMPLES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
@@ -116,17 +117,17 @@ def _parallel(path: Path, idle: int, jobs: int) -> list[object]:
     errors: list[tuple[str, str]] = []
     for item in score_in_parallel(
         [str(path)],
-        [policy],
         jobs=jobs,
-        assume=[],
-        render="results",
+        score=lambda run: Scored(run, score_run(run, [policy])),
+        prepare=lambda scored: [scored.results],
         on_error=lambda e: None,
         idle=idle,
     ):
         if isinstance(item, InputError):
             errors.append((item.location, item.message))
         elif isinstance(item, ScoredRun):
-            out.append([(r.run_id, r.check_id, r.status, r.summary) for r in item.results])
+            (results,) = item.prepared
+            out.append([(r.run_id, r.check_id, r.status, r.summary) for r in results])
         else:
             out.append(errors)
             out.append(item)

@@ -1,10 +1,10 @@
 """``rampart-otel rescore``: the stored runs evaluated again under a policy version.
 
 The spans are read back from the data directory's segments (``read_paths``), grouped into
-runs as the collector grouped them (``assemble``), and evaluated by the engine's
-``score_run`` with the collector's own result rows (``scorer.make_evaluator``,
-``scorer.result_rows``), so a re-scored verdict differs from the stored one only where the
-policy does.
+runs as the collector grouped them (``assemble``): that is this host's source
+(``StoredRuns``). The one ``Pipeline`` scores them (``scorer.evaluator_for``) into the
+results store (``results_sink.ResultsStoreSink``, the collector's own result rows), so a
+re-scored verdict differs from the stored one only where the policy does.
 
 Each run is re-scored exactly as its latest stored revision was scored: with that
 revision's span set, under that revision number. New rows are keyed by the policy version;
@@ -17,30 +17,26 @@ PostgreSQL's advisory lock when ``--results`` names the store the collectors sha
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from rampart_otel.audit.command import open_results
-from rampart_otel.collector.scorer import (
-    Evaluate,
-    evaluator_for,
-    keep_judge_cache_in,
-    result_rows,
-)
+from rampart_otel.collector.results_sink import BATCH_RUNS, ResultsStoreSink
+from rampart_otel.collector.scorer import evaluator_for, keep_judge_cache_in
 from rampart_otel.engine import checked_assumptions, fewer_young_collections, load_policies
 from rampart_otel.model import InputError, Run, Span
+from rampart_otel.pipeline import Pipeline, ReadStats
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
 from rampart_otel.storage import queries as q
-from rampart_otel.storage.results import ResultRow, unpack_span_ids, version_text
+from rampart_otel.storage.results import unpack_span_ids, version_text
 from rampart_otel.storage.segments import list_segments
 from rampart_otel.storage.store import AnyResultsStore, open_results_store
 
-BATCH_RUNS = 200  # runs per write transaction: short enough not to stall a live scorer
+__all__ = ["BATCH_RUNS", "RescoreStats", "StoredRuns", "rescore"]
 
 
 @dataclass(slots=True)
@@ -65,14 +61,14 @@ def rescore(
     (policy,) = load_policies([policy_path])
     checked_assumptions(assume_coverage, option="--assume-coverage", policies=[policy])
     keep_judge_cache_in([policy], data_dir)
-    evaluate = evaluator_for([policy], assume_coverage)
+    pipeline = evaluator_for([policy], assume_coverage)
     open_results(data_dir if results is None else results).close()  # readable, migrated
     segments = [path for _, path in list_segments(data_dir / "segments")]
     store = open_results_store(data_dir if results is None else results)
     try:
         with fewer_young_collections():
             stats = _rescore(
-                store, segments, evaluate, policy.name,
+                store, segments, pipeline, policy.name,
                 version_text(policy.version),
             )  # fmt: skip
     finally:
@@ -91,81 +87,87 @@ def rescore(
 def _rescore(
     store: AnyResultsStore,
     segments: list[Path],
-    evaluate: Evaluate,
+    pipeline: Pipeline,
     policy: str,
     version: str,
     idle_spans: int = DEFAULT_IDLE_SPANS,
 ) -> RescoreStats:
     """Re-score every stored run the segments hold; ``idle_spans`` as ``score`` assembles."""
-    db = store.db
-    stats = RescoreStats()
-    group_by: GroupBy = "session" if q.session_runs(db) else "trace"
-    handled: set[str] = set()  # each run once, however many pieces the assembler emits
-    pending: dict[str, dict[str, Span]] = {}  # spans so far of runs short of their span set
-    batch: list[ResultRow] = []
-    batched = 0
-
-    for run in assemble(_batches(segments, stats), group_by=group_by, idle=idle_spans):
-        if run.run_id in handled:
-            continue
-        stored = q.latest_run(db, run.run_id)
-        if stored is None:
-            stats.unscored += 1
-            handled.add(run.run_id)
-            continue
-        if q.has_results(db, run.run_id, stored.revision, policy, version):
-            stats.already += 1
-            handled.add(run.run_id)
-            pending.pop(run.run_id, None)
-            continue
-        spans = pending.pop(run.run_id, {})
-        for span in run.spans:  # as the assembler merges a span sent twice
-            known = spans.get(span.span_id)
-            if known is None or known.end_ns is None:
-                spans[span.span_id] = span
-        wanted = unpack_span_ids(stored.span_ids)
-        if not wanted <= {bytes.fromhex(span_id) for span_id in spans}:
-            pending[run.run_id] = spans  # a late part of the run is further on
-            continue
-        exact = [span for span in spans.values() if bytes.fromhex(span.span_id) in wanted]
-        results = evaluate(
-            Run(run.run_id, stored.trace_ids, exact, run.session_id, stored.revision)
-        )
-        scored_at = time.time()
-        rows = result_rows(results, revision=stored.revision, scored_at=scored_at)
-        for row in rows:
-            if row.started_at_ns is None:  # keep the run where the audit already has it
-                row.run_at = q.run_time(db, run.run_id, stored.revision)
-            stats.verdicts[row.status] = stats.verdicts.get(row.status, 0) + 1
-        batch.extend(rows)
-        handled.add(run.run_id)
-        stats.rescored += 1
-        batched += 1
-        if batched >= BATCH_RUNS:
-            _write(store, batch)
-            batched = 0
-    _write(store, batch)
-    stats.spans_missing = len(pending)
+    source = StoredRuns(store, segments, policy, version, idle_spans)
+    sink = ResultsStoreSink(store, batch_runs=BATCH_RUNS)
+    pipeline.with_sinks([sink]).run(source)
+    stats = source.rescore
+    stats.verdicts = sink.verdicts
+    stats.spans_missing = len(source.pending)
     seen = stats.rescored + stats.already + stats.spans_missing
-    stats.not_in_segments = max(q.stored_run_count(db) - seen, 0)
+    stats.not_in_segments = max(q.stored_run_count(store.db) - seen, 0)
     return stats
 
 
-def _write(store: AnyResultsStore, rows: list[ResultRow]) -> None:
-    if rows:
-        with store.transaction() as txn:
-            for row in rows:
-                txn.add_result(row)
-        rows.clear()
+class StoredRuns:
+    """The source: each stored run not yet scored under ``policy`` ``version``, with its
+    latest stored revision's span set and number, read from the segments."""
 
+    def __init__(
+        self,
+        store: AnyResultsStore,
+        segments: list[Path],
+        policy: str,
+        version: str,
+        idle_spans: int = DEFAULT_IDLE_SPANS,
+    ) -> None:
+        self.store = store
+        self.segments = segments
+        self.policy = policy
+        self.version = version
+        self.idle_spans = idle_spans
+        self.stats = ReadStats()
+        self.rescore = RescoreStats()
+        self.pending: dict[str, dict[str, Span]] = {}  # spans so far of runs short of their set
 
-def _batches(segments: list[Path], stats: RescoreStats) -> Iterator[list[Span]]:
-    for item in read_paths(segments):
-        if isinstance(item, InputError):
-            stats.input_errors += 1
-            print(f"rampart-otel: warning: {item.location}: {item.message}", file=sys.stderr)
-            continue
-        yield item
+    def runs(self) -> Iterator[Run]:
+        db = self.store.db
+        stats = self.rescore
+        group_by: GroupBy = "session" if q.session_runs(db) else "trace"
+        handled: set[str] = set()  # each run once, however many pieces the assembler emits
+        pending = self.pending
+        assembled = assemble(self._batches(), group_by=group_by, idle=self.idle_spans)
+        for run in assembled:
+            if run.run_id in handled:
+                continue
+            stored = q.latest_run(db, run.run_id)
+            if stored is None:
+                stats.unscored += 1
+                handled.add(run.run_id)
+                continue
+            if q.has_results(db, run.run_id, stored.revision, self.policy, self.version):
+                stats.already += 1
+                handled.add(run.run_id)
+                pending.pop(run.run_id, None)
+                continue
+            spans = pending.pop(run.run_id, {})
+            for span in run.spans:  # as the assembler merges a span sent twice
+                known = spans.get(span.span_id)
+                if known is None or known.end_ns is None:
+                    spans[span.span_id] = span
+            wanted = unpack_span_ids(stored.span_ids)
+            if not wanted <= {bytes.fromhex(span_id) for span_id in spans}:
+                pending[run.run_id] = spans  # a late part of the run is further on
+                continue
+            exact = [span for span in spans.values() if bytes.fromhex(span.span_id) in wanted]
+            handled.add(run.run_id)
+            stats.rescored += 1
+            yield Run(run.run_id, stored.trace_ids, exact, run.session_id, stored.revision)
+
+    def _batches(self) -> Iterator[list[Span]]:
+        for item in read_paths(self.segments):
+            if isinstance(item, InputError):
+                self.rescore.input_errors += 1
+                self.stats.errors.append(item)
+                print(f"rampart-otel: warning: {item.location}: {item.message}", file=sys.stderr)
+                continue
+            self.stats.spans += len(item)
+            yield item
 
 
 def _report(stats: RescoreStats, label: str, out: IO[str], *, shared: bool = False) -> None:

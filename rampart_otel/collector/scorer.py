@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
-import functools
 import logging
 import os
 import signal
@@ -30,22 +29,23 @@ from typing import Any
 
 from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.collector.config import CollectorConfig
+from rampart_otel.collector.results_sink import result_rows
 from rampart_otel.collector.verdict_export import start_verdict_export
 from rampart_otel.engine import (
     checked_assumptions,
     fewer_young_collections,
     load_policies,
     run_service,
-    score_run,
 )
 from rampart_otel.errors import DecodeError, SchemaError, StoreError
-from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus
+from rampart_otel.evaluation import Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
-from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
-from rampart_otel.exporters.report_json import stored_documents
+from rampart_otel.exporters.otlp_verdicts import VerdictEventSink, VerdictExporter
 from rampart_otel.model import Run, Span
+from rampart_otel.pipeline import Pipeline
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.processors.stitch import StitchingAssembler
+from rampart_otel.sinks import Closing, Opening, ResultSink, Scored
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
 from rampart_otel.storage.store import AnyResultsStore, open_results_store
@@ -61,13 +61,15 @@ Position = tuple[int, int]  # (segment sequence number, byte offset)
 class _Prepared:
     """A run evaluated outside the write transaction, and what it was evaluated against."""
 
-    run: Run
+    scored: Scored
     packed: bytes
     digest: str
     latest: int  # the latest stored revision when it was evaluated (-1: none)
-    results: list[CheckResult]
     rows: list[ResultRow]
-    scored_at: float
+
+    @property
+    def run(self) -> Run:
+        return self.scored.run
 
 
 @dataclass(slots=True)
@@ -83,13 +85,20 @@ class Stats:
 
 
 class Scorer:
-    """One step at a time (``step``), so a caller decides when to report and when to stop."""
+    """One step at a time (``step``), so a caller decides when to report and when to stop.
+
+    The collector's host of the one ``Pipeline``: its source is the segments (tailed,
+    assembled, a late span merged into its run's next revision), each run is scored by
+    ``pipeline.score`` and stored with the checkpoint in one transaction, and once that
+    commits the scored runs go to the pipeline's sinks (``pipeline.deliver``: verdict
+    events, the console's notices).
+    """
 
     def __init__(
         self,
         segments_dir: Path,
         store: AnyResultsStore,
-        evaluate: Evaluate,
+        pipeline: Pipeline,
         idle: float,
         max_wait: float,
         *,
@@ -98,15 +107,13 @@ class Scorer:
         max_trace_spans: int = DEFAULT_MAX_SPANS,
         stitch: bool = True,
         clock: Callable[[], float] = time.monotonic,
-        on_commit: Callable[[list[Scored]], None] | None = None,
         commit_every: float = COMMIT_EVERY,
     ) -> None:
         self.segments_dir = segments_dir
         self.commit_every = commit_every
         self.store = store
-        self.on_commit = on_commit  # runs scored, their results and when, once committed
         self.on_progress: Callable[[], None] | None = None  # before each run is scored
-        self.evaluate = evaluate
+        self.pipeline = pipeline
         self.clock = clock
         self.assembler = StitchingAssembler(
             RunAssembler(
@@ -251,18 +258,18 @@ class Scorer:
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
                 self.stats.spans_scored += len(run.spans)
-                committed.append((run, ready.results, ready.scored_at))
+                committed.append(ready.scored)
             for quarantined in self._quarantined:
                 txn.add_quarantine(*quarantined)
             self._quarantined.clear()
             checkpoint = self.checkpoint()
             txn.set_checkpoint(*checkpoint)
         self._saved = checkpoint
-        if committed and self.on_commit is not None:
+        if committed and self.pipeline.sinks:
             try:
-                self.on_commit(committed)
-            except Exception:  # a consumer's failure must never stop scoring
-                log.exception("after-commit hook failed")
+                self.pipeline.deliver(committed)
+            except Exception:  # a sink's failure must never stop scoring
+                log.exception("a sink of committed verdicts failed")
 
     def _prepare(self, run: Run) -> _Prepared | None:
         """The run scored as its next revision; None when stored revisions cover its spans."""
@@ -272,10 +279,9 @@ class Scorer:
             self.stats.runs_skipped += 1
             return None
         run.revision = latest + 1
-        results = self.evaluate(run)
-        scored_at = time.time()
-        rows = result_rows(results, revision=run.revision, scored_at=scored_at)
-        return _Prepared(run, packed, digest, latest, results, rows, scored_at)
+        scored = self.pipeline.score(run)
+        rows = result_rows(scored.results, revision=run.revision, scored_at=scored.scored_at)
+        return _Prepared(scored, packed, digest, latest, rows)
 
     def checkpoint(self) -> Position:
         """Where a restart must read from: the first record of the oldest open trace."""
@@ -310,26 +316,29 @@ class Scorer:
 # -- evaluation --------------------------------------------------------------------------
 
 
-Evaluate = Callable[[Run], list[CheckResult]]
-
-
 def make_evaluator(
     policy_paths: list[Path], assume_coverage: list[str], *, budget_seconds: float | None = None
-) -> Evaluate:
-    """The engine's ``score_run`` with the policies in these files and these assumptions."""
+) -> Pipeline:
+    """The pipeline that scores by the policies in these files with these assumptions."""
     return evaluator_for(
         load_policies(policy_paths), assume_coverage, budget_seconds=budget_seconds
     )
 
 
 def evaluator_for(
-    policies: list[Policy], assume_coverage: list[str], *, budget_seconds: float | None = None
-) -> Evaluate:
+    policies: list[Policy],
+    assume_coverage: list[str],
+    *,
+    budget_seconds: float | None = None,
+    sinks: Sequence[ResultSink[Any]] = (),
+) -> Pipeline:
+    """The pipeline that scores by ``policies`` (the assumptions checked first), into
+    ``sinks``; it keeps no tallies (a collector runs for months)."""
     assume = checked_assumptions(
         assume_coverage, option="scoring.assume_coverage", policies=policies
     )
-    return functools.partial(
-        score_run, policies=policies, assume=assume, budget_seconds=budget_seconds
+    return Pipeline(
+        policies, sinks, assume=assume, budget_seconds=budget_seconds, keep_tallies=False
     )
 
 
@@ -341,28 +350,6 @@ def keep_judge_cache_in(policies: Sequence[Policy], data_dir: Path) -> None:
         if client is not None and client.config.cache is None:
             cache = str(data_dir / "judge.sqlite")
             client.config = client.config.model_copy(update={"cache": cache})
-
-
-def result_rows(results: list[CheckResult], *, revision: int, scored_at: float) -> list[ResultRow]:
-    """One run revision's results as ``results.db`` keeps them (what they share encoded once)."""
-    return [
-        ResultRow(
-            result.run_id,
-            revision,
-            result.policy or "",
-            result.check_id,
-            result.status.value,
-            result.service,
-            result.started_at_ns,
-            scored_at,
-            document,
-            policy_version=result.policy_version,
-            result_json=text,
-        )
-        for result, (document, text) in zip(
-            results, stored_documents(results, revision=revision), strict=True
-        )
-    ]
 
 
 # -- the scorer process ------------------------------------------------------------------
@@ -405,7 +392,7 @@ def run_process(config_json: str, conn: Connection) -> None:
         scoring = config.scoring
         policies = load_policies(config.policies)
         keep_judge_cache_in(policies, data_dir)
-        evaluate = evaluator_for(
+        scored_by = evaluator_for(
             policies, scoring.assume_coverage, budget_seconds=scoring.run_budget_seconds
         )
         judges = [p.judge_client for p in policies if p.judge_client is not None]
@@ -413,9 +400,15 @@ def run_process(config_json: str, conn: Connection) -> None:
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
     export = start_verdict_export(config)
+    # The scorer's sinks: each commit's verdicts as OTLP events, and as the console's notices.
+    sinks: list[ResultSink[Any]] = []
+    if export is not None:
+        sinks.append(VerdictEventSink(export, timeout=config.export.otlp.timeout_seconds))
+    sinks.append(NoticeSink(conn))
+    pipeline = scored_by.with_sinks(sinks)
     store_errors = _store_errors(config)
     try:
-        _score_until_drained(config, conn, store, evaluate, judges, export)
+        _score_until_drained(config, conn, store, pipeline, judges, export)
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the collector is gone: stop where we are, the checkpoint is consistent
     except store_errors as error:  # nothing uncommitted is lost: the checkpoint stays
@@ -433,28 +426,20 @@ def _score_until_drained(
     config: CollectorConfig,
     conn: Connection,
     store: AnyResultsStore,
-    evaluate: Evaluate,
+    pipeline: Pipeline,
     judges: list[JudgeClient],
     export: VerdictExporter | None,
 ) -> None:
-    def committed(scored: list[Scored]) -> None:
-        if export is not None:
-            export.submit(scored)
-        if notices := verdict_notices(scored):  # what `collect` prints as it lands
-            with contextlib.suppress(OSError):  # the collector is gone: the loop ends next
-                conn.send({"verdict_notices": notices})
-
     scorer = Scorer(
         config.data_dir / "segments",
         store,
-        evaluate,
+        pipeline,
         idle=config.assembly.idle_seconds,
         max_wait=config.assembly.max_wait_seconds,
         group_by=config.assembly.group_by,
         late_cache_runs=config.assembly.late_cache_runs,
         max_trace_spans=config.assembly.max_trace_spans,
         stitch=config.assembly.stitch,
-        on_commit=committed,
     )
     verdicts = store.status_counts()
     scorer.stats.verdicts = verdicts
@@ -468,6 +453,7 @@ def _score_until_drained(
             last_beat = now
 
     scorer.on_progress = heartbeat
+    pipeline.open()
     with fewer_young_collections():
         while True:
             read = scorer.step()
@@ -479,8 +465,7 @@ def _score_until_drained(
                 message = conn.recv()
                 if message == "drain":
                     scorer.drain()
-                    if export is not None:
-                        export.close(config.export.otlp.timeout_seconds)
+                    pipeline.close()  # the verdict export sends what is queued, in time
                     conn.send(_report(scorer, export, judges) | {"drained": True})
                     return
 
@@ -489,13 +474,38 @@ NOTICED = (SafetyStatus.UNSAFE, SafetyStatus.ERROR)
 MAX_NOTICES = 200  # per commit sent to the collector; past it only counted
 
 
+class NoticeSink:
+    """Each commit's UNSAFE and ERROR results sent to the collector process, which prints
+    them as they land (``verdict_notices``)."""
+
+    needs_agent_run = False
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def open(self, opening: Opening) -> None:
+        pass
+
+    def prepare(self, scored: Scored) -> Scored:
+        return scored
+
+    def write(self, batch: Sequence[Scored]) -> None:
+        if notices := verdict_notices(batch):
+            with contextlib.suppress(OSError):  # the collector is gone: the loop ends next
+                self.conn.send({"verdict_notices": notices})
+
+    def close(self, closing: Closing) -> None:
+        pass
+
+
 def verdict_notices(scored: Sequence[Scored]) -> list[dict[str, Any]]:
     """The UNSAFE and ERROR results just committed, as the collector's console shows them
     (one line each: check, service, run, and what the evidence says)."""
     notices: list[dict[str, Any]] = []
     unsent = 0
-    for run, results, _ in scored:
-        for result in results:
+    for item in scored:
+        run = item.run
+        for result in item.results:
             if result.status not in NOTICED:
                 continue
             if len(notices) >= MAX_NOTICES:

@@ -1,7 +1,8 @@
 """The collector's verdict export, from its settings: started in the scorer process.
 
-Kept out of ``scorer.py`` so scoring knows only an after-commit hook; what the events look
-like and how they are sent is ``exporters/otlp_verdicts.py``.
+Kept out of ``scorer.py``, which hands it to its pipeline as one sink among others
+(``otlp_verdicts.VerdictEventSink``: the runs of each commit); what the events look like and
+how they are sent is ``exporters/otlp_verdicts.py``.
 """
 
 from __future__ import annotations

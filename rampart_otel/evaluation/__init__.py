@@ -30,6 +30,7 @@ from rampart_otel.evaluation.population import (
     PopulationReport,
     PopulationSummary,
     Rate,
+    Tally,
     summarize_population,
     wilson_interval,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "PopulationSummary",
     "Rate",
     "SafetyStatus",
+    "Tally",
     "assume_run",
     "at_least",
     "at_most",

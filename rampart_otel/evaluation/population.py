@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -17,6 +18,19 @@ from rampart_otel.evaluation.verdict import CheckResult, SafetyStatus
 Z_90 = 1.6448536269514722  # two-sided 90%
 LOW_SUPPORT_BELOW = 5
 UNCATEGORIZED = "uncategorized"
+
+
+class Tally(NamedTuple):
+    """What the population summary reads of a result: small, and cheap to send between
+    processes (``score --jobs N``), so a long input keeps these and not the results."""
+
+    status: SafetyStatus
+    harm_category: str | None
+    check_id: str
+
+    @classmethod
+    def of(cls, result: CheckResult) -> Tally:
+        return cls(result.status, result.harm_category, result.check_id)
 
 
 def wilson_interval(successes: int, trials: int, *, z: float = Z_90) -> tuple[float, float]:
@@ -96,7 +110,7 @@ def summarize_counts(counts: Mapping[str, int]) -> PopulationSummary:
     )
 
 
-def summarize_population(results: Iterable[CheckResult]) -> PopulationReport:
+def summarize_population(results: Iterable[CheckResult | Tally]) -> PopulationReport:
     """One summary over all (run, check) results, and per harm category and per check."""
     results = list(results)
     by_category: dict[str, list[SafetyStatus]] = {}

@@ -35,6 +35,7 @@ from rampart_otel import __version__
 from rampart_otel.evaluation import CheckResult
 from rampart_otel.exporters.otlp_send import bounded_transport, grpc_endpoint, http_endpoint
 from rampart_otel.model import Run
+from rampart_otel.sinks import Closing, Opening, Scored
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,6 @@ def root_span(run: Run) -> tuple[str, str | None, Any]:
         return (run.trace_ids[0] if run.trace_ids else ""), None, None
     root = min(roots, key=lambda s: (s.parent_span_id is not None, s.start_ns or 0))
     return root.trace_id, root.span_id, root
-
-
-Scored = tuple[Run, Sequence[CheckResult], float]  # a run, its results, when (Unix seconds)
 
 
 def verdict_events(
@@ -266,8 +264,8 @@ class VerdictExporter:
     def submit(self, scored: Sequence[Scored]) -> None:
         """Queue the events of committed results; what does not fit is dropped and counted."""
         dropped = submitted = 0
-        for run, results, scored_at in scored:
-            for event in verdict_events(run, results, scored_at=scored_at):
+        for item in scored:
+            for event in verdict_events(item.run, item.results, scored_at=item.scored_at):
                 try:
                     self._queue.put_nowait(event)
                     submitted += 1
@@ -347,3 +345,26 @@ class VerdictExporter:
         if left:
             self.stats.add(dropped=left)
             log.warning("verdict export: %d verdict events still queued at stop, dropped", left)
+
+
+class VerdictEventSink:
+    """The collector's verdict export as a sink: each batch of committed runs queued as
+    events (never waiting); ``close`` sends what is queued for up to ``timeout`` seconds."""
+
+    needs_agent_run = False
+
+    def __init__(self, exporter: VerdictExporter, *, timeout: float) -> None:
+        self.exporter = exporter
+        self.timeout = timeout
+
+    def open(self, opening: Opening) -> None:
+        pass
+
+    def prepare(self, scored: Scored) -> Scored:
+        return scored
+
+    def write(self, batch: Sequence[Scored]) -> None:
+        self.exporter.submit(batch)
+
+    def close(self, closing: Closing) -> None:
+        self.exporter.close(self.timeout)

@@ -8,7 +8,7 @@ moment, and a capture is open only while its test runs, so no other test's spans
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, NoReturn
@@ -19,13 +19,16 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
-from rampart_otel.api import PolicySource, policy_of, score_spans, span_runs
+from rampart_otel.api import PolicySource, policy_of, span_runs
+from rampart_otel.engine import checked_assumptions
 from rampart_otel.errors import PolicyError, UsageError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.model import AgentRun
+from rampart_otel.pipeline import Pipeline, RunList
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.pytest_plugin.report import failure_lines
 from rampart_otel.render import safe_text
+from rampart_otel.sinks import Closing, Opening, ResultList, Scored
 
 EXIT_USAGE = 2  # the CLI's exit code for a policy that cannot be used
 NO_POLICY = (
@@ -123,6 +126,29 @@ def capturing() -> Iterator[SpanCapture]:
         router.close(capture)
 
 
+class _SessionRecord:
+    """The session's record of every result scored, as a sink: by test, for the summary
+    and ``--rampart-report``."""
+
+    needs_agent_run = False
+
+    def __init__(self, record: Callable[[Iterable[CheckResult]], None]) -> None:
+        self.record = record
+
+    def open(self, opening: Opening) -> None:
+        pass
+
+    def prepare(self, scored: Scored) -> list[CheckResult]:
+        return scored.results
+
+    def write(self, batch: Sequence[list[CheckResult]]) -> None:
+        for results in batch:
+            self.record(results)
+
+    def close(self, closing: Closing) -> None:
+        pass
+
+
 class AgentTrace:
     """What the code under test traced during one test: its spans, runs and verdicts.
 
@@ -177,13 +203,17 @@ class AgentTrace:
         if not spans:
             pytest.fail(NOTHING_CAPTURED, pytrace=False)
         try:
-            results = score_spans(
-                spans, chosen, assume_coverage=assume_coverage, **self._grouping(group_by)
+            assumed = checked_assumptions(
+                assume_coverage, option="assume_coverage", policies=[chosen]
             )
         except PolicyError as error:
             self._stop(error)
-        self._record(results)
-        return results
+        # The test's runs, through the one pipeline: into the list returned, and into the
+        # session's record (its summary and --rampart-report).
+        source = RunList(span_runs(spans, **self._grouping(group_by)))
+        kept = ResultList()
+        Pipeline([chosen], [kept, _SessionRecord(self._record)], assume=assumed).run(source)
+        return kept.results
 
     def assert_safe(
         self,

@@ -124,7 +124,8 @@ def test_a_long_round_commits_as_it_goes_and_a_crash_loses_only_the_run_in_hand(
     policy = write_config(tmp_path / "policy.yaml", POLICY)
     writer = SegmentWriter(tmp_path / "segments")
     writer.append_wait(encode_spans(make_traces(4)).SerializeToString(), 30)
-    evaluate = make_evaluator([policy], [])
+    pipeline = make_evaluator([policy], [])
+    score = pipeline.score
     calls = 0
 
     def crashing(run):
@@ -132,11 +133,12 @@ def test_a_long_round_commits_as_it_goes_and_a_crash_loses_only_the_run_in_hand(
         calls += 1
         if calls == 3:
             raise Crash
-        return evaluate(run)
+        return score(run)
 
+    pipeline.score = crashing
     store = ResultsStore(tmp_path / "results.db")
     scorer = Scorer(
-        tmp_path / "segments", store, crashing, idle=5, max_wait=60, clock=clock, commit_every=0
+        tmp_path / "segments", store, pipeline, idle=5, max_wait=60, clock=clock, commit_every=0
     )
     scorer.step()
     clock.now = 10  # all four runs are released by one expiry, in one round

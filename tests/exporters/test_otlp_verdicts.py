@@ -19,6 +19,7 @@ from rampart_otel.exporters.otlp_verdicts import (
     verdict_events,
 )
 from rampart_otel.model import Run
+from rampart_otel.sinks import Scored
 
 T1, T2 = "1" * 32, "2" * 32
 RUN = Run("conv-1", [T1], [], "conv-1", 2)
@@ -92,7 +93,7 @@ def _export(url: str, timeout: float) -> tuple[dict[str, int], float]:
     exporter = VerdictExporter(make_log_exporter(url, "http/protobuf", {}, timeout))
     results = [row(status, {"summary": status}) for status in ("safe", "unsafe", "error")]
     started = time.monotonic()
-    exporter.submit([(RUN, results, 1.0)])
+    exporter.submit([Scored(RUN, results, scored_at=1.0)])
     exporter.close(timeout=30)
     return exporter.report(), time.monotonic() - started
 

@@ -1,0 +1,153 @@
+"""The one pipeline: a source's runs scored and handed to every sink, in order, between one
+``open`` and one ``close`` that carries the totals; ``--jobs 2`` gives the sinks what one
+process gives them. Real samples, the real engine; the sinks are the package's own."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from rampart_otel.engine import score_run
+from rampart_otel.evaluation import CheckResult, SafetyStatus, Tally, load_policy
+from rampart_otel.exporters.report_sinks import JsonReportSink, report_sink
+from rampart_otel.parallel import fork_available
+from rampart_otel.pipeline import (
+    EXIT_ERROR,
+    EXIT_FAILED,
+    EXIT_OK,
+    FileSource,
+    Pipeline,
+    ReadStats,
+    RunList,
+    exit_code,
+    runs,
+)
+from rampart_otel.sinks import Closing, Opening, ResultList, Scored
+
+REPO = Path(__file__).resolve().parents[1]
+POLICY = load_policy(REPO / "samples/policy.yaml")
+SAMPLES = [
+    REPO / "samples/traces/openinference-exfil.jsonl",
+    REPO / "samples/traces/openllmetry-benign.jsonl",
+]
+
+
+class Recording:
+    """A sink that notes every call it gets."""
+
+    needs_agent_run = False
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.runs: list[str] = []
+        self.closing: Closing | None = None
+
+    def open(self, opening: Opening) -> None:
+        self.calls.append(f"open {[p.name for p in opening.policies]}")
+
+    def prepare(self, scored: Scored) -> str:
+        return scored.run.run_id
+
+    def write(self, batch: Sequence[str]) -> None:
+        self.calls.append("write")
+        self.runs.extend(batch)
+
+    def close(self, closing: Closing) -> None:
+        self.calls.append("close")
+        self.closing = closing
+
+
+def test_every_sink_gets_every_run_in_order_between_one_open_and_one_close() -> None:
+    recording, kept = Recording(), ResultList()
+    source = FileSource(SAMPLES)
+    closing = Pipeline([POLICY], [recording, kept]).run(source)
+
+    expected_runs = [run.run_id for run in runs(SAMPLES, ReadStats())]
+    assert recording.calls == [f"open ['{POLICY.name}']", *["write"] * len(expected_runs), "close"]
+    assert recording.runs == expected_runs
+    assert recording.closing is closing
+    assert closing.runs == len(expected_runs)
+    assert closing.spans == source.stats.spans > 0
+    assert closing.tallies == [Tally.of(result) for result in kept.results]
+    assert {result.run_id for result in kept.results} == set(expected_runs)
+
+
+def test_the_results_are_the_engines() -> None:
+    kept = ResultList()
+    run_list = list(runs(SAMPLES, ReadStats()))
+    Pipeline([POLICY], [kept]).run(RunList(run_list))
+    by_engine = [result for run in run_list for result in score_run(run, [POLICY])]
+    assert [(r.run_id, r.check_id, r.status, r.summary) for r in kept.results] == [
+        (r.run_id, r.check_id, r.status, r.summary) for r in by_engine
+    ]
+
+
+def test_a_host_that_runs_for_months_keeps_no_tallies() -> None:
+    pipeline = Pipeline([POLICY], [Recording()], keep_tallies=False)
+    pipeline.open()
+    for run in runs(SAMPLES, ReadStats()):
+        pipeline.deliver([pipeline.score(run)])
+    closing = pipeline.close()
+    assert closing.runs > 0 and closing.tallies == []
+
+
+def test_with_sinks_keeps_the_scoring_and_adds_the_sinks() -> None:
+    first, second = Recording(), Recording()
+    base = Pipeline([POLICY], [first], assume=["user_input"], keep_tallies=False)
+    both = base.with_sinks([second])
+    assert both.sinks == [first, second] and base.sinks == [first]
+    assert (both.assume, both.keep_tallies, both.policies) == (["user_input"], False, [POLICY])
+
+
+@pytest.mark.skipif(not fork_available(), reason="--jobs N needs fork")
+@pytest.mark.parametrize("output_format", ["json", "terminal", "junit", "html"])
+def test_two_workers_give_the_sinks_what_one_process_gives(output_format: str) -> None:
+    def report(jobs: int) -> str:
+        out = io.StringIO()
+        sink = report_sink(output_format, out)  # type: ignore[arg-type]
+        Pipeline([POLICY], [sink], jobs=jobs).run(FileSource(SAMPLES, stitch=False))
+        return out.getvalue()
+
+    one = report(1)
+    assert one and report(2) == one
+
+
+def test_the_json_sink_writes_the_report_the_writer_writes() -> None:
+    """prepare (entries rendered where the run was scored) + write gives the same document
+    as the writer adding each result."""
+    from rampart_otel.evaluation import summarize_population
+    from rampart_otel.exporters.report_json import JsonReportWriter
+
+    results: list[CheckResult] = []
+    for run in runs(SAMPLES, ReadStats()):
+        results.extend(score_run(run, [POLICY]))
+    direct = io.StringIO()
+    writer = JsonReportWriter(direct)
+    writer.start([{"name": POLICY.name, "version": POLICY.version}])
+    for result in results:
+        writer.add(result)
+    writer.finish(summarize_population(results), [])
+
+    out = io.StringIO()
+    Pipeline([POLICY], [JsonReportSink(out)]).run(FileSource(SAMPLES))
+    assert out.getvalue() == direct.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("statuses", "fail_on_undetermined", "code"),
+    [
+        ([SafetyStatus.SAFE, SafetyStatus.UNDETERMINED], False, EXIT_OK),
+        ([SafetyStatus.SAFE, SafetyStatus.UNDETERMINED], True, EXIT_FAILED),
+        ([SafetyStatus.UNSAFE], False, EXIT_FAILED),
+        ([SafetyStatus.UNSAFE, SafetyStatus.ERROR], False, EXIT_ERROR),
+        ([], True, EXIT_OK),
+    ],
+)
+def test_the_exit_code_follows_the_worst_verdict(
+    statuses: list[SafetyStatus], fail_on_undetermined: bool, code: int
+) -> None:
+    tallies = [Tally(status, None, "check") for status in statuses]
+    assert exit_code(tallies, fail_on_undetermined) == code
