@@ -1,12 +1,24 @@
 """The words of coverage reasons and findings: spans, calls and side effects named safely.
 
+Coverage decides with codes (``processors.reasons``: a ``Decision`` of ``Why``s, each with a
+``channels.ReasonCode``); ``worded`` and ``appended`` here render them, the only place a
+coverage reason's English is written (``MEANINGS``: what each code means, for the docs).
 Every reason names what it is about (a span by name and id, a call by name and id) through
 these helpers, with trace text passed through ``safe_text`` and lists cut after ``NAMED``.
 """
 
 from __future__ import annotations
 
-from rampart_otel.channels import SIDE_EFFECT_PREFIX
+from collections.abc import Callable
+from typing import Any
+
+from rampart_otel.channels import (
+    DECLARATION_KEY,
+    SIDE_EFFECT_PREFIX,
+    ChannelCoverage,
+    ChannelState,
+    ReasonCode,
+)
 from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.fix_hints import (
@@ -27,6 +39,7 @@ from rampart_otel.model import (
     ToolCall,
     ToolScope,
 )
+from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.render import safe_text
 
 NAMED = 3  # spans named in one reason before "and N more"
@@ -42,24 +55,40 @@ RESULT_KEYS = ("result", "output", "choice", "response")
 INPUT_KEYS = ("input", "prompt", "user", "context")
 
 
-def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
-    """Why content is missing: redacted by the instrumentation (named, keys with ``prefer``
-    words first), present in a form not understood (named), else not recorded."""
+def missing_content(
+    spans: list[Span], prefer: tuple[str, ...] = ()
+) -> tuple[str, Span, Any] | None:
+    """Where content that is missing shows a trace of itself, as (how, span, detail): a
+    redaction marker (``redacted``; keys with ``prefer`` words first), attributes a Zipkin
+    exporter cut (``cut``), content in a form not understood (``unread``); None when none of
+    ``spans`` holds any (not recorded)."""
     for words in (prefer, ()) if prefer else ((),):
         for span in spans:
             marker = redaction_hint(span, words)
             if marker is not None and (not words or any(w in marker for w in words)):
-                return f"{REDACTED}: {marker} on {span_label(span)}"
+                return "redacted", span, marker
     for span in spans:
         if span.cut_keys:
-            return f"{cut_by_zipkin(span.cut_keys)} on {span_label(span)}"
+            return "cut", span, span.cut_keys
     for span in spans:
         hint = unread_content(span)
         if hint is not None:
-            return (
-                f"content is present in {hint} on {span_label(span)} but in a form not understood"
-            )
-    return NOT_RECORDED  # the setting that records it is the channel's fix hint
+            return "unread", span, hint
+    return None
+
+
+def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
+    """Why content is missing: redacted by the instrumentation (named, keys with ``prefer``
+    words first), present in a form not understood (named), else not recorded."""
+    found = missing_content(spans, prefer)
+    if found is None:
+        return NOT_RECORDED  # the setting that records it is the channel's fix hint
+    how, span, detail = found
+    if how == "redacted":
+        return f"{REDACTED}: {detail} on {span_label(span)}"
+    if how == "cut":
+        return f"{cut_by_zipkin(detail)} on {span_label(span)}"
+    return f"content is present in {detail} on {span_label(span)} but in a form not understood"
 
 
 def finish_reasons_in_words(output: ModelOutput) -> str:
@@ -317,3 +346,308 @@ def _short(first: str, other: str) -> str:
     prefix = "opentelemetry-instrumentation-"
     both = first.startswith(prefix) and other.startswith(prefix)
     return "-" + other[len(prefix) :] if both else other
+
+
+# --- coverage decisions in words -------------------------------------------------------------
+
+
+def worded(decision: Decision) -> ChannelCoverage:
+    """A channel's coverage: ``decision``'s state with each reason worded and coded."""
+    return ChannelCoverage(
+        decision.state,
+        [reason_text(why) for why in decision.whys],
+        decision.source,
+        UNREAD_FIX if decision.unread_only else None,
+        [why.reason() for why in decision.whys],
+    )
+
+
+def appended(
+    channel: ChannelCoverage,
+    why: Why,
+    state: ChannelState | None = None,
+    hint: str | None = None,
+) -> ChannelCoverage:
+    """``channel`` with one more reason (worded and coded), at ``state`` when given."""
+    return ChannelCoverage(
+        channel.state if state is None else state,
+        [*channel.reasons, reason_text(why)],
+        channel.source,
+        hint,
+        [*channel.codes, why.reason()],
+    )
+
+
+def reason_text(why: Why) -> str:
+    """One reason in words."""
+    return _WORDS[why.code](why)
+
+
+def _more(spans: tuple[Span, ...]) -> str:
+    return f" (and {len(spans) - 1} more such model span(s))" if len(spans) > 1 else ""
+
+
+def _agent_note(why: Why) -> str:
+    span = why.spans[0]
+    if "withheld" not in why.facts:
+        return f"the caller's input was read on agent span {span_label(span)}"
+    where = ", ".join(safe_text(w, 80) for w in why.facts["withheld"][:2])
+    return (
+        f"agent span {span_label(span)} recorded the caller's input without its content ({where})"
+    )
+
+
+def _agent_only(why: Why) -> str:
+    return (
+        f"{_agent_note(why)}, and the run has no model-inference span whose input "
+        "messages would show every user message"
+    )
+
+
+def _input_read(why: Why) -> str:
+    return (
+        f"the input messages of every model call ({len(why.spans)}) were read: "
+        f"{counted(why.facts['texts'], 'distinct user message')}"
+    )
+
+
+def _input_not_understood(why: Why) -> str:
+    notes = ", ".join(safe_text(note, 80) for note in why.facts["notes"][:2])
+    more = f" (and {len(why.spans) - 1} more model span(s))" if len(why.spans) > 1 else ""
+    return f"input messages in a form not understood ({notes}) on {span_label(why.spans[0])}{more}"
+
+
+def _input_withheld(why: Why) -> str:
+    where = ", ".join(safe_text(w, 80) for w in why.facts["withheld"][:2])
+    return (
+        f"{counted(list(why.spans), 'model span')} recorded the user's messages "
+        f"without their content ({where} on {span_label(why.spans[0])})"
+    )
+
+
+def _input_not_recorded(why: Why) -> str:
+    spans = list(why.spans)
+    return (
+        f"{counted(spans, 'model span')} recorded no input messages "
+        f"({why_missing(spans, INPUT_KEYS)}): {span_names(spans)}"
+    )
+
+
+def _answer_asked_tools(why: Why) -> str:
+    names = ", ".join(safe_text(r.name, 40) for r in why.facts["requests"][:NAMED])
+    return (
+        "no final answer in the trace: the last model span "
+        f"{span_label(why.spans[0])} asked for tools ({names}) and no model span followed "
+        f"it{error_ending(why.facts['agent_spans'])}"
+    )
+
+
+def _answer_not_read(why: Why) -> str:
+    last = why.spans[0]
+    reason = why_missing([last, *why.facts["agent_spans"]], ANSWER_KEYS)
+    return (
+        f"{counted(why.facts['models'], 'model span')} in the run but the answer's text was not "
+        f"read: the last one, {span_label(last)}, recorded no output text we read ({reason})"
+    )
+
+
+def _execution_spans(why: Why) -> str:
+    reason = f"{counted(list(why.spans), 'tool execution span')} in the run"
+    answer = why.facts["answer_tools"]
+    if answer:
+        reason += (
+            f" (and {counted(answer, 'span')} of the agent's answer tool "
+            f"{span_names(answer)}, which is no tool call)"
+        )
+    return reason
+
+
+def _asked_without_execution(why: Why) -> str:
+    return (
+        f"model span {span_label(why.spans[0])} "
+        f"{finish_reasons_in_words(why.facts['output'])}, its output was not read and no "
+        "tool execution span follows it: a tool run without an execution span cannot be read"
+    )
+
+
+def _outputs_read(why: Why) -> str:
+    models, through = why.facts["models"], why.facts["through"]
+    captured = (
+        f"every model call was captured ({models} model spans, {through} of them "
+        "read through another span of the same call)"
+        if through
+        else f"every model span ({models}) was captured"
+    )
+    return f"the output of {captured}: every tool the model asked for is listed"
+
+
+def _asked_unread(why: Why) -> str:
+    return (
+        f"model span {span_label(why.spans[0])} finished with "
+        f"{safe_text(why.facts['finish_reason'], 40)!r} but its output was not read: the tools "
+        f"it asked for cannot be read{_more(why.spans)}"
+    )
+
+
+def _no_output_read(why: Why) -> str:
+    spans = list(why.spans)
+    return (
+        f"{counted(spans, 'model span')} in the run but no output was read "
+        f"({why_missing(spans, ANSWER_KEYS)}) and there is no tool execution span"
+    )
+
+
+def _silent_outputs(why: Why) -> str:
+    return (
+        f"{len(why.spans)} of {why.facts['models']} model spans recorded neither their output "
+        f"nor a finish reason ({span_names(list(why.spans))}): tools they may have asked for "
+        "cannot be read"
+    )
+
+
+def _finish_unclear(why: Why) -> str:
+    return (
+        f"model span {span_label(why.spans[0])} {finish_reasons_in_words(why.facts['output'])} "
+        f"and its output was not read{_more(why.spans)}"
+    )
+
+
+def _no_tools_asked(why: Why) -> str:
+    reasons = ", ".join(why.facts["finish_reasons"])
+    return (
+        f"the output of {counted(list(why.spans), 'model span')} was not captured, but each "
+        f"finish reason ({safe_text(reasons, 60)}) says it asked for no tool"
+    )
+
+
+def _noun(what: str) -> str:
+    return "tool call" if what == "arguments" else "executed tool call"
+
+
+def _captured_none(why: Why) -> str:
+    what, calls = why.facts["what"], why.facts["missing"]
+    keys = ARGUMENT_KEYS if what == "arguments" else RESULT_KEYS
+    return (
+        f"{what} not captured on any of the {counted(calls, _noun(what))} "
+        f"({why_missing(list(why.spans), keys)}): {call_names(calls)}"
+    )
+
+
+def _captured_some(why: Why) -> str:
+    what = why.facts["what"]
+    return (
+        f"{what} captured on {why.facts['seen']} of {why.facts['relevant']} {_noun(what)}s; "
+        f"not on {call_names(why.facts['missing'])}"
+    )
+
+
+def _effects_seen(why: Why) -> str:
+    found, kind = why.facts["effects"], why.facts["kind"]
+    shown = "; ".join(effect_label(effect) for effect in found[:NAMED])
+    more = f" and {len(found) - NAMED} more" if len(found) > NAMED else ""
+    return f"{counted(found, kind + ' side effect')} in the run: {shown}{more}"
+
+
+def _transport_only(why: Why) -> str:
+    kind = why.facts["kind"]
+    return (
+        f"the only {kind} spans ({len(why.spans)}) are inside model-inference spans, the "
+        "model's own transport: they show the model client's library is instrumented, "
+        f"not that the agent's own {kind} calls would be recorded; no "
+        f"{SIDE_EFFECT_PREFIX + kind} coverage declared"
+    )
+
+
+def _declared_by(why: Why) -> str:
+    return (
+        f"declared by service {safe_text(why.facts['service'], 60)!r} in its resource "
+        f"attribute {DECLARATION_KEY}"
+    )
+
+
+def _every_tool_declared(why: Why) -> str:
+    return (
+        f"every tool call the run executed is declared ({declared_scopes(why.facts['scopes'])}) "
+        "and the run records no side-effect span: what is left is the agent's own code"
+    )
+
+
+def _finding(why: Why) -> str:
+    return str(why.facts["message"])  # the integrity finding's own message
+
+
+_WORDS: dict[ReasonCode, Callable[[Why], str]] = {
+    ReasonCode.INPUT_READ: _input_read,
+    ReasonCode.INPUT_READ_SOME: lambda why: (
+        f"input messages read on {len(why.spans)} of {why.facts['models']} model calls"
+    ),
+    ReasonCode.INPUT_AGENT_ONLY_READ: _agent_only,
+    ReasonCode.INPUT_AGENT_ONLY_WITHHELD: _agent_only,
+    ReasonCode.INPUT_NO_MODEL_SPAN: lambda _: (
+        "no model-inference span in the run: the user's input is not recorded"
+    ),
+    ReasonCode.INPUT_AGENT_READ: _agent_note,
+    ReasonCode.INPUT_AGENT_WITHHELD: _agent_note,
+    ReasonCode.INPUT_NOT_UNDERSTOOD: _input_not_understood,
+    ReasonCode.INPUT_WITHHELD: _input_withheld,
+    ReasonCode.INPUT_NOT_RECORDED: _input_not_recorded,
+    ReasonCode.RESPONSE_AGENT_OUTPUT: lambda why: (
+        f"the final answer was captured: output of agent span {span_label(why.spans[0])}"
+    ),
+    ReasonCode.RESPONSE_MODEL_TEXT: lambda why: (
+        f"the final answer was captured: text of the last model span {span_label(why.spans[0])}"
+    ),
+    ReasonCode.RESPONSE_ENDED_ASKING_TOOLS: _answer_asked_tools,
+    ReasonCode.RESPONSE_NOT_READ: _answer_not_read,
+    ReasonCode.RESPONSE_AGENT_NO_OUTPUT: lambda why: (
+        f"agent span {span_label(why.spans[0])} recorded no output and the "
+        "run has no model-inference span"
+    ),
+    ReasonCode.RESPONSE_NO_SPAN: lambda _: (
+        "no agent or model-inference span in the run: the answer is not recorded"
+    ),
+    ReasonCode.TOOL_CALLS_EXECUTION_SPANS: _execution_spans,
+    ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION: _asked_without_execution,
+    ReasonCode.TOOL_CALLS_READ_FROM_EXECUTIONS: lambda why: (
+        f"the output of {counted(list(why.spans), 'model span')} was not read; the calls are "
+        "read from the tool execution spans"
+    ),
+    ReasonCode.TOOL_CALLS_NO_SPAN: lambda _: "no model-inference or tool execution span in the run",
+    ReasonCode.TOOL_CALLS_OUTPUTS_READ: _outputs_read,
+    ReasonCode.TOOL_CALLS_ASKED_UNREAD: _asked_unread,
+    ReasonCode.TOOL_CALLS_NO_OUTPUT_READ: _no_output_read,
+    ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: _silent_outputs,
+    ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _finish_unclear,
+    ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _no_tools_asked,
+    ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: lambda why: (
+        f"tool_calls is unobserved, so calls and their {why.facts['what']} may be missing"
+    ),
+    ReasonCode.CALLS_NONE_SEEN: lambda why: (
+        f"no {_noun(why.facts['what'])} seen and tool_calls is {why.facts['state'].value}"
+    ),
+    ReasonCode.CALLS_CAPTURED: lambda why: (
+        f"{why.facts['what']} captured on every {_noun(why.facts['what'])} seen "
+        f"({why.facts['relevant']})"
+    ),
+    ReasonCode.CALLS_CAPTURED_NONE: _captured_none,
+    ReasonCode.CALLS_CAPTURED_SOME: _captured_some,
+    ReasonCode.CALLS_TOOL_CALLS_PARTIAL: lambda why: (
+        "tool_calls is partial: calls that cannot be read have no " + why.facts["what"]
+    ),
+    ReasonCode.SIDE_EFFECT_SEEN: _effects_seen,
+    ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: _transport_only,
+    ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: lambda why: unseen_calls(why.facts["kind"]),
+    ReasonCode.SIDE_EFFECT_DECLARED: _declared_by,
+    ReasonCode.SIDE_EFFECT_ALSO_DECLARED: lambda why: "also " + _declared_by(why),
+    ReasonCode.SIDE_EFFECT_SCOPE_GAPS: lambda why: scope_gaps(
+        why.facts["kind"], why.facts["scopes"]
+    ),
+    ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: lambda why: declared_scopes(why.facts["scopes"]),
+    ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: _every_tool_declared,
+    ReasonCode.FIX: lambda why: FIX + why.facts["hint"],
+    **{code: _finding for code in ReasonCode if code.value.startswith("finding.")},
+}
+# Codes whose words are the bottom layer's (``channels``: it cannot import this module).
+WORDED_IN_CHANNELS = frozenset(
+    {ReasonCode.SIDE_EFFECT_NONE, ReasonCode.CHANNEL_UNKNOWN, ReasonCode.ASSUMED}
+)
