@@ -651,3 +651,124 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
 WORDED_IN_CHANNELS = frozenset(
     {ReasonCode.SIDE_EFFECT_NONE, ReasonCode.CHANNEL_UNKNOWN, ReasonCode.ASSUMED}
 )
+
+# What each code means, for docs/coverage.md's table (``make docs``; tests/processors/
+# test_reasons.py fails while a code has no row, or the docs differ).
+MEANINGS: dict[ReasonCode, str] = {
+    ReasonCode.INPUT_READ: "every model call's input messages were read whole (observed)",
+    ReasonCode.INPUT_READ_SOME: "the input messages of some model calls were read, not all",
+    ReasonCode.INPUT_AGENT_ONLY_READ: (
+        "no model span: an agent span's record of its caller's input was read (partial: "
+        "messages sent during the run cannot show)"
+    ),
+    ReasonCode.INPUT_AGENT_ONLY_WITHHELD: (
+        "no model span, and the agent span recorded its caller's input without content"
+    ),
+    ReasonCode.INPUT_NO_MODEL_SPAN: "no model-inference span: the user's input is not recorded",
+    ReasonCode.INPUT_AGENT_READ: "an agent span's record of its caller's input was read",
+    ReasonCode.INPUT_AGENT_WITHHELD: (
+        "an agent span recorded its caller's input without its content"
+    ),
+    ReasonCode.INPUT_NOT_UNDERSTOOD: (
+        "input messages are in the trace in a form not understood (no capture setting helps)"
+    ),
+    ReasonCode.INPUT_WITHHELD: "model spans recorded the user's messages without their content",
+    ReasonCode.INPUT_NOT_RECORDED: (
+        "model spans recorded no input messages (redacted, cut, unread or not recorded)"
+    ),
+    ReasonCode.RESPONSE_AGENT_OUTPUT: "the final answer is the output of the top agent span",
+    ReasonCode.RESPONSE_MODEL_TEXT: "the final answer is the text of the last model span",
+    ReasonCode.RESPONSE_ENDED_ASKING_TOOLS: (
+        "the last model span asked for tools and none followed it: there was no answer"
+    ),
+    ReasonCode.RESPONSE_NOT_READ: "model spans ran but the answer's text was not read",
+    ReasonCode.RESPONSE_AGENT_NO_OUTPUT: "an agent span recorded no output, and no model span ran",
+    ReasonCode.RESPONSE_NO_SPAN: "no agent or model-inference span: the answer is not recorded",
+    ReasonCode.TOOL_CALLS_EXECUTION_SPANS: (
+        "the calls are read from tool execution spans (the agent's answer tool is no call)"
+    ),
+    ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION: (
+        "a model turn whose output was not read asked (or may have asked) for tools and no "
+        "execution span follows it (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_READ_FROM_EXECUTIONS: (
+        "some model outputs were not read; the execution spans show the calls"
+    ),
+    ReasonCode.TOOL_CALLS_NO_SPAN: "no model-inference or tool execution span",
+    ReasonCode.TOOL_CALLS_OUTPUTS_READ: (
+        "every model output was read: every tool the model asked for is listed"
+    ),
+    ReasonCode.TOOL_CALLS_ASKED_UNREAD: (
+        "a model span's finish reason asked for tools but its output was not read (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_NO_OUTPUT_READ: (
+        "no model output and no finish reason was read, and no tool execution span ran"
+    ),
+    ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: (
+        "some model spans recorded neither their output nor a finish reason (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: (
+        "an unread output's finish reason does not say whether it asked for tools (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: (
+        "outputs were not captured, but each finish reason says no tool was asked for"
+    ),
+    ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: (
+        "tool_calls is unobserved, so calls and their arguments or results may be missing"
+    ),
+    ReasonCode.CALLS_NONE_SEEN: "no call seen: the channel takes tool_calls' state",
+    ReasonCode.CALLS_CAPTURED: "arguments (results) captured on every call seen",
+    ReasonCode.CALLS_CAPTURED_NONE: "arguments (results) captured on none of the calls seen",
+    ReasonCode.CALLS_CAPTURED_SOME: "arguments (results) captured on some of the calls seen",
+    ReasonCode.CALLS_TOOL_CALLS_PARTIAL: (
+        "captured on every call seen, but tool_calls is partial: calls not read have none"
+    ),
+    ReasonCode.SIDE_EFFECT_SEEN: "side effects of the kind are in the run (named)",
+    ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: (
+        "the only spans of the kind are the model client's own transport: they attest "
+        "nothing about the agent's calls"
+    ),
+    ReasonCode.SIDE_EFFECT_NONE: "no span of the kind and no declaration of it",
+    ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: (
+        "no tool execution span and not every model output read: calls may have acted unseen "
+        "(partial)"
+    ),
+    ReasonCode.SIDE_EFFECT_DECLARED: (
+        "a service declared the channel in its resource attribute rampart.coverage"
+    ),
+    ReasonCode.SIDE_EFFECT_ALSO_DECLARED: "observed from spans, and declared too",
+    ReasonCode.SIDE_EFFECT_SCOPE_GAPS: (
+        "tool calls whose scope was not watched for the kind (silent, or out of process)"
+    ),
+    ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: (
+        "the tool calls with no I/O span are declared (policy tools:, or on their span)"
+    ),
+    ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: (
+        "every executed tool call is declared and no side-effect span ran: what is left is "
+        "the agent's own code"
+    ),
+    ReasonCode.CHANNEL_UNKNOWN: "a key that is no channel",
+    ReasonCode.ASSUMED: "taken as observed: assume_coverage in the policy or on the command line",
+    ReasonCode.FIX: "how to close the channel's gap (its hint); the last reason",
+    ReasonCode.FINDING_SPLIT_RUN: "capped: spans were lost from inside the run (split_run)",
+    ReasonCode.FINDING_LOST_ROOT: "capped: the run's own root span was lost (lost_root)",
+    ReasonCode.FINDING_PARENT_CYCLE: "capped: span parent links form a cycle (parent_cycle)",
+    ReasonCode.FINDING_UNENDED_SPAN: "capped: spans feeding the channel never ended",
+    ReasonCode.FINDING_DROPPED_ATTRIBUTES: (
+        "capped: the SDK's limits dropped attributes of spans feeding the channel"
+    ),
+    ReasonCode.FINDING_DROPPED_EVENTS: (
+        "capped: the SDK's limits dropped events of spans feeding the channel"
+    ),
+    ReasonCode.FINDING_NOT_UNDERSTOOD: "capped: spans or content in a form not understood",
+    ReasonCode.FINDING_FRAGMENT: "capped: no agent, model or tool span: not an agent run",
+    ReasonCode.FINDING_CONTINUATION: (
+        "capped: the model input history holds calls no span of the run made"
+    ),
+}
+
+
+def reason_codes_table() -> str:
+    """docs/coverage.md's table of every reason code (``make docs``)."""
+    rows = [f"| `{code.value}` | {MEANINGS[code]} |" for code in ReasonCode]
+    return "\n".join(["| code | meaning |", "|---|---|", *rows])
