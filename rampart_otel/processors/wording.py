@@ -30,6 +30,7 @@ from rampart_otel.conventions.fix_hints import (
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import (
     MCP_SERVER,
+    FindingKind,
     ScopeEvidence,
     ScopeState,
     SideEffect,
@@ -251,6 +252,77 @@ def cut_by_zipkin(keys: tuple[str, ...]) -> str:
     """Attributes a Zipkin exporter may have cut short at its tag limit."""
     shown = ", ".join(safe_text(k, 40) for k in keys[:2]) + (" ..." if len(keys) > 2 else "")
     return f"Zipkin tags cut at a length limit? {shown}"
+
+
+# --- integrity findings (the reason of each channel one caps: ``finding.<kind>``) -----------
+
+
+def split_run(trace_id: str, tops: list[Span], missing: list[str]) -> str:
+    """A trace that falls apart into trees ``tops``; ``missing``: the parents not in it."""
+    if missing:
+        more = f" and {len(missing) - NAMED} more" if len(missing) > NAMED else ""
+        lost = f"missing parent span(s): {', '.join(missing[:NAMED])}{more}"
+    else:
+        lost = "more than one root span"
+    return (
+        f"spans are missing from inside the run: trace {trace_id} falls apart into "
+        f"{len(tops)} trees ({span_names(tops)}); {lost}"
+    )
+
+
+def lost_root(top: Span) -> str:
+    return (
+        f"spans are missing from the run: the parent {top.parent_span_id} of "
+        f"its top span {span_label(top)} is not in the trace, and the span's "
+        "flags say that parent was in the same process (not an upstream caller)"
+    )
+
+
+def parent_cycle(cycles: list[Span]) -> str:
+    return f"span parent links form a cycle at {span_names(cycles)}"
+
+
+def lost_data(kind: FindingKind, spans: list[Span]) -> str:
+    """Spans never ended (``unended_span``), or data the SDK's limits dropped from them."""
+    if kind is FindingKind.UNENDED_SPAN:
+        return f"{counted(spans, 'span')} never ended: {span_names(spans)}"
+    if kind is FindingKind.DROPPED_ATTRIBUTES:
+        total = sum(
+            s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
+            for s in spans
+        )
+        return f"{total} attribute(s) dropped by the SDK's limits on {span_names(spans)}"
+    total = sum(span.dropped_events_count for span in spans)
+    return f"{total} event(s) dropped by the SDK's limits on {span_names(spans)}"
+
+
+def not_understood(found: list[tuple[Span, list[str]]]) -> str:
+    """Spans, or content on them, no convention understood: (span, notes) each."""
+    shown = "; ".join(
+        f"{', '.join(safe_text(note, 80) for note in notes[:2])} on {span_label(span)}"
+        for span, notes in found[:NAMED]
+    )
+    more = len(found) - NAMED
+    return f"not understood: {shown}" + (f" and {more} more span(s)" if more > 0 else "")
+
+
+def fragment(spans: list[Span]) -> str:
+    return (
+        "a fragment, not an agent run: no agent, model-inference or tool span among "
+        f"its {counted(spans, 'span')} (work done outside any traced run, or a "
+        "piece of a run whose trace context was lost)"
+    )
+
+
+def continuation(calls: list[ToolCall]) -> str:
+    return (
+        f"a continuation, not a whole conversation: the model input history holds "
+        f"{counted(calls, 'tool call')} no span of this run made "
+        f"({call_names(calls)}); the earlier part was recorded elsewhere, so its "
+        "calls and side effects are not all here (read from history as evidence). "
+        "Trace the loop as one run (an agent span around it), or score the traces "
+        "together so they are stitched"
+    )
 
 
 # --- how to close a gap ----------------------------------------------------------------------
