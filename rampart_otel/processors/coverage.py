@@ -100,13 +100,13 @@ def scoped(
         # A hint the channel's own inference chose (content there but unread) stands.
         hint = channel.hint or fix_hint(key, names, cause)
         if channel.state is not OBSERVED and hint is not None:
-            channels[key] = appended(channel, Why(ReasonCode.FIX, facts={"hint": hint}), hint=hint)
+            channels[key] = appended(channel, Why(ReasonCode.FIX, data={"hint": hint}), hint=hint)
     return Coverage(channels, observability_level(channels))
 
 
 def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
     ids = tuple(scope.span_id for scope in gaps if scope.span_id)
-    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, facts={"kind": kind, "scopes": gaps}, ids=ids)
+    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data={"kind": kind, "scopes": gaps}, ids=ids)
 
 
 def _name_unwatched(
@@ -134,14 +134,14 @@ def _cap_unwatched(scopes: list[ToolScope], channels: dict[str, ChannelCoverage]
             channels[key] = appended(channel, _scope_gaps(kind, gaps), PARTIAL)
         elif declared:
             ids = tuple(scope.span_id for scope in declared if scope.span_id)
-            why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, facts={"scopes": declared}, ids=ids)
+            why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data={"scopes": declared}, ids=ids)
             channels[key] = appended(channel, why)
 
 
 def _every_tool_declared(scopes: list[ToolScope], channels: dict[str, ChannelCoverage]) -> None:
     """Every place a tool could act is declared: what is left is the agent's own code."""
     ids = tuple(scope.span_id for scope in scopes if scope.span_id)
-    why = Why(ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED, facts={"scopes": scopes}, ids=ids)
+    why = Why(ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED, data={"scopes": scopes}, ids=ids)
     declared = worded(Decision(OBSERVED, (why,), CoverageSource.DECLARED))
     for kind in STANDARD_KINDS:
         key = SIDE_EFFECT_PREFIX + kind
@@ -277,8 +277,8 @@ def _answer_not_read(facts: RunFacts) -> Why:
     last, output, _ = sorted(facts.model_outputs, key=lambda item: _end(item[0]))[-1]
     agents = facts.agent_spans
     if output.requests and missing_content([last, *agents], ANSWER_KEYS) is None:
-        facts_ = {"requests": output.requests, "agent_spans": agents}
-        return Why(ReasonCode.RESPONSE_ENDED_ASKING_TOOLS, (last,), facts_)
+        asked = {"requests": output.requests, "agent_spans": agents}
+        return Why(ReasonCode.RESPONSE_ENDED_ASKING_TOOLS, (last,), asked)
     models = [span for span, _, _ in facts.model_outputs]
     return Why(ReasonCode.RESPONSE_NOT_READ, (last,), {"models": models, "agent_spans": agents})
 
@@ -303,7 +303,7 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     if not unread:
         through = sum(1 for _, _, read_through in facts.model_outputs if read_through)
         counts = {"models": len(facts.model_outputs), "through": through}
-        return Decision(OBSERVED, (Why(ReasonCode.TOOL_CALLS_OUTPUTS_READ, facts=counts),))
+        return Decision(OBSERVED, (Why(ReasonCode.TOOL_CALLS_OUTPUTS_READ, data=counts),))
     return _from_unread_outputs(facts, unread)
 
 
@@ -448,11 +448,11 @@ def _captured_decision(
 ) -> Decision:
     if tool_calls is UNOBSERVED:
         return Decision(
-            UNOBSERVED, (Why(ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED, facts={"what": what}),)
+            UNOBSERVED, (Why(ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED, data={"what": what}),)
         )
     relevant = _relevant_calls(what, calls, facts)
     if not relevant:
-        why = Why(ReasonCode.CALLS_NONE_SEEN, facts={"what": what, "state": tool_calls})
+        why = Why(ReasonCode.CALLS_NONE_SEEN, data={"what": what, "state": tool_calls})
         return Decision(tool_calls, (why,))
     seen = [call for call in relevant if _call_captured(what, call)]
     missing = [call for call in relevant if not _call_captured(what, call)]
@@ -461,9 +461,9 @@ def _captured_decision(
         code = ReasonCode.CALLS_CAPTURED_SOME if seen else ReasonCode.CALLS_CAPTURED_NONE
         state = PARTIAL if seen else UNOBSERVED
         return Decision(state, (Why(code, tuple(_call_spans(missing, facts)), counts),))
-    captured = Why(ReasonCode.CALLS_CAPTURED, facts=counts)
+    captured = Why(ReasonCode.CALLS_CAPTURED, data=counts)
     if tool_calls is PARTIAL:
-        partial = Why(ReasonCode.CALLS_TOOL_CALLS_PARTIAL, facts={"what": what})
+        partial = Why(ReasonCode.CALLS_TOOL_CALLS_PARTIAL, data={"what": what})
         return Decision(PARTIAL, (captured, partial))
     return Decision(OBSERVED, (captured,))
 
@@ -500,7 +500,7 @@ def _side_effects(facts: RunFacts) -> dict[str, ChannelCoverage]:
         by_kind.setdefault(effect.kind, []).append(effect)
     for kind, found in by_kind.items():
         ids = tuple(effect.span_id for effect in found)
-        why = Why(ReasonCode.SIDE_EFFECT_SEEN, facts={"kind": kind, "effects": found}, ids=ids)
+        why = Why(ReasonCode.SIDE_EFFECT_SEEN, data={"kind": kind, "effects": found}, ids=ids)
         channels[SIDE_EFFECT_PREFIX + kind] = worded(Decision(OBSERVED, (why,)))
     for kind, spans in facts.transport_spans.items():
         key = SIDE_EFFECT_PREFIX + kind
@@ -524,7 +524,7 @@ def _cap_unseen_calls(
     for key, channel in list(channels.items()):
         if key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED:
             kind = key[len(SIDE_EFFECT_PREFIX) :]
-            why = Why(ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, facts={"kind": kind})
+            why = Why(ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, data={"kind": kind})
             channels[key] = appended(channel, why, PARTIAL)
 
 
@@ -537,11 +537,11 @@ def _apply_declarations(facts: RunFacts, channels: dict[str, ChannelCoverage]) -
             continue  # only side-effect channels can be declared; the rest is inferred
         current = channels.get(key)
         if current is None or current.state is not OBSERVED:
-            why = Why(ReasonCode.SIDE_EFFECT_DECLARED, facts={"service": service})
+            why = Why(ReasonCode.SIDE_EFFECT_DECLARED, data={"service": service})
             channels[key] = worded(Decision(OBSERVED, (why,), CoverageSource.DECLARED))
             created.add((key, service))
         elif (key, service) not in created:
-            why = Why(ReasonCode.SIDE_EFFECT_ALSO_DECLARED, facts={"service": service})
+            why = Why(ReasonCode.SIDE_EFFECT_ALSO_DECLARED, data={"service": service})
             channels[key] = appended(current, why)
 
 

@@ -1,5 +1,5 @@
 """Coverage decisions as data: a channel's state and, per reason, a code from the closed set
-(``channels.ReasonCode``), the spans it is about and the facts its words need.
+(``channels.ReasonCode``), the spans it is about and the data its words need.
 
 ``processors.coverage`` decides and returns these; ``processors.wording`` renders them (the
 only place their English is written), so a tool acts on the code, never on the prose.
@@ -18,12 +18,12 @@ from rampart_otel.model import Span
 @dataclass(frozen=True, slots=True)
 class Why:
     """One reason before it is worded: its code, the spans it is about (named first by its
-    words), other evidence span ids (side effects, tool scopes), and the facts its words
-    need (counts, names, the model outputs they quote)."""
+    words), other evidence span ids (side effects, tool scopes), and the data its words need
+    (counts, names, the model outputs they quote)."""
 
     code: ReasonCode
     spans: tuple[Span, ...] = ()
-    facts: Mapping[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any] = field(default_factory=dict)
     ids: tuple[str, ...] = ()
 
     def reason(self) -> Reason:

@@ -461,9 +461,9 @@ def _more(spans: tuple[Span, ...]) -> str:
 
 def _agent_note(why: Why) -> str:
     span = why.spans[0]
-    if "withheld" not in why.facts:
+    if "withheld" not in why.data:
         return f"the caller's input was read on agent span {span_label(span)}"
-    where = ", ".join(safe_text(w, 80) for w in why.facts["withheld"][:2])
+    where = ", ".join(safe_text(w, 80) for w in why.data["withheld"][:2])
     return (
         f"agent span {span_label(span)} recorded the caller's input without its content ({where})"
     )
@@ -479,18 +479,18 @@ def _agent_only(why: Why) -> str:
 def _input_read(why: Why) -> str:
     return (
         f"the input messages of every model call ({len(why.spans)}) were read: "
-        f"{counted(why.facts['texts'], 'distinct user message')}"
+        f"{counted(why.data['texts'], 'distinct user message')}"
     )
 
 
 def _input_not_understood(why: Why) -> str:
-    notes = ", ".join(safe_text(note, 80) for note in why.facts["notes"][:2])
+    notes = ", ".join(safe_text(note, 80) for note in why.data["notes"][:2])
     more = f" (and {len(why.spans) - 1} more model span(s))" if len(why.spans) > 1 else ""
     return f"input messages in a form not understood ({notes}) on {span_label(why.spans[0])}{more}"
 
 
 def _input_withheld(why: Why) -> str:
-    where = ", ".join(safe_text(w, 80) for w in why.facts["withheld"][:2])
+    where = ", ".join(safe_text(w, 80) for w in why.data["withheld"][:2])
     return (
         f"{counted(list(why.spans), 'model span')} recorded the user's messages "
         f"without their content ({where} on {span_label(why.spans[0])})"
@@ -506,26 +506,26 @@ def _input_not_recorded(why: Why) -> str:
 
 
 def _answer_asked_tools(why: Why) -> str:
-    names = ", ".join(safe_text(r.name, 40) for r in why.facts["requests"][:NAMED])
+    names = ", ".join(safe_text(r.name, 40) for r in why.data["requests"][:NAMED])
     return (
         "no final answer in the trace: the last model span "
         f"{span_label(why.spans[0])} asked for tools ({names}) and no model span followed "
-        f"it{error_ending(why.facts['agent_spans'])}"
+        f"it{error_ending(why.data['agent_spans'])}"
     )
 
 
 def _answer_not_read(why: Why) -> str:
     last = why.spans[0]
-    reason = why_missing([last, *why.facts["agent_spans"]], ANSWER_KEYS)
+    reason = why_missing([last, *why.data["agent_spans"]], ANSWER_KEYS)
     return (
-        f"{counted(why.facts['models'], 'model span')} in the run but the answer's text was not "
+        f"{counted(why.data['models'], 'model span')} in the run but the answer's text was not "
         f"read: the last one, {span_label(last)}, recorded no output text we read ({reason})"
     )
 
 
 def _execution_spans(why: Why) -> str:
     reason = f"{counted(list(why.spans), 'tool execution span')} in the run"
-    answer = why.facts["answer_tools"]
+    answer = why.data["answer_tools"]
     if answer:
         reason += (
             f" (and {counted(answer, 'span')} of the agent's answer tool "
@@ -537,13 +537,13 @@ def _execution_spans(why: Why) -> str:
 def _asked_without_execution(why: Why) -> str:
     return (
         f"model span {span_label(why.spans[0])} "
-        f"{finish_reasons_in_words(why.facts['output'])}, its output was not read and no "
+        f"{finish_reasons_in_words(why.data['output'])}, its output was not read and no "
         "tool execution span follows it: a tool run without an execution span cannot be read"
     )
 
 
 def _outputs_read(why: Why) -> str:
-    models, through = why.facts["models"], why.facts["through"]
+    models, through = why.data["models"], why.data["through"]
     captured = (
         f"every model call was captured ({models} model spans, {through} of them "
         "read through another span of the same call)"
@@ -556,7 +556,7 @@ def _outputs_read(why: Why) -> str:
 def _asked_unread(why: Why) -> str:
     return (
         f"model span {span_label(why.spans[0])} finished with "
-        f"{safe_text(why.facts['finish_reason'], 40)!r} but its output was not read: the tools "
+        f"{safe_text(why.data['finish_reason'], 40)!r} but its output was not read: the tools "
         f"it asked for cannot be read{_more(why.spans)}"
     )
 
@@ -571,7 +571,7 @@ def _no_output_read(why: Why) -> str:
 
 def _silent_outputs(why: Why) -> str:
     return (
-        f"{len(why.spans)} of {why.facts['models']} model spans recorded neither their output "
+        f"{len(why.spans)} of {why.data['models']} model spans recorded neither their output "
         f"nor a finish reason ({span_names(list(why.spans))}): tools they may have asked for "
         "cannot be read"
     )
@@ -579,13 +579,13 @@ def _silent_outputs(why: Why) -> str:
 
 def _finish_unclear(why: Why) -> str:
     return (
-        f"model span {span_label(why.spans[0])} {finish_reasons_in_words(why.facts['output'])} "
+        f"model span {span_label(why.spans[0])} {finish_reasons_in_words(why.data['output'])} "
         f"and its output was not read{_more(why.spans)}"
     )
 
 
 def _no_tools_asked(why: Why) -> str:
-    reasons = ", ".join(why.facts["finish_reasons"])
+    reasons = ", ".join(why.data["finish_reasons"])
     return (
         f"the output of {counted(list(why.spans), 'model span')} was not captured, but each "
         f"finish reason ({safe_text(reasons, 60)}) says it asked for no tool"
@@ -597,7 +597,7 @@ def _noun(what: str) -> str:
 
 
 def _captured_none(why: Why) -> str:
-    what, calls = why.facts["what"], why.facts["missing"]
+    what, calls = why.data["what"], why.data["missing"]
     keys = ARGUMENT_KEYS if what == "arguments" else RESULT_KEYS
     return (
         f"{what} not captured on any of the {counted(calls, _noun(what))} "
@@ -606,22 +606,22 @@ def _captured_none(why: Why) -> str:
 
 
 def _captured_some(why: Why) -> str:
-    what = why.facts["what"]
+    what = why.data["what"]
     return (
-        f"{what} captured on {why.facts['seen']} of {why.facts['relevant']} {_noun(what)}s; "
-        f"not on {call_names(why.facts['missing'])}"
+        f"{what} captured on {why.data['seen']} of {why.data['relevant']} {_noun(what)}s; "
+        f"not on {call_names(why.data['missing'])}"
     )
 
 
 def _effects_seen(why: Why) -> str:
-    found, kind = why.facts["effects"], why.facts["kind"]
+    found, kind = why.data["effects"], why.data["kind"]
     shown = "; ".join(effect_label(effect) for effect in found[:NAMED])
     more = f" and {len(found) - NAMED} more" if len(found) > NAMED else ""
     return f"{counted(found, kind + ' side effect')} in the run: {shown}{more}"
 
 
 def _transport_only(why: Why) -> str:
-    kind = why.facts["kind"]
+    kind = why.data["kind"]
     return (
         f"the only {kind} spans ({len(why.spans)}) are inside model-inference spans, the "
         "model's own transport: they show the model client's library is instrumented, "
@@ -632,26 +632,26 @@ def _transport_only(why: Why) -> str:
 
 def _declared_by(why: Why) -> str:
     return (
-        f"declared by service {safe_text(why.facts['service'], 60)!r} in its resource "
+        f"declared by service {safe_text(why.data['service'], 60)!r} in its resource "
         f"attribute {DECLARATION_KEY}"
     )
 
 
 def _every_tool_declared(why: Why) -> str:
     return (
-        f"every tool call the run executed is declared ({declared_scopes(why.facts['scopes'])}) "
+        f"every tool call the run executed is declared ({declared_scopes(why.data['scopes'])}) "
         "and the run records no side-effect span: what is left is the agent's own code"
     )
 
 
 def _finding(why: Why) -> str:
-    return str(why.facts["message"])  # the integrity finding's own message
+    return str(why.data["message"])  # the integrity finding's own message
 
 
 _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.INPUT_READ: _input_read,
     ReasonCode.INPUT_READ_SOME: lambda why: (
-        f"input messages read on {len(why.spans)} of {why.facts['models']} model calls"
+        f"input messages read on {len(why.spans)} of {why.data['models']} model calls"
     ),
     ReasonCode.INPUT_AGENT_ONLY_READ: _agent_only,
     ReasonCode.INPUT_AGENT_ONLY_WITHHELD: _agent_only,
@@ -692,31 +692,29 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _finish_unclear,
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _no_tools_asked,
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: lambda why: (
-        f"tool_calls is unobserved, so calls and their {why.facts['what']} may be missing"
+        f"tool_calls is unobserved, so calls and their {why.data['what']} may be missing"
     ),
     ReasonCode.CALLS_NONE_SEEN: lambda why: (
-        f"no {_noun(why.facts['what'])} seen and tool_calls is {why.facts['state'].value}"
+        f"no {_noun(why.data['what'])} seen and tool_calls is {why.data['state'].value}"
     ),
     ReasonCode.CALLS_CAPTURED: lambda why: (
-        f"{why.facts['what']} captured on every {_noun(why.facts['what'])} seen "
-        f"({why.facts['relevant']})"
+        f"{why.data['what']} captured on every {_noun(why.data['what'])} seen "
+        f"({why.data['relevant']})"
     ),
     ReasonCode.CALLS_CAPTURED_NONE: _captured_none,
     ReasonCode.CALLS_CAPTURED_SOME: _captured_some,
     ReasonCode.CALLS_TOOL_CALLS_PARTIAL: lambda why: (
-        "tool_calls is partial: calls that cannot be read have no " + why.facts["what"]
+        "tool_calls is partial: calls that cannot be read have no " + why.data["what"]
     ),
     ReasonCode.SIDE_EFFECT_SEEN: _effects_seen,
     ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: _transport_only,
-    ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: lambda why: unseen_calls(why.facts["kind"]),
+    ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: lambda why: unseen_calls(why.data["kind"]),
     ReasonCode.SIDE_EFFECT_DECLARED: _declared_by,
     ReasonCode.SIDE_EFFECT_ALSO_DECLARED: lambda why: "also " + _declared_by(why),
-    ReasonCode.SIDE_EFFECT_SCOPE_GAPS: lambda why: scope_gaps(
-        why.facts["kind"], why.facts["scopes"]
-    ),
-    ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: lambda why: declared_scopes(why.facts["scopes"]),
+    ReasonCode.SIDE_EFFECT_SCOPE_GAPS: lambda why: scope_gaps(why.data["kind"], why.data["scopes"]),
+    ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: lambda why: declared_scopes(why.data["scopes"]),
     ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: _every_tool_declared,
-    ReasonCode.FIX: lambda why: FIX + why.facts["hint"],
+    ReasonCode.FIX: lambda why: FIX + why.data["hint"],
     **{code: _finding for code in ReasonCode if code.value.startswith("finding.")},
 }
 # Codes whose words are the bottom layer's (``channels``: it cannot import this module).
