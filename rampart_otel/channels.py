@@ -178,7 +178,7 @@ class CoverageCap(Protocol):
     def channels(self) -> list[str]: ...
 
     @property
-    def kind(self) -> StrEnum: ...  # its ``finding.<kind>`` is the code of its reason
+    def kind(self) -> str: ...  # ``finding.<kind>`` is the code of the reason it adds
 
     @property
     def span_ids(self) -> list[str]: ...
@@ -265,7 +265,7 @@ def cap(
         if not _matches(key, finding.channels) or channel.state is UNOBSERVED:
             continue
         reasons = [*channel.reasons, finding.message]
-        code = Reason.of(ReasonCode("finding." + finding.kind.value), finding.span_ids)
+        code = Reason.of(ReasonCode(f"finding.{finding.kind}"), finding.span_ids)
         channels[key] = ChannelCoverage(
             PARTIAL, reasons, channel.source, codes=[*channel.codes, code]
         )
