@@ -1,11 +1,12 @@
 """Rewrite what docs/ holds from the code: the vocabulary tables of docs/policy.md,
-docs/policy.schema.json and the fix-hint tables of docs/coverage.md. Run it after changing
-rampart_otel/vocabulary.py or rampart_otel/conventions/fix_hints.py:
+docs/policy.schema.json, and the fix-hint and reason-code tables of docs/coverage.md. Run it
+after changing rampart_otel/vocabulary.py, rampart_otel/conventions/fix_hints.py or the reason
+codes (rampart_otel/channels.py ReasonCode, rampart_otel/processors/wording.py MEANINGS):
 
     make docs   (or: .venv/bin/python docs/generate_policy_reference.py)
 
 tests/test_vocabulary.py, tests/evaluation/test_policy_schema.py and
-tests/conventions/test_fix_hints.py fail while they differ.
+tests/conventions/test_fix_hints.py and tests/processors/test_reasons.py fail while they differ.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from rampart_otel.conventions import fix_hints
 from rampart_otel.evaluation.policy_schema import schema_text
+from rampart_otel.processors.wording import reason_codes_table
 from rampart_otel.vocabulary import markdown_tables
 
 DOCS = Path(__file__).resolve().parent
@@ -21,6 +23,7 @@ POLICY_MD = DOCS / "policy.md"
 SCHEMA_JSON = DOCS / "policy.schema.json"
 COVERAGE_MD = DOCS / "coverage.md"
 HINTS_BEGIN, HINTS_END = "<!-- fix-hints -->", "<!-- /fix-hints -->"
+CODES_BEGIN, CODES_END = "<!-- reason-codes -->", "<!-- /reason-codes -->"
 BEGIN = (
     "<!-- vocabulary: generated from rampart_otel/vocabulary.py by "
     "docs/generate_policy_reference.py; edit there -->"
@@ -48,10 +51,22 @@ def with_hints(text: str) -> str:
     return f"{head}{HINTS_BEGIN}\n{fix_hints.markdown_table()}\n{HINTS_END}{tail}"
 
 
+def with_codes(text: str) -> str:
+    """``text`` (docs/coverage.md) with the reason-code table between its markers."""
+    head, begin, rest = text.partition(CODES_BEGIN)
+    _, end, tail = rest.partition(CODES_END)
+    if not begin or not end:
+        raise SystemExit(
+            f"{COVERAGE_MD}: the markers {CODES_BEGIN!r} and {CODES_END!r} are missing"
+        )
+    return f"{head}{CODES_BEGIN}\n{reason_codes_table()}\n{CODES_END}{tail}"
+
+
 def main() -> None:
     POLICY_MD.write_text(with_tables(POLICY_MD.read_text(encoding="utf-8")), encoding="utf-8")
     SCHEMA_JSON.write_text(schema_text(), encoding="utf-8")
-    COVERAGE_MD.write_text(with_hints(COVERAGE_MD.read_text(encoding="utf-8")), encoding="utf-8")
+    coverage = with_codes(with_hints(COVERAGE_MD.read_text(encoding="utf-8")))
+    COVERAGE_MD.write_text(coverage, encoding="utf-8")
     print(f"wrote {POLICY_MD}, {SCHEMA_JSON} and {COVERAGE_MD}")
 
 

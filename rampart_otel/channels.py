@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
@@ -49,6 +49,88 @@ class ObservabilityLevel(StrEnum):
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 
 
+class ReasonCode(StrEnum):
+    """Why a channel has its state: the closed set of codes a reason carries (report@1 and
+    ``inspect --json`` ``reason_codes``; docs/coverage.md's table is generated from
+    ``processors.wording.MEANINGS``). A code names the decision; the words are wording's."""
+
+    # input
+    INPUT_READ = "input.read"
+    INPUT_READ_SOME = "input.read_some"
+    INPUT_AGENT_ONLY_READ = "input.agent_only_read"
+    INPUT_AGENT_ONLY_WITHHELD = "input.agent_only_withheld"
+    INPUT_NO_MODEL_SPAN = "input.no_model_span"
+    INPUT_AGENT_READ = "input.agent_read"
+    INPUT_AGENT_WITHHELD = "input.agent_withheld"
+    INPUT_NOT_UNDERSTOOD = "input.not_understood"
+    INPUT_WITHHELD = "input.withheld"
+    INPUT_NOT_RECORDED = "input.not_recorded"
+    # response
+    RESPONSE_AGENT_OUTPUT = "response.agent_output"
+    RESPONSE_MODEL_TEXT = "response.model_text"
+    RESPONSE_ENDED_ASKING_TOOLS = "response.ended_asking_tools"
+    RESPONSE_NOT_READ = "response.not_read"
+    RESPONSE_AGENT_NO_OUTPUT = "response.agent_no_output"
+    RESPONSE_NO_SPAN = "response.no_span"
+    # tool_calls
+    TOOL_CALLS_EXECUTION_SPANS = "tool_calls.execution_spans"
+    TOOL_CALLS_ASKED_WITHOUT_EXECUTION = "tool_calls.asked_without_execution"
+    TOOL_CALLS_READ_FROM_EXECUTIONS = "tool_calls.read_from_executions"
+    TOOL_CALLS_NO_SPAN = "tool_calls.no_span"
+    TOOL_CALLS_OUTPUTS_READ = "tool_calls.outputs_read"
+    TOOL_CALLS_ASKED_UNREAD = "tool_calls.asked_unread"
+    TOOL_CALLS_NO_OUTPUT_READ = "tool_calls.no_output_read"
+    TOOL_CALLS_SILENT_OUTPUTS = "tool_calls.silent_outputs"
+    TOOL_CALLS_FINISH_UNCLEAR = "tool_calls.finish_unclear"
+    TOOL_CALLS_NO_TOOLS_ASKED = "tool_calls.no_tools_asked"
+    # tool_calls.arguments and tool_calls.results
+    CALLS_TOOL_CALLS_UNOBSERVED = "calls.tool_calls_unobserved"
+    CALLS_NONE_SEEN = "calls.none_seen"
+    CALLS_CAPTURED = "calls.captured"
+    CALLS_CAPTURED_NONE = "calls.captured_none"
+    CALLS_CAPTURED_SOME = "calls.captured_some"
+    CALLS_TOOL_CALLS_PARTIAL = "calls.tool_calls_partial"
+    # side_effects.<kind>
+    SIDE_EFFECT_SEEN = "side_effect.seen"
+    SIDE_EFFECT_TRANSPORT_ONLY = "side_effect.transport_only"
+    SIDE_EFFECT_NONE = "side_effect.none"
+    SIDE_EFFECT_UNSEEN_CALLS = "side_effect.unseen_calls"
+    SIDE_EFFECT_DECLARED = "side_effect.declared"
+    SIDE_EFFECT_ALSO_DECLARED = "side_effect.also_declared"
+    SIDE_EFFECT_SCOPE_GAPS = "side_effect.scope_gaps"
+    SIDE_EFFECT_SCOPES_DECLARED = "side_effect.scopes_declared"
+    SIDE_EFFECT_EVERY_TOOL_DECLARED = "side_effect.every_tool_declared"
+    # any channel
+    CHANNEL_UNKNOWN = "channel.unknown"
+    ASSUMED = "assumed"
+    FIX = "fix"  # the channel's hint: how to close its gap
+    # an integrity finding capped the channel: ``finding.<kind>`` (model.FindingKind)
+    FINDING_SPLIT_RUN = "finding.split_run"
+    FINDING_LOST_ROOT = "finding.lost_root"
+    FINDING_PARENT_CYCLE = "finding.parent_cycle"
+    FINDING_UNENDED_SPAN = "finding.unended_span"
+    FINDING_DROPPED_ATTRIBUTES = "finding.dropped_attributes"
+    FINDING_DROPPED_EVENTS = "finding.dropped_events"
+    FINDING_NOT_UNDERSTOOD = "finding.not_understood"
+    FINDING_FRAGMENT = "finding.fragment"
+    FINDING_CONTINUATION = "finding.continuation"
+
+
+EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """A reason's code and the spans it is about (at most ``EVIDENCE_IDS``)."""
+
+    code: ReasonCode
+    span_ids: tuple[str, ...] = ()
+
+    @staticmethod
+    def of(code: ReasonCode, span_ids: Iterable[str] = ()) -> Reason:
+        return Reason(code, tuple(list(span_ids)[:EVIDENCE_IDS]))
+
+
 @dataclass(slots=True)
 class ChannelCoverage:
     state: ChannelState
@@ -56,6 +138,8 @@ class ChannelCoverage:
     source: CoverageSource = CoverageSource.INFERRED
     # How to close the gap of a channel not observed (its last reason says it too).
     hint: str | None = None
+    # One code per reason, in the same order: what each reason says, for tools to act on.
+    codes: list[Reason] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -74,8 +158,11 @@ class Coverage:
             return ChannelCoverage(
                 UNOBSERVED,
                 [f"no {kind} span in the run and the agent declared no {key} coverage"],
+                codes=[Reason(ReasonCode.SIDE_EFFECT_NONE)],
             )
-        return ChannelCoverage(UNOBSERVED, [f"unknown channel {key!r}"])
+        return ChannelCoverage(
+            UNOBSERVED, [f"unknown channel {key!r}"], codes=[Reason(ReasonCode.CHANNEL_UNKNOWN)]
+        )
 
 
 class CoverageCap(Protocol):
@@ -89,6 +176,12 @@ class CoverageCap(Protocol):
 
     @property
     def channels(self) -> list[str]: ...
+
+    @property
+    def kind(self) -> str: ...  # ``finding.<kind>`` is the code of the reason it adds
+
+    @property
+    def span_ids(self) -> list[str]: ...
 
 
 # --- keys ----------------------------------------------------------------------------------
@@ -151,6 +244,7 @@ def assume(
                 OBSERVED,
                 ["assumed observed (assume_coverage in the policy or on the command line)"],
                 CoverageSource.ASSUMED,
+                codes=[Reason(ReasonCode.ASSUMED)],
             )
             assumed.append(key)
     for finding in findings:
@@ -171,7 +265,10 @@ def cap(
         if not _matches(key, finding.channels) or channel.state is UNOBSERVED:
             continue
         reasons = [*channel.reasons, finding.message]
-        channels[key] = ChannelCoverage(PARTIAL, reasons, channel.source)
+        code = Reason.of(ReasonCode(f"finding.{finding.kind}"), finding.span_ids)
+        channels[key] = ChannelCoverage(
+            PARTIAL, reasons, channel.source, codes=[*channel.codes, code]
+        )
 
 
 def _matches(key: str, patterns: list[str]) -> bool:

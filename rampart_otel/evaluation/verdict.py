@@ -173,7 +173,11 @@ def snapshot(run: AgentRun) -> Coverage | None:
         return Coverage(
             {
                 key: ChannelCoverage(
-                    channel.state, list(channel.reasons), channel.source, channel.hint
+                    channel.state,
+                    list(channel.reasons),
+                    channel.source,
+                    channel.hint,
+                    list(channel.codes),
                 )
                 for key, channel in run.coverage.channels.items()
             },

@@ -74,6 +74,10 @@ def coverage_to_dict(coverage: Coverage) -> dict[str, Any]:
             "source": channel.source.value,
             "reasons": channel.reasons,
             **({"hint": channel.hint} if channel.hint is not None else {}),
+            "reason_codes": [
+                {"code": reason.code.value, "span_ids": list(reason.span_ids)}
+                for reason in channel.codes
+            ],
         }
         for key, channel in sorted(coverage.channels.items())
     }

@@ -8,26 +8,31 @@ was recorded" never becomes "nothing happened".
 
 The integrity findings (``processors.integrity``: spans lost from inside a run, spans never
 ended, dropped attributes or events, spans not understood) then cap the channels they feed
-at partial; partial never upgrades unobserved. The reasons' words are ``processors.wording``'s.
+at partial; partial never upgrades unobserved. Each channel is decided as data (a
+``processors.reasons.Decision``: its state and, per reason, a ``ReasonCode`` with the spans it
+is about); the reasons' words are ``processors.wording``'s, which renders the decisions.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import replace
 
 from rampart_otel.channels import (
-    DECLARATION_KEY,
     EVERY_SIDE_EFFECT,
     OBSERVED,
     PARTIAL,
     SIDE_EFFECT_PREFIX,
     UNOBSERVED,
     ChannelCoverage,
+    ChannelState,
     Coverage,
     CoverageSource,
+    ReasonCode,
     cap,
     observability_level,
 )
+from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.model import (
     FindingKind,
@@ -41,32 +46,11 @@ from rampart_otel.model import (
     ToolScope,
 )
 from rampart_otel.processors.integrity import integrity, understanding
+from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.processors.run_facts import RunFacts
 from rampart_otel.processors.scopes import resource_declarations, unproven
 from rampart_otel.processors.user_input import fully_read
-from rampart_otel.processors.wording import (
-    ANSWER_KEYS,
-    ARGUMENT_KEYS,
-    FIX,
-    INPUT_KEYS,
-    NAMED,
-    NOT_RECORDED,
-    RESULT_KEYS,
-    UNREAD_FIX,
-    call_names,
-    counted,
-    declared_scopes,
-    effect_label,
-    error_ending,
-    finish_reasons_in_words,
-    fix_hint,
-    scope_gaps,
-    span_label,
-    span_names,
-    unseen_calls,
-    why_missing,
-)
-from rampart_otel.render import safe_text
+from rampart_otel.processors.wording import ANSWER_KEYS, appended, fix_hint, missing_content, worded
 from rampart_otel.vocabulary import STANDARD_KINDS
 
 
@@ -106,39 +90,71 @@ def scoped(
     tool call's scope was watched for it. Each channel left short of observed carries the
     way to close its gap, for the instrumentations ``names`` (scope names) show."""
     channels = dict(base.channels)
-    for kind in STANDARD_KINDS:  # unobserved kinds: say which tools could have hidden one
+    _name_unwatched(base, scopes, channels)
+    _cap_unwatched(scopes, channels)
+    if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
+        _every_tool_declared(scopes, channels)
+    capped_by = _cap_by_findings(findings, channels)
+    for key, channel in list(channels.items()):
+        cause = capped_by.get(key) or _gap_cause(key, channel, scopes)
+        # A hint the channel's own inference chose (content there but unread) stands.
+        hint = channel.hint or fix_hint(key, names, cause)
+        if channel.state is not OBSERVED and hint is not None:
+            channels[key] = appended(channel, Why(ReasonCode.FIX, data={"hint": hint}), hint=hint)
+    return Coverage(channels, observability_level(channels))
+
+
+def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
+    ids = tuple(scope.span_id for scope in gaps if scope.span_id)
+    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data={"kind": kind, "scopes": gaps}, ids=ids)
+
+
+def _name_unwatched(
+    base: Coverage, scopes: list[ToolScope], channels: dict[str, ChannelCoverage]
+) -> None:
+    """Unobserved kinds: say which tool calls could have hidden one."""
+    for kind in STANDARD_KINDS:
         key = SIDE_EFFECT_PREFIX + kind
         channel = base.get(key)
         gaps = unproven(scopes, kind)
         if channel.state is UNOBSERVED and gaps:
-            channels[key] = ChannelCoverage(
-                UNOBSERVED, [*channel.reasons, scope_gaps(kind, gaps)], channel.source
-            )
+            channels[key] = appended(channel, _scope_gaps(kind, gaps))
+
+
+def _cap_unwatched(scopes: list[ToolScope], channels: dict[str, ChannelCoverage]) -> None:
+    """A kind seen is partial while a tool call's scope was not watched for it; else the
+    declarations that explain the silent calls join its reasons."""
+    declared = [scope for scope in scopes if scope.state is ScopeState.DECLARED]
     for key, channel in list(channels.items()):
         if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
             continue
         kind = key[len(SIDE_EFFECT_PREFIX) :]
         gaps = unproven(scopes, kind)
-        declared = [scope for scope in scopes if scope.state is ScopeState.DECLARED]
         if gaps:
-            channels[key] = ChannelCoverage(
-                PARTIAL, [*channel.reasons, scope_gaps(kind, gaps)], channel.source
-            )
+            channels[key] = appended(channel, _scope_gaps(kind, gaps), PARTIAL)
         elif declared:
-            channels[key] = ChannelCoverage(
-                channel.state, [*channel.reasons, declared_scopes(declared)], channel.source
-            )
-    if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
-        # Every place a tool could act is declared: what is left is the agent's own code.
-        reason = (
-            f"every tool call the run executed is declared ({declared_scopes(scopes)}) and "
-            "the run records no side-effect span: what is left is the agent's own code"
-        )
-        for kind in STANDARD_KINDS:
-            key = SIDE_EFFECT_PREFIX + kind
-            if key not in channels or channels[key].state is UNOBSERVED:
-                channels[key] = ChannelCoverage(OBSERVED, [reason], CoverageSource.DECLARED)
-    capped_by: dict[str, str] = {}  # channel key → the cause of the first finding capping it
+            ids = tuple(scope.span_id for scope in declared if scope.span_id)
+            why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data={"scopes": declared}, ids=ids)
+            channels[key] = appended(channel, why)
+
+
+def _every_tool_declared(scopes: list[ToolScope], channels: dict[str, ChannelCoverage]) -> None:
+    """Every place a tool could act is declared: what is left is the agent's own code."""
+    ids = tuple(scope.span_id for scope in scopes if scope.span_id)
+    why = Why(ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED, data={"scopes": scopes}, ids=ids)
+    declared = worded(Decision(OBSERVED, (why,), CoverageSource.DECLARED))
+    for kind in STANDARD_KINDS:
+        key = SIDE_EFFECT_PREFIX + kind
+        if key not in channels or channels[key].state is UNOBSERVED:
+            channels[key] = declared
+
+
+def _cap_by_findings(
+    findings: list[IntegrityFinding], channels: dict[str, ChannelCoverage]
+) -> dict[str, str]:
+    """Cap ``channels`` by each finding in turn; channel key → the cause of the first finding
+    that capped it (``unread``: what is missing is there, unread; ``trace``: it was observed)."""
+    capped_by: dict[str, str] = {}
     for finding in findings:
         before = {key: (channel.state, len(channel.reasons)) for key, channel in channels.items()}
         cap(channels, finding)
@@ -146,21 +162,11 @@ def scoped(
             state, reasons = before.get(key, (UNOBSERVED, 0))
             if len(channel.reasons) == reasons:
                 continue  # not capped by this finding
-            if finding.kind is FindingKind.NOT_UNDERSTOOD:  # what is missing is there, unread
+            if finding.kind is FindingKind.NOT_UNDERSTOOD:
                 capped_by.setdefault(key, "unread")
             elif state is OBSERVED:
                 capped_by.setdefault(key, "trace")
-    for key, channel in list(channels.items()):
-        cause = capped_by.get(key) or _gap_cause(key, channel, scopes)
-        # A hint the channel's own inference chose (content there but unread) stands.
-        hint = channel.hint or fix_hint(key, names, cause)
-        if channel.state is OBSERVED:
-            hint = None
-        if hint is not None:
-            channels[key] = ChannelCoverage(
-                channel.state, [*channel.reasons, FIX + hint], channel.source, hint
-            )
-    return Coverage(channels, observability_level(channels))
+    return capped_by
 
 
 def _gap_cause(key: str, channel: ChannelCoverage, scopes: list[ToolScope]) -> str:
@@ -181,118 +187,100 @@ def _gap_cause(key: str, channel: ChannelCoverage, scopes: list[ToolScope]) -> s
 def _input(facts: RunFacts) -> ChannelCoverage:
     """Observed when every model call's input messages were read whole; the caller's input
     an agent span records shows what the user sent first, not what came during the run."""
+    return worded(_input_decision(facts))
+
+
+def _input_decision(facts: RunFacts) -> Decision:
     models = facts.model_inputs
-    agent_read = next(((s, f) for s, f in facts.agent_inputs if f.texts), None)
-    agent_withheld = next(((s, f) for s, f in facts.agent_inputs if f.withheld), None)
-    agent_note = ""
-    if agent_read:
-        agent_note = f"the caller's input was read on agent span {span_label(agent_read[0])}"
-    elif agent_withheld:
-        span, found = agent_withheld
-        where = ", ".join(safe_text(w, 80) for w in found.withheld[:2])
-        agent_note = (
-            f"agent span {span_label(span)} recorded the caller's input without its content "
-            f"({where})"
-        )
+    agent = _agent_input(facts)
     if not models:
-        if agent_note:
-            return ChannelCoverage(
-                PARTIAL if agent_read else UNOBSERVED,
-                [
-                    f"{agent_note}, and the run has no model-inference span whose input "
-                    "messages would show every user message"
-                ],
-            )
-        return ChannelCoverage(
-            UNOBSERVED, ["no model-inference span in the run: the user's input is not recorded"]
-        )
+        return _input_without_models(agent)
     read = [span for span, found in models if fully_read(found)]
-    unrecorded = [span for span, found in models if found is None]
+    if len(read) < len(models):
+        return _input_gaps(models, read, agent)
+    texts = sorted({text for _, found in models if found for text in found.texts})
+    spans = tuple(span for span, _ in models)
+    return Decision(OBSERVED, (Why(ReasonCode.INPUT_READ, spans, {"texts": texts}),))
+
+
+def _agent_input(facts: RunFacts) -> Why | None:
+    """The caller's input an agent span records: read (its texts), else withheld."""
+    for span, found in facts.agent_inputs:
+        if found.texts:
+            return Why(ReasonCode.INPUT_AGENT_READ, (span,))
+    for span, found in facts.agent_inputs:
+        if found.withheld:
+            return Why(ReasonCode.INPUT_AGENT_WITHHELD, (span,), {"withheld": found.withheld})
+    return None
+
+
+def _input_without_models(agent: Why | None) -> Decision:
+    if agent is None:
+        return Decision(UNOBSERVED, (Why(ReasonCode.INPUT_NO_MODEL_SPAN),))
+    if agent.code is ReasonCode.INPUT_AGENT_READ:
+        return Decision(PARTIAL, (replace(agent, code=ReasonCode.INPUT_AGENT_ONLY_READ),))
+    return Decision(UNOBSERVED, (replace(agent, code=ReasonCode.INPUT_AGENT_ONLY_WITHHELD),))
+
+
+def _input_gaps(
+    models: list[tuple[Span, UserInput | None]], read: list[Span], agent: Why | None
+) -> Decision:
+    """Some model call's input messages were not read whole: which, and why."""
+    unrecorded = tuple(span for span, found in models if found is None)
     withheld = [(s, f) for s, f in models if f is not None and f.withheld and not f.not_understood]
     unread = [(s, f) for s, f in models if f is not None and f.not_understood]
-    if len(read) == len(models):
-        texts = sorted({text for _, found in models if found for text in found.texts})
-        return ChannelCoverage(
-            OBSERVED,
-            [
-                f"the input messages of every model call ({len(models)}) were read: "
-                f"{counted(texts, 'distinct user message')}"
-            ],
-        )
-    reasons: list[str] = []
+    whys: list[Why] = []
     if read:
-        reasons.append(f"input messages read on {len(read)} of {len(models)} model calls")
-    elif agent_note:
-        reasons.append(agent_note)
+        whys.append(Why(ReasonCode.INPUT_READ_SOME, tuple(read), {"models": len(models)}))
+    elif agent is not None:
+        whys.append(agent)
     if unread:
-        span, found = unread[0]
-        notes = ", ".join(safe_text(note, 80) for note in found.not_understood[:2])
-        more = f" (and {len(unread) - 1} more model span(s))" if len(unread) > 1 else ""
-        reasons.append(
-            f"input messages in a form not understood ({notes}) on {span_label(span)}{more}"
-        )
+        notes = {"notes": unread[0][1].not_understood}
+        whys.append(Why(ReasonCode.INPUT_NOT_UNDERSTOOD, tuple(s for s, _ in unread), notes))
     if withheld:
-        span, found = withheld[0]
-        where = ", ".join(safe_text(w, 80) for w in found.withheld[:2])
-        reasons.append(
-            f"{counted([s for s, _ in withheld], 'model span')} recorded the user's messages "
-            f"without their content ({where} on {span_label(span)})"
-        )
+        where = {"withheld": withheld[0][1].withheld}
+        whys.append(Why(ReasonCode.INPUT_WITHHELD, tuple(s for s, _ in withheld), where))
     if unrecorded:
-        reasons.append(
-            f"{counted(unrecorded, 'model span')} recorded no input messages "
-            f"({why_missing(unrecorded, INPUT_KEYS)}): {span_names(unrecorded)}"
-        )
+        whys.append(Why(ReasonCode.INPUT_NOT_RECORDED, unrecorded))
+    agent_read = agent is not None and agent.code is ReasonCode.INPUT_AGENT_READ
     state = PARTIAL if read or agent_read or unread else UNOBSERVED
     # Only content in a form not read is missing: no capture setting would add it.
     only_unread = bool(unread) and not withheld and not unrecorded
-    return ChannelCoverage(state, reasons, hint=UNREAD_FIX if only_unread else None)
+    return Decision(state, tuple(whys), unread_only=only_unread)
 
 
 # --- response ----------------------------------------------------------------------------
 
 
 def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
+    return worded(_response_decision(facts, response))
+
+
+def _response_decision(facts: RunFacts, response: Response) -> Decision:
     span = facts.response_span
     if response.text is not None and span is not None:
         role = facts.roles.get(span.span_id)
-        where = "output of agent span" if role and role.agent else "text of the last model span"
-        return ChannelCoverage(
-            OBSERVED, [f"the final answer was captured: {where} {span_label(span)}"]
-        )
-    models = [span for span, _, _ in facts.model_outputs]
-    if models:
-        last, output, _ = sorted(facts.model_outputs, key=lambda item: _end(item[0]))[-1]
-        why = why_missing([last, *facts.agent_spans], ANSWER_KEYS)
-        if output.requests and why == NOT_RECORDED:
-            # The run stopped after a turn that asked for tools: there was no answer to read.
-            names = ", ".join(safe_text(r.name, 40) for r in output.requests[:NAMED])
-            return ChannelCoverage(
-                UNOBSERVED,
-                [
-                    "no final answer in the trace: the last model span "
-                    f"{span_label(last)} asked for tools ({names}) and no model span followed "
-                    f"it{error_ending(facts.agent_spans)}"
-                ],
-            )
-        return ChannelCoverage(
-            UNOBSERVED,
-            [
-                f"{counted(models, 'model span')} in the run but the answer's text was not "
-                f"read: the last one, {span_label(last)}, recorded no output text we read ({why})"
-            ],
-        )
+        agent = role is not None and role.agent
+        code = ReasonCode.RESPONSE_AGENT_OUTPUT if agent else ReasonCode.RESPONSE_MODEL_TEXT
+        return Decision(OBSERVED, (Why(code, (span,)),))
+    if facts.model_outputs:
+        return Decision(UNOBSERVED, (_answer_not_read(facts),))
     if facts.agent_spans:
-        return ChannelCoverage(
-            UNOBSERVED,
-            [
-                f"agent span {span_label(facts.agent_spans[-1])} recorded no output and the "
-                "run has no model-inference span"
-            ],
-        )
-    return ChannelCoverage(
-        UNOBSERVED, ["no agent or model-inference span in the run: the answer is not recorded"]
-    )
+        why = Why(ReasonCode.RESPONSE_AGENT_NO_OUTPUT, (facts.agent_spans[-1],))
+        return Decision(UNOBSERVED, (why,))
+    return Decision(UNOBSERVED, (Why(ReasonCode.RESPONSE_NO_SPAN),))
+
+
+def _answer_not_read(facts: RunFacts) -> Why:
+    """Why the model spans show no answer: the last one asked for tools and the run
+    stopped there (no answer to read), or its text was not read."""
+    last, output, _ = sorted(facts.model_outputs, key=lambda item: _end(item[0]))[-1]
+    agents = facts.agent_spans
+    if output.requests and missing_content([last, *agents], ANSWER_KEYS) is None:
+        asked = {"requests": output.requests, "agent_spans": agents}
+        return Why(ReasonCode.RESPONSE_ENDED_ASKING_TOOLS, (last,), asked)
+    models = [span for span, _, _ in facts.model_outputs]
+    return Why(ReasonCode.RESPONSE_NOT_READ, (last,), {"models": models, "agent_spans": agents})
 
 
 def _end(span: Span) -> int:
@@ -303,110 +291,92 @@ def _end(span: Span) -> int:
 
 
 def _tool_calls(facts: RunFacts) -> ChannelCoverage:
-    outputs = facts.model_outputs
-    # Outputs that do not list the calls: not captured, or captured without the calls the
-    # finish reason says were asked for (a form not read).
-    unread = [
+    return worded(_tool_calls_decision(facts))
+
+
+def _tool_calls_decision(facts: RunFacts) -> Decision:
+    unread = _unread_outputs(facts)
+    if facts.tool_spans or (facts.answer_tool_spans and unread):
+        return _from_executions(facts, unread)
+    if not facts.model_outputs:
+        return Decision(UNOBSERVED, (Why(ReasonCode.TOOL_CALLS_NO_SPAN),))
+    if not unread:
+        through = sum(1 for _, _, read_through in facts.model_outputs if read_through)
+        counts = {"models": len(facts.model_outputs), "through": through}
+        return Decision(OBSERVED, (Why(ReasonCode.TOOL_CALLS_OUTPUTS_READ, data=counts),))
+    return _from_unread_outputs(facts, unread)
+
+
+def _unread_outputs(facts: RunFacts) -> list[tuple[Span, ModelOutput]]:
+    """Outputs that do not list the calls: not captured, or captured without the calls the
+    finish reason says were asked for (a form not read)."""
+    return [
         (span, output)
-        for span, output, through in outputs
+        for span, output, through in facts.model_outputs
         if not through
         and (
             not output.readable
             or (output.tool_request is ToolRequest.TOOLS and not output.requests)
         )
     ]
-    if facts.tool_spans or (facts.answer_tool_spans and unread):
-        reasons = [f"{counted(facts.tool_spans, 'tool execution span')} in the run"]
-        if facts.answer_tool_spans:
-            reasons[0] += (
-                f" (and {counted(facts.answer_tool_spans, 'span')} of the agent's answer tool "
-                f"{span_names(facts.answer_tool_spans)}, which is no tool call)"
-            )
-        if unread:
-            asking = [
-                span for span, output in unread if output.tool_request is not ToolRequest.NO_TOOLS
-            ]
-            unmatched = _asked_without_execution(facts, asking)
-            if unmatched:
-                output = next(o for s, o in unread if s is unmatched[0])
-                return ChannelCoverage(
-                    PARTIAL,
-                    [
-                        *reasons,
-                        f"model span {span_label(unmatched[0])} "
-                        f"{finish_reasons_in_words(output)}, its output was not read and no "
-                        "tool execution span follows it: a tool run without an execution span "
-                        "cannot be read",
-                    ],
-                )
-            reasons.append(
-                f"the output of {counted(unread, 'model span')} was not read; the calls are "
-                "read from the tool execution spans"
-            )
-        return ChannelCoverage(OBSERVED, reasons)
-    if not outputs:
-        return ChannelCoverage(UNOBSERVED, ["no model-inference or tool execution span in the run"])
+
+
+def _from_executions(facts: RunFacts, unread: list[tuple[Span, ModelOutput]]) -> Decision:
+    """The calls are read from the tool execution spans, unless a turn whose output was not
+    read asked for tools and no execution span follows it."""
+    spans = tuple(facts.tool_spans)
+    first = Why(
+        ReasonCode.TOOL_CALLS_EXECUTION_SPANS, spans, {"answer_tools": facts.answer_tool_spans}
+    )
     if not unread:
-        through = sum(1 for _, _, read_through in outputs if read_through)
-        captured = (
-            f"every model call was captured ({len(outputs)} model spans, {through} of them "
-            "read through another span of the same call)"
-            if through
-            else f"every model span ({len(outputs)}) was captured"
+        return Decision(OBSERVED, (first,))
+    asking = [span for span, output in unread if output.tool_request is not ToolRequest.NO_TOOLS]
+    unmatched = _asked_without_execution(facts, asking)
+    if unmatched:
+        output = next(o for s, o in unread if s is unmatched[0])
+        why = Why(
+            ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION, tuple(unmatched), {"output": output}
         )
-        return ChannelCoverage(
-            OBSERVED, [f"the output of {captured}: every tool the model asked for is listed"]
-        )
+        return Decision(PARTIAL, (first, why))
+    unread_spans = tuple(span for span, _ in unread)
+    return Decision(
+        OBSERVED, (first, Why(ReasonCode.TOOL_CALLS_READ_FROM_EXECUTIONS, unread_spans))
+    )
+
+
+def _from_unread_outputs(facts: RunFacts, unread: list[tuple[Span, ModelOutput]]) -> Decision:
+    """No tool execution span: the calls are read from the model outputs, some unread."""
+    outputs = facts.model_outputs
     asked = [(s, o) for s, o in unread if o.tool_request is ToolRequest.TOOLS]
-    silent = [(s, o) for s, o in unread if not o.finish_reasons]
+    silent = tuple(s for s, o in unread if not o.finish_reasons)
     unknown = [
         (s, o) for s, o in unread if o.finish_reasons and o.tool_request is ToolRequest.UNKNOWN
     ]
     if asked:
-        span, output = asked[0]
-        reason = (
-            f"model span {span_label(span)} finished with "
-            f"{safe_text(output.finish_reasons[0], 40)!r} but its output was not read: the tools "
-            "it asked for cannot be read"
-        )
-        if len(asked) > 1:
-            reason += f" (and {len(asked) - 1} more such model span(s))"
-        return ChannelCoverage(PARTIAL, [reason])
+        reason = {"finish_reason": asked[0][1].finish_reasons[0]}
+        return _partial(Why(ReasonCode.TOOL_CALLS_ASKED_UNREAD, tuple(s for s, _ in asked), reason))
     if len(silent) == len(outputs):
-        return ChannelCoverage(
-            UNOBSERVED,
-            [
-                f"{counted(outputs, 'model span')} in the run but no output was read "
-                f"({why_missing([span for span, _, _ in outputs], ANSWER_KEYS)}) and there "
-                "is no tool execution span"
-            ],
-        )
+        spans = tuple(span for span, _, _ in outputs)
+        return Decision(UNOBSERVED, (Why(ReasonCode.TOOL_CALLS_NO_OUTPUT_READ, spans),))
     if silent:
-        return ChannelCoverage(
-            PARTIAL,
-            [
-                f"{len(silent)} of {len(outputs)} model spans recorded neither their output nor "
-                f"a finish reason ({span_names([s for s, _ in silent])}): tools they may have "
-                "asked for cannot be read"
-            ],
-        )
+        models = {"models": len(outputs)}
+        return _partial(Why(ReasonCode.TOOL_CALLS_SILENT_OUTPUTS, silent, models))
     if unknown:
-        span, output = unknown[0]
-        reason = (
-            f"model span {span_label(span)} {finish_reasons_in_words(output)} and its output "
-            "was not read"
+        output = {"output": unknown[0][1]}
+        return _partial(
+            Why(ReasonCode.TOOL_CALLS_FINISH_UNCLEAR, tuple(s for s, _ in unknown), output)
         )
-        if len(unknown) > 1:
-            reason += f" (and {len(unknown) - 1} more such model span(s))"
-        return ChannelCoverage(PARTIAL, [reason])
     reasons = sorted({reason for _, output in unread for reason in output.finish_reasons})
-    return ChannelCoverage(
-        OBSERVED,
-        [
-            f"the output of {counted(unread, 'model span')} was not captured, but each finish "
-            f"reason ({safe_text(', '.join(reasons), 60)}) says it asked for no tool"
-        ],
+    why = Why(
+        ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED,
+        tuple(s for s, _ in unread),
+        {"finish_reasons": reasons},
     )
+    return Decision(OBSERVED, (why,))
+
+
+def _partial(why: Why) -> Decision:
+    return Decision(PARTIAL, (why,))
 
 
 def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
@@ -470,49 +440,49 @@ def _captured(
     what: str, calls: list[ToolCall], tool_calls: ChannelCoverage, facts: RunFacts
 ) -> ChannelCoverage:
     """``tool_calls.arguments`` / ``.results``: captured on every call seen."""
-    if what == "arguments":
-        relevant = calls
-        seen = [call for call in calls if call.arguments_captured]
-        noun = "tool call"
-    else:
-        # A requested call never executed has no result to capture — when execution is
-        # instrumented at all; without tool spans a requested call may have run unseen.
-        relevant = [
-            call
-            for call in calls
-            if call.status is not ToolCallStatus.REQUESTED or not facts.tool_spans
-        ]
-        seen = [call for call in relevant if call.result_captured]
-        noun = "executed tool call"
-    if tool_calls.state is UNOBSERVED:
-        return ChannelCoverage(
-            UNOBSERVED, [f"tool_calls is unobserved, so calls and their {what} may be missing"]
+    return worded(_captured_decision(what, calls, tool_calls.state, facts))
+
+
+def _captured_decision(
+    what: str, calls: list[ToolCall], tool_calls: ChannelState, facts: RunFacts
+) -> Decision:
+    if tool_calls is UNOBSERVED:
+        return Decision(
+            UNOBSERVED, (Why(ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED, data={"what": what}),)
         )
+    relevant = _relevant_calls(what, calls, facts)
     if not relevant:
-        state = tool_calls.state
-        return ChannelCoverage(state, [f"no {noun} seen and tool_calls is {state.value}"])
-    seen_ids = {id(call) for call in seen}
-    missing = [call for call in relevant if id(call) not in seen_ids]
-    if not missing:
-        state, reason = OBSERVED, f"{what} captured on every {noun} seen ({len(relevant)})"
-    elif not seen:
-        state = UNOBSERVED
-        keys = ARGUMENT_KEYS if what == "arguments" else RESULT_KEYS
-        reason = (
-            f"{what} not captured on any of the {counted(relevant, noun)} "
-            f"({why_missing(_call_spans(missing, facts), keys)}): {call_names(missing)}"
-        )
-    else:
-        state = PARTIAL
-        reason = (
-            f"{what} captured on {len(seen)} of {len(relevant)} {noun}s; not on "
-            f"{call_names(missing)}"
-        )
-    reasons = [reason]
-    if state is OBSERVED and tool_calls.state is PARTIAL:
-        state = PARTIAL
-        reasons.append("tool_calls is partial: calls that cannot be read have no " + what)
-    return ChannelCoverage(state, reasons)
+        why = Why(ReasonCode.CALLS_NONE_SEEN, data={"what": what, "state": tool_calls})
+        return Decision(tool_calls, (why,))
+    seen = [call for call in relevant if _call_captured(what, call)]
+    missing = [call for call in relevant if not _call_captured(what, call)]
+    counts = {"what": what, "relevant": len(relevant), "seen": len(seen), "missing": missing}
+    if missing:
+        code = ReasonCode.CALLS_CAPTURED_SOME if seen else ReasonCode.CALLS_CAPTURED_NONE
+        state = PARTIAL if seen else UNOBSERVED
+        return Decision(state, (Why(code, tuple(_call_spans(missing, facts)), counts),))
+    captured = Why(ReasonCode.CALLS_CAPTURED, data=counts)
+    if tool_calls is PARTIAL:
+        partial = Why(ReasonCode.CALLS_TOOL_CALLS_PARTIAL, data={"what": what})
+        return Decision(PARTIAL, (captured, partial))
+    return Decision(OBSERVED, (captured,))
+
+
+def _relevant_calls(what: str, calls: list[ToolCall], facts: RunFacts) -> list[ToolCall]:
+    """The calls whose ``what`` could be captured. A requested call never executed has no
+    result to capture — when execution is instrumented at all; without tool spans a
+    requested call may have run unseen."""
+    if what == "arguments":
+        return calls
+    return [
+        call
+        for call in calls
+        if call.status is not ToolCallStatus.REQUESTED or not facts.tool_spans
+    ]
+
+
+def _call_captured(what: str, call: ToolCall) -> bool:
+    return call.arguments_captured if what == "arguments" else call.result_captured
 
 
 def _call_spans(calls: list[ToolCall], facts: RunFacts) -> list[Span]:
@@ -529,26 +499,17 @@ def _side_effects(facts: RunFacts) -> dict[str, ChannelCoverage]:
     for effect in facts.effects:
         by_kind.setdefault(effect.kind, []).append(effect)
     for kind, found in by_kind.items():
-        shown = "; ".join(effect_label(effect) for effect in found[:NAMED])
-        more = f" and {len(found) - NAMED} more" if len(found) > NAMED else ""
-        channels[SIDE_EFFECT_PREFIX + kind] = ChannelCoverage(
-            OBSERVED, [f"{counted(found, kind + ' side effect')} in the run: {shown}{more}"]
-        )
+        ids = tuple(effect.span_id for effect in found)
+        why = Why(ReasonCode.SIDE_EFFECT_SEEN, data={"kind": kind, "effects": found}, ids=ids)
+        channels[SIDE_EFFECT_PREFIX + kind] = worded(Decision(OBSERVED, (why,)))
     for kind, spans in facts.transport_spans.items():
         key = SIDE_EFFECT_PREFIX + kind
         if key in channels:
             continue
         # Transport shows the model client's library is instrumented; the agent's tools may
         # use another library (requests vs httpx), so it attests nothing about their calls.
-        channels[key] = ChannelCoverage(
-            UNOBSERVED,
-            [
-                f"the only {kind} spans ({len(spans)}) are inside model-inference spans, the "
-                "model's own transport: they show the model client's library is instrumented, "
-                f"not that the agent's own {kind} calls would be recorded; no {key} coverage "
-                "declared"
-            ],
-        )
+        why = Why(ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY, tuple(spans), {"kind": kind})
+        channels[key] = worded(Decision(UNOBSERVED, (why,)))
     return channels
 
 
@@ -563,26 +524,25 @@ def _cap_unseen_calls(
     for key, channel in list(channels.items()):
         if key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED:
             kind = key[len(SIDE_EFFECT_PREFIX) :]
-            channels[key] = ChannelCoverage(
-                PARTIAL, [*channel.reasons, unseen_calls(kind)], channel.source
-            )
+            why = Why(ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, data={"kind": kind})
+            channels[key] = appended(channel, why, PARTIAL)
 
 
 def _apply_declarations(facts: RunFacts, channels: dict[str, ChannelCoverage]) -> None:
-    """``rampart.coverage`` on the agent process's resource: channels it vouches for."""
+    """``rampart.coverage`` on the agent process's resource: channels it vouches for; a
+    channel observed otherwise gains the declaration as one more reason (once per service)."""
+    created: set[tuple[str, str]] = set()  # (key, service) a declaration made observed
     for key, service in _declarations(facts):
         if not key.startswith(SIDE_EFFECT_PREFIX) or key == EVERY_SIDE_EFFECT:
             continue  # only side-effect channels can be declared; the rest is inferred
-        reason = (
-            f"declared by service {safe_text(service, 60)!r} in its resource attribute "
-            + DECLARATION_KEY
-        )
         current = channels.get(key)
-        if current is not None and current.state is OBSERVED:
-            if reason not in current.reasons:
-                current.reasons.append("also " + reason)
-            continue
-        channels[key] = ChannelCoverage(OBSERVED, [reason], CoverageSource.DECLARED)
+        if current is None or current.state is not OBSERVED:
+            why = Why(ReasonCode.SIDE_EFFECT_DECLARED, data={"service": service})
+            channels[key] = worded(Decision(OBSERVED, (why,), CoverageSource.DECLARED))
+            created.add((key, service))
+        elif (key, service) not in created:
+            why = Why(ReasonCode.SIDE_EFFECT_ALSO_DECLARED, data={"service": service})
+            channels[key] = appended(current, why)
 
 
 def _declarations(facts: RunFacts) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ Spans lost from inside a run (a trace in pieces, a lost root, a parent cycle), s
 ended, attributes or events dropped by the SDK's limits, spans or content no convention
 understood, and fragments (no agent, model or tool span). Each finding names the channels
 it caps at partial (``channels.cap``), so coverage assumed later is capped the same way.
+The findings' words are ``processors.wording``'s.
 """
 
 from __future__ import annotations
@@ -17,8 +18,16 @@ from rampart_otel.channels import (
 )
 from rampart_otel.model import FindingKind, IntegrityFinding, Span
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
-from rampart_otel.processors.wording import NAMED, call_names, counted, span_label, span_names
-from rampart_otel.render import safe_text
+from rampart_otel.processors.wording import (
+    NAMED,
+    continuation,
+    fragment,
+    lost_data,
+    lost_root,
+    not_understood,
+    parent_cycle,
+    split_run,
+)
 
 
 def integrity(facts: RunFacts) -> list[IntegrityFinding]:
@@ -48,7 +57,7 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=kind,
-                message=_finding_message(kind, spans),
+                message=lost_data(kind, spans),
                 span_ids=[span.span_id for span in spans],
                 channels=list(channels),
             )
@@ -66,16 +75,10 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
     """
     findings: list[IntegrityFinding] = []
     if facts.not_understood:
-        shown = "; ".join(
-            f"{', '.join(safe_text(note, 80) for note in notes[:2])} on {span_label(span)}"
-            for span, notes in facts.not_understood[:NAMED]
-        )
-        more = len(facts.not_understood) - NAMED
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.NOT_UNDERSTOOD,
-                message=f"not understood: {shown}"
-                + (f" and {more} more span(s)" if more > 0 else ""),
+                message=not_understood(facts.not_understood),
                 span_ids=[span.span_id for span, _ in facts.not_understood],
                 channels=list(MODEL_CHANNELS),
             )
@@ -84,11 +87,7 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.FRAGMENT,
-                message=(
-                    "a fragment, not an agent run: no agent, model-inference or tool span among "
-                    f"its {counted(facts.spans, 'span')} (work done outside any traced run, or a "
-                    "piece of a run whose trace context was lost)"
-                ),
+                message=fragment(facts.spans),
                 span_ids=[span.span_id for span in facts.spans[:NAMED]],
                 channels=[EVERY_CHANNEL],
             )
@@ -98,14 +97,7 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.CONTINUATION,
-                message=(
-                    f"a continuation, not a whole conversation: the model input history holds "
-                    f"{counted(calls, 'tool call')} no span of this run made "
-                    f"({call_names(calls)}); the earlier part was recorded elsewhere, so its "
-                    "calls and side effects are not all here (read from history as evidence). "
-                    "Trace the loop as one run (an agent span around it), or score the traces "
-                    "together so they are stitched"
-                ),
+                message=continuation(calls),
                 span_ids=[span_id for call in calls for span_id in call.span_ids[:1]],
                 channels=[*TOOL_CHANNELS, EVERY_SIDE_EFFECT],
             )
@@ -135,12 +127,7 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
                 findings.append(
                     IntegrityFinding(
                         kind=FindingKind.LOST_ROOT,
-                        message=(
-                            f"spans are missing from the run: the parent {top.parent_span_id} of "
-                            f"its top span {span_label(top)} is not in the trace, and the span's "
-                            "flags say that parent was in the same process (not an upstream "
-                            "caller)"
-                        ),
+                        message=lost_root(top),
                         span_ids=[top.span_id],
                         channels=[EVERY_CHANNEL],
                     )
@@ -150,16 +137,7 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.SPLIT_RUN,
-                message=(
-                    f"spans are missing from inside the run: trace {trace_id} falls apart into "
-                    f"{len(spans)} trees ({span_names(spans)}); "
-                    + (
-                        f"missing parent span(s): {', '.join(missing[:NAMED])}"
-                        + (f" and {len(missing) - NAMED} more" if len(missing) > NAMED else "")
-                        if missing
-                        else "more than one root span"
-                    )
-                ),
+                message=split_run(trace_id, spans, missing),
                 span_ids=[span.span_id for span in spans],
                 channels=[EVERY_CHANNEL],
             )
@@ -168,7 +146,7 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.PARENT_CYCLE,
-                message=f"span parent links form a cycle at {span_names(facts.cycles)}",
+                message=parent_cycle(facts.cycles),
                 span_ids=[span.span_id for span in facts.cycles],
                 channels=[EVERY_CHANNEL],
             )
@@ -198,16 +176,3 @@ def _fed(role: SpanRole, unended: bool = False) -> tuple[str, ...]:
     if not fed or role.agent:
         return (EVERY_CHANNEL,)
     return tuple(dict.fromkeys(fed))
-
-
-def _finding_message(kind: FindingKind, spans: list[Span]) -> str:
-    if kind is FindingKind.UNENDED_SPAN:
-        return f"{counted(spans, 'span')} never ended: {span_names(spans)}"
-    if kind is FindingKind.DROPPED_ATTRIBUTES:
-        total = sum(
-            s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
-            for s in spans
-        )
-        return f"{total} attribute(s) dropped by the SDK's limits on {span_names(spans)}"
-    total = sum(span.dropped_events_count for span in spans)
-    return f"{total} event(s) dropped by the SDK's limits on {span_names(spans)}"

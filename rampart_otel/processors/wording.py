@@ -1,12 +1,24 @@
 """The words of coverage reasons and findings: spans, calls and side effects named safely.
 
+Coverage decides with codes (``processors.reasons``: a ``Decision`` of ``Why``s, each with a
+``channels.ReasonCode``); ``worded`` and ``appended`` here render them, the only place a
+coverage reason's English is written (``MEANINGS``: what each code means, for the docs).
 Every reason names what it is about (a span by name and id, a call by name and id) through
 these helpers, with trace text passed through ``safe_text`` and lists cut after ``NAMED``.
 """
 
 from __future__ import annotations
 
-from rampart_otel.channels import SIDE_EFFECT_PREFIX
+from collections.abc import Callable
+from typing import Any
+
+from rampart_otel.channels import (
+    DECLARATION_KEY,
+    SIDE_EFFECT_PREFIX,
+    ChannelCoverage,
+    ChannelState,
+    ReasonCode,
+)
 from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.fix_hints import (
@@ -18,6 +30,7 @@ from rampart_otel.conventions.fix_hints import (
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import (
     MCP_SERVER,
+    FindingKind,
     ScopeEvidence,
     ScopeState,
     SideEffect,
@@ -27,6 +40,7 @@ from rampart_otel.model import (
     ToolCall,
     ToolScope,
 )
+from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.render import safe_text
 
 NAMED = 3  # spans named in one reason before "and N more"
@@ -42,24 +56,40 @@ RESULT_KEYS = ("result", "output", "choice", "response")
 INPUT_KEYS = ("input", "prompt", "user", "context")
 
 
-def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
-    """Why content is missing: redacted by the instrumentation (named, keys with ``prefer``
-    words first), present in a form not understood (named), else not recorded."""
+def missing_content(
+    spans: list[Span], prefer: tuple[str, ...] = ()
+) -> tuple[str, Span, Any] | None:
+    """Where content that is missing shows a trace of itself, as (how, span, detail): a
+    redaction marker (``redacted``; keys with ``prefer`` words first), attributes a Zipkin
+    exporter cut (``cut``), content in a form not understood (``unread``); None when none of
+    ``spans`` holds any (not recorded)."""
     for words in (prefer, ()) if prefer else ((),):
         for span in spans:
             marker = redaction_hint(span, words)
             if marker is not None and (not words or any(w in marker for w in words)):
-                return f"{REDACTED}: {marker} on {span_label(span)}"
+                return "redacted", span, marker
     for span in spans:
         if span.cut_keys:
-            return f"{cut_by_zipkin(span.cut_keys)} on {span_label(span)}"
+            return "cut", span, span.cut_keys
     for span in spans:
         hint = unread_content(span)
         if hint is not None:
-            return (
-                f"content is present in {hint} on {span_label(span)} but in a form not understood"
-            )
-    return NOT_RECORDED  # the setting that records it is the channel's fix hint
+            return "unread", span, hint
+    return None
+
+
+def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
+    """Why content is missing: redacted by the instrumentation (named, keys with ``prefer``
+    words first), present in a form not understood (named), else not recorded."""
+    found = missing_content(spans, prefer)
+    if found is None:
+        return NOT_RECORDED  # the setting that records it is the channel's fix hint
+    how, span, detail = found
+    if how == "redacted":
+        return f"{REDACTED}: {detail} on {span_label(span)}"
+    if how == "cut":
+        return f"{cut_by_zipkin(detail)} on {span_label(span)}"
+    return f"content is present in {detail} on {span_label(span)} but in a form not understood"
 
 
 def finish_reasons_in_words(output: ModelOutput) -> str:
@@ -224,6 +254,77 @@ def cut_by_zipkin(keys: tuple[str, ...]) -> str:
     return f"Zipkin tags cut at a length limit? {shown}"
 
 
+# --- integrity findings (the reason of each channel one caps: ``finding.<kind>``) -----------
+
+
+def split_run(trace_id: str, tops: list[Span], missing: list[str]) -> str:
+    """A trace that falls apart into trees ``tops``; ``missing``: the parents not in it."""
+    if missing:
+        more = f" and {len(missing) - NAMED} more" if len(missing) > NAMED else ""
+        lost = f"missing parent span(s): {', '.join(missing[:NAMED])}{more}"
+    else:
+        lost = "more than one root span"
+    return (
+        f"spans are missing from inside the run: trace {trace_id} falls apart into "
+        f"{len(tops)} trees ({span_names(tops)}); {lost}"
+    )
+
+
+def lost_root(top: Span) -> str:
+    return (
+        f"spans are missing from the run: the parent {top.parent_span_id} of "
+        f"its top span {span_label(top)} is not in the trace, and the span's "
+        "flags say that parent was in the same process (not an upstream caller)"
+    )
+
+
+def parent_cycle(cycles: list[Span]) -> str:
+    return f"span parent links form a cycle at {span_names(cycles)}"
+
+
+def lost_data(kind: FindingKind, spans: list[Span]) -> str:
+    """Spans never ended (``unended_span``), or data the SDK's limits dropped from them."""
+    if kind is FindingKind.UNENDED_SPAN:
+        return f"{counted(spans, 'span')} never ended: {span_names(spans)}"
+    if kind is FindingKind.DROPPED_ATTRIBUTES:
+        total = sum(
+            s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
+            for s in spans
+        )
+        return f"{total} attribute(s) dropped by the SDK's limits on {span_names(spans)}"
+    total = sum(span.dropped_events_count for span in spans)
+    return f"{total} event(s) dropped by the SDK's limits on {span_names(spans)}"
+
+
+def not_understood(found: list[tuple[Span, list[str]]]) -> str:
+    """Spans, or content on them, no convention understood: (span, notes) each."""
+    shown = "; ".join(
+        f"{', '.join(safe_text(note, 80) for note in notes[:2])} on {span_label(span)}"
+        for span, notes in found[:NAMED]
+    )
+    more = len(found) - NAMED
+    return f"not understood: {shown}" + (f" and {more} more span(s)" if more > 0 else "")
+
+
+def fragment(spans: list[Span]) -> str:
+    return (
+        "a fragment, not an agent run: no agent, model-inference or tool span among "
+        f"its {counted(spans, 'span')} (work done outside any traced run, or a "
+        "piece of a run whose trace context was lost)"
+    )
+
+
+def continuation(calls: list[ToolCall]) -> str:
+    return (
+        f"a continuation, not a whole conversation: the model input history holds "
+        f"{counted(calls, 'tool call')} no span of this run made "
+        f"({call_names(calls)}); the earlier part was recorded elsewhere, so its "
+        "calls and side effects are not all here (read from history as evidence). "
+        "Trace the loop as one run (an agent span around it), or score the traces "
+        "together so they are stitched"
+    )
+
+
 # --- how to close a gap ----------------------------------------------------------------------
 
 FIX = "to close it: "  # the reason that carries a channel's hint starts so
@@ -317,3 +418,427 @@ def _short(first: str, other: str) -> str:
     prefix = "opentelemetry-instrumentation-"
     both = first.startswith(prefix) and other.startswith(prefix)
     return "-" + other[len(prefix) :] if both else other
+
+
+# --- coverage decisions in words -------------------------------------------------------------
+
+
+def worded(decision: Decision) -> ChannelCoverage:
+    """A channel's coverage: ``decision``'s state with each reason worded and coded."""
+    return ChannelCoverage(
+        decision.state,
+        [reason_text(why) for why in decision.whys],
+        decision.source,
+        UNREAD_FIX if decision.unread_only else None,
+        [why.reason() for why in decision.whys],
+    )
+
+
+def appended(
+    channel: ChannelCoverage,
+    why: Why,
+    state: ChannelState | None = None,
+    hint: str | None = None,
+) -> ChannelCoverage:
+    """``channel`` with one more reason (worded and coded), at ``state`` when given."""
+    return ChannelCoverage(
+        channel.state if state is None else state,
+        [*channel.reasons, reason_text(why)],
+        channel.source,
+        hint,
+        [*channel.codes, why.reason()],
+    )
+
+
+def reason_text(why: Why) -> str:
+    """One reason in words."""
+    return _WORDS[why.code](why)
+
+
+def _more(spans: tuple[Span, ...]) -> str:
+    return f" (and {len(spans) - 1} more such model span(s))" if len(spans) > 1 else ""
+
+
+def _agent_note(why: Why) -> str:
+    span = why.spans[0]
+    if "withheld" not in why.data:
+        return f"the caller's input was read on agent span {span_label(span)}"
+    where = ", ".join(safe_text(w, 80) for w in why.data["withheld"][:2])
+    return (
+        f"agent span {span_label(span)} recorded the caller's input without its content ({where})"
+    )
+
+
+def _agent_only(why: Why) -> str:
+    return (
+        f"{_agent_note(why)}, and the run has no model-inference span whose input "
+        "messages would show every user message"
+    )
+
+
+def _input_read(why: Why) -> str:
+    return (
+        f"the input messages of every model call ({len(why.spans)}) were read: "
+        f"{counted(why.data['texts'], 'distinct user message')}"
+    )
+
+
+def _input_not_understood(why: Why) -> str:
+    notes = ", ".join(safe_text(note, 80) for note in why.data["notes"][:2])
+    more = f" (and {len(why.spans) - 1} more model span(s))" if len(why.spans) > 1 else ""
+    return f"input messages in a form not understood ({notes}) on {span_label(why.spans[0])}{more}"
+
+
+def _input_withheld(why: Why) -> str:
+    where = ", ".join(safe_text(w, 80) for w in why.data["withheld"][:2])
+    return (
+        f"{counted(list(why.spans), 'model span')} recorded the user's messages "
+        f"without their content ({where} on {span_label(why.spans[0])})"
+    )
+
+
+def _input_not_recorded(why: Why) -> str:
+    spans = list(why.spans)
+    return (
+        f"{counted(spans, 'model span')} recorded no input messages "
+        f"({why_missing(spans, INPUT_KEYS)}): {span_names(spans)}"
+    )
+
+
+def _answer_asked_tools(why: Why) -> str:
+    names = ", ".join(safe_text(r.name, 40) for r in why.data["requests"][:NAMED])
+    return (
+        "no final answer in the trace: the last model span "
+        f"{span_label(why.spans[0])} asked for tools ({names}) and no model span followed "
+        f"it{error_ending(why.data['agent_spans'])}"
+    )
+
+
+def _answer_not_read(why: Why) -> str:
+    last = why.spans[0]
+    reason = why_missing([last, *why.data["agent_spans"]], ANSWER_KEYS)
+    return (
+        f"{counted(why.data['models'], 'model span')} in the run but the answer's text was not "
+        f"read: the last one, {span_label(last)}, recorded no output text we read ({reason})"
+    )
+
+
+def _execution_spans(why: Why) -> str:
+    reason = f"{counted(list(why.spans), 'tool execution span')} in the run"
+    answer = why.data["answer_tools"]
+    if answer:
+        reason += (
+            f" (and {counted(answer, 'span')} of the agent's answer tool "
+            f"{span_names(answer)}, which is no tool call)"
+        )
+    return reason
+
+
+def _asked_without_execution(why: Why) -> str:
+    return (
+        f"model span {span_label(why.spans[0])} "
+        f"{finish_reasons_in_words(why.data['output'])}, its output was not read and no "
+        "tool execution span follows it: a tool run without an execution span cannot be read"
+    )
+
+
+def _outputs_read(why: Why) -> str:
+    models, through = why.data["models"], why.data["through"]
+    captured = (
+        f"every model call was captured ({models} model spans, {through} of them "
+        "read through another span of the same call)"
+        if through
+        else f"every model span ({models}) was captured"
+    )
+    return f"the output of {captured}: every tool the model asked for is listed"
+
+
+def _asked_unread(why: Why) -> str:
+    return (
+        f"model span {span_label(why.spans[0])} finished with "
+        f"{safe_text(why.data['finish_reason'], 40)!r} but its output was not read: the tools "
+        f"it asked for cannot be read{_more(why.spans)}"
+    )
+
+
+def _no_output_read(why: Why) -> str:
+    spans = list(why.spans)
+    return (
+        f"{counted(spans, 'model span')} in the run but no output was read "
+        f"({why_missing(spans, ANSWER_KEYS)}) and there is no tool execution span"
+    )
+
+
+def _silent_outputs(why: Why) -> str:
+    return (
+        f"{len(why.spans)} of {why.data['models']} model spans recorded neither their output "
+        f"nor a finish reason ({span_names(list(why.spans))}): tools they may have asked for "
+        "cannot be read"
+    )
+
+
+def _finish_unclear(why: Why) -> str:
+    return (
+        f"model span {span_label(why.spans[0])} {finish_reasons_in_words(why.data['output'])} "
+        f"and its output was not read{_more(why.spans)}"
+    )
+
+
+def _no_tools_asked(why: Why) -> str:
+    reasons = ", ".join(why.data["finish_reasons"])
+    return (
+        f"the output of {counted(list(why.spans), 'model span')} was not captured, but each "
+        f"finish reason ({safe_text(reasons, 60)}) says it asked for no tool"
+    )
+
+
+def _noun(what: str) -> str:
+    return "tool call" if what == "arguments" else "executed tool call"
+
+
+def _captured_none(why: Why) -> str:
+    what, calls = why.data["what"], why.data["missing"]
+    keys = ARGUMENT_KEYS if what == "arguments" else RESULT_KEYS
+    return (
+        f"{what} not captured on any of the {counted(calls, _noun(what))} "
+        f"({why_missing(list(why.spans), keys)}): {call_names(calls)}"
+    )
+
+
+def _captured_some(why: Why) -> str:
+    what = why.data["what"]
+    return (
+        f"{what} captured on {why.data['seen']} of {why.data['relevant']} {_noun(what)}s; "
+        f"not on {call_names(why.data['missing'])}"
+    )
+
+
+def _effects_seen(why: Why) -> str:
+    found, kind = why.data["effects"], why.data["kind"]
+    shown = "; ".join(effect_label(effect) for effect in found[:NAMED])
+    more = f" and {len(found) - NAMED} more" if len(found) > NAMED else ""
+    return f"{counted(found, kind + ' side effect')} in the run: {shown}{more}"
+
+
+def _transport_only(why: Why) -> str:
+    kind = why.data["kind"]
+    return (
+        f"the only {kind} spans ({len(why.spans)}) are inside model-inference spans, the "
+        "model's own transport: they show the model client's library is instrumented, "
+        f"not that the agent's own {kind} calls would be recorded; no "
+        f"{SIDE_EFFECT_PREFIX + kind} coverage declared"
+    )
+
+
+def _declared_by(why: Why) -> str:
+    return (
+        f"declared by service {safe_text(why.data['service'], 60)!r} in its resource "
+        f"attribute {DECLARATION_KEY}"
+    )
+
+
+def _every_tool_declared(why: Why) -> str:
+    return (
+        f"every tool call the run executed is declared ({declared_scopes(why.data['scopes'])}) "
+        "and the run records no side-effect span: what is left is the agent's own code"
+    )
+
+
+def _finding(why: Why) -> str:
+    return str(why.data["message"])  # the integrity finding's own message
+
+
+_WORDS: dict[ReasonCode, Callable[[Why], str]] = {
+    ReasonCode.INPUT_READ: _input_read,
+    ReasonCode.INPUT_READ_SOME: lambda why: (
+        f"input messages read on {len(why.spans)} of {why.data['models']} model calls"
+    ),
+    ReasonCode.INPUT_AGENT_ONLY_READ: _agent_only,
+    ReasonCode.INPUT_AGENT_ONLY_WITHHELD: _agent_only,
+    ReasonCode.INPUT_NO_MODEL_SPAN: lambda _: (
+        "no model-inference span in the run: the user's input is not recorded"
+    ),
+    ReasonCode.INPUT_AGENT_READ: _agent_note,
+    ReasonCode.INPUT_AGENT_WITHHELD: _agent_note,
+    ReasonCode.INPUT_NOT_UNDERSTOOD: _input_not_understood,
+    ReasonCode.INPUT_WITHHELD: _input_withheld,
+    ReasonCode.INPUT_NOT_RECORDED: _input_not_recorded,
+    ReasonCode.RESPONSE_AGENT_OUTPUT: lambda why: (
+        f"the final answer was captured: output of agent span {span_label(why.spans[0])}"
+    ),
+    ReasonCode.RESPONSE_MODEL_TEXT: lambda why: (
+        f"the final answer was captured: text of the last model span {span_label(why.spans[0])}"
+    ),
+    ReasonCode.RESPONSE_ENDED_ASKING_TOOLS: _answer_asked_tools,
+    ReasonCode.RESPONSE_NOT_READ: _answer_not_read,
+    ReasonCode.RESPONSE_AGENT_NO_OUTPUT: lambda why: (
+        f"agent span {span_label(why.spans[0])} recorded no output and the "
+        "run has no model-inference span"
+    ),
+    ReasonCode.RESPONSE_NO_SPAN: lambda _: (
+        "no agent or model-inference span in the run: the answer is not recorded"
+    ),
+    ReasonCode.TOOL_CALLS_EXECUTION_SPANS: _execution_spans,
+    ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION: _asked_without_execution,
+    ReasonCode.TOOL_CALLS_READ_FROM_EXECUTIONS: lambda why: (
+        f"the output of {counted(list(why.spans), 'model span')} was not read; the calls are "
+        "read from the tool execution spans"
+    ),
+    ReasonCode.TOOL_CALLS_NO_SPAN: lambda _: "no model-inference or tool execution span in the run",
+    ReasonCode.TOOL_CALLS_OUTPUTS_READ: _outputs_read,
+    ReasonCode.TOOL_CALLS_ASKED_UNREAD: _asked_unread,
+    ReasonCode.TOOL_CALLS_NO_OUTPUT_READ: _no_output_read,
+    ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: _silent_outputs,
+    ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _finish_unclear,
+    ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _no_tools_asked,
+    ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: lambda why: (
+        f"tool_calls is unobserved, so calls and their {why.data['what']} may be missing"
+    ),
+    ReasonCode.CALLS_NONE_SEEN: lambda why: (
+        f"no {_noun(why.data['what'])} seen and tool_calls is {why.data['state'].value}"
+    ),
+    ReasonCode.CALLS_CAPTURED: lambda why: (
+        f"{why.data['what']} captured on every {_noun(why.data['what'])} seen "
+        f"({why.data['relevant']})"
+    ),
+    ReasonCode.CALLS_CAPTURED_NONE: _captured_none,
+    ReasonCode.CALLS_CAPTURED_SOME: _captured_some,
+    ReasonCode.CALLS_TOOL_CALLS_PARTIAL: lambda why: (
+        "tool_calls is partial: calls that cannot be read have no " + why.data["what"]
+    ),
+    ReasonCode.SIDE_EFFECT_SEEN: _effects_seen,
+    ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: _transport_only,
+    ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: lambda why: unseen_calls(why.data["kind"]),
+    ReasonCode.SIDE_EFFECT_DECLARED: _declared_by,
+    ReasonCode.SIDE_EFFECT_ALSO_DECLARED: lambda why: "also " + _declared_by(why),
+    ReasonCode.SIDE_EFFECT_SCOPE_GAPS: lambda why: scope_gaps(why.data["kind"], why.data["scopes"]),
+    ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: lambda why: declared_scopes(why.data["scopes"]),
+    ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: _every_tool_declared,
+    ReasonCode.FIX: lambda why: FIX + why.data["hint"],
+    **{code: _finding for code in ReasonCode if code.value.startswith("finding.")},
+}
+# Codes whose words are the bottom layer's (``channels``: it cannot import this module).
+WORDED_IN_CHANNELS = frozenset(
+    {ReasonCode.SIDE_EFFECT_NONE, ReasonCode.CHANNEL_UNKNOWN, ReasonCode.ASSUMED}
+)
+
+# What each code means, for docs/coverage.md's table (``make docs``; tests/processors/
+# test_reasons.py fails while a code has no row, or the docs differ).
+MEANINGS: dict[ReasonCode, str] = {
+    ReasonCode.INPUT_READ: "every model call's input messages were read whole (observed)",
+    ReasonCode.INPUT_READ_SOME: "the input messages of some model calls were read, not all",
+    ReasonCode.INPUT_AGENT_ONLY_READ: (
+        "no model span: an agent span's record of its caller's input was read (partial: "
+        "messages sent during the run cannot show)"
+    ),
+    ReasonCode.INPUT_AGENT_ONLY_WITHHELD: (
+        "no model span, and the agent span recorded its caller's input without content"
+    ),
+    ReasonCode.INPUT_NO_MODEL_SPAN: "no model-inference span: the user's input is not recorded",
+    ReasonCode.INPUT_AGENT_READ: "an agent span's record of its caller's input was read",
+    ReasonCode.INPUT_AGENT_WITHHELD: (
+        "an agent span recorded its caller's input without its content"
+    ),
+    ReasonCode.INPUT_NOT_UNDERSTOOD: (
+        "input messages are in the trace in a form not understood (no capture setting helps)"
+    ),
+    ReasonCode.INPUT_WITHHELD: "model spans recorded the user's messages without their content",
+    ReasonCode.INPUT_NOT_RECORDED: (
+        "model spans recorded no input messages (redacted, cut, unread or not recorded)"
+    ),
+    ReasonCode.RESPONSE_AGENT_OUTPUT: "the final answer is the output of the top agent span",
+    ReasonCode.RESPONSE_MODEL_TEXT: "the final answer is the text of the last model span",
+    ReasonCode.RESPONSE_ENDED_ASKING_TOOLS: (
+        "the last model span asked for tools and none followed it: there was no answer"
+    ),
+    ReasonCode.RESPONSE_NOT_READ: "model spans ran but the answer's text was not read",
+    ReasonCode.RESPONSE_AGENT_NO_OUTPUT: "an agent span recorded no output, and no model span ran",
+    ReasonCode.RESPONSE_NO_SPAN: "no agent or model-inference span: the answer is not recorded",
+    ReasonCode.TOOL_CALLS_EXECUTION_SPANS: (
+        "the calls are read from tool execution spans (the agent's answer tool is no call)"
+    ),
+    ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION: (
+        "a model turn whose output was not read asked (or may have asked) for tools and no "
+        "execution span follows it (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_READ_FROM_EXECUTIONS: (
+        "some model outputs were not read; the execution spans show the calls"
+    ),
+    ReasonCode.TOOL_CALLS_NO_SPAN: "no model-inference or tool execution span",
+    ReasonCode.TOOL_CALLS_OUTPUTS_READ: (
+        "every model output was read: every tool the model asked for is listed"
+    ),
+    ReasonCode.TOOL_CALLS_ASKED_UNREAD: (
+        "a model span's finish reason asked for tools but its output was not read (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_NO_OUTPUT_READ: (
+        "no model output and no finish reason was read, and no tool execution span ran"
+    ),
+    ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: (
+        "some model spans recorded neither their output nor a finish reason (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: (
+        "an unread output's finish reason does not say whether it asked for tools (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: (
+        "outputs were not captured, but each finish reason says no tool was asked for"
+    ),
+    ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: (
+        "tool_calls is unobserved, so calls and their arguments or results may be missing"
+    ),
+    ReasonCode.CALLS_NONE_SEEN: "no call seen: the channel takes tool_calls' state",
+    ReasonCode.CALLS_CAPTURED: "arguments (results) captured on every call seen",
+    ReasonCode.CALLS_CAPTURED_NONE: "arguments (results) captured on none of the calls seen",
+    ReasonCode.CALLS_CAPTURED_SOME: "arguments (results) captured on some of the calls seen",
+    ReasonCode.CALLS_TOOL_CALLS_PARTIAL: (
+        "captured on every call seen, but tool_calls is partial: calls not read have none"
+    ),
+    ReasonCode.SIDE_EFFECT_SEEN: "side effects of the kind are in the run (named)",
+    ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: (
+        "the only spans of the kind are the model client's own transport: they attest "
+        "nothing about the agent's calls"
+    ),
+    ReasonCode.SIDE_EFFECT_NONE: "no span of the kind and no declaration of it",
+    ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: (
+        "no tool execution span and not every model output read: calls may have acted unseen "
+        "(partial)"
+    ),
+    ReasonCode.SIDE_EFFECT_DECLARED: (
+        "a service declared the channel in its resource attribute rampart.coverage"
+    ),
+    ReasonCode.SIDE_EFFECT_ALSO_DECLARED: "observed from spans, and declared too",
+    ReasonCode.SIDE_EFFECT_SCOPE_GAPS: (
+        "tool calls whose scope was not watched for the kind (silent, or out of process)"
+    ),
+    ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: (
+        "the tool calls with no I/O span are declared (policy tools:, or on their span)"
+    ),
+    ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: (
+        "every executed tool call is declared and no side-effect span ran: what is left is "
+        "the agent's own code"
+    ),
+    ReasonCode.CHANNEL_UNKNOWN: "a key that is no channel",
+    ReasonCode.ASSUMED: "taken as observed: assume_coverage in the policy or on the command line",
+    ReasonCode.FIX: "how to close the channel's gap (its hint); the last reason",
+    ReasonCode.FINDING_SPLIT_RUN: "capped: spans were lost from inside the run (split_run)",
+    ReasonCode.FINDING_LOST_ROOT: "capped: the run's own root span was lost (lost_root)",
+    ReasonCode.FINDING_PARENT_CYCLE: "capped: span parent links form a cycle (parent_cycle)",
+    ReasonCode.FINDING_UNENDED_SPAN: "capped: spans feeding the channel never ended",
+    ReasonCode.FINDING_DROPPED_ATTRIBUTES: (
+        "capped: the SDK's limits dropped attributes of spans feeding the channel"
+    ),
+    ReasonCode.FINDING_DROPPED_EVENTS: (
+        "capped: the SDK's limits dropped events of spans feeding the channel"
+    ),
+    ReasonCode.FINDING_NOT_UNDERSTOOD: "capped: spans or content in a form not understood",
+    ReasonCode.FINDING_FRAGMENT: "capped: no agent, model or tool span: not an agent run",
+    ReasonCode.FINDING_CONTINUATION: (
+        "capped: the model input history holds calls no span of the run made"
+    ),
+}
+
+
+def reason_codes_table() -> str:
+    """docs/coverage.md's table of every reason code (``make docs``)."""
+    rows = [f"| `{code.value}` | {MEANINGS[code]} |" for code in ReasonCode]
+    return "\n".join(["| code | meaning |", "|---|---|", *rows])

@@ -65,3 +65,27 @@ def test_stored_documents_are_the_report_entries_with_revision_and_policy_on_eve
             assert text == json.dumps(expected)
             checked += 1
     assert checked > 500
+
+
+def test_every_reason_of_every_sample_carries_its_code() -> None:
+    """report@1's coverage: one ``reason_codes`` entry per reason, in order, from the closed
+    set, with the spans it is about (ids of the run); ``fix`` codes the hint's reason."""
+    from rampart_otel.channels import EVIDENCE_IDS, ReasonCode
+    from rampart_otel.processors.wording import FIX
+
+    policy = load_policy(REPO / "samples/policy.yaml")
+    codes: set[str] = set()
+    for run in runs([SAMPLES], ReadStats()):
+        span_ids = {span.span_id for span in run.spans}
+        result = score_run(run, [policy])[0]
+        entry = json.loads(JsonReportWriter(io.StringIO()).entry(result))
+        for key, channel in entry["coverage"].items():
+            coded = channel["reason_codes"]
+            assert len(coded) == len(channel["reasons"]), (run.run_id, key)
+            for text, reason in zip(channel["reasons"], coded, strict=True):
+                code = ReasonCode(reason["code"])
+                assert (code is ReasonCode.FIX) == text.startswith(FIX), (key, text)
+                assert len(reason["span_ids"]) <= EVIDENCE_IDS
+                assert set(reason["span_ids"]) <= span_ids, (key, reason)
+                codes.add(code.value)
+    assert len(codes) >= 30  # the samples reach most codes (tests/processors/test_reasons.py: all)
