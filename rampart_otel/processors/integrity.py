@@ -15,6 +15,7 @@ from rampart_otel.channels import (
     SIDE_EFFECT_PREFIX,
     TOOL_CHANNELS,
 )
+from rampart_otel.codecs.otlp_ids import RULES
 from rampart_otel.model import FindingKind, IntegrityFinding, Span
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
 from rampart_otel.processors.wording import NAMED, call_names, counted, span_label, span_names
@@ -24,6 +25,9 @@ from rampart_otel.render import safe_text
 def integrity(facts: RunFacts) -> list[IntegrityFinding]:
     """Lost spans (a trace in pieces), spans never ended, dropped attributes or events."""
     findings = _split(facts)
+    refused = [span for span in facts.spans if span.refused]
+    if refused:
+        findings.append(_refused(refused))
     groups: dict[tuple[FindingKind, tuple[str, ...]], list[Span]] = {}
     roles = facts.roles
     for span in facts.spans:
@@ -174,6 +178,21 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
             )
         )
     return findings
+
+
+def _refused(spans: list[Span]) -> IntegrityFinding:
+    """Spans refused for their ids (``codecs/otlp_ids``): only their ids are in the run, what
+    they recorded is not, and any channel may be what they held."""
+    rules = "; ".join(sorted({RULES.get(span.refused, span.refused) for span in spans}))
+    return IntegrityFinding(
+        kind=FindingKind.REFUSED_SPAN,
+        message=(
+            f"{counted(spans, 'span')} of the run refused for breaking the OTLP id rule, "
+            f"content not read: {rules} (an id of all zeroes or of another length is invalid)"
+        ),
+        span_ids=[span.span_id for span in spans],
+        channels=[EVERY_CHANNEL],
+    )
 
 
 def _fed(role: SpanRole, unended: bool = False) -> tuple[str, ...]:
