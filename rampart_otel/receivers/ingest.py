@@ -23,7 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from rampart_otel.codecs.otlp_ids import IdProblem, id_problem, kept_spans, refusal_message
-from rampart_otel.codecs.otlp_json import spans_from_json_bytes
+from rampart_otel.codecs.otlp_json import load_json, spans_from_json
 from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import DecodeError, Refusal
@@ -217,7 +217,10 @@ def _from_json(data: bytes) -> Accepted:
     """OTLP/JSON through ``codecs/otlp_json`` (the decoder trace files use), then encoded
     for the segments; the id rule has already made refused spans placeholders."""
     try:
-        spans = spans_from_json_bytes(data)
+        document = load_json(data)
+        if type(document) is dict and not _RESOURCE_SPANS.intersection(document):
+            return Accepted(b"", 0)  # OTLP/JSON ignores unknown keys: an empty request
+        spans = spans_from_json(document)
     except DecodeError as error:
         raise bad_data(f"not valid OTLP/JSON: {' '.join(error.message.split())}") from None
     kept, refused = kept_spans(spans)
@@ -227,6 +230,9 @@ def _from_json(data: bytes) -> Accepted:
     if not kept:
         raise bad_data(message)
     return Accepted(_encoded(kept), len(spans) - len(refused), len(refused), message, len(kept))
+
+
+_RESOURCE_SPANS = frozenset(("resourceSpans", "resource_spans"))
 
 
 def _encoded(spans: list[Span]) -> bytes:

@@ -157,6 +157,25 @@ def test_a_json_key_with_a_lone_surrogate_is_not_500(collector, acknowledged):
     assert "partialSuccess" not in json.loads(response)
 
 
+def test_json_of_unknown_keys_only_is_an_empty_request(collector, acknowledged):
+    # OTLP/JSON receivers MUST ignore unknown fields: this is an empty request, not bad data.
+    status, _, response = post(collector.traces_url, b'{"future": [1]}', "application/json")
+    assert status == 200
+    assert "partialSuccess" not in json.loads(response)
+
+
+def test_an_all_zero_trace_id_is_refused_naming_the_otlp_rule(collector, acknowledged):
+    spans = make_traces(1)
+    document = _otlp_json(spans)
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["traceId"] = "0" * 32
+    status, _, body = post(collector.traces_url, json.dumps(document).encode(), "application/json")
+    assert status == 400
+    message = json.loads(body)["message"]
+    assert message.startswith("3 of 3 spans refused: trace id must be 16 bytes, not all zero")
+    assert "OTLP trace.proto" in message
+
+
 def test_an_enum_of_1e999999_is_400_not_500(collector, acknowledged):
     # Found by tests/fuzzing.py: json_format raised OverflowError, the receiver a 500.
     body = b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"kind":1e999999}]}]}]}'
