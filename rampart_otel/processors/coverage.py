@@ -148,6 +148,8 @@ def scoped(
                 continue  # not capped by this finding
             if finding.kind is FindingKind.NOT_UNDERSTOOD:  # what is missing is there, unread
                 capped_by.setdefault(key, "unread")
+            elif finding.kind is FindingKind.REFUSED_SPAN:  # lost to the OTLP id rule
+                capped_by.setdefault(key, "ids")
             elif state is OBSERVED:
                 capped_by.setdefault(key, "trace")
     for key, channel in list(channels.items()):

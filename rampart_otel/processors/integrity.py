@@ -24,10 +24,10 @@ from rampart_otel.render import safe_text
 
 def integrity(facts: RunFacts) -> list[IntegrityFinding]:
     """Lost spans (a trace in pieces), spans never ended, dropped attributes or events."""
-    findings = _split(facts)
     refused = [span for span in facts.spans if span.refused]
-    if refused:
-        findings.append(_refused(refused))
+    # First: a placeholder often splits its trace too, and the refusal is the cause to fix.
+    findings = [_refused(refused)] if refused else []
+    findings += _split(facts)
     groups: dict[tuple[FindingKind, tuple[str, ...]], list[Span]] = {}
     roles = facts.roles
     for span in facts.spans:
