@@ -98,6 +98,9 @@ class Span:
     # Where the span was read: ``path:line``, ``path@offset`` or ``path`` (as an InputError
     # about it would name it); empty for spans that did not come from a file.
     source: str = ""
+    # Not empty for a span refused for its ids (``codecs.otlp_ids.IdProblem``): a placeholder
+    # with its ids and times only, kept so that its run shows what it lost.
+    refused: str = ""
 
     @property
     def parent_is_local(self) -> bool | None:
@@ -215,6 +218,7 @@ class FindingKind(StrEnum):
     DROPPED_EVENTS = "dropped_events"
     NOT_UNDERSTOOD = "not_understood"  # spans or content no convention understood
     FRAGMENT = "fragment"  # no agent, model or tool span: a piece of a run, or no run
+    REFUSED_SPAN = "refused_span"  # a span of the run was refused for its ids (OTLP rule)
     CONTINUATION = "continuation"  # model input history holds calls no span of the run made
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from rampart_otel.codecs.otlp_ids import id_problem, placeholder
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
 
@@ -58,7 +59,10 @@ for _code, _camel, _snake in (
 ):
     _AV[_camel] = _AV[_snake] = _code
 
-_ZERO_SPAN_ID = "0" * 16
+_ZERO_SPAN_ID = bytes(8)
+# The ranges of the protobuf types behind OTLP/JSON numbers (uint32, fixed64, int64).
+_U32, _U64 = (1 << 32) - 1, (1 << 64) - 1
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 _gc_lock = threading.Lock()
 _gc_depth = 0
@@ -260,12 +264,33 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
     v = g("parentSpanId")
     if v is None:
         v = g("parent_span_id")
-    if v:
-        parent = _id(v, 8, "parentSpanId")
-        if parent == _ZERO_SPAN_ID:
-            parent = None
-    else:
-        parent = None
+    parent = _id(v, 8, "parentSpanId") if v else b""
+    links = g("links")
+    link_ids = _link_ids(links) if links else ()
+
+    v = g("startTimeUnixNano")
+    if v is None:
+        v = g("start_time_unix_nano")
+    start = (
+        (v if type(v) is int and 0 <= v <= _U64 else _uint(v, "startTimeUnixNano", _U64))
+        if v is not None
+        else None
+    )
+    v = g("endTimeUnixNano")
+    if v is None:
+        v = g("end_time_unix_nano")
+    end = (
+        (v if type(v) is int and 0 <= v <= _U64 else _uint(v, "endTimeUnixNano", _U64))
+        if v is not None
+        else None
+    )
+
+    problem = id_problem(trace_id, span_id, parent, link_ids)
+    if problem is not None:  # the OTLP id rule (codecs/otlp_ids.py): refused, kept as a mark
+        return placeholder(
+            problem, trace_id, span_id, parent, link_ids, start or None, end or None,
+            resource, scope,
+        )  # fmt: skip
 
     name = g("name")
     if type(name) is not str:
@@ -274,21 +299,6 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
         name = ""
     v = g("kind")
     kind = _UNSPECIFIED if v is None else _KIND.get(v) or _enum(v, "kind", _UNSPECIFIED)
-
-    v = g("startTimeUnixNano")
-    if v is None:
-        v = g("start_time_unix_nano")
-    start = (
-        (v if type(v) is int and v >= 0 else _uint(v, "startTimeUnixNano"))
-        if v is not None
-        else None
-    )
-    v = g("endTimeUnixNano")
-    if v is None:
-        v = g("end_time_unix_nano")
-    end = (
-        (v if type(v) is int and v >= 0 else _uint(v, "endTimeUnixNano")) if v is not None else None
-    )
 
     status = g("status")
     if status:
@@ -305,8 +315,7 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
     attributes = _attrs(v) if v else {}
     v = g("events")
     events = _events(v) if v else []
-    v = g("links")
-    links = _links(v) if v else []
+    links = _links(links, link_ids) if links else []
 
     da = g("droppedAttributesCount")
     if da is None:
@@ -320,9 +329,9 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
     flags = g("flags")
 
     return Span(
-        trace_id,
-        span_id,
-        parent,
+        trace_id.hex(),
+        span_id.hex(),
+        parent.hex() if parent and parent != _ZERO_SPAN_ID else None,
         name,
         kind,
         start or None,  # 0 is proto3's "not set"
@@ -349,8 +358,8 @@ def _events(items: list[Any]) -> list[Event]:
             t = g("timeUnixNano")
             if t is None:
                 t = g("time_unix_nano")
-            if t is not None and (type(t) is not int or t < 0):
-                t = _uint(t, "timeUnixNano")
+            if t is not None and (type(t) is not int or not 0 <= t <= _U64):
+                t = _uint(t, "timeUnixNano", _U64)
             name = g("name") or ""
             if type(name) is not str:
                 raise DecodeError(f"name: expected a string, got {_tname(name)}")
@@ -373,7 +382,8 @@ def _events(items: list[Any]) -> list[Event]:
     return out
 
 
-def _links(items: list[Any]) -> list[Link]:
+def _link_ids(items: Any) -> list[tuple[bytes, bytes]]:
+    """Each link's trace and span id bytes (the id rule is the span's, in ``otlp_ids``)."""
     out = []
     for i, ln in enumerate(items):
         try:
@@ -384,8 +394,20 @@ def _links(items: list[Any]) -> list[Link]:
             s = g("spanId")
             if s is None:
                 s = g("span_id")
-            v = g("attributes")
-            out.append(Link(_id(t, 16, "traceId"), _id(s, 8, "spanId"), _attrs(v) if v else {}))
+            out.append((_id(t, 16, "traceId"), _id(s, 8, "spanId")))
+        except DecodeError as exc:
+            raise DecodeError(f"links[{i}]: {exc.message}") from None
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise DecodeError(f"links[{i}]: {_explain(exc)}") from None
+    return out
+
+
+def _links(items: list[Any], ids: list[tuple[bytes, bytes]]) -> list[Link]:
+    out = []
+    for i, (ln, (t, s)) in enumerate(zip(items, ids, strict=True)):
+        try:
+            v = ln.get("attributes")
+            out.append(Link(t.hex(), s.hex(), _attrs(v) if v else {}))
         except DecodeError as exc:
             raise DecodeError(f"links[{i}]: {exc.message}") from None
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
@@ -438,7 +460,7 @@ def _value(av: Any) -> Any:
                 return v
         elif t == _INT:
             if tv is int or tv is str or tv is float:
-                return _int(v, k)
+                return _int64(v, k)
         elif t == _BOOL:
             if tv is bool:
                 return v
@@ -483,35 +505,57 @@ def _int(value: Any, field: str) -> int:
     raise DecodeError(f"{field}: expected an integer, got {_short(value)}")
 
 
-def _uint(value: Any, field: str) -> int:
+def _uint(value: Any, field: str, limit: int = _U32) -> int:
+    """An unsigned protobuf field (uint32, fixed32; fixed64 with ``limit=_U64``): a value
+    beyond its type is malformed here as it is in protobuf, so every path reads the same."""
     n = _int(value, field)
     if n < 0:
         raise DecodeError(f"{field}: expected a non-negative integer, got {n}")
+    if n > limit:
+        raise DecodeError(f"{field}: {n} is out of range (at most {limit})")
     return n
 
 
-def _id(value: Any, nbytes: int, field: str) -> str:
-    """A trace/span id as lowercase hex; hex (any case) or base64 in, told apart by length."""
+def _int64(value: Any, field: str) -> int:
+    n = _int(value, field)
+    if not _I64_MIN <= n <= _I64_MAX:
+        raise DecodeError(f"{field}: {_short(n)} is out of the int64 range")
+    return n
+
+
+def _id(value: Any, nbytes: int, field: str) -> bytes:
+    """An id's bytes: hex (any case) or base64, told apart by length; missing is empty.
+
+    Text that is neither is malformed (a :class:`DecodeError`); bytes of the wrong length or
+    all zero are well formed but invalid, for the span's id rule (``otlp_ids``) to refuse.
+    """
     if type(value) is str:
         n = len(value)
         if n == 2 * nbytes:
             try:
-                raw = bytes.fromhex(value)
+                return bytes.fromhex(value)
             except ValueError:
-                raw = b""
+                pass
         elif n == _B64_LEN[nbytes] or n == _B64_LEN[nbytes] - _B64_PAD[nbytes]:
             try:
                 raw = _b64(value, field)
             except DecodeError:
                 raw = b""
-        else:
-            raw = b""
-        if len(raw) == nbytes:
-            return raw.hex()
+            if len(raw) == nbytes:
+                return raw
         if not value:
-            raise DecodeError(f"{field}: missing")
+            return b""
+        if not n % 2:
+            try:
+                return bytes.fromhex(value)
+            except ValueError:
+                pass
+        try:
+            return _b64(value, field)
+        except DecodeError:
+            pass
     elif value is None:
-        raise DecodeError(f"{field}: missing")
+        return b""
     raise DecodeError(
         f"{field}: expected {2 * nbytes} hex digits or base64 of {nbytes} bytes, "
         f"got {_short(value)}"
@@ -557,7 +601,7 @@ def trace_ids_of_json(data: bytes) -> tuple[set[str], int] | None:
                     v = sp.get("traceId")
                     if v is None:
                         v = sp.get("trace_id")
-                    ids.add(_id(v, 16, "traceId"))
+                    ids.add(_id(v, 16, "traceId").hex())
                     count += 1
     except (orjson.JSONDecodeError, DecodeError, TypeError, AttributeError, ValueError):
         return None

@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
+from rampart_otel.codecs.otlp_ids import id_problem, placeholder
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
@@ -115,16 +116,23 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
     trace_id = sp.trace_id
     span_id = sp.span_id
     parent = sp.parent_span_id
-    if len(trace_id) != 16:
-        raise DecodeError(f"traceId: expected 16 bytes, got {len(trace_id)}")
-    if len(span_id) != 8:
-        raise DecodeError(f"spanId: expected 8 bytes, got {len(span_id)}")
-    if parent:
-        if len(parent) != 8:
-            raise DecodeError(f"parentSpanId: expected 8 bytes, got {len(parent)}")
-        parent_hex = None if parent == _ZERO_SPAN_ID else parent.hex()
-    else:
-        parent_hex = None
+    links = sp.links
+    problem = id_problem(
+        trace_id, span_id, parent, [(ln.trace_id, ln.span_id) for ln in links] if links else ()
+    )
+    if problem is not None:  # the OTLP id rule (codecs/otlp_ids.py): refused, kept as a mark
+        return placeholder(
+            problem,
+            trace_id,
+            span_id,
+            parent,
+            [(ln.trace_id, ln.span_id) for ln in links],
+            sp.start_time_unix_nano or None,
+            sp.end_time_unix_nano or None,
+            resource,
+            scope,
+        )
+    parent_hex = parent.hex() if parent and parent != _ZERO_SPAN_ID else None
     kind = sp.kind
     status = sp.status
     code = status.code
@@ -140,7 +148,7 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
         status.message,
         _attrs(sp.attributes),
         [_event(ev) for ev in sp.events] if sp.events else [],
-        [_link(ln) for ln in sp.links] if sp.links else [],
+        [_link(ln) for ln in links] if links else [],
         resource,
         scope,
         sp.dropped_attributes_count,
@@ -157,8 +165,6 @@ def _event(ev: Any) -> Event:
 
 
 def _link(ln: Any) -> Link:
-    if len(ln.trace_id) != 16 or len(ln.span_id) != 8:
-        raise DecodeError("links: traceId must be 16 bytes and spanId 8 bytes")
     return Link(ln.trace_id.hex(), ln.span_id.hex(), _attrs(ln.attributes))
 
 

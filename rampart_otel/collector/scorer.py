@@ -27,6 +27,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from rampart_otel.codecs.otlp_ids import kept_spans
 from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.results_sink import result_rows
@@ -201,6 +202,9 @@ class Scorer:
                 "segment %d@%d: %s: %d spans quarantined, %d scored",
                 where[0], where[1], error, unreadable, len(spans),
             )  # fmt: skip
+        # Spans the OTLP id rule refused were answered as rejected on receipt; those of a
+        # valid trace stay as placeholders, so their run is scored as incomplete.
+        spans = kept_spans(spans)[0]
         self.stats.spans_decoded += len(spans)
         first = self._first
         for span in spans:

@@ -164,6 +164,8 @@ def _cap_by_findings(
                 continue  # not capped by this finding
             if finding.kind is FindingKind.NOT_UNDERSTOOD:
                 capped_by.setdefault(key, "unread")
+            elif finding.kind is FindingKind.REFUSED_SPAN:  # lost to the OTLP id rule
+                capped_by.setdefault(key, "ids")
             elif state is OBSERVED:
                 capped_by.setdefault(key, "trace")
     return capped_by

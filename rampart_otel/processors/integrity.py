@@ -16,6 +16,7 @@ from rampart_otel.channels import (
     SIDE_EFFECT_PREFIX,
     TOOL_CHANNELS,
 )
+from rampart_otel.codecs.otlp_ids import RULES
 from rampart_otel.model import FindingKind, IntegrityFinding, Span
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
 from rampart_otel.processors.wording import (
@@ -32,7 +33,10 @@ from rampart_otel.processors.wording import (
 
 def integrity(facts: RunFacts) -> list[IntegrityFinding]:
     """Lost spans (a trace in pieces), spans never ended, dropped attributes or events."""
-    findings = _split(facts)
+    refused = [span for span in facts.spans if span.refused]
+    # First: a placeholder often splits its trace too, and the refusal is the cause to fix.
+    findings = [_refused(refused)] if refused else []
+    findings += _split(facts)
     groups: dict[tuple[FindingKind, tuple[str, ...]], list[Span]] = {}
     roles = facts.roles
     for span in facts.spans:
@@ -152,6 +156,21 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
             )
         )
     return findings
+
+
+def _refused(spans: list[Span]) -> IntegrityFinding:
+    """Spans refused for their ids (``codecs/otlp_ids``): only their ids are in the run, what
+    they recorded is not, and any channel may be what they held."""
+    rules = "; ".join(sorted({RULES.get(span.refused, span.refused) for span in spans}))
+    return IntegrityFinding(
+        kind=FindingKind.REFUSED_SPAN,
+        message=(
+            f"{counted(spans, 'span')} of the run refused for breaking the OTLP id rule, "
+            f"content not read: {rules} (an id of all zeroes or of another length is invalid)"
+        ),
+        span_ids=[span.span_id for span in spans],
+        channels=[EVERY_CHANNEL],
+    )
 
 
 def _fed(role: SpanRole, unended: bool = False) -> tuple[str, ...]:

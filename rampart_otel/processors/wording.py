@@ -351,6 +351,12 @@ TRACE_FIX = (
     "OTEL_SPAN_EVENT_COUNT_LIMIT, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)"
 )
 
+IDS_FIX = (
+    "have the exporter write valid ids: OTLP needs a 16-byte trace id and an 8-byte span id, "
+    "neither all zero, and a parent span id that is empty or 8 bytes (all zeros come from a "
+    "no-op or unconfigured tracer, or from a span built by hand)"
+)
+
 UNREAD_FIX = (
     "the trace records it in a form this version does not read (the reason names where): "
     "upgrade rampart-otel, or have the instrumentation write the standard attributes "
@@ -363,9 +369,12 @@ def fix_hint(key: str, scope_names: set[str], cause: str = "client") -> str | No
     names are in the run; None for a channel no instrumentation records. ``cause`` of a
     side-effect gap: ``client`` (a call could go unrecorded), ``remote`` (a tool ran out of
     process); of any gap: ``trace`` (the trace itself is incomplete: a finding capped it),
-    ``unread`` (the trace holds what is needed in a form not understood)."""
+    ``unread`` (the trace holds what is needed in a form not understood), ``ids`` (spans
+    were refused for breaking the OTLP id rule)."""
     if cause == "trace":
         return TRACE_FIX
+    if cause == "ids":
+        return IDS_FIX
     if cause == "unread":
         return UNREAD_FIX
     if key.startswith(SIDE_EFFECT_PREFIX):

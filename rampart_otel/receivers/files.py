@@ -52,6 +52,7 @@ from typing import IO
 
 from rampart_otel.codecs.foreign import binary_form
 from rampart_otel.codecs.json_forms import spans_from_document, spans_from_document_bytes
+from rampart_otel.codecs.otlp_ids import kept_spans, refusal_message
 from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,
@@ -213,8 +214,7 @@ def decode_record(record: Record) -> Iterator[Item]:
         except DecodeError as exc:
             yield InputError(record.location, exc.message)
             return
-        if batch:
-            yield batch
+        yield from _checked(batch, record.location)
     elif record.kind is RecordKind.PROTO:
         yield from _decode_record(record.payload, record.location)
     else:
@@ -492,8 +492,7 @@ def _json_lines(lines: Iterable[tuple[int, bytes | str]], path: str) -> Iterator
         except DecodeError as exc:
             yield InputError(f"{path}:{lineno}", exc.message)
             continue
-        if batch:
-            yield batch
+        yield from _checked(batch, f"{path}:{lineno}")
 
 
 def _read_json_documents(
@@ -532,8 +531,8 @@ def _read_json_documents(
         where = path if first and nxt >= end else f"{path}:{file_line(line)}"
         if isinstance(batch, DecodeError):
             yield InputError(where, batch.message)
-        elif batch:
-            yield batch
+        else:
+            yield from _checked(batch, where)
         line += text.count("\n", idx, nxt)
         idx = nxt
         first = False
@@ -641,8 +640,17 @@ def _decode_record(payload: bytes, where: str) -> Iterator[Item]:
     except DecodeError as exc:
         yield InputError(where, binary_form(payload) or exc.message)
         return
-    if batch:
-        yield batch
+    yield from _checked(batch, where)
+
+
+def _checked(batch: list[Span], where: str) -> Iterator[Item]:
+    """A record's spans, those the OTLP id rule refused named in an InputError; a span with
+    no valid trace id is dropped, the others stay as placeholders (``codecs/otlp_ids``)."""
+    kept, refused = kept_spans(batch)
+    if refused:
+        yield InputError(where, refusal_message([span.refused for span in refused], len(batch)))
+    if kept:
+        yield kept
 
 
 def _read_raw_proto(stream: IO[bytes], path: str) -> Iterator[Record | InputError]:

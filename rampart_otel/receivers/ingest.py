@@ -8,9 +8,6 @@ re-encodes. Spans are not built here: the scorer decodes stored records on its o
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
 import hmac
 import json
 import zlib
@@ -25,8 +22,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from rampart_otel.codecs.otlp_ids import IdProblem, id_problem, kept_spans, refusal_message
+from rampart_otel.codecs.otlp_json import load_json, spans_from_json
+from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
-from rampart_otel.errors import Refusal
+from rampart_otel.errors import DecodeError, Refusal
+from rampart_otel.model import Span
 
 # gRPC status codes (google.rpc.Code), used in both transports' error bodies.
 INVALID_ARGUMENT, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED = 3, 4, 8
@@ -55,12 +56,19 @@ def busy(retry_after: int, status: int = 503) -> Refusal:
 
 @dataclass(slots=True)
 class Accepted:
-    """A request to store: ``payload`` is what goes to disk; ``rejected`` spans were dropped."""
+    """A request to store: ``payload`` is what goes to disk, holding ``stored`` spans;
+    ``spans`` were accepted whole, ``rejected`` were refused (those of a valid trace are in
+    the payload as placeholders the scorer reads as such: ``codecs/otlp_ids``)."""
 
     payload: bytes
     spans: int
     rejected: int = 0
     message: str = ""
+    stored: int = -1  # -1: ``spans``
+
+    def __post_init__(self) -> None:
+        if self.stored < 0:
+            self.stored = self.spans
 
     def response(self) -> ExportTraceServiceResponse:
         response = ExportTraceServiceResponse()
@@ -128,10 +136,11 @@ def inflate(body: bytes, encoding: str | None, limit: int) -> bytes:
 
 
 def decode(data: bytes, media: str) -> Accepted:
-    """Parse and validate a request; drop spans without a usable trace or span id."""
+    """Parse and validate a request with the codecs' decoders and their one id rule
+    (``codecs/otlp_ids``): what a trace file holding these bytes would give, the collector
+    scores."""
     if media == JSON:
-        request = _from_json(data)
-        return _validate(request, None)
+        return _from_json(data)
     try:
         request = ExportTraceServiceRequest.FromString(data)
     except ProtoDecodeError as error:
@@ -157,123 +166,80 @@ def _salvaged(data: bytes, error: ProtoDecodeError) -> Accepted:
 def _validate(
     request: ExportTraceServiceRequest, raw: bytes | None, unreadable: int = 0
 ) -> Accepted:
-    """Drop the spans the scorer could not read (ids, link ids); refuse if none is left."""
-    total, rejected = unreadable, 0
+    """Apply the id rule: spans with no valid trace id are dropped from what is stored,
+    the other refused ones stay for the scorer to read as placeholders; refuse the request
+    if nothing is left."""
+    total = unreadable
+    problems: list[str] = []
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
             spans = scope_spans.spans
             total += len(spans)
             for span in spans:
-                if not _ids_ok(span):
-                    rejected += 1
-    if rejected == 0:
+                problem = _problem(span)
+                if problem is not None:
+                    problems.append(problem)
+    if not problems:
         payload = raw if raw is not None else request.SerializeToString()
         return Accepted(payload, total - unreadable, unreadable)
-    if rejected + unreadable == total:
-        raise bad_data(f"all {total} spans lack a valid trace id or span id")
-    for resource_spans in request.resource_spans:  # the rare path: rebuild without the bad
-        for scope_spans in resource_spans.scope_spans:
-            keep = [span for span in scope_spans.spans if _ids_ok(span)]
-            if len(keep) != len(scope_spans.spans):
-                del scope_spans.spans[:]
-                scope_spans.spans.extend(keep)
-    message = (
-        f"{rejected} of {total} spans rejected: trace id must be 16 bytes and span id 8 bytes, "
-        "neither all zero; parent span id empty or 8 bytes; each link's the same"
-    )
-    rejected += unreadable
-    return Accepted(request.SerializeToString(), total - rejected, rejected, message)
+    message = refusal_message(problems, total - unreadable)
+    traceless = problems.count(IdProblem.TRACE_ID)
+    stored = total - unreadable - traceless
+    if stored == 0:
+        raise bad_data(message if not unreadable else f"all {total} spans refused: {message}")
+    if traceless:  # the rare path: rebuild without the spans that belong to no trace
+        for resource_spans in request.resource_spans:
+            for scope_spans in resource_spans.scope_spans:
+                keep = [s for s in scope_spans.spans if _problem(s) is not IdProblem.TRACE_ID]
+                if len(keep) != len(scope_spans.spans):
+                    del scope_spans.spans[:]
+                    scope_spans.spans.extend(keep)
+        raw = None
+    payload = raw if raw is not None else request.SerializeToString()
+    rejected = len(problems) + unreadable
+    return Accepted(payload, total - rejected, rejected, message, stored)
 
 
-_ZERO16, _ZERO8 = bytes(16), bytes(8)
-
-
-def _ids_ok(span: Any) -> bool:
-    """The ids the scorer's decoder requires: a span failing them would cost its whole record."""
-    trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
-    return (
-        len(trace_id) == 16
-        and len(span_id) == 8
-        and trace_id != _ZERO16
-        and span_id != _ZERO8
-        and len(parent) in (0, 8)
-        and (not (links := span.links) or all(_link_ok(link) for link in links))
+def _problem(span: Any) -> IdProblem | None:
+    links = span.links
+    return id_problem(
+        span.trace_id,
+        span.span_id,
+        span.parent_span_id,
+        [(link.trace_id, link.span_id) for link in links] if links else (),
     )
 
 
-def _link_ok(link: Any) -> bool:
-    return len(link.trace_id) == 16 and len(link.span_id) == 8
+# -- OTLP/JSON: the file reader's decoder, stored as protobuf ---------------------------
 
 
-# -- OTLP/JSON -> protobuf ------------------------------------------------------------------
-
-_ID_KEYS = ("traceId", "trace_id", "spanId", "span_id", "parentSpanId", "parent_span_id")
-_LEGACY = {
-    "instrumentationLibrarySpans": "scopeSpans",
-    "instrumentation_library_spans": "scopeSpans",
-    "instrumentationLibrary": "scope",
-    "instrumentation_library": "scope",
-}
-
-
-def _from_json(data: bytes) -> ExportTraceServiceRequest:
+def _from_json(data: bytes) -> Accepted:
+    """OTLP/JSON through ``codecs/otlp_json`` (the decoder trace files use), then encoded
+    for the segments; the id rule has already made refused spans placeholders."""
     try:
-        document = json.loads(data)
-    except RecursionError:
-        raise bad_data("invalid JSON: nested too deeply") from None
-    except ValueError as error:
-        raise bad_data(f"invalid JSON: {error}") from None
-    if not isinstance(document, dict):
-        raise bad_data("expected a JSON object with resourceSpans")
+        document = load_json(data)
+        if type(document) is dict and not _RESOURCE_SPANS.intersection(document):
+            return Accepted(b"", 0)  # OTLP/JSON ignores unknown keys: an empty request
+        spans = spans_from_json(document)
+    except DecodeError as error:
+        raise bad_data(f"not valid OTLP/JSON: {' '.join(error.message.split())}") from None
+    kept, refused = kept_spans(spans)
+    if not refused:
+        return Accepted(_encoded(kept), len(kept))
+    message = refusal_message([span.refused for span in refused], len(spans))
+    if not kept:
+        raise bad_data(message)
+    return Accepted(_encoded(kept), len(spans) - len(refused), len(refused), message, len(kept))
+
+
+_RESOURCE_SPANS = frozenset(("resourceSpans", "resource_spans"))
+
+
+def _encoded(spans: list[Span]) -> bytes:
     try:
-        _ids_to_base64(document)
-        return json_format.ParseDict(
-            document, ExportTraceServiceRequest(), ignore_unknown_fields=True
-        )
-    except SystemError:  # json_format on a key it cannot encode (a lone surrogate)
-        raise bad_data("not valid OTLP/JSON: a key is not valid Unicode") from None
-    except RecursionError:
-        raise bad_data("OTLP/JSON values nested too deeply") from None
-    except (json_format.ParseError, ArithmeticError, TypeError, ValueError, AttributeError) as e:
-        # ArithmeticError: 1e999999 where an integer goes (OverflowError in json_format)
-        raise bad_data(f"not valid OTLP/JSON: {' '.join(str(e).split())}") from None
-
-
-def _ids_to_base64(document: dict[str, Any]) -> None:
-    """OTLP/JSON writes ids in hex where protobuf JSON expects base64; legacy keys renamed."""
-    resource_spans = document.get("resourceSpans", document.get("resource_spans"))
-    for rs in resource_spans if isinstance(resource_spans, list) else ():
-        if not isinstance(rs, dict):
-            continue
-        _rename_legacy(rs)
-        scope_spans = rs.get("scopeSpans", rs.get("scope_spans"))
-        for ss in scope_spans if isinstance(scope_spans, list) else ():
-            if not isinstance(ss, dict):
-                continue
-            _rename_legacy(ss)
-            spans = ss.get("spans")
-            for span in spans if isinstance(spans, list) else ():
-                if not isinstance(span, dict):
-                    continue
-                _fix_ids(span)
-                links = span.get("links")
-                for link in links if isinstance(links, list) else ():
-                    if isinstance(link, dict):
-                        _fix_ids(link)
-
-
-def _rename_legacy(obj: dict[str, Any]) -> None:
-    for old, new in _LEGACY.items():
-        if old in obj and new not in obj:
-            obj[new] = obj.pop(old)
-
-
-def _fix_ids(obj: dict[str, Any]) -> None:
-    for key in _ID_KEYS:
-        value = obj.get(key)
-        if isinstance(value, str) and value and len(value) in (16, 32):
-            with contextlib.suppress(binascii.Error, ValueError):  # not hex: base64 then
-                obj[key] = base64.b64encode(binascii.unhexlify(value)).decode()
+        return spans_to_proto_request(spans).SerializeToString()
+    except (ValueError, TypeError) as error:  # a value protobuf cannot hold
+        raise bad_data(f"not valid OTLP/JSON: {error}") from None
 
 
 # -- response bodies ---------------------------------------------------------------------

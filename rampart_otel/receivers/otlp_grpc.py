@@ -48,7 +48,7 @@ class TraceService:
             ingest.check_token(self.token, metadata.get("authorization"))
             accepted = ingest.decode(request, PROTOBUF)
             spans = accepted.spans
-            if accepted.spans:
+            if accepted.stored:
                 self._store(accepted.payload)
         except Refusal as refusal:
             self._refuse(context, refusal, spans)

@@ -191,7 +191,7 @@ class OTLPHttpApp:
                     raise Refusal(refusal.http_status, refusal.grpc_code, line) from None
                 raise
             spans = accepted.spans
-            if accepted.spans:
+            if accepted.stored:
                 await self._store(accepted)
         except Refusal as refusal:
             await self._refuse(send, refusal, media, spans)

@@ -358,15 +358,13 @@ def _span_with(**fields: Any) -> dict[str, Any]:
             {"resourceSpans": [{"scopeSpans": [{"spans": [7]}]}]},
             "resourceSpans[0].scopeSpans[0].spans[0]: expected an object, got number",
         ),
-        (_span_with(traceId="abc"), "spans[0]: traceId: expected 32 hex digits"),
-        (_span_with(traceId="zz" * 16), "traceId: expected 32 hex digits"),
-        (_span_with(traceId=TRACE + "00"), "traceId: expected 32 hex digits"),
-        (_span_with(traceId=None), "traceId: missing"),
-        (_span_with(traceId=""), "traceId: missing"),
-        (_span_with(traceId=12), "traceId: expected 32 hex digits"),
-        (_span_with(spanId=TRACE), "spanId: expected 16 hex digits"),
+        (_span_with(traceId=12), "spans[0]: traceId: expected 32 hex digits"),
+        (_span_with(traceId="!" * 32), "traceId: expected 32 hex digits"),
+        (_span_with(links=[{"traceId": TRACE, "spanId": "?"}]), "links[0]: spanId: expected"),
+        (_span_with(attributes=attrs(n={"intValue": str(2**63)})), "out of the int64 range"),
+        (_span_with(droppedEventsCount=2**32), "droppedEventsCount: 4294967296 is out of range"),
+        (_span_with(startTimeUnixNano=str(2**64)), "startTimeUnixNano: 1844"),
         (_span_with(spanId="!" * 12), "spanId: expected 16 hex digits"),
-        (_span_with(parentSpanId="12"), "parentSpanId: expected 16 hex digits"),
         (_span_with(name=5), "name: expected a string, got number"),
         (_span_with(kind="SPAN_KIND_NOPE"), "kind: unknown value 'SPAN_KIND_NOPE'"),
         (_span_with(status={"code": "BAD"}), "status.code: unknown value"),
@@ -392,7 +390,6 @@ def _span_with(**fields: Any) -> dict[str, Any]:
         (_span_with(events=[{"name": 3}]), "events[0]: name: expected a string"),
         (_span_with(events=[{"timeUnixNano": "x"}]), "events[0]: timeUnixNano"),
         (_span_with(events=["e"]), "events[0]: expected an object, got string"),
-        (_span_with(links=[{"traceId": TRACE}]), "links[0]: spanId: missing"),
         (
             doc(resource={"attributes": attrs(k={"intValue": "NaN"})}),
             "resourceSpans[0]: resource: attribute 'k': intValue",
@@ -446,3 +443,39 @@ def test_gc_paused_nests_and_restores():
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+# ---- the OTLP id rule (codecs/otlp_ids.py) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("span", "problem"),
+    [
+        ({"traceId": "0" * 32}, "trace_id"),
+        ({"traceId": TRACE + "00"}, "trace_id"),
+        ({"traceId": None}, "trace_id"),
+        ({"traceId": ""}, "trace_id"),
+        ({"traceId": "abc="}, "trace_id"),
+        ({"spanId": "0" * 16}, "span_id"),
+        ({"spanId": TRACE}, "span_id"),
+        ({"spanId": None}, "span_id"),
+        ({"parentSpanId": "12"}, "parent_span_id"),
+        ({"links": [{"traceId": TRACE}]}, "link_id"),
+        ({"links": [{"traceId": "", "spanId": SPAN}]}, "link_id"),
+    ],
+)
+def test_a_span_breaking_the_id_rule_is_refused_alone_and_kept_as_a_bare_mark(span, problem):
+    """Invalid ids refuse that span, never the document; its content is not read."""
+    content = {"name": "execute_tool", "attributes": attrs(secret={"stringValue": "x"})}
+    obj = doc({**content, **span})
+    obj["resourceSpans"][0]["scopeSpans"][0]["spans"].append(
+        {"traceId": TRACE, "spanId": PARENT, "name": "fine"}
+    )
+    refused, fine = spans_from_json(obj)
+    assert refused.refused == problem and fine.refused == "" and fine.name == "fine"
+    assert (refused.name, refused.attributes, refused.events) == ("", {}, [])
+
+
+def test_all_zero_parent_is_no_parent_and_valid_ids_are_not_refused():
+    span = one(doc({"parentSpanId": "0" * 16}))
+    assert span.parent_span_id is None and span.refused == ""

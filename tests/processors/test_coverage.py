@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -510,6 +511,26 @@ def test_missing_inner_span_makes_every_channel_partial() -> None:
         assert state(agent, key) is PARTIAL, key
         assert "spans are missing from inside the run" in reasons(agent, key)
     assert agent.coverage.level is ObservabilityLevel.RESPONSE_ONLY
+
+
+def test_a_span_refused_for_its_ids_makes_every_channel_partial_naming_the_rule() -> None:
+    """A placeholder (``codecs/otlp_ids``) in place of the GET: the run cannot prove the
+    absence of anything, and the hint is to fix the ids, not to export more spans."""
+    spans = full_run()
+    spans[3] = replace(
+        mk("0000000000000000", "", {}, parent="t1", start=31, kind="UNSPECIFIED"),
+        refused="span_id",
+    )
+    agent = run_of(*spans)
+    assert [finding.kind for finding in agent.integrity] == ["refused_span"]
+    (finding,) = agent.integrity
+    assert finding.channels == ["*"] and finding.span_ids == ["0000000000000000"]
+    assert "span id must be 8 bytes, not all zero" in finding.message
+    for key in CORE:
+        assert state(agent, key) is PARTIAL, key
+        assert "refused for breaking the OTLP id rule" in reasons(agent, key)
+        assert "have the exporter write valid ids" in reasons(agent, key)
+    assert state(agent, HTTP) is UNOBSERVED  # the GET's content (what it was) is not read
 
 
 def test_partial_never_upgrades_unobserved() -> None:

@@ -250,7 +250,7 @@ def test_malformed_line_in_the_middle(tmp_path, make_request):
 def test_bad_span_in_a_line_reports_where(tmp_path, make_request):
     good = make_request()
     bad = collector_json(make_request())
-    bad["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"] = "xyz"
+    bad["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"] = "!?*"  # not hex nor base64
     data = json.dumps(bad).encode() + b"\n" + jsonl([good])
     path = write(tmp_path / "t.jsonl", data)
     batches, errors = collect(read_path(path))
@@ -626,3 +626,28 @@ def test_pieces_of_any_size_read_the_same(tmp_path, monkeypatch, make_request, f
     )
     if form == "json":
         assert f"at line {bad + 1} column 3" in errors[0].message
+
+
+def test_a_span_breaking_the_otlp_id_rule_is_refused_alone_and_named(tmp_path, make_request):
+    """An all-zero trace id drops that span with an InputError naming the rule; an all-zero
+    span id keeps a bare placeholder in its trace, so its run cannot pass as whole."""
+    request = collector_json(make_request())
+    spans = [
+        span
+        for block in request["resourceSpans"]
+        for scope in block["scopeSpans"]
+        for span in scope["spans"]
+    ]
+    assert len(spans) >= 3
+    spans[0]["traceId"] = "0" * 32
+    spans[1]["spanId"] = "0" * 16
+    path = write(tmp_path / "t.jsonl", json.dumps(request).encode() + b"\n")
+    batches, errors = collect(read_path(path))
+    (error,) = errors
+    assert error.location == f"{path}:1"
+    assert error.message.startswith(f"2 of {len(spans)} spans refused: trace id must be 16 bytes")
+    assert "span id must be 8 bytes, not all zero (1)" in error.message
+    kept = [span for batch in batches for span in batch]
+    assert len(kept) == len(spans) - 1
+    assert [span.refused for span in kept].count("span_id") == 1
+    assert all(span.trace_id != "0" * 32 for span in kept)

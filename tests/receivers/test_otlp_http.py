@@ -149,11 +149,31 @@ def test_a_span_nested_too_deep_for_protobuf_is_refused_alone(collector, acknowl
     assert good <= scorable_spans(collector)
 
 
-def test_a_json_key_with_a_lone_surrogate_is_400_not_500(collector, acknowledged):
+def test_a_json_key_with_a_lone_surrogate_is_not_500(collector, acknowledged):
+    # json_format once raised SystemError on it; OTLP/JSON receivers ignore unknown keys.
     body = b'{"resourceSpans": [], "\\ud800": 1}'
     status, _, response = post(collector.traces_url, body, "application/json")
+    assert status == 200
+    assert "partialSuccess" not in json.loads(response)
+
+
+def test_json_of_unknown_keys_only_is_an_empty_request(collector, acknowledged):
+    # OTLP/JSON receivers MUST ignore unknown fields: this is an empty request, not bad data.
+    status, _, response = post(collector.traces_url, b'{"future": [1]}', "application/json")
+    assert status == 200
+    assert "partialSuccess" not in json.loads(response)
+
+
+def test_an_all_zero_trace_id_is_refused_naming_the_otlp_rule(collector, acknowledged):
+    spans = make_traces(1)
+    document = _otlp_json(spans)
+    for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["traceId"] = "0" * 32
+    status, _, body = post(collector.traces_url, json.dumps(document).encode(), "application/json")
     assert status == 400
-    assert "Unicode" in json.loads(response)["message"]
+    message = json.loads(body)["message"]
+    assert message.startswith("3 of 3 spans refused: trace id must be 16 bytes, not all zero")
+    assert "OTLP trace.proto" in message
 
 
 def test_an_enum_of_1e999999_is_400_not_500(collector, acknowledged):

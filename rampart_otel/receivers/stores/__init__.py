@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+from rampart_otel.codecs.otlp_ids import kept_spans, refusal_message
 from rampart_otel.errors import UserError
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_paths
@@ -186,7 +187,15 @@ def read_sources(
         if files:
             yield from read_files(files)
             files = []
-        yield from read_store(parse_store_url(path))  # type: ignore[arg-type]
+        source = parse_store_url(path)  # type: ignore[arg-type]
+        for batch in read_store(source):
+            kept, refused = kept_spans(batch)  # the OTLP id rule, as for files
+            if refused:
+                yield InputError(
+                    source.url, refusal_message([span.refused for span in refused], len(batch))
+                )
+            if kept:
+                yield kept
     if files:
         yield from read_files(files)
 
