@@ -114,6 +114,7 @@ class ReasonCode(StrEnum):
     FINDING_NOT_UNDERSTOOD = "finding.not_understood"
     FINDING_FRAGMENT = "finding.fragment"
     FINDING_CONTINUATION = "finding.continuation"
+    FINDING_REFUSED_SPAN = "finding.refused_span"
 
 
 EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first

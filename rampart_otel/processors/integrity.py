@@ -27,6 +27,7 @@ from rampart_otel.processors.wording import (
     lost_root,
     not_understood,
     parent_cycle,
+    refused_spans,
     split_run,
 )
 
@@ -161,13 +162,10 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
 def _refused(spans: list[Span]) -> IntegrityFinding:
     """Spans refused for their ids (``codecs/otlp_ids``): only their ids are in the run, what
     they recorded is not, and any channel may be what they held."""
-    rules = "; ".join(sorted({RULES.get(span.refused, span.refused) for span in spans}))
+    rules = sorted({RULES.get(span.refused, span.refused) for span in spans})
     return IntegrityFinding(
         kind=FindingKind.REFUSED_SPAN,
-        message=(
-            f"{counted(spans, 'span')} of the run refused for breaking the OTLP id rule, "
-            f"content not read: {rules} (an id of all zeroes or of another length is invalid)"
-        ),
+        message=refused_spans(spans, rules),
         span_ids=[span.span_id for span in spans],
         channels=[EVERY_CHANNEL],
     )

@@ -278,6 +278,15 @@ def lost_root(top: Span) -> str:
     )
 
 
+def refused_spans(spans: list[Span], rules: list[str]) -> str:
+    """Spans refused for their ids (``codecs/otlp_ids``); ``rules``: the rules they broke."""
+    return (
+        f"{counted(spans, 'span')} of the run refused for breaking the OTLP id rule, "
+        f"content not read: {'; '.join(rules)} (an id of all zeroes or of another length is"
+        " invalid)"
+    )
+
+
 def parent_cycle(cycles: list[Span]) -> str:
     return f"span parent links form a cycle at {span_names(cycles)}"
 
@@ -843,6 +852,9 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.FINDING_FRAGMENT: "capped: no agent, model or tool span: not an agent run",
     ReasonCode.FINDING_CONTINUATION: (
         "capped: the model input history holds calls no span of the run made"
+    ),
+    ReasonCode.FINDING_REFUSED_SPAN: (
+        "capped: spans of the run were refused for breaking the OTLP id rule, content not read"
     ),
 }
 

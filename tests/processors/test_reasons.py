@@ -7,6 +7,7 @@ import functools
 import json
 import pathlib
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -212,6 +213,15 @@ def unended() -> AgentRun:
     return run_of(*spans)
 
 
+def refused() -> AgentRun:
+    spans = full_run()
+    spans[3] = replace(
+        mk("0000000000000000", "", {}, parent="t1", start=31, kind="UNSPECIFIED"),
+        refused="span_id",
+    )
+    return run_of(*spans)
+
+
 def dropped() -> AgentRun:
     spans = full_run()
     spans[1] = mk("m1", "chat", chat(asked("fetch", "c1", {"q": 1})), parent="a0", start=10,
@@ -351,6 +361,7 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
         mk("h1", "POST", GET, kind="CLIENT", parent="ffffffffffffffff")
     ),
     ReasonCode.FINDING_CONTINUATION: continuation,
+    ReasonCode.FINDING_REFUSED_SPAN: refused,
 }
 
 
