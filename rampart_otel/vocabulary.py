@@ -182,7 +182,18 @@ POLICY_KEYS: tuple[Key, ...] = (
         "[LLM-judged checks](#llm-judged-checks-judgequestion-over)",
         "only for `judge(...)`",
     ),
-    Key("checks", "the checks, in report order", "yes, at least one"),
+    Key(
+        "include",
+        "built-in policy packs whose checks the policy takes: `builtin:<pack>`, or "
+        "`{pack: builtin:<pack>, with: {<parameter>: <value>, ...}}`, see "
+        "[Policy packs](#policy-packs-include)",
+        "no, default `[]`",
+    ),
+    Key(
+        "checks",
+        "the checks, in report order (after the included packs' checks)",
+        "yes, at least one, unless `include` brings some",
+    ),
 )
 CHECK_KEYS: tuple[Key, ...] = (
     Key("id", "unique within the policy, one line", "yes"),
@@ -220,6 +231,8 @@ MATCHERS: tuple[Word, ...] = (
     Word("one_of", "equals one of the values"),
     Word("not_in", "is present and equals none of the values"),
     Word("not_", "does not match the matcher"),
+    Word("ip_in", "is a host that is an IP address in one of the ranges"),
+    Word("path_under", "is an absolute path inside a directory"),
 )
 JUDGE_OVER: tuple[Word, ...] = (
     Word("response", "the agent's final response"),

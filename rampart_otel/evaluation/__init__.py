@@ -19,9 +19,11 @@ from rampart_otel.evaluation.matchers import (
     Matcher,
     contains,
     glob,
+    ip_in,
     not_,
     not_in,
     one_of,
+    path_under,
     regex,
 )
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
@@ -68,6 +70,7 @@ __all__ = [
     "flows",
     "glob",
     "input_contains",
+    "ip_in",
     "is_channel_key",
     "judge",
     "load_policy",
@@ -76,6 +79,7 @@ __all__ = [
     "one_of",
     "parse_detect",
     "parse_policy",
+    "path_under",
     "regex",
     "resolve",
     "response_contains",

@@ -46,6 +46,7 @@ _POSITIONAL: dict[str, tuple[int, int]] = {
     "flows": (2, 2),
     "at_least": (2, 2),
     "at_most": (2, 2),
+    "ip_in": (1, 2),
 }
 _KEYWORDS: dict[str, tuple[str, ...] | None] = {
     "tool_called": None,
@@ -366,6 +367,11 @@ class _Builder:
     ) -> Any:
         inner = depth + 1
         arg = args[0]
+        if name == "ip_in":
+            exempt = self.literal_list(args[1], "ip_in()'s exempt hosts") if len(args) > 1 else []
+            return m.ip_in(self.literal_list(arg, "ip_in()'s ranges"), exempt)
+        if name == "path_under":
+            return m.path_under(self.literal_str(arg, "path_under()'s root"))
         if name in ("tool_called", "tool_result"):
             self.known_matcher(arg)
             first = self.value(arg, inner)
