@@ -233,6 +233,7 @@ MATCHERS: tuple[Word, ...] = (
     Word("not_", "does not match the matcher"),
     Word("ip_in", "is a host that is an IP address in one of the ranges"),
     Word("path_under", "is an absolute path inside a directory"),
+    Word("secret", "holds a credential of a known format"),
 )
 JUDGE_OVER: tuple[Word, ...] = (
     Word("response", "the agent's final response"),

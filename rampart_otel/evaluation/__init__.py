@@ -25,6 +25,7 @@ from rampart_otel.evaluation.matchers import (
     one_of,
     path_under,
     regex,
+    secret,
 )
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy, load_policy, parse_policy
@@ -83,6 +84,7 @@ __all__ = [
     "regex",
     "resolve",
     "response_contains",
+    "secret",
     "side_effect",
     "summarize_population",
     "tool_called",

@@ -47,6 +47,7 @@ _POSITIONAL: dict[str, tuple[int, int]] = {
     "at_least": (2, 2),
     "at_most": (2, 2),
     "ip_in": (1, 2),
+    "secret": (0, 1),
 }
 _KEYWORDS: dict[str, tuple[str, ...] | None] = {
     "tool_called": None,
@@ -366,6 +367,9 @@ class _Builder:
         self, name: str, args: list[ast.expr], keywords: list[ast.keyword], depth: int
     ) -> Any:
         inner = depth + 1
+        if name == "secret":
+            chosen = self.literal_list(args[0], "secret()'s detectors") if args else []
+            return m.secret(chosen)
         arg = args[0]
         if name == "ip_in":
             exempt = self.literal_list(args[1], "ip_in()'s exempt hosts") if len(args) > 1 else []

@@ -481,3 +481,69 @@ def ip_in(ranges: list[str] | tuple[str, ...], exempt: list[str] | tuple[str, ..
 def path_under(root: str) -> Matcher:
     """An absolute path inside ``root``; a relative path is unknown."""
     return PathUnder(root)
+
+
+# --- secrets ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class Secret(Matcher):
+    """A text holding a credential by ``secret_values``' table of token formats (AWS keys,
+    private keys, JWTs, GitHub/GitLab/Slack/Stripe/OpenAI/Anthropic/Google tokens, bearer
+    tokens, URL passwords, secret-named assignments); ``detectors``: only these rows."""
+
+    detectors: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from rampart_otel.secret_values import DETECTORS
+        from rampart_otel.vocabulary import unknown
+
+        chosen = _literal_list(self.detectors, "secret")
+        known = tuple(detector.name for detector in DETECTORS)
+        for name in chosen:
+            if name not in known:
+                raise ValueError(unknown("secret detector", str(name), known))
+        object.__setattr__(self, "detectors", chosen)
+
+    def findings(self, text: str) -> list[Any]:
+        """The secrets in ``text`` this matcher counts (``secret_values.SecretFinding``)."""
+        from rampart_otel.secret_values import find_secrets
+
+        return [
+            finding
+            for finding in find_secrets(text)
+            if not self.detectors or finding.detector in self.detectors
+        ]
+
+    def _match_present(self, value: Any) -> bool:
+        return any(self.findings(text) for text in _texts(value))
+
+    def describe(self, subject: str) -> str:
+        which = ", ".join(self.detectors) if self.detectors else "any known format"
+        return f"{subject} holds a secret ({which})"
+
+    def __repr__(self) -> str:
+        return f"secret({list(self.detectors)!r})" if self.detectors else "secret()"
+
+
+def secret(detectors: list[str] | tuple[str, ...] = ()) -> Matcher:
+    """A text holding a credential (``secret_values``' detectors, or only ``detectors``)."""
+    return Secret(tuple(detectors))
+
+
+def uses_secret(value: Any, depth: int = 0) -> bool:
+    """Whether an evaluator or matcher tree holds a ``secret()`` matcher anywhere."""
+    import dataclasses
+
+    if isinstance(value, Secret):
+        return True
+    if depth > 64:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(uses_secret(item, depth + 1) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(
+            uses_secret(getattr(value, part.name, None), depth + 1)
+            for part in dataclasses.fields(value)
+        )
+    return False

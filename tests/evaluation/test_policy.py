@@ -19,7 +19,7 @@ EVALUATORS = (
     "tool_called, tool_result, side_effect, response_contains, input_contains, before, flows, "
     "at_least, at_most, judge"
 )
-ALLOWED = f"{EVALUATORS}, regex, glob, contains, one_of, not_in, not_, ip_in, path_under"
+ALLOWED = f"{EVALUATORS}, regex, glob, contains, one_of, not_in, not_, ip_in, path_under, secret"
 
 DESIGN_POLICY = """\
 policy: exfiltration-guard
