@@ -472,6 +472,15 @@ class PathUnder(Matcher):
         return f"path_under({self.root!r})"
 
 
+def address_range(host: str) -> str | None:
+    """The first named range of ``IP_RANGES`` the host is an address in (``localhost`` is
+    ``loopback``), or None: for a reviewer of an allow-list."""
+    for name in IP_RANGES:
+        if IpIn((name,)).match(host):
+            return name
+    return None
+
+
 def ip_in(ranges: list[str] | tuple[str, ...], exempt: list[str] | tuple[str, ...] = ()) -> Matcher:
     """A host that is an IP address in one of ``ranges`` (CIDR blocks or the names of
     ``IP_RANGES``), other than the ``exempt`` hosts."""

@@ -247,14 +247,14 @@ class Expansion:
 def expand(pack: Pack, values: dict[str, Any]) -> Expansion:
     """Each check of ``pack`` (and of the packs it includes) with the parameters written in:
     ``values`` are checked values; a parameter not given takes its default. A check that
-    ``requires`` a parameter left unset (or false) is left out."""
+    ``requires`` a parameter left unset (or false) is left out; an empty list is set."""
     chosen = {
         name: values.get(name, parameter.default) for name, parameter in pack.parameters.items()
     }
     checks = []
     for member in members(pack):
         for check in member.checks:
-            if check.requires is not None and not chosen.get(check.requires):
+            if check.requires is not None and chosen.get(check.requires) in (None, False):
                 continue
             detect = _PLACEHOLDER.sub(lambda found: _written(found, chosen), check.detect)
             checks.append((check, detect))
