@@ -94,7 +94,8 @@ def _drafted(parameter: Parameter, names: Seen) -> list[str]:
         note = f"{REVIEW}: seen in {count} {runs}"
         where = address_range(name) if parameter.type == "hosts" else None
         if where is not None:
-            note += f"; a {where.replace('_', '-')} address, which egress.internal-address flags unless allowed"
+            kind = where.replace("_", "-")
+            note += f"; a {kind} address, which egress.internal-address flags unless allowed"
         lines.append(f"        - {json.dumps(name)}  {note}")
     if skipped:
         lines.append(f"        # {skipped} more seen, not valid here (not written)")
