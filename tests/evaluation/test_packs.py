@@ -89,7 +89,8 @@ INCLUDE_ERRORS = [
     ),
     (
         "  - pack: builtin:egress\n    with: {allowed_hosts: a.com}",
-        "5:27: include[0].with.allowed_hosts: a list of host names, e.g. [api.openai.com, 10.0.0.7]",
+        "5:27: include[0].with.allowed_hosts: a list of host names, e.g. "
+        "[api.openai.com, 10.0.0.7]",
     ),
     (
         "  - pack: builtin:egress\n    with: {allowed_hosts: ['https://a.com/x']}",
@@ -147,12 +148,14 @@ def test_every_word_of_an_include_is_checked_where_it_stands(include: str, expec
 def test_a_policy_check_may_not_take_an_included_checks_id() -> None:
     text = _policy(
         "  - builtin:consumption",
-        "checks:\n  - id: consumption.tool-calls\n    polarity: attack\n    detect: tool_called('x')\n",
+        "checks:\n  - id: consumption.tool-calls\n    polarity: attack\n"
+        "    detect: tool_called('x')\n",
     )
-    with pytest.raises(
-        PolicyError, match="duplicate check id 'consumption.tool-calls' \\(first at line 3\\)"
-    ):
+    with pytest.raises(PolicyError) as caught:
         parse_policy(text)
+    assert str(caught.value).endswith(
+        "duplicate check id 'consumption.tool-calls' (first at line 3)"
+    )
 
 
 def test_the_schema_knows_the_packs_and_their_parameters() -> None:
