@@ -1,6 +1,7 @@
 """Rewrite what docs/ holds from the code: the vocabulary tables of docs/policy.md,
 docs/policy.schema.json and the fix-hint tables of docs/coverage.md. Run it after changing
-rampart_otel/vocabulary.py or rampart_otel/conventions/fix_hints.py:
+rampart_otel/vocabulary.py, rampart_otel/conventions/fix_hints.py or a pack of
+rampart_otel/evaluation/packs/ (the tables of docs/policy-packs.md):
 
     make docs   (or: .venv/bin/python docs/generate_policy_reference.py)
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rampart_otel.conventions import fix_hints
+from rampart_otel.evaluation import packs
 from rampart_otel.evaluation.policy_schema import schema_text
 from rampart_otel.vocabulary import markdown_tables
 
@@ -20,6 +22,8 @@ DOCS = Path(__file__).resolve().parent
 POLICY_MD = DOCS / "policy.md"
 SCHEMA_JSON = DOCS / "policy.schema.json"
 COVERAGE_MD = DOCS / "coverage.md"
+PACKS_MD = DOCS / "policy-packs.md"
+PACKS_BEGIN, PACKS_END = "<!-- packs -->", "<!-- /packs -->"
 HINTS_BEGIN, HINTS_END = "<!-- fix-hints -->", "<!-- /fix-hints -->"
 BEGIN = (
     "<!-- vocabulary: generated from rampart_otel/vocabulary.py by "
@@ -48,11 +52,21 @@ def with_hints(text: str) -> str:
     return f"{head}{HINTS_BEGIN}\n{fix_hints.markdown_table()}\n{HINTS_END}{tail}"
 
 
+def with_packs(text: str) -> str:
+    """``text`` (docs/policy-packs.md) with the packs' tables between their markers."""
+    head, begin, rest = text.partition(PACKS_BEGIN)
+    _, end, tail = rest.partition(PACKS_END)
+    if not begin or not end:
+        raise SystemExit(f"{PACKS_MD}: the markers {PACKS_BEGIN!r} and {PACKS_END!r} are missing")
+    return f"{head}{PACKS_BEGIN}\n{packs.markdown_tables()}{PACKS_END}{tail}"
+
+
 def main() -> None:
     POLICY_MD.write_text(with_tables(POLICY_MD.read_text(encoding="utf-8")), encoding="utf-8")
     SCHEMA_JSON.write_text(schema_text(), encoding="utf-8")
     COVERAGE_MD.write_text(with_hints(COVERAGE_MD.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"wrote {POLICY_MD}, {SCHEMA_JSON} and {COVERAGE_MD}")
+    PACKS_MD.write_text(with_packs(PACKS_MD.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"wrote {POLICY_MD}, {SCHEMA_JSON}, {COVERAGE_MD} and {PACKS_MD}")
 
 
 if __name__ == "__main__":

@@ -246,3 +246,10 @@ def test_the_matchers_parse_in_detect() -> None:
 
 def test_policy_files_in_the_repository_are_untouched_by_packs(tmp_path: Path) -> None:
     assert load_policy(Path(__file__).resolve().parents[2] / "samples" / "policy.yaml").checks
+
+
+def test_the_tables_of_docs_policy_packs_are_current() -> None:
+    from rampart_otel.evaluation.packs import markdown_tables
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "policy-packs.md"
+    assert markdown_tables() in docs.read_text(encoding="utf-8"), "run make docs"

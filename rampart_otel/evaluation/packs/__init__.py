@@ -183,7 +183,8 @@ def load_pack(name: str) -> Pack:
             raise document.error(f"parameter {key!r}: keys {', '.join(PARAMETER_KEYS)}", node)
         if spec.get("type") not in TYPES:
             raise document.error(unknown("parameter type", str(spec.get("type")), TYPES), node)
-        parameter = Parameter(key, spec["type"], spec.get("default"), spec.get("description", ""))
+        meaning = " ".join(str(spec.get("description", "")).split())
+        parameter = Parameter(key, spec["type"], spec.get("default"), meaning)
         if parameter.default is not None:
             parameter.check(parameter.default)
         parameters[key] = parameter
@@ -275,3 +276,59 @@ def _literal(value: Any) -> str:
     if isinstance(value, (bool, int, str)):
         return repr(value)
     raise PolicyError("<pack>", None, None, f"a parameter of type {type(value).__name__}")
+
+
+# --- docs -----------------------------------------------------------------------------------
+
+# Every parameter set, so every check of every pack is in the table (the judged one too).
+_EVERYTHING = {"file_root": "/srv/app", "allowed_tools": []}
+
+
+def markdown_tables() -> str:
+    """The tables of docs/policy-packs.md: the packs and their parameters, then every check
+    with its OWASP items and the channels it reads."""
+    from rampart_otel.evaluation.expression import parse_detect
+
+    lines = ["| pack | what | parameters |", "|---|---|---|"]
+    for name in pack_names():
+        pack = load_pack(name)
+        own = pack.parameters if pack.checks else {}
+        params = "<br>".join(
+            f"`{p.name}` ({p.type}, default `{_default(p.default)}`): {p.description}"
+            for p in own.values()
+        )
+        if pack.includes:
+            params = "those of " + ", ".join(f"`{PREFIX}{m}`" for m in pack.includes)
+        lines.append(f"| `{PREFIX}{name}` | {pack.description} | {params} |")
+    lines += [
+        "",
+        "| check | SAFE when | OWASP | channels it reads | needs |",
+        "|---|---|---|---|---|",
+    ]
+    for name in pack_names():
+        pack = load_pack(name)
+        if not pack.checks:
+            continue
+        for check, detect in expand(pack, _EVERYTHING).checks:
+            judge = None
+            if "judge(" in detect:
+                from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
+
+                judge = JudgeClient(JudgeConfig(base_url="http://127.0.0.1:1/v1", model="m"))
+            channels = parse_detect(detect, judge=judge).channels
+            needs = f"`{check.requires}` set" if check.requires else ""
+            lines.append(
+                f"| `{check.id}` | {check.description} | {'<br>'.join(check.owasp)} | "
+                f"{', '.join(f'`{c}`' for c in channels)} | {needs} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _default(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(str(item) for item in value) + "]"
+    return str(value)
