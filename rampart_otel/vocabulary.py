@@ -222,6 +222,7 @@ EVALUATORS: tuple[Word, ...] = (
     Word("flows", "a value from one event reached another"),
     Word("at_least", "an event happened at least n times"),
     Word("at_most", "an event happened at most n times"),
+    Word("repeated", "the same tool call (name and arguments) was made n times or more"),
     Word("judge", "a model answers a question about the run"),
 )
 MATCHERS: tuple[Word, ...] = (

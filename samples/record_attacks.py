@@ -53,6 +53,7 @@ CASES = [
         "the sql-drop run with content capture off and sqlite3 not instrumented",
         ("--no-content", "--no-db-instr"),
     ),
+    Case(LIBRARY, "loop", "loop", "fetch_weather called four times with the same arguments"),
     Case(LIBRARY, "file-write-outside", "file-write-outside", "write_file to /etc/cron.d/weather"),
     Case(
         LIBRARY,

@@ -166,6 +166,12 @@ SCRIPTS["file-write-inside"] = (
     Turn(text="Saved the note."),
 )
 
+# The same call over and over: a loop (four times, then the answer).
+SCRIPTS["loop"] = (
+    *(Turn(tool_calls=(ToolCallSpec("fetch_weather", {"city": "Paris"}),)),) * 4,
+    Turn(text="It is 18°C with light rain in Paris."),
+)
+
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 

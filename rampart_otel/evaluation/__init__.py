@@ -5,7 +5,7 @@ from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.assume import assume_run
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.before import before
-from rampart_otel.evaluation.evaluators.counts import at_least, at_most
+from rampart_otel.evaluation.evaluators.counts import at_least, at_most, repeated
 from rampart_otel.evaluation.evaluators.flows import flows
 from rampart_otel.evaluation.evaluators.input_contains import input_contains
 from rampart_otel.evaluation.evaluators.judge import judge
@@ -82,6 +82,7 @@ __all__ = [
     "parse_policy",
     "path_under",
     "regex",
+    "repeated",
     "resolve",
     "response_contains",
     "secret",

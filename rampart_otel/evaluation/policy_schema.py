@@ -156,6 +156,7 @@ _PARAMETER_SCHEMAS: dict[str, dict[str, Any]] = {
     "names": {"type": "array", "items": {"type": "string", "minLength": 1}},
     "path": {"type": "string", "pattern": "^/"},
     "count": {"type": "integer", "minimum": 1},
+    "repeats": {"type": "integer", "minimum": 2},
     "flag": {"type": "boolean"},
 }
 

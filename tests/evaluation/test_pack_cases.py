@@ -94,13 +94,21 @@ CASES: dict[str, tuple[str | None, str | None, str | None]] = {
         "traces/openinference-benign.jsonl",
         "traces/adk/adk-benign.jsonl",
     ),
+    "consumption.repeated-call": (
+        "attacks/openllmetry-loop.jsonl",  # fetch_weather(Paris) four times, loop_calls: 3
+        "traces/openinference-benign.jsonl",
+        "traces/openinference-no-content.jsonl",
+    ),
     "excessive-agency.unlisted-tool": (
         "traces/openinference-exfil.jsonl",
         "traces/openinference-benign.jsonl",
         "traces/adk/adk-benign.jsonl",
     ),
 }
-CASE_PARAMETERS = {"consumption.tool-calls": {"max_tool_calls": 1}}
+CASE_PARAMETERS = {
+    "consumption.tool-calls": {"max_tool_calls": 1},
+    "consumption.repeated-call": {"loop_calls": 3},
+}
 
 
 def _policy(check_id: str) -> Any:

@@ -73,7 +73,11 @@ def test_included_checks_come_first_then_the_policys_own() -> None:
         "  - builtin:consumption",
         "checks:\n  - id: mine\n    polarity: attack\n    detect: tool_called('x')\n",
     )
-    assert [check.id for check in parse_policy(text).checks] == ["consumption.tool-calls", "mine"]
+    assert [check.id for check in parse_policy(text).checks] == [
+        "consumption.tool-calls",
+        "consumption.repeated-call",
+        "mine",
+    ]
 
 
 INCLUDE_ERRORS = [
@@ -242,6 +246,18 @@ def test_the_matchers_parse_in_detect() -> None:
     assert repr(parse_detect("response_contains(secret())")) == "response_contains(secret())"
     with pytest.raises(PolicyError, match="path_under\\(\\) takes an absolute path"):
         parse_detect("tool_called('w', path=path_under('srv'))")
+
+
+def test_repeated_takes_a_tool_called_by_name_and_a_count_of_two_or_more() -> None:
+    assert repr(parse_detect("repeated(3, tool_called(glob('*')))")) == (
+        "repeated(3, tool_called(glob('*')))"
+    )
+    with pytest.raises(
+        PolicyError, match="1:10: repeated\\(\\)'s count must be a whole number >= 2"
+    ):
+        parse_detect("repeated(1, tool_called('a'))")
+    with pytest.raises(PolicyError, match="1:13: repeated\\(\\) counts calls of a tool"):
+        parse_detect("repeated(3, tool_called('a', x=1))")
 
 
 def test_policy_files_in_the_repository_are_untouched_by_packs(tmp_path: Path) -> None:

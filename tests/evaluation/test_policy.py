@@ -17,7 +17,7 @@ from rampart_otel.evaluation.policy import Check, Policy, load_policy
 
 EVALUATORS = (
     "tool_called, tool_result, side_effect, response_contains, input_contains, before, flows, "
-    "at_least, at_most, judge"
+    "at_least, at_most, repeated, judge"
 )
 ALLOWED = f"{EVALUATORS}, regex, glob, contains, one_of, not_in, not_, ip_in, path_under, secret"
 

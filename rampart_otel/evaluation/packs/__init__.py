@@ -81,6 +81,12 @@ def _count(value: Any) -> Any:
     return value
 
 
+def _repeats(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        raise ValueError(f"a whole number of at least 2, not {value!r}")
+    return value
+
+
 def _flag(value: Any) -> Any:
     if not isinstance(value, bool):
         raise ValueError(f"true or false, not {value!r}")
@@ -92,6 +98,7 @@ TYPES: dict[str, tuple[Callable[[Any], Any], str]] = {
     "names": (_names, "a list of names"),
     "path": (_path, "an absolute path"),
     "count": (_count, "a whole number, at least 1"),
+    "repeats": (_repeats, "a whole number, at least 2"),
     "flag": (_flag, "true or false"),
 }
 
