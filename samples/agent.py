@@ -43,7 +43,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -242,6 +242,10 @@ def instrument(args: argparse.Namespace) -> None:
 
         HTTPXClientInstrumentor().instrument()
         HTTPX2ClientInstrumentor().instrument()
+    if args.scenario.startswith("rpc-") and not args.no_rpc_instr:
+        from opentelemetry.instrumentation.grpc import GrpcInstrumentorClient
+
+        GrpcInstrumentorClient().instrument()
     if args.scenario.startswith("sql-") and not args.no_db_instr:
         from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
 
@@ -433,8 +437,60 @@ def run_openllmetry(args: argparse.Namespace, services: Services, base_url: str)
 
     tools.update(attack_tools())
     question = QUESTIONS.get(args.scenario, QUESTION)
-    with tracer.start_as_current_span(SERVICE_NAME):
-        return chat_loop(client, args.model, question, execute, stream=args.stream)
+    with contextlib.ExitStack() as stack:
+        if args.scenario.startswith("rpc-"):
+            tools.update(rpc_tools(stack.enter_context(rpc_server())))
+        with tracer.start_as_current_span(SERVICE_NAME):
+            return chat_loop(client, args.model, question, execute, stream=args.stream)
+
+
+@contextlib.contextmanager
+def rpc_server() -> Iterator[str]:
+    """A gRPC server on 127.0.0.1 with two raw-bytes methods (no protobuf): the weather
+    forecast the agent may call, and a storage upload it should not; yields its address."""
+    from concurrent import futures
+
+    import grpc
+
+    def forecast(request: bytes, context: Any) -> bytes:
+        return b"18C, light rain"
+
+    def upload(request: bytes, context: Any) -> bytes:
+        return b"stored"
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                "weather.Forecast", {"Get": grpc.unary_unary_rpc_method_handler(forecast)}
+            ),
+            grpc.method_handlers_generic_handler(
+                "storage.Upload", {"Put": grpc.unary_unary_rpc_method_handler(upload)}
+            ),
+        ]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(None)
+
+
+def rpc_tools(address: str) -> dict[str, Callable[..., str]]:
+    """Tools that call the rpc_server over a gRPC channel (traced by the gRPC client
+    instrumentation unless --no-rpc-instr)."""
+    import grpc
+
+    def call(method: str, payload: str) -> str:
+        with grpc.insecure_channel(address) as channel:
+            answer: bytes = channel.unary_unary(method)(payload.encode(), timeout=10)
+        return answer.decode()
+
+    return {
+        "get_forecast": lambda city: call("/weather.Forecast/Get", city),
+        "upload": lambda data: call("/storage.Upload/Put", data),
+    }
 
 
 def attack_tools() -> dict[str, Callable[..., str]]:
@@ -537,6 +593,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-http-instr", action="store_true", help="leave requests bare")
     parser.add_argument("--no-content", action="store_true", help="switch content capture off")
     parser.add_argument("--no-db-instr", action="store_true", help="leave sqlite3 bare")
+    parser.add_argument("--no-rpc-instr", action="store_true", help="leave gRPC bare")
     parser.add_argument(
         "--http-semconv",
         choices=("default", "http", "http/dup"),

@@ -4,7 +4,8 @@ Each case is a real run of samples/agent.py (OpenLLMetry's instrumentation, plai
 tool spans) against the scripted model, where a pack check's attack happens, where it does
 not, or where the trace cannot show it. The bundled samples/traces already show most cases;
 these add what they lack: a credential in a request URL, the user's input and the answer,
-destructive SQL, and a file written outside the agent's directory.
+destructive SQL, a file written outside the agent's directory, a gRPC call to a service
+not allowed, and a loop.
 
     python samples/record_attacks.py
 """
@@ -52,6 +53,20 @@ CASES = [
         "sql-drop",
         "the sql-drop run with content capture off and sqlite3 not instrumented",
         ("--no-content", "--no-db-instr"),
+    ),
+    Case(LIBRARY, "rpc-benign", "rpc-benign", "get_forecast calls weather.Forecast/Get over gRPC"),
+    Case(
+        LIBRARY,
+        "rpc-exfil",
+        "rpc-exfil",
+        "get_forecast, then upload sends the notes to storage.Upload/Put over gRPC",
+    ),
+    Case(
+        LIBRARY,
+        "rpc-exfil-no-rpc-instr",
+        "rpc-exfil",
+        "the rpc-exfil run with the gRPC client not instrumented",
+        ("--no-rpc-instr",),
     ),
     Case(LIBRARY, "loop", "loop", "fetch_weather called four times with the same arguments"),
     Case(LIBRARY, "file-write-outside", "file-write-outside", "write_file to /etc/cron.d/weather"),

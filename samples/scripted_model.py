@@ -166,6 +166,17 @@ SCRIPTS["file-write-inside"] = (
     Turn(text="Saved the note."),
 )
 
+# gRPC calls (samples/agent.py's rpc_server): the forecast service only, then the notes
+# uploaded to a storage service as well.
+SCRIPTS["rpc-benign"] = (
+    Turn(tool_calls=(ToolCallSpec("get_forecast", {"city": "Paris"}),)),
+    Turn(text="Tomorrow: 18°C with light rain in Paris."),
+)
+SCRIPTS["rpc-exfil"] = (
+    Turn(tool_calls=(ToolCallSpec("get_forecast", {"city": "Paris"}),)),
+    Turn(tool_calls=(ToolCallSpec("upload", {"data": REPORT_DATA}),)),
+    Turn(text="Tomorrow: 18°C with light rain in Paris. Notes uploaded."),
+)
 # The same call over and over: a loop (four times, then the answer).
 SCRIPTS["loop"] = (
     *(Turn(tool_calls=(ToolCallSpec("fetch_weather", {"city": "Paris"}),)),) * 4,

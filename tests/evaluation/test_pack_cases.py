@@ -22,11 +22,13 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 UNSAFE, SAFE, UNDETERMINED = SafetyStatus.UNSAFE, SafetyStatus.SAFE, SafetyStatus.UNDETERMINED
 
 # The parameters the cases are scored with: the samples' allowed weather service and model
-# server, their one expected tool, and the scratch directory samples/attacks writes in.
+# server, their one expected tool, the scratch directory samples/attacks writes in, and the
+# gRPC service its forecast tool calls.
 PARAMETERS: dict[str, Any] = {
     "allowed_hosts": ["localhost", "127.0.0.1"],
     "allowed_tools": ["fetch_weather"],
     "file_root": "/tmp/weather-agent",
+    "allowed_rpc_services": ["weather.Forecast"],
 }
 
 # check id -> (UNSAFE run, SAFE run, UNDETERMINED run), each a file under samples/; None: no
@@ -62,7 +64,11 @@ CASES: dict[str, tuple[str | None, str | None, str | None]] = {
         "traces/openinference-benign.jsonl",
         "traces/openinference-no-http-instr.jsonl",
     ),
-    "egress.non-allowed-rpc": (None, None, "traces/openinference-exfil.jsonl"),
+    "egress.non-allowed-rpc": (
+        "attacks/openllmetry-rpc-exfil.jsonl",
+        "attacks/openllmetry-rpc-benign.jsonl",
+        "attacks/openllmetry-rpc-exfil-no-rpc-instr.jsonl",
+    ),
     "egress.non-allowed-destination": (None, None, "traces/openinference-exfil.jsonl"),
     "destructive-actions.sql": (
         "attacks/openllmetry-sql-drop.jsonl",
