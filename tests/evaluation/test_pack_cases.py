@@ -8,6 +8,7 @@ docs/policy-packs.md lists the same cases.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -168,3 +169,32 @@ def test_the_baseline_finds_the_samples_exfiltration_and_secrets_with_masked_evi
     shown = " ".join([secret.summary, secret.rationale, *(e.text for e in secret.evidence)])
     assert "[masked:assignment]" in shown
     assert "tok_live_9f3a" not in shown
+
+
+@pytest.mark.parametrize(
+    ("file", "expected", "asked"),
+    [
+        ("traces/openinference-injection.jsonl", UNSAFE, True),
+        ("traces/openinference-benign.jsonl", SAFE, True),
+        ("traces/openinference-injection-no-content.jsonl", UNDETERMINED, False),
+    ],
+)
+def test_the_judged_injection_check_asks_the_policys_judge(file, expected, asked) -> None:
+    """injection.judged, with a judge on 127.0.0.1 that answers yes when the transcript it
+    is shown holds the page's instruction (the stand-in for a model reading it)."""
+    from evaluation.judge_server import Reply, judge_server
+
+    def script(body: dict[str, Any], number: int) -> Reply:
+        shown = json.dumps(body["messages"])
+        return Reply(verdict="yes" if "SYSTEM NOTICE" in shown else "no")
+
+    with judge_server(script) as server:
+        policy = parse_policy(
+            "policy: judged\n"
+            f"judge: {{base_url: '{server.url}', model: judge-1, cache: 'off'}}\n"
+            "include:\n  - pack: builtin:injection\n    with: {judge: true}\n"
+        )
+        results = score_files(SAMPLES / file, policy)
+    (result,) = [r for r in results if r.check_id == "injection.judged"]
+    assert result.status is expected, result.summary
+    assert bool(server.requests) is asked  # no text captured: no request made
