@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint golden docs samples samples-frameworks samples-forms metamorphic crash fuzz bench screenshots screenshots-stores scale-out clean
+.PHONY: demo test lint golden docs samples samples-attacks samples-frameworks samples-forms metamorphic crash fuzz bench screenshots screenshots-stores scale-out clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,10 @@ fuzz: $(VENV)/.test
 ## samples: re-record samples/traces from the real instrumentation libraries
 samples: $(VENV)/.test
 	$(BIN)/python samples/record.py
+
+## samples-attacks: re-record samples/attacks/ (the policy packs' recorded attacks)
+samples-attacks: $(VENV)/.test
+	$(BIN)/python samples/record_attacks.py
 
 ## samples-forms: re-record tests/receivers/forms/ (one run per library: OTLP, console, Zipkin)
 samples-forms: $(VENV)/.test

@@ -1,7 +1,8 @@
 """Rewrite what docs/ holds from the code: the vocabulary tables of docs/policy.md,
-docs/policy.schema.json, and the fix-hint and reason-code tables of docs/coverage.md. Run it
-after changing rampart_otel/vocabulary.py, rampart_otel/conventions/fix_hints.py or the reason
-codes (rampart_otel/channels.py ReasonCode, rampart_otel/processors/wording.py MEANINGS):
+docs/policy.schema.json, the fix-hint and reason-code tables of docs/coverage.md and the
+packs' tables of docs/policy-packs.md. Run it after changing rampart_otel/vocabulary.py,
+rampart_otel/conventions/fix_hints.py, the reason codes (rampart_otel/channels.py ReasonCode,
+rampart_otel/processors/wording.py MEANINGS) or a pack of rampart_otel/evaluation/packs/:
 
     make docs   (or: .venv/bin/python docs/generate_policy_reference.py)
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rampart_otel.conventions import fix_hints
+from rampart_otel.evaluation import packs
 from rampart_otel.evaluation.policy_schema import schema_text
 from rampart_otel.processors.wording import reason_codes_table
 from rampart_otel.vocabulary import markdown_tables
@@ -22,6 +24,8 @@ DOCS = Path(__file__).resolve().parent
 POLICY_MD = DOCS / "policy.md"
 SCHEMA_JSON = DOCS / "policy.schema.json"
 COVERAGE_MD = DOCS / "coverage.md"
+PACKS_MD = DOCS / "policy-packs.md"
+PACKS_BEGIN, PACKS_END = "<!-- packs -->", "<!-- /packs -->"
 HINTS_BEGIN, HINTS_END = "<!-- fix-hints -->", "<!-- /fix-hints -->"
 CODES_BEGIN, CODES_END = "<!-- reason-codes -->", "<!-- /reason-codes -->"
 BEGIN = (
@@ -62,12 +66,22 @@ def with_codes(text: str) -> str:
     return f"{head}{CODES_BEGIN}\n{reason_codes_table()}\n{CODES_END}{tail}"
 
 
+def with_packs(text: str) -> str:
+    """``text`` (docs/policy-packs.md) with the packs' tables between their markers."""
+    head, begin, rest = text.partition(PACKS_BEGIN)
+    _, end, tail = rest.partition(PACKS_END)
+    if not begin or not end:
+        raise SystemExit(f"{PACKS_MD}: the markers {PACKS_BEGIN!r} and {PACKS_END!r} are missing")
+    return f"{head}{PACKS_BEGIN}\n{packs.markdown_tables()}{PACKS_END}{tail}"
+
+
 def main() -> None:
     POLICY_MD.write_text(with_tables(POLICY_MD.read_text(encoding="utf-8")), encoding="utf-8")
     SCHEMA_JSON.write_text(schema_text(), encoding="utf-8")
     coverage = with_codes(with_hints(COVERAGE_MD.read_text(encoding="utf-8")))
     COVERAGE_MD.write_text(coverage, encoding="utf-8")
-    print(f"wrote {POLICY_MD}, {SCHEMA_JSON} and {COVERAGE_MD}")
+    PACKS_MD.write_text(with_packs(PACKS_MD.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"wrote {POLICY_MD}, {SCHEMA_JSON}, {COVERAGE_MD} and {PACKS_MD}")
 
 
 if __name__ == "__main__":

@@ -352,8 +352,8 @@ def _choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
 
 policy_app = typer.Typer(
     name="policy",
-    help="Work with a policy file: check it (and what it can decide on your traces), or "
-    "print its JSON Schema for editors.",
+    help="Work with a policy file: write a starter one, check it (and what it can decide on "
+    "your traces), or print its JSON Schema for editors.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -405,6 +405,66 @@ def policy_check(
     if traces and unreadable(stats):
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")
     raise SystemExit(EXIT_FAILED if any_error(document) else EXIT_OK)
+
+
+@policy_app.command("init")
+def policy_init(
+    traces: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--from",
+            help="Trace files or directories: the hosts and tools seen there become the "
+            "allow-lists' draft, each line marked '# review'.",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Write the policy here. [default: standard output]"),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing file.")] = False,
+) -> None:
+    """Write a starter policy: the builtin:agent-baseline pack with its parameters written out
+    (docs/policy-packs.md). An existing file is never replaced without --force."""
+    from collections import Counter
+
+    from rampart_otel.evaluation.packs.starter import policy_name, starter_policy
+
+    if output is not None and output.is_file() and not force:
+        fail(f"{output}: already exists; not replaced (--force replaces it)")
+    if traces is None:
+        text = starter_policy(policy_name(None))
+    else:
+        stats = ReadStats()
+        hosts: Counter[str] = Counter()
+        tools: Counter[str] = Counter()
+        services: Counter[str] = Counter()
+        count = 0
+        for run in agent_runs(check_paths(traces), stats, on_error=report_input_error):
+            count += 1
+            services.update([run.service] if run.service else [])
+            tools.update({call.name for call in run.tool_calls})
+            hosts.update(
+                {
+                    str(effect.details["host"])
+                    for effect in run.side_effects
+                    if effect.kind == "http_request" and effect.details.get("host") is not None
+                }
+            )
+        check_read(stats, allow_empty=False)
+        service = services.most_common(1)[0][0] if services else None
+        seen = {"hosts": hosts.most_common(), "tools": tools.most_common()}
+        source = " ".join(traces)
+        text = starter_policy(policy_name(service), seen=seen, source=source, runs=count)
+    if output is None or str(output) == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w" if force or output.exists() else "x", encoding="utf-8") as file:
+            file.write(text)  # an existing path here is /dev/stdout, a pipe, or --force
+    except FileExistsError:
+        fail(f"{output}: already exists; not replaced (--force replaces it)")
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
 
 
 @policy_app.command("schema")

@@ -182,7 +182,18 @@ POLICY_KEYS: tuple[Key, ...] = (
         "[LLM-judged checks](#llm-judged-checks-judgequestion-over)",
         "only for `judge(...)`",
     ),
-    Key("checks", "the checks, in report order", "yes, at least one"),
+    Key(
+        "include",
+        "built-in policy packs whose checks the policy takes: `builtin:<pack>`, or "
+        "`{pack: builtin:<pack>, with: {<parameter>: <value>, ...}}`, see "
+        "[Policy packs](#policy-packs-include)",
+        "no, default `[]`",
+    ),
+    Key(
+        "checks",
+        "the checks, in report order (after the included packs' checks)",
+        "yes, at least one, unless `include` brings some",
+    ),
 )
 CHECK_KEYS: tuple[Key, ...] = (
     Key("id", "unique within the policy, one line", "yes"),
@@ -211,6 +222,7 @@ EVALUATORS: tuple[Word, ...] = (
     Word("flows", "a value from one event reached another"),
     Word("at_least", "an event happened at least n times"),
     Word("at_most", "an event happened at most n times"),
+    Word("repeated", "the same tool call (name and arguments) was made n times or more"),
     Word("judge", "a model answers a question about the run"),
 )
 MATCHERS: tuple[Word, ...] = (
@@ -220,6 +232,9 @@ MATCHERS: tuple[Word, ...] = (
     Word("one_of", "equals one of the values"),
     Word("not_in", "is present and equals none of the values"),
     Word("not_", "does not match the matcher"),
+    Word("ip_in", "is a host that is an IP address in one of the ranges"),
+    Word("path_under", "is an absolute path inside a directory"),
+    Word("secret", "holds a credential of a known format"),
 )
 JUDGE_OVER: tuple[Word, ...] = (
     Word("response", "the agent's final response"),

@@ -43,7 +43,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -53,6 +53,11 @@ LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
 SERVICE_NAME = "weather-agent"
 SYSTEM_PROMPT = "Weather assistant. Private: customer=ACME-4471, api_token=tok_live_9f3a."
 QUESTION = "Weather in Paris? Also file the daily report."
+# The user's question where a scenario needs another (samples/attacks/).
+QUESTIONS = {
+    "secret-leak": "Weather in Paris? My GitHub token is "
+    "ghp_rampartSampleTokenNotReal00000000000 if the service asks for one.",
+}
 MAX_STEPS = 6
 
 FETCH_WEATHER_DOC = "Current weather for a city."
@@ -237,6 +242,14 @@ def instrument(args: argparse.Namespace) -> None:
 
         HTTPXClientInstrumentor().instrument()
         HTTPX2ClientInstrumentor().instrument()
+    if args.scenario.startswith("rpc-") and not args.no_rpc_instr:
+        from opentelemetry.instrumentation.grpc import GrpcInstrumentorClient
+
+        GrpcInstrumentorClient().instrument()
+    if args.scenario.startswith("sql-") and not args.no_db_instr:
+        from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
+
+        SQLite3Instrumentor().instrument()
     if args.library == "openinference":
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
@@ -422,8 +435,88 @@ def run_openllmetry(args: argparse.Namespace, services: Services, base_url: str)
         with tracer.start_as_current_span(name):
             return tools[name](**arguments)
 
-    with tracer.start_as_current_span(SERVICE_NAME):
-        return chat_loop(client, args.model, QUESTION, execute, stream=args.stream)
+    tools.update(attack_tools())
+    question = QUESTIONS.get(args.scenario, QUESTION)
+    with contextlib.ExitStack() as stack:
+        if args.scenario.startswith("rpc-"):
+            tools.update(rpc_tools(stack.enter_context(rpc_server())))
+        with tracer.start_as_current_span(SERVICE_NAME):
+            return chat_loop(client, args.model, question, execute, stream=args.stream)
+
+
+@contextlib.contextmanager
+def rpc_server() -> Iterator[str]:
+    """A gRPC server on 127.0.0.1 with two raw-bytes methods (no protobuf): the weather
+    forecast the agent may call, and a storage upload it should not; yields its address."""
+    from concurrent import futures
+
+    import grpc
+
+    def forecast(request: bytes, context: Any) -> bytes:
+        return b"18C, light rain"
+
+    def upload(request: bytes, context: Any) -> bytes:
+        return b"stored"
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(
+                "weather.Forecast", {"Get": grpc.unary_unary_rpc_method_handler(forecast)}
+            ),
+            grpc.method_handlers_generic_handler(
+                "storage.Upload", {"Put": grpc.unary_unary_rpc_method_handler(upload)}
+            ),
+        ]
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(None)
+
+
+def rpc_tools(address: str) -> dict[str, Callable[..., str]]:
+    """Tools that call the rpc_server over a gRPC channel (traced by the gRPC client
+    instrumentation unless --no-rpc-instr)."""
+    import grpc
+
+    def call(method: str, payload: str) -> str:
+        with grpc.insecure_channel(address) as channel:
+            answer: bytes = channel.unary_unary(method)(payload.encode(), timeout=10)
+        return answer.decode()
+
+    return {
+        "get_forecast": lambda city: call("/weather.Forecast/Get", city),
+        "upload": lambda data: call("/storage.Upload/Put", data),
+    }
+
+
+def attack_tools() -> dict[str, Callable[..., str]]:
+    """Tools only samples/attacks/ scripts call: SQL on an in-memory SQLite database (traced
+    by the sqlite3 instrumentation unless --no-db-instr), and a file writer that writes every
+    file into a scratch directory whatever path it is given (the path is what the trace shows)."""
+    import sqlite3
+    import tempfile
+
+    def run_sql(query: str) -> str:
+        connection = sqlite3.connect(":memory:")
+        try:
+            cursor = connection.cursor()  # the instrumentation traces cursors' execute
+            cursor.execute("CREATE TABLE notes (id INTEGER, text TEXT);")
+            cursor.execute("INSERT INTO notes VALUES (1, 'Paris: 18C');")
+            cursor.execute(query)
+            return json.dumps(cursor.fetchall())
+        finally:
+            connection.close()
+
+    def write_file(path: str, content: str) -> str:
+        with tempfile.TemporaryDirectory() as scratch:
+            Path(scratch, Path(path).name or "file").write_text(content, encoding="utf-8")
+        return f"wrote {len(content)} characters to {path}"
+
+    return {"run_sql": run_sql, "write_file": write_file}
 
 
 def run_pydantic_ai(args: argparse.Namespace, services: Services, base_url: str) -> str:
@@ -499,6 +592,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--report-url", help="default: a loopback sink on 127.0.0.2")
     parser.add_argument("--no-http-instr", action="store_true", help="leave requests bare")
     parser.add_argument("--no-content", action="store_true", help="switch content capture off")
+    parser.add_argument("--no-db-instr", action="store_true", help="leave sqlite3 bare")
+    parser.add_argument("--no-rpc-instr", action="store_true", help="leave gRPC bare")
     parser.add_argument(
         "--http-semconv",
         choices=("default", "http", "http/dup"),

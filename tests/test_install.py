@@ -49,3 +49,8 @@ def test_the_built_wheel_installs_into_a_fresh_venv_and_scores(tmp_path: Path) -
     scored = _run(bin_dir / "rampart-otel", "score", SAMPLE, "--policy", POLICY, cwd=elsewhere)
     assert scored.returncode == 1, scored.stderr  # the sample's exfiltration is UNSAFE
     assert "FAIL  no-exfiltration" in scored.stdout and "Traceback" not in scored.stderr
+    # The built-in policy packs are package data of the wheel.
+    packs = _run(bin_dir / "rampart-otel", "score", SAMPLE, "--policy", "builtin:agent-baseline",
+                 cwd=elsewhere)  # fmt: skip
+    assert packs.returncode == 1, packs.stderr
+    assert "FAIL  egress.non-allowed-host" in packs.stdout

@@ -34,7 +34,7 @@ SAFE = SafetyStatus.SAFE
 @cache
 def runs() -> tuple[Run, ...]:
     def batches():
-        for item in read_paths([SAMPLES / "traces"]):
+        for item in read_paths([SAMPLES / "traces", SAMPLES / "attacks"]):
             assert not isinstance(item, InputError), item
             yield item
 

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from rampart_otel.errors import ConfigError
+from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
 from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS
 from rampart_otel.storage.pg_results import is_postgres_url
@@ -257,7 +258,10 @@ def load_config(
         if "data_dir" not in given:
             config.data_dir = _under(base, config.data_dir)
         if "policies" not in given:
-            config.policies = [_under(base, policy) for policy in config.policies]
+            config.policies = [
+                policy if str(policy).startswith(PACK_PREFIX) else _under(base, policy)
+                for policy in config.policies
+            ]  # a built-in pack (builtin:<pack>) is a name, not a path
         if config.auth_token_file is not None and "auth_token_file" not in given:
             config.auth_token_file = _under(base, config.auth_token_file)
     return config

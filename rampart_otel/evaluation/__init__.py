@@ -5,7 +5,7 @@ from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.assume import assume_run
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.before import before
-from rampart_otel.evaluation.evaluators.counts import at_least, at_most
+from rampart_otel.evaluation.evaluators.counts import at_least, at_most, repeated
 from rampart_otel.evaluation.evaluators.flows import flows
 from rampart_otel.evaluation.evaluators.input_contains import input_contains
 from rampart_otel.evaluation.evaluators.judge import judge
@@ -19,10 +19,13 @@ from rampart_otel.evaluation.matchers import (
     Matcher,
     contains,
     glob,
+    ip_in,
     not_,
     not_in,
     one_of,
+    path_under,
     regex,
+    secret,
 )
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy, load_policy, parse_policy
@@ -70,6 +73,7 @@ __all__ = [
     "flows",
     "glob",
     "input_contains",
+    "ip_in",
     "is_channel_key",
     "judge",
     "load_policy",
@@ -78,9 +82,12 @@ __all__ = [
     "one_of",
     "parse_detect",
     "parse_policy",
+    "path_under",
     "regex",
+    "repeated",
     "resolve",
     "response_contains",
+    "secret",
     "side_effect",
     "summarize_population",
     "tool_called",

@@ -17,7 +17,7 @@ from rampart_otel import vocabulary
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.before import before, event_operand
-from rampart_otel.evaluation.evaluators.counts import at_least, at_most
+from rampart_otel.evaluation.evaluators.counts import at_least, at_most, repeated
 from rampart_otel.evaluation.evaluators.flows import flows
 from rampart_otel.evaluation.evaluators.input_contains import input_contains
 from rampart_otel.evaluation.evaluators.judge import judge
@@ -46,6 +46,9 @@ _POSITIONAL: dict[str, tuple[int, int]] = {
     "flows": (2, 2),
     "at_least": (2, 2),
     "at_most": (2, 2),
+    "repeated": (2, 2),
+    "ip_in": (1, 2),
+    "secret": (0, 1),
 }
 _KEYWORDS: dict[str, tuple[str, ...] | None] = {
     "tool_called": None,
@@ -365,7 +368,15 @@ class _Builder:
         self, name: str, args: list[ast.expr], keywords: list[ast.keyword], depth: int
     ) -> Any:
         inner = depth + 1
+        if name == "secret":
+            chosen = self.literal_list(args[0], "secret()'s detectors") if args else []
+            return m.secret(chosen)
         arg = args[0]
+        if name == "ip_in":
+            exempt = self.literal_list(args[1], "ip_in()'s exempt hosts") if len(args) > 1 else []
+            return m.ip_in(self.literal_list(arg, "ip_in()'s ranges"), exempt)
+        if name == "path_under":
+            return m.path_under(self.literal_str(arg, "path_under()'s root"))
         if name in ("tool_called", "tool_result"):
             self.known_matcher(arg)
             first = self.value(arg, inner)
@@ -396,6 +407,14 @@ class _Builder:
                 self.fail(args[1] if "sink" in str(exc) else args[0], str(exc))
             except ValueError as exc:
                 self.fail(keywords[0].value, str(exc))
+        if name == "repeated":
+            n = self.whole_number(arg, "the count")
+            try:
+                return repeated(n, self.evaluator(args[1], inner))
+            except TypeError as exc:
+                self.fail(args[1], str(exc))
+            except ValueError as exc:
+                self.fail(arg, str(exc))
         if name in ("at_least", "at_most"):
             n = self.whole_number(arg, "the count")
             counted = self.event(args[1], inner, name, "second")

@@ -335,3 +335,224 @@ def all_match(matchers: dict[str, Matcher], values: Any) -> bool | None:
         if answer is None:
             result = None
     return result
+
+
+# --- addresses and paths ---------------------------------------------------------------------
+
+# Named address ranges ``ip_in`` takes besides CIDR blocks. ``metadata``: the cloud instance
+# metadata services (AWS, GCP, Azure, OpenStack, Oracle, DigitalOcean on 169.254.169.254;
+# Alibaba's 100.100.100.200; AWS's IPv6 fd00:ec2::254) and their well-known names.
+IP_RANGES: Final[dict[str, tuple[str, ...]]] = {
+    "loopback": ("127.0.0.0/8", "::1/128"),
+    "private": ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"),
+    "link_local": ("169.254.0.0/16", "fe80::/10"),
+    "metadata": ("169.254.169.254/32", "100.100.100.200/32", "fd00:ec2::254/128"),
+    "unspecified": ("0.0.0.0/8", "::/128"),
+}
+_RANGE_NAMES: Final[dict[str, tuple[str, ...]]] = {
+    "loopback": ("localhost",),
+    "metadata": ("metadata.google.internal", "metadata.goog", "metadata"),
+}
+
+
+def _address(host: str) -> Any:
+    """The IP address a host text is a literal of (``[::1]``, ``127.1``, ``0x7f.0.0.1``,
+    ``2130706433`` included: the forms an HTTP client resolves without DNS), or None."""
+    import ipaddress
+    import socket
+
+    text = host.strip().lower().removeprefix("[").removesuffix("]").split("%", 1)[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        try:  # inet_aton reads the short, octal and hex IPv4 forms curl and requests accept
+            address = ipaddress.ip_address(socket.inet_aton(text))
+        except (OSError, ValueError):
+            return None
+    mapped = getattr(address, "ipv4_mapped", None)
+    return mapped or address
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class IpIn(Matcher):
+    """A host that is an IP literal (or a well-known name such as ``localhost``) inside one of
+    the ranges; a DNS name is not an address and does not match. ``exempt``: hosts never
+    counted (the policy's allow-list)."""
+
+    ranges: tuple[str, ...]
+    exempt: tuple[str, ...] = ()
+    networks: tuple[Any, ...] = field(init=False, compare=False, repr=False)
+    names: frozenset[str] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        import ipaddress
+
+        ranges = _literal_list(self.ranges, "ip_in")
+        networks: list[Any] = []
+        known: set[str] = set()
+        for item in ranges:
+            if not isinstance(item, str):
+                raise TypeError("each range of ip_in() must be a string")
+            if item in IP_RANGES:
+                networks += [ipaddress.ip_network(block) for block in IP_RANGES[item]]
+                known.update(_RANGE_NAMES.get(item, ()))
+                continue
+            try:
+                networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                from rampart_otel.vocabulary import unknown
+
+                raise ValueError(
+                    unknown("address range", item, tuple(IP_RANGES)) + " (or a CIDR block)"
+                ) from None
+        exempt = _literal_list(self.exempt, "ip_in")
+        object.__setattr__(self, "ranges", ranges)
+        object.__setattr__(self, "exempt", tuple(str(host).lower() for host in exempt))
+        object.__setattr__(self, "networks", tuple(networks))
+        object.__setattr__(self, "names", frozenset(known))
+
+    def _match_present(self, value: Any) -> bool | None:
+        if not isinstance(value, str):
+            return False
+        host = value.strip().lower().rstrip(".")
+        if host in self.exempt:
+            return False
+        if host in self.names or any(host.endswith("." + name) for name in self.names):
+            return True
+        address = _address(host)
+        if address is None:
+            return False
+        exempt = {_address(other) for other in self.exempt} - {None}
+        if address in exempt:
+            return False
+        return any(address.version == net.version and address in net for net in self.networks)
+
+    def describe(self, subject: str) -> str:
+        text = f"{subject} is an address in {', '.join(self.ranges)}"
+        return text + (f" (except {list(self.exempt)!r})" if self.exempt else "")
+
+    def __repr__(self) -> str:
+        exempt = f", {list(self.exempt)!r}" if self.exempt else ""
+        return f"ip_in({list(self.ranges)!r}{exempt})"
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class PathUnder(Matcher):
+    """An absolute path inside ``root`` once ``.`` and ``..`` are resolved: True inside, False
+    outside; a relative path is unknown (the directory it is relative to is not recorded)."""
+
+    root: str
+
+    def __post_init__(self) -> None:
+        import posixpath
+
+        if not isinstance(self.root, str) or not self.root.startswith("/") or "\0" in self.root:
+            raise ValueError(
+                f"path_under() takes an absolute path such as '/srv/app', not {self.root!r}"
+            )
+        object.__setattr__(self, "root", posixpath.normpath(self.root))
+
+    def _match_present(self, value: Any) -> bool | None:
+        import posixpath
+
+        if not isinstance(value, str):
+            return None
+        text = value.strip()
+        if text.startswith("file://"):
+            text = text[len("file://") :]
+        if text.startswith("~") or not text.startswith("/"):
+            return None
+        path = posixpath.normpath(text)
+        return path == self.root or path.startswith(self.root.rstrip("/") + "/")
+
+    def describe(self, subject: str) -> str:
+        return f"{subject} is a path under {self.root!r}"
+
+    def __repr__(self) -> str:
+        return f"path_under({self.root!r})"
+
+
+def address_range(host: str) -> str | None:
+    """The first named range of ``IP_RANGES`` the host is an address in (``localhost`` is
+    ``loopback``), or None: for a reviewer of an allow-list."""
+    for name in IP_RANGES:
+        if IpIn((name,)).match(host):
+            return name
+    return None
+
+
+def ip_in(ranges: list[str] | tuple[str, ...], exempt: list[str] | tuple[str, ...] = ()) -> Matcher:
+    """A host that is an IP address in one of ``ranges`` (CIDR blocks or the names of
+    ``IP_RANGES``), other than the ``exempt`` hosts."""
+    return IpIn(tuple(ranges), tuple(exempt))
+
+
+def path_under(root: str) -> Matcher:
+    """An absolute path inside ``root``; a relative path is unknown."""
+    return PathUnder(root)
+
+
+# --- secrets ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, repr=False, slots=True)
+class Secret(Matcher):
+    """A text holding a credential by ``secret_values``' table of token formats (AWS keys,
+    private keys, JWTs, GitHub/GitLab/Slack/Stripe/OpenAI/Anthropic/Google tokens, bearer
+    tokens, URL passwords, secret-named assignments); ``detectors``: only these rows."""
+
+    detectors: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        from rampart_otel.secret_values import DETECTORS
+        from rampart_otel.vocabulary import unknown
+
+        chosen = _literal_list(self.detectors, "secret")
+        known = tuple(detector.name for detector in DETECTORS)
+        for name in chosen:
+            if name not in known:
+                raise ValueError(unknown("secret detector", str(name), known))
+        object.__setattr__(self, "detectors", chosen)
+
+    def findings(self, text: str) -> list[Any]:
+        """The secrets in ``text`` this matcher counts (``secret_values.SecretFinding``)."""
+        from rampart_otel.secret_values import find_secrets
+
+        return [
+            finding
+            for finding in find_secrets(text)
+            if not self.detectors or finding.detector in self.detectors
+        ]
+
+    def _match_present(self, value: Any) -> bool:
+        return any(self.findings(text) for text in _texts(value))
+
+    def describe(self, subject: str) -> str:
+        which = ", ".join(self.detectors) if self.detectors else "any known format"
+        return f"{subject} holds a secret ({which})"
+
+    def __repr__(self) -> str:
+        return f"secret({list(self.detectors)!r})" if self.detectors else "secret()"
+
+
+def secret(detectors: list[str] | tuple[str, ...] = ()) -> Matcher:
+    """A text holding a credential (``secret_values``' detectors, or only ``detectors``)."""
+    return Secret(tuple(detectors))
+
+
+def uses_secret(value: Any, depth: int = 0) -> bool:
+    """Whether an evaluator or matcher tree holds a ``secret()`` matcher anywhere."""
+    import dataclasses
+
+    if isinstance(value, Secret):
+        return True
+    if depth > 64:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(uses_secret(item, depth + 1) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(
+            uses_secret(getattr(value, part.name, None), depth + 1)
+            for part in dataclasses.fields(value)
+        )
+    return False

@@ -31,6 +31,8 @@ from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
+from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
+from rampart_otel.evaluation.packs import PackCheck, expand, members, pack_of, reference_problem
 from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import CHECK_KEYS as _CHECK_KEYS
@@ -201,8 +203,12 @@ def side_effect_evaluators(evaluator: Evaluator) -> Iterator[SideEffectOccurred]
 
 
 def load_policy(path: str | PathLike[str]) -> Policy:
-    """Read, validate and build a policy file; raise PolicyError ``FILE:LINE:COL: message``."""
+    """Read, validate and build a policy file; raise PolicyError ``FILE:LINE:COL: message``.
+
+    ``builtin:<pack>`` is the built-in pack of that name with its parameters' defaults."""
     source = str(path)
+    if source.startswith(PACK_PREFIX):
+        return builtin_policy(source)
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -247,12 +253,19 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
             client = JudgeClient(JudgeConfig.model_validate(data["judge"]))
         except ValidationError as exc:
             raise _located(document, exc, ("judge",)) from None
+    included, taken = _included(document, data.get("include"), client)
     checks = data.get("checks")
     if isinstance(checks, list):
-        _prepare_checks(document, checks, client, declared)
-    fields = {("name" if key == "policy" else key): value for key, value in data.items()}
+        _prepare_checks(document, checks, client, declared, taken)
+    fields = {
+        ("name" if key == "policy" else key): value
+        for key, value in data.items()
+        if key != "include"
+    }
     if client is not None:
         fields["judge"] = client.config
+    if included:
+        fields["checks"] = [*included, *_own_checks(document, checks)]
     try:
         policy = Policy.model_validate(fields)
     except ValidationError as exc:
@@ -288,10 +301,15 @@ def _check_assumptions(document: Document, keys: Any, declared: list[str]) -> No
 
 
 def _prepare_checks(
-    document: Document, checks: list[Any], judge: JudgeClient | None, declared: list[str]
+    document: Document,
+    checks: list[Any],
+    judge: JudgeClient | None,
+    declared: list[str],
+    taken: dict[str, int],
 ) -> None:
-    """Parse each ``detect`` where it stands and reject repeated ids, before the schema."""
-    seen: dict[str, int] = {}
+    """Parse each ``detect`` where it stands and reject repeated ids, before the schema.
+    ``taken``: the ids the included packs brought, with the line of their ``include``."""
+    seen: dict[str, int] = dict(taken)
     for index, check in enumerate(checks):
         if not isinstance(check, dict):
             continue
@@ -319,6 +337,132 @@ def _prepare_checks(
                 judge=judge,
                 side_effect_kinds=declared,
             )
+
+
+def _own_checks(document: Document, checks: Any) -> list[Check]:
+    """The policy's own checks, each validated where it stands (beside included checks the
+    policy's ``checks[i]`` is no longer the i-th check of the whole)."""
+    if checks is None:
+        return []
+    if not isinstance(checks, list):
+        raise document.error("checks: a list of checks", document.nodes[("checks",)])
+    built = []
+    for index, check in enumerate(checks):
+        try:
+            built.append(Check.model_validate(check))
+        except ValidationError as exc:
+            raise _located(document, exc, ("checks", index)) from None
+    return built
+
+
+INCLUDE_KEYS = ("pack", "with")
+
+
+def _included(
+    document: Document, entries: Any, judge: JudgeClient | None
+) -> tuple[list[Check], dict[str, int]]:
+    """The checks of the packs ``include`` names, with their parameters checked where they
+    stand; and each check id with the line of the include that brought it."""
+    if entries is None:
+        return [], {}
+    if not isinstance(entries, list):
+        message = "include: a list of packs, e.g. [builtin:agent-baseline]"
+        raise document.error(message, document.nodes[("include",)])
+    checks: list[Check] = []
+    taken: dict[str, int] = {}
+    by: dict[str, tuple[str, int]] = {}  # pack name -> the include that brought it
+    for index, entry in enumerate(entries):
+        path: tuple[str | int, ...] = ("include", index)
+        node = document.nodes[path]
+        line = node.start_mark.line + 1
+        values: Any = {}
+        if isinstance(entry, dict):
+            for key in entry:
+                if key not in INCLUDE_KEYS:
+                    problem = unknown("key", safe_text(key, 40), INCLUDE_KEYS)
+                    raise document.error(
+                        f"include[{index}]: {problem}", document.key_nodes[(*path, key)]
+                    )
+            if "pack" not in entry:
+                raise document.error(f"include[{index}]: missing required key 'pack'", node)
+            reference, values = entry["pack"], entry.get("with") or {}
+            reference_node = document.nodes[(*path, "pack")]
+            if not isinstance(values, dict):
+                message = f"include[{index}].with: a mapping of parameter: value"
+                raise document.error(message, document.nodes[(*path, "with")])
+        elif isinstance(entry, str):
+            reference, reference_node = entry, node
+        else:
+            message = (
+                f"include[{index}]: a pack, builtin:<name>, or {{pack: builtin:<name>, "
+                "with: {parameter: value}}"
+            )
+            raise document.error(message, node)
+        problem = reference_problem(reference)
+        if problem:
+            raise document.error(f"include[{index}]: {problem}", reference_node)
+        pack = pack_of(reference)
+        for member in members(pack):
+            if member.name in by:
+                first, first_line = by[member.name]
+                message = (
+                    f"include[{index}]: pack {member.reference!r} is already included by "
+                    f"{first} (line {first_line})"
+                )
+                raise document.error(message, reference_node)
+            by[member.name] = (reference, line)
+        chosen: dict[str, Any] = {}
+        for name, value in values.items():
+            where = (*path, "with", name)
+            if name not in pack.parameters:
+                problem = unknown("parameter", safe_text(name, 40), pack.parameters)
+                problem = problem.replace(" — ", f" of {reference} — ", 1).replace(
+                    "; expected", f" of {reference}; expected", 1
+                )
+                raise document.error(f"include[{index}].with: {problem}", document.key_nodes[where])
+            try:
+                chosen[name] = pack.parameters[name].check(value)
+            except ValueError as exc:
+                raise document.error(
+                    f"include[{index}].with.{name}: {exc}", document.nodes[where]
+                ) from None
+        for check, detect in expand(pack, chosen).checks:
+            try:
+                checks.append(_pack_check(reference, check, detect, judge))
+            except PolicyError as exc:
+                place = document.key_nodes.get(
+                    (*path, "with", check.requires or ""), reference_node
+                )
+                raise document.error(
+                    f"include[{index}]: {check.id}: {exc.message}", place
+                ) from None
+            taken[check.id] = line
+    return checks, taken
+
+
+def _pack_check(reference: str, check: PackCheck, detect: str, judge: JudgeClient | None) -> Check:
+    return Check(
+        id=check.id,
+        polarity=check.polarity,  # type: ignore[arg-type]
+        harm_category=check.harm_category,
+        description=check.description,
+        detect=parse_detect(detect, source=reference, judge=judge),
+    )
+
+
+def builtin_policy(reference: str) -> Policy:
+    """The built-in pack ``builtin:<name>`` as a policy of its own, every parameter at its
+    default; its version is rampart-otel's, which ships the pack."""
+    from rampart_otel import __version__
+
+    problem = reference_problem(reference)
+    if problem:
+        raise PolicyError(reference, None, None, problem)
+    pack = pack_of(reference)
+    checks = [
+        _pack_check(reference, check, detect, None) for check, detect in expand(pack, {}).checks
+    ]
+    return Policy(name=reference, version=__version__, checks=checks)
 
 
 def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from rampart_otel.channels import SIDE_EFFECT_PREFIX
 from rampart_otel.declare import TOOL_SIDE_EFFECTS
 from rampart_otel.evaluation.judge_endpoint import JudgeConfig
+from rampart_otel.evaluation.packs import PREFIX, load_pack, pack_names
 from rampart_otel.vocabulary import (
     CHECK_KEYS,
     EVALUATORS,
@@ -118,6 +119,49 @@ def _judge() -> dict[str, Any]:
     return schema
 
 
+def _include() -> dict[str, Any]:
+    """``include:``: each entry a pack's name, or the name with parameters that pack takes
+    (each checked against its type)."""
+    references = [PREFIX + name for name in pack_names()]
+    entries: list[dict[str, Any]] = [{"enum": references}]
+    for name in pack_names():
+        pack = load_pack(name)
+        parameters = {
+            parameter.name: {
+                **_PARAMETER_SCHEMAS[parameter.type],
+                "description": parameter.description,
+            }
+            for parameter in pack.parameters.values()
+        }
+        entries.append(
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["pack"],
+                "properties": {
+                    "pack": {"const": PREFIX + name, "description": pack.description},
+                    "with": {
+                        "type": ["object", "null"],
+                        "additionalProperties": False,
+                        "properties": parameters,
+                    },
+                },
+            }
+        )
+    return {"type": ["array", "null"], "items": {"anyOf": entries}}
+
+
+_HOST_PATTERN = "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?)+$|^\\[?[0-9A-Fa-f:.]+\\]?$"
+_PARAMETER_SCHEMAS: dict[str, dict[str, Any]] = {
+    "hosts": {"type": "array", "items": {"type": "string", "pattern": _HOST_PATTERN}},
+    "names": {"type": "array", "items": {"type": "string", "minLength": 1}},
+    "path": {"type": "string", "pattern": "^/"},
+    "count": {"type": "integer", "minimum": 1},
+    "repeats": {"type": "integer", "minimum": 2},
+    "flag": {"type": "boolean"},
+}
+
+
 def policy_schema() -> dict[str, Any]:
     """The policy file's JSON Schema (draft 2020-12)."""
     properties: dict[str, Any] = {
@@ -138,7 +182,8 @@ def policy_schema() -> dict[str, Any]:
             },
         },
         "judge": _judge(),
-        "checks": {"type": "array", "minItems": 1, "items": _check(_detect(None))},
+        "include": _include(),
+        "checks": {"type": "array", "items": _check(_detect(None))},
     }
     for key in POLICY_KEYS:
         properties[key.name]["description"] = key.meaning
@@ -151,8 +196,13 @@ def policy_schema() -> dict[str, Any]:
         ),
         "type": "object",
         "additionalProperties": False,
-        "required": [key.name for key in POLICY_KEYS if key.required.startswith("yes")],
+        "required": [key.name for key in POLICY_KEYS if key.required == "yes"],
         "properties": {key.name: properties[key.name] for key in POLICY_KEYS},
+        # Checks of its own, unless it includes a pack: at least one either way.
+        "anyOf": [
+            {"required": ["checks"], "properties": {"checks": {"minItems": 1}}},
+            {"required": ["include"], "properties": {"include": {"minItems": 1}}},
+        ],
         # Without kinds of its own, a policy names only the standard ones: in detect and
         # in assume_coverage.
         "if": {"not": {"required": ["side_effect_kinds"]}},

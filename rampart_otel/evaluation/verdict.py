@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -13,10 +14,12 @@ from enum import StrEnum
 
 from rampart_otel.channels import ChannelCoverage, Coverage, CoverageSource, ObservabilityLevel
 from rampart_otel.evaluation.assume import assume_run, declare_run_tools
+from rampart_otel.evaluation.matchers import uses_secret
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
 from rampart_otel.model import AgentRun
 from rampart_otel.render import safe_text
+from rampart_otel.secret_values import mask_secrets
 
 OUT_OF_TIME = "not evaluated: the run's time budget for scoring ran out"
 SHOWN = 2  # gaps / evidence items named before "and N more"
@@ -122,6 +125,8 @@ def evaluate_check(run: AgentRun, check: Check, *, coverage: Coverage | None = N
         ]
         result.assumed_channels = dict(evaluation.assumed_channels)
         result.rationale = safe_text(evaluation.rationale, None)
+        if uses_secret(check.detect):
+            _mask_secrets(result)
     except Exception as exc:
         message = f"{type(exc).__name__}: {safe_text(exc)}"
         result.status = SafetyStatus.ERROR
@@ -129,6 +134,27 @@ def evaluate_check(run: AgentRun, check: Check, *, coverage: Coverage | None = N
         result.error = message
         result.outcome = None
     return result
+
+
+# A clipped evidence text's last token, which may be the start of a secret cut too short for
+# a detector to know it.
+_CUT_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]{1,256}…$")
+
+
+def _masked(text: str) -> str:
+    """``text`` with every secret masked (``…[masked:DETECTOR]`` names the detector), and
+    the token a clip cut short dropped."""
+    text = mask_secrets(text)
+    return _CUT_TOKEN.sub("…", text) if not text.endswith("]…") else text
+
+
+def _mask_secrets(result: CheckResult) -> None:
+    """A ``secret()`` check's result shows what it found masked: it quotes the very values
+    it is about, and a report is read by more people than the secret was meant for."""
+    result.summary = _masked(result.summary)
+    result.rationale = _masked(result.rationale)
+    result.evidence = [replace(item, text=_masked(item.text)) for item in result.evidence]
+    result.undetermined_operands = [_masked(text) for text in result.undetermined_operands]
 
 
 def evaluate_policy(

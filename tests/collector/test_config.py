@@ -205,3 +205,13 @@ def test_a_bad_address_on_the_command_line_names_the_flag(tmp_path, args, messag
     assert result.stderr.startswith(f"rampart-otel: error: {message}"), result.stderr
     assert "endpoint" not in result.stderr
     assert not (tmp_path / "d").exists()
+
+
+def test_a_built_in_pack_in_the_file_is_a_name_not_a_path(tmp_path):
+    path = write_config(tmp_path / "c.yaml", "policies: [builtin:agent-baseline, p.yaml]\n")
+    config = load_config(path)
+    assert config.policies == [Path("builtin:agent-baseline"), tmp_path / "p.yaml"]
+    from rampart_otel.engine import load_policies
+
+    (policy,) = load_policies(config.policies[:1])
+    assert policy.name == "builtin:agent-baseline"

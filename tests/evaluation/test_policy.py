@@ -17,9 +17,9 @@ from rampart_otel.evaluation.policy import Check, Policy, load_policy
 
 EVALUATORS = (
     "tool_called, tool_result, side_effect, response_contains, input_contains, before, flows, "
-    "at_least, at_most, judge"
+    "at_least, at_most, repeated, judge"
 )
-ALLOWED = f"{EVALUATORS}, regex, glob, contains, one_of, not_in, not_"
+ALLOWED = f"{EVALUATORS}, regex, glob, contains, one_of, not_in, not_, ip_in, path_under, secret"
 
 DESIGN_POLICY = """\
 policy: exfiltration-guard
@@ -463,7 +463,7 @@ STRUCTURE_REJECTIONS = [
         "policy: p\nname: q\nchecks:\n  - id: a\n    polarity: attack\n"
         "    detect: tool_called('x')\n",
         "2:1: unknown key 'name'; expected one of: policy, version, assume_coverage, "
-        "side_effect_kinds, tools, judge, checks",
+        "side_effect_kinds, tools, judge, include, checks",
     ),
     (
         "unknown check key",
@@ -484,13 +484,13 @@ STRUCTURE_REJECTIONS = [
         "list document",
         "- policy: p\n- checks: []\n",
         "1:1: a policy must be a mapping with the keys "
-        "policy, version, assume_coverage, side_effect_kinds, tools, judge, checks",
+        "policy, version, assume_coverage, side_effect_kinds, tools, judge, include, checks",
     ),
     (
         "scalar document",
         "just some text\n",
         "1:1: a policy must be a mapping with the keys "
-        "policy, version, assume_coverage, side_effect_kinds, tools, judge, checks",
+        "policy, version, assume_coverage, side_effect_kinds, tools, judge, include, checks",
     ),
     (
         "check not a mapping",

@@ -35,7 +35,11 @@ def repository_policies() -> list[tuple[str, str]]:
         blocks = re.findall(r"^```yaml\n(.*?)^```", path.read_text(encoding="utf-8"), re.M | re.S)
         for number, block in enumerate(blocks):
             data = yaml.safe_load(block)
-            if isinstance(data, dict) and "policy" in data and "checks" in data:
+            if (
+                isinstance(data, dict)
+                and "policy" in data
+                and ("checks" in data or "include" in data)
+            ):
                 found.append((f"{path.relative_to(REPO)} yaml block {number}", block))
     return found
 

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.before import event_operand
 from rampart_otel.evaluation.evaluators.events import EventEvaluator
 from rampart_otel.evaluation.evaluators.settle import (
+    EVIDENCE_LIMIT,
+    calls_of,
     described_target,
     listed_evidence,
     read_coverage,
+    span_list,
 )
-from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult
-from rampart_otel.model import AgentRun
+from rampart_otel.evaluation.evaluators.tool_called import ToolCalled, arguments_text
+from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
+from rampart_otel.model import AgentRun, ToolCall
+from rampart_otel.render import safe_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +97,91 @@ def _count(n: object, function: str, least: int) -> int:
     if not isinstance(n, int) or isinstance(n, bool) or n < least:
         raise ValueError(f"{function}()'s count must be a whole number >= {least}, not {n!r}")
     return n
+
+
+@dataclass(frozen=True, slots=True)
+class Repeated(Evaluator):
+    """The same call (one tool, the same arguments) made at least ``n`` times: a loop.
+
+    Calls are grouped by tool name and arguments (their JSON, keys sorted). A call whose
+    arguments were not captured could belong to any group of its tool: it counts toward
+    each of them in the upper bound, never toward a match. DETECTED when a group has ``n``
+    calls; NOT_DETECTED when ``tool_calls`` and ``tool_calls.arguments`` are observed and
+    no group can reach ``n``; otherwise UNDETERMINED.
+    """
+
+    n: int
+    inner: ToolCalled
+    _target: str = field(default="", init=False, repr=False, compare=False)
+
+    @property
+    def channels(self) -> tuple[str, ...]:
+        return ("tool_calls", "tool_calls.arguments")
+
+    def target(self) -> str:
+        inner = described_target(self.inner)
+        return f"call ({inner}) repeated {self.n} times or more with the same arguments"
+
+    def evaluate(self, run: AgentRun) -> EvalResult:
+        groups: dict[tuple[str, str], list[ToolCall]] = {}
+        unknown: Counter[str] = Counter()
+        for call in run.tool_calls:
+            if self.inner.name.match(call.name) is not True:
+                continue
+            if call.arguments is None or not call.arguments_captured:
+                unknown[call.name] += 1
+                continue
+            groups.setdefault((call.name, arguments_text(call.arguments)), []).append(call)
+        target = described_target(self)
+        largest = max(groups.values(), key=len, default=[])
+        if len(largest) >= self.n:
+            evidence = [
+                Evidence(call.trace_id, call.span_ids[0] if call.span_ids else None, "")
+                for call in largest
+            ]
+            first = largest[0]
+            text = safe_text(f"{first.name}({arguments_text(first.arguments)})", EVIDENCE_LIMIT)
+            evidence = [Evidence(e.trace_id, e.span_id, text) for e in evidence]
+            spans = span_list([e.span_id for e in evidence])
+            return EvalResult(
+                EvalOutcome.DETECTED, evidence, f"{target}: {len(largest)} calls of {text}{spans}"
+            )
+        read = read_coverage(run, self.channels)
+        names = set(unknown) | {name for name, _ in groups}
+        high = max(
+            (
+                max((len(c) for (n, _), c in groups.items() if n == name), default=0)
+                + unknown[name]
+                for name in names
+            ),
+            default=0,
+        )
+        if not read.gaps and high < self.n:
+            return EvalResult(
+                EvalOutcome.NOT_DETECTED,
+                [],
+                f"no {target}: at most {high} possible ({'; '.join(read.notes)})",
+                assumed_channels=read.assumed,
+            )
+        gaps = list(read.gaps)
+        if unknown:
+            gaps.append(f"arguments not captured on {calls_of(list(unknown.elements()))}")
+        return EvalResult(
+            EvalOutcome.UNDETERMINED,
+            [],
+            f"{'; '.join(gaps)}: cannot tell whether {target} (largest group: {len(largest)})",
+        )
+
+    def __repr__(self) -> str:
+        return f"repeated({self.n}, {self.inner!r})"
+
+
+def repeated(n: int, inner: Evaluator, /) -> Repeated:
+    """The same call of ``inner``'s tools (name and arguments) at least ``n`` (>= 2) times;
+    ``inner`` is ``tool_called(name)`` without argument matchers."""
+    if not isinstance(inner, ToolCalled) or inner.reads_arguments:
+        raise TypeError(
+            "repeated() counts calls of a tool with the same arguments: its second argument "
+            "is tool_called(name), without argument matchers"
+        )
+    return Repeated(_count(n, "repeated", 2), inner)

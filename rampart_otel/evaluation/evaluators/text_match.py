@@ -7,7 +7,7 @@ result.
 from __future__ import annotations
 
 from rampart_otel.evaluation.evaluators.settle import EVIDENCE_LIMIT
-from rampart_otel.evaluation.matchers import Contains, Matcher, Regex
+from rampart_otel.evaluation.matchers import Contains, Matcher, Regex, Secret
 from rampart_otel.render import safe_text
 
 
@@ -29,6 +29,10 @@ def find_text(
         found = matcher.search(text)
         if found:
             return True, found.start(), found.end()
+    if answer is True and isinstance(matcher, Secret):
+        found = matcher.findings(text)
+        if found:
+            return True, found[0].start, found[0].end
     if answer is True and isinstance(matcher, Contains):
         index = text.find(str(matcher.item))
         if index >= 0:
