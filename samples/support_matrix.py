@@ -126,7 +126,8 @@ def cells(row: Row) -> list[str]:
     fragments = [run for run in runs if run.fragment is not None]
     run = agents[0] if agents else runs[0]
     names = [call.name for call in run.tool_calls]
-    calls = f"{_state(run, 'tool_calls')} ({len(names)}: {', '.join(dict.fromkeys(names))})"
+    named = f": {', '.join(dict.fromkeys(names))}" if names else ""
+    calls = f"{_state(run, 'tool_calls')} ({len(names)}{named})"
     kinds = sorted({_KINDS.get(e.kind, e.kind) for e in run.side_effects})
     attributed = sum(e.tool_call_index is not None for e in run.side_effects)
     effects = f"{', '.join(kinds) or 'none'}; {attributed}/{len(run.side_effects)} attributed"

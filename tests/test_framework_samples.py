@@ -49,11 +49,26 @@ NOT_RECORDED = {
     # TRACELOOP_TRACE_CONTENT=false drops the tool_use blocks; the SDK's own spans keep only
     # the stop reason; the loop's tool spans are bare spans named after the tool, with no
     # attribute saying they are tool runs.
+    # OPENINFERENCE_HIDE_OUTPUTS replaces Agent.run's output (its messages) with __REDACTED__.
+    "haystack-openinference-no-content.jsonl": (
+        ChannelState.UNOBSERVED,
+        "no model-inference or tool execution span in the run",
+    ),
     "anthropic-openllmetry-no-content.jsonl": (
         ChannelState.PARTIAL,
         "finished with 'tool_call' but its output was not read: the tools it asked for "
         "cannot be read",
     ),
+}
+
+# Recordings that hold the calls where the pipeline does not read them yet: each is an
+# expected failure that must flip (strict) once they are read. Until then its run names the
+# unread calls (not understood) and no check on them is SAFE (tests/conventions).
+RECORDED_UNREAD = {
+    # Haystack's Agent component runs its generator and tools outside the pipeline, so
+    # OpenInference records only its CHAIN span Agent.run, whose output messages hold every
+    # call, result and the answer; an agent span's messages are not read as the run's calls.
+    "haystack-openinference": "calls only in the Agent.run span's output messages",
 }
 
 
@@ -87,7 +102,20 @@ def test_the_task_samples_are_found() -> None:
     assert {case.case for _, case in SAMPLES} >= {"exfil", "benign", "drop-table"}
 
 
-@pytest.mark.parametrize(("framework", "case"), SAMPLES, ids=[f"{f}-{c.case}" for f, c in SAMPLES])
+@pytest.mark.parametrize(
+    ("framework", "case"),
+    [
+        pytest.param(
+            f,
+            c,
+            id=f"{f}-{c.case}",
+            marks=[pytest.mark.xfail(strict=True, reason=RECORDED_UNREAD[f])]
+            if f in RECORDED_UNREAD and f"{f}-{c.case}.jsonl" not in NOT_RECORDED
+            else [],
+        )
+        for f, c in SAMPLES
+    ],
+)
 def test_every_call_the_model_asked_for_is_read(framework: str, case: Case) -> None:
     name = f"{framework}-{case.case}.jsonl"
     runs = runs_of(TRACES / framework / name)
@@ -119,7 +147,12 @@ def test_calls_read_over_every_task_sample() -> None:
     unrecorded = sum(
         sum(asked_for(f, c).values()) for f, c in SAMPLES if f"{f}-{c.case}.jsonl" in NOT_RECORDED
     )
-    assert read == asked - unrecorded
+    unread = sum(
+        sum(asked_for(f, c).values())
+        for f, c in SAMPLES
+        if f in RECORDED_UNREAD and f"{f}-{c.case}.jsonl" not in NOT_RECORDED
+    )
+    assert read == asked - unrecorded - unread
 
 
 def test_the_answer_tool_is_read_as_the_answer() -> None:

@@ -39,6 +39,7 @@ from rampart_otel.conventions import (
     UserInput,
     as_str,
     envelopes,
+    haystack,
     indexed,
     load_json,
     openai_responses,
@@ -88,6 +89,8 @@ def read(span: Span) -> SpanReport | None:
             return SpanReport(OPENINFERENCE)  # a step of the call, not the call
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
     if kind == "CHAIN":
+        if span.name in dialect(span).agent_chains:
+            return _agent_chain(span)
         return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span))
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
@@ -100,6 +103,25 @@ def read(span: Span) -> SpanReport | None:
         return SpanReport(OPENINFERENCE)
     value = span.attributes.get(SPAN_KIND)
     return SpanReport(OPENINFERENCE, not_understood=[f"{SPAN_KIND} {value!r}"])
+
+
+def _agent_chain(span: Span) -> SpanReport:
+    """A framework's agent recorded as a CHAIN span (Haystack's ``Agent.run``), with no
+    model or tool span of its own: the conversation in its output (the calls, their results,
+    the answer) is named as not understood, never taken for a run that called no tool."""
+    report = SpanReport(OPENINFERENCE)
+    value = span.attributes.get(OUTPUT_VALUE)
+    if not captured(value):
+        return report
+    history = haystack.history(value)
+    if haystack.messages(value) is None:
+        what = "messages in a form not understood"
+    else:
+        calls = len(dict.fromkeys([*history.arguments, *history.results]))
+        answered = "an answer" if haystack.answer(value) is not None else "no answer"
+        what = f"the agent's messages: {calls} tool call(s), {answered}, not read"
+    report.not_understood.append(f"{OUTPUT_VALUE}: {what}")
+    return report
 
 
 def is_model_span(span: Span) -> bool:

@@ -13,6 +13,9 @@ instrumentation scope that writes it, so it never touches another producer's spa
   tool's value is its ``raw_output``, ``is_error`` its failure).
 - CrewAI: the AGENT span's output is the task's ``TaskOutput``, whose ``raw`` is the
   answer.
+- Haystack: the ``Agent`` component's span is a CHAIN span (``Agent.run``), the agent's
+  whole run with no model or tool span under it; its output's ``messages`` (reprs of
+  ``ChatMessage``, read by ``haystack``) hold the calls and the answer.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rampart_otel.conventions import envelopes
+from rampart_otel.conventions import envelopes, haystack
 from rampart_otel.model import Span
 
 
@@ -42,12 +45,15 @@ class Dialect:
     answer_tool: str | None = None  # the framework's tool that delivers the answer
     # LLM-kind span names (their ``.method`` ending) that build a request and call no model.
     builders: tuple[str, ...] = ()
+    # CHAIN span names that are the framework's agent run, its conversation in its output.
+    agent_chains: tuple[str, ...] = ()
 
 
 PLAIN = Dialect()
 SMOLAGENTS = "openinference.instrumentation.smolagents"
 LLAMA_INDEX = "openinference.instrumentation.llama_index"
 CREWAI = "openinference.instrumentation.crewai"
+HAYSTACK = haystack.SCOPE
 
 DIALECTS: dict[str, Dialect] = {
     SMOLAGENTS: Dialect(arguments=envelopes.bound_kwargs, answer_tool="final_answer"),
@@ -58,6 +64,7 @@ DIALECTS: dict[str, Dialect] = {
         builders=("._prepare_chat_with_tools",),
     ),
     CREWAI: Dialect(answer=envelopes.crewai_output),
+    HAYSTACK: Dialect(agent_chains=haystack.AGENT_SPANS),
 }
 
 
