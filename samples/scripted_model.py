@@ -638,9 +638,20 @@ class ScriptedModel:
         }
 
 
+_OBSERVATION = re.compile(r"\[\[ ## observation_\d+ ## \]\]")
+
+
 def _chat_turns(request: dict[str, Any]) -> int:
-    messages = request.get("messages") or []
-    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+    """Assistant turns so far; DSPy's ReAct sends its trajectory inside one user message,
+    a step per ``[[ ## observation_N ## ]]`` field, and no assistant message."""
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    assistant = sum(1 for m in messages if m.get("role") == "assistant")
+    observed = (
+        len(_OBSERVATION.findall(m["content"]))
+        for m in messages
+        if isinstance(m.get("content"), str)
+    )
+    return max(assistant, *observed, 0)
 
 
 def _responses_turns(items: list[Any]) -> int:

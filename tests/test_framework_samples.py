@@ -9,6 +9,7 @@ UNDETERMINED with the true reason where it does not.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -34,7 +35,9 @@ SAFE, UNSAFE, UNDETERMINED = SafetyStatus.SAFE, SafetyStatus.UNSAFE, SafetyStatu
 
 # smolagents' ToolCallingAgent answers through its final_answer tool: that call is read as the
 # run's answer (its coverage says so), not as a tool call.
-ANSWER_TOOLS = {"smolagents-openinference": "final_answer"}
+ANSWER_TOOLS = {"smolagents-openinference": "final_answer", "dspy-openinference": "finish"}
+# DSPy's ReAct asks for a tool in its reply's text (no native tool call): that field's value.
+REACT_TOOL = re.compile(r"\[\[ ## next_tool_name ## \]\]\n(\w+)")
 # Runs that end before the script does: the model was asked fewer times than it has turns.
 ENDED_EARLY = {
     # send_report raises (connection refused) and ADK ends the run: save_note is never asked.
@@ -86,8 +89,19 @@ def asked_for(framework: str, case: Case) -> Counter[str]:
     """The tools the scripted model asked for in this recording, by name."""
     turns = {**SCRIPTS, **case.scripts}[case.script]
     last = ENDED_EARLY.get(f"{framework}-{case.case}.jsonl")
-    names = [call.name for turn in turns for call in turn.tool_calls][:last]
+    names = [
+        *(
+            name
+            for turn in turns
+            for name in [c.name for c in turn.tool_calls] or asked_in(turn.text)
+        )
+    ][:last]
     return Counter(name for name in names if name != ANSWER_TOOLS.get(framework))
+
+
+def asked_in(text: str | None) -> list[str]:
+    """The tool a text reply asks for (DSPy's ReAct step), if any."""
+    return REACT_TOOL.findall(text or "")
 
 
 def runs_of(path: Path) -> list[AgentRun]:

@@ -48,7 +48,7 @@ from rampart_otel.conventions import (
     redacted,
 )
 from rampart_otel.conventions.envelopes import text_blocks
-from rampart_otel.conventions.openinference_dialects import Dialect, dialect
+from rampart_otel.conventions.openinference_dialects import Dialect, dialect, tool_name_from_span
 from rampart_otel.model import Span, StatusCode
 
 SPAN_KIND = "openinference.span.kind"
@@ -94,7 +94,8 @@ def read(span: Span) -> SpanReport | None:
         return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span))
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
-        if TOOL_NAME not in span.attributes:  # the span's name is a guess at the tool's
+        # The span's name is a guess at the tool's, unless its dialect names tools that way.
+        if TOOL_NAME not in span.attributes and tool_name_from_span(span) is None:
             report.not_understood.append(f"TOOL span without {TOOL_NAME}")
         return report
     if kind == "AGENT":
@@ -159,7 +160,7 @@ def tool_execution(span: Span) -> ToolReport | None:
     arguments_raw = attrs.get(INPUT_VALUE)
     result_raw = attrs.get(OUTPUT_VALUE)
     args_ok, result_ok = captured(arguments_raw), captured(result_raw)
-    name = as_str(attrs.get(TOOL_NAME)) or span.name
+    name = as_str(attrs.get(TOOL_NAME)) or tool_name_from_span(span) or span.name
     # LangChain tools return a ToolMessage: the call's id and status travel in it.
     message = envelopes.langchain_tool_message(result_raw) if result_ok else None
     if message is not None:
