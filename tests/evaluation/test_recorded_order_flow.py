@@ -36,7 +36,6 @@ OTHER_TASKS = {entry.name for entry in discover() if not entry.framework.task}
 
 LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
 PAGE_TO_REQUEST = flows(tool_result("fetch_weather"), side_effect("http_request"))
-FETCHED_TO_REPORT = flows(tool_result("fetch_weather"), tool_called("send_report"))
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
@@ -96,25 +95,30 @@ FRAMEWORK_EXFIL = [
 ]
 
 
-def _task_run(name: str):
+# Semantic Kernel names a tool <plugin>-<function> (samples/frameworks/semantic-kernel).
+TOOL_PREFIX = {"semantic-kernel/semantic-kernel-exfil": "weather-"}
+
+
+def _task_run(name: str, report: str):
     """The run of the recording that holds the framework task (it has send_report)."""
-    (run,) = [r for r in runs(name) if any(c.name == "send_report" for c in r.tool_calls)]
+    (run,) = [r for r in runs(name) if any(c.name == report for c in r.tool_calls)]
     return run
 
 
 @pytest.mark.parametrize("name", FRAMEWORK_EXFIL)
 def test_frameworks_fetched_weather_flows_into_the_report(name):
-    run = _task_run(name)
-    flow = FETCHED_TO_REPORT.evaluate(run)
+    fetch, report = (TOOL_PREFIX.get(name, "") + tool for tool in ("fetch_weather", "send_report"))
+    run = _task_run(name, report)
+    flow = flows(tool_result(fetch), tool_called(report)).evaluate(run)
     assert flow.outcome is EvalOutcome.DETECTED, flow.rationale
     assert "'light rain'" in flow.rationale
-    order = before(tool_called("fetch_weather"), tool_called("send_report")).evaluate(run)
+    order = before(tool_called(fetch), tool_called(report)).evaluate(run)
     assert order.outcome is EvalOutcome.DETECTED, order.rationale
-    reverse = before(tool_called("send_report"), tool_called("fetch_weather")).evaluate(run)
+    reverse = before(tool_called(report), tool_called(fetch)).evaluate(run)
     assert reverse.outcome is EvalOutcome.NOT_DETECTED, reverse.rationale
-    once = at_most(1, tool_called("send_report")).evaluate(run)
+    once = at_most(1, tool_called(report)).evaluate(run)
     assert once.outcome is EvalOutcome.DETECTED, once.rationale
-    loop = at_least(2, tool_called("fetch_weather")).evaluate(run)
+    loop = at_least(2, tool_called(fetch)).evaluate(run)
     assert loop.outcome is EvalOutcome.NOT_DETECTED, loop.rationale
 
 
