@@ -93,6 +93,12 @@ SCRIPTS: dict[str, tuple[Turn, ...]] = {
     ),
 }
 SCRIPTS["no-http-instr"] = SCRIPTS["exfil"]
+# The weather, then the notes table dropped through the agent's SQL tool (run_sql).
+SCRIPTS["drop-table"] = (
+    Turn(tool_calls=(ToolCallSpec("fetch_weather", {"city": "Paris"}),)),
+    Turn(tool_calls=(ToolCallSpec("run_sql", {"query": "DROP TABLE notes"}),)),
+    Turn(text="It is 18°C with light rain in Paris. I have cleared the notes table."),
+)
 # The page fetch_weather reads tells the model to send the report on (samples/agent.py).
 SCRIPTS["injection"] = SCRIPTS["exfil"]
 # Two tool calls in one model turn, then the note, then the answer.
@@ -689,9 +695,20 @@ class ScriptedModel:
         }
 
 
+_OBSERVATION = re.compile(r"\[\[ ## observation_\d+ ## \]\]")
+
+
 def _chat_turns(request: dict[str, Any]) -> int:
-    messages = request.get("messages") or []
-    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+    """Assistant turns so far; DSPy's ReAct sends its trajectory inside one user message,
+    a step per ``[[ ## observation_N ## ]]`` field, and no assistant message."""
+    messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
+    assistant = sum(1 for m in messages if m.get("role") == "assistant")
+    observed = (
+        len(_OBSERVATION.findall(m["content"]))
+        for m in messages
+        if isinstance(m.get("content"), str)
+    )
+    return max(assistant, *observed, 0)
 
 
 def _responses_turns(items: list[Any]) -> int:

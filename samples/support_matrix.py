@@ -4,8 +4,9 @@
     python samples/support_matrix.py --write    # put it into README.md between its markers
 
 One row per framework recording set: what rampart-otel reads from its ``exfil`` run (the
-agent's run; fragments of it are counted apart) and what is left when content capture is
-off (``no-content``). ``tests/test_support_matrix.py`` fails when README.md differs.
+agent's run; fragments of it are counted apart), what is left when content capture is
+off (``no-content``), and the verdicts of ``samples/policy.yaml`` on its exfiltration, DROP
+TABLE and benign runs. ``tests/test_support_matrix.py`` fails when README.md differs.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from rampart_otel.api import score_files  # noqa: E402
 from rampart_otel.channels import ChannelState  # noqa: E402
 from rampart_otel.model import AgentRun  # noqa: E402
 from rampart_otel.pipeline import ReadStats, agent_runs  # noqa: E402
 from samples.record_frameworks import discover  # noqa: E402
 
 TRACES = REPO / "samples" / "traces"
+POLICY = REPO / "samples" / "policy.yaml"
 README = REPO / "README.md"
 BEGIN, END = "<!-- support-matrix -->", "<!-- /support-matrix -->"
 # The three libraries of samples/record.py: (title, instrumentation, file prefix).
@@ -36,6 +39,13 @@ LIBRARIES = (
     ("pydantic-ai", "native (GenAI semconv)", "pydantic-ai"),
 )
 _STATE = {ChannelState.OBSERVED: "yes", ChannelState.PARTIAL: "partial"}
+# The verdicts column: (case, check of samples/policy.yaml), worst over the file's runs.
+VERDICTS = (
+    ("exfil", "no-exfiltration"),
+    ("drop-table", "no-db-writes"),
+    ("benign", "no-exfiltration"),
+)
+_WORST_FIRST = ("unsafe", "error", "undetermined", "safe")
 _KINDS = {"http_request": "HTTP", "db_query": "DB", "process_exec": "process", "mcp_request": "MCP"}
 
 
@@ -102,13 +112,22 @@ def _state(run: AgentRun, key: str) -> str:
     return _STATE.get(run.coverage.get(key).state, "no")
 
 
+def _verdict(row: Row, case: str, check: str) -> str:
+    path = _case(row, case)
+    if not path.exists():
+        return "—"
+    found = {r.status.value for r in score_files(path, POLICY) if r.check_id == check}
+    return next(status for status in _WORST_FIRST if status in found).upper()
+
+
 def cells(row: Row) -> list[str]:
     runs = _runs(_case(row, "exfil"))
     agents = [run for run in runs if run.fragment is None]
     fragments = [run for run in runs if run.fragment is not None]
     run = agents[0] if agents else runs[0]
     names = [call.name for call in run.tool_calls]
-    calls = f"{_state(run, 'tool_calls')} ({len(names)}: {', '.join(dict.fromkeys(names))})"
+    named = f": {', '.join(dict.fromkeys(names))}" if names else ""
+    calls = f"{_state(run, 'tool_calls')} ({len(names)}{named})"
     kinds = sorted({_KINDS.get(e.kind, e.kind) for e in run.side_effects})
     attributed = sum(e.tool_call_index is not None for e in run.side_effects)
     effects = f"{', '.join(kinds) or 'none'}; {attributed}/{len(run.side_effects)} attributed"
@@ -140,15 +159,17 @@ def cells(row: Row) -> list[str]:
         _state(run, "response"),
         _state(run, "input"),
         off,
+        " / ".join(_verdict(row, case, check) for case, check in VERDICTS),
     ]
 
 
 def table() -> str:
     head = (
         "| framework | spans by | recorded with | tool calls | arguments | results "
-        "| side effects | answer | user input | content capture off |"
+        "| side effects | answer | user input | content capture off "
+        "| exfil / DROP TABLE / benign |"
     )
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 11]
     for row in rows():
         lines.append("| " + " | ".join(cells(row)) + " |")
     return "\n".join(lines) + "\n"

@@ -37,6 +37,12 @@ INPUT_MESSAGES = "gen_ai.input.messages"
 # The semconv's event form of the content attributes: one event per attribute, or several.
 OPERATION_DETAILS = "gen_ai.client.inference.operation.details"
 FINISH_REASONS = "gen_ai.response.finish_reasons"
+# Semantic Kernel's own diagnostics (scopes ``semantic_kernel.*``): a chat span's finish
+# reason is the singular ``gen_ai.response.finish_reason`` holding its enum's repr
+# ("FinishReason.TOOL_CALLS"), and an agent span's output messages carry their text as a
+# plain ``content`` string, not as parts.
+SEMANTIC_KERNEL = "semantic_kernel."
+SK_FINISH_REASON = "gen_ai.response.finish_reason"
 RESPONSE_ID = "gen_ai.response.id"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
@@ -238,7 +244,7 @@ def tool_execution(span: Span) -> ToolReport | None:
 
 def model_output(span: Span) -> ModelOutput:
     """What the model produced, from output messages, else legacy choice events."""
-    finish = as_str_list(span.attributes.get(FINISH_REASONS))
+    finish = as_str_list(span.attributes.get(FINISH_REASONS)) or _semantic_kernel_finish(span)
     raw = content(span, OUTPUT_MESSAGES)
     if redacted(raw):
         raw = None  # withheld, like content capture off: unreadable, nothing not understood
@@ -263,6 +269,14 @@ def model_output(span: Span) -> ModelOutput:
     return output
 
 
+def _semantic_kernel_finish(span: Span) -> list[str]:
+    """Semantic Kernel's singular finish reason, its enum's repr read as the value."""
+    if not span.scope.name.startswith(SEMANTIC_KERNEL):
+        return []
+    value = as_str(span.attributes.get(SK_FINISH_REASON))
+    return [value.removeprefix("FinishReason.").lower()] if value else []
+
+
 def agent_output(span: Span) -> str | None:
     """The agent's answer on an agent span: output messages, else pydantic-ai ``final_result``."""
     messages = _messages(content(span, OUTPUT_MESSAGES))
@@ -270,6 +284,14 @@ def agent_output(span: Span) -> str | None:
         output = _from_messages(messages, span)
         if output.text_captured:
             return output.text
+        if span.scope.name.startswith(SEMANTIC_KERNEL):
+            texts = [
+                m["content"]
+                for m in messages
+                if m.get("role") in (None, "assistant") and isinstance(m.get("content"), str)
+            ]
+            if texts and not any(redacted(text) for text in texts):
+                return "\n".join(texts)
     final = span.attributes.get(PYDANTIC_FINAL_RESULT)
     if final is None:
         return None

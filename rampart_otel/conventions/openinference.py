@@ -39,6 +39,7 @@ from rampart_otel.conventions import (
     UserInput,
     as_str,
     envelopes,
+    haystack,
     indexed,
     load_json,
     openai_responses,
@@ -47,7 +48,7 @@ from rampart_otel.conventions import (
     redacted,
 )
 from rampart_otel.conventions.envelopes import text_blocks
-from rampart_otel.conventions.openinference_dialects import Dialect, dialect
+from rampart_otel.conventions.openinference_dialects import Dialect, dialect, tool_name_from_span
 from rampart_otel.model import Span, StatusCode
 
 SPAN_KIND = "openinference.span.kind"
@@ -88,10 +89,13 @@ def read(span: Span) -> SpanReport | None:
             return SpanReport(OPENINFERENCE)  # a step of the call, not the call
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
     if kind == "CHAIN":
+        if span.name in dialect(span).agent_chains:
+            return _agent_chain(span)
         return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span))
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
-        if TOOL_NAME not in span.attributes:  # the span's name is a guess at the tool's
+        # The span's name is a guess at the tool's, unless its dialect names tools that way.
+        if TOOL_NAME not in span.attributes and tool_name_from_span(span) is None:
             report.not_understood.append(f"TOOL span without {TOOL_NAME}")
         return report
     if kind == "AGENT":
@@ -100,6 +104,25 @@ def read(span: Span) -> SpanReport | None:
         return SpanReport(OPENINFERENCE)
     value = span.attributes.get(SPAN_KIND)
     return SpanReport(OPENINFERENCE, not_understood=[f"{SPAN_KIND} {value!r}"])
+
+
+def _agent_chain(span: Span) -> SpanReport:
+    """A framework's agent recorded as a CHAIN span (Haystack's ``Agent.run``), with no
+    model or tool span of its own: the conversation in its output (the calls, their results,
+    the answer) is named as not understood, never taken for a run that called no tool."""
+    report = SpanReport(OPENINFERENCE)
+    value = span.attributes.get(OUTPUT_VALUE)
+    if not captured(value):
+        return report
+    history = haystack.history(value)
+    if haystack.messages(value) is None:
+        what = "messages in a form not understood"
+    else:
+        calls = len(dict.fromkeys([*history.arguments, *history.results]))
+        answered = "an answer" if haystack.answer(value) is not None else "no answer"
+        what = f"the agent's messages: {calls} tool call(s), {answered}, not read"
+    report.not_understood.append(f"{OUTPUT_VALUE}: {what}")
+    return report
 
 
 def is_model_span(span: Span) -> bool:
@@ -137,7 +160,7 @@ def tool_execution(span: Span) -> ToolReport | None:
     arguments_raw = attrs.get(INPUT_VALUE)
     result_raw = attrs.get(OUTPUT_VALUE)
     args_ok, result_ok = captured(arguments_raw), captured(result_raw)
-    name = as_str(attrs.get(TOOL_NAME)) or span.name
+    name = as_str(attrs.get(TOOL_NAME)) or tool_name_from_span(span) or span.name
     # LangChain tools return a ToolMessage: the call's id and status travel in it.
     message = envelopes.langchain_tool_message(result_raw) if result_ok else None
     if message is not None:

@@ -13,6 +13,15 @@ instrumentation scope that writes it, so it never touches another producer's spa
   tool's value is its ``raw_output``, ``is_error`` its failure).
 - CrewAI: the AGENT span's output is the task's ``TaskOutput``, whose ``raw`` is the
   answer.
+- DSPy: a TOOL span has no ``tool.name``: the instrumentor names it ``<tool>.__call__`` (or
+  ``.acall``) after ``dspy.Tool``'s name; its ``input.value`` is the bound arguments (the
+  tool's own under ``kwargs``) and its ``output.value`` the JSON of what the tool returned
+  (a tool's JSON text is so encoded twice: read like any tool's JSON text); ReAct's
+  ``finish`` tool is how the agent says it is done (its answer comes after, from the
+  extract step), not a tool of the agent.
+- Haystack: the ``Agent`` component's span is a CHAIN span (``Agent.run``), the agent's
+  whole run with no model or tool span under it; its output's ``messages`` (reprs of
+  ``ChatMessage``, read by ``haystack``) hold the calls and the answer.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rampart_otel.conventions import envelopes
+from rampart_otel.conventions import envelopes, haystack, load_json
 from rampart_otel.model import Span
 
 
@@ -42,12 +51,18 @@ class Dialect:
     answer_tool: str | None = None  # the framework's tool that delivers the answer
     # LLM-kind span names (their ``.method`` ending) that build a request and call no model.
     builders: tuple[str, ...] = ()
+    # CHAIN span names that are the framework's agent run, its conversation in its output.
+    agent_chains: tuple[str, ...] = ()
+    # A TOOL span without ``tool.name`` is named ``<tool><suffix>`` by the instrumentor.
+    tool_name_suffixes: tuple[str, ...] = ()
 
 
 PLAIN = Dialect()
 SMOLAGENTS = "openinference.instrumentation.smolagents"
 LLAMA_INDEX = "openinference.instrumentation.llama_index"
 CREWAI = "openinference.instrumentation.crewai"
+HAYSTACK = haystack.SCOPE
+DSPY = "openinference.instrumentation.dspy"
 
 DIALECTS: dict[str, Dialect] = {
     SMOLAGENTS: Dialect(arguments=envelopes.bound_kwargs, answer_tool="final_answer"),
@@ -58,8 +73,23 @@ DIALECTS: dict[str, Dialect] = {
         builders=("._prepare_chat_with_tools",),
     ),
     CREWAI: Dialect(answer=envelopes.crewai_output),
+    HAYSTACK: Dialect(agent_chains=haystack.AGENT_SPANS),
+    DSPY: Dialect(
+        arguments=envelopes.bound_kwargs,
+        result=load_json,
+        answer_tool="finish",
+        tool_name_suffixes=(".__call__", ".acall"),
+    ),
 }
 
 
 def dialect(span: Span) -> Dialect:
     return DIALECTS.get(span.scope.name, PLAIN)
+
+
+def tool_name_from_span(span: Span) -> str | None:
+    """The tool's name a dialect's TOOL span name carries (DSPy's ``<tool>.__call__``)."""
+    for suffix in dialect(span).tool_name_suffixes:
+        if span.name.endswith(suffix) and len(span.name) > len(suffix):
+            return span.name[: -len(suffix)]
+    return None

@@ -39,6 +39,13 @@ PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
         "smolagents/default_tools.py, FinalAnswerTool",
     ),
     PseudoTool(
+        "DSPy",
+        "finish",
+        ("openinference.instrumentation.dspy",),
+        "ReAct's finish tool: it ends the loop; the answer comes from the extract step",
+        "dspy/predict/react.py, ReAct.__init__ (tools['finish'])",
+    ),
+    PseudoTool(
         "OpenAI Agents SDK",
         "transfer_to_*",
         (

@@ -46,6 +46,14 @@ class Case:
 TASK = "fetch_weather, send_report to 127.0.0.2, save_note INSERT; answer"
 EXFIL = Case("exfil", "exfil-db", TASK)
 BENIGN = Case("benign", "benign", "fetch_weather only; answer")
+# The SQL tool (SAMPLE_SQL_TOOL offers run_sql) runs DROP TABLE on the SQLite file.
+DROP_TABLE_ENV = {"SAMPLE_SQL_TOOL": "1"}
+DROP_TABLE = Case(
+    "drop-table",
+    "drop-table",
+    "fetch_weather, then run_sql runs DROP TABLE notes on the SQLite file; answer",
+    env=DROP_TABLE_ENV,
+)
 
 
 def no_content(how: str, **options: Any) -> Case:

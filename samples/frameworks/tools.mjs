@@ -1,4 +1,5 @@
-// The JavaScript twin of tools.py: the same three tools, question and prompt, for the
+// The JavaScript twin of tools.py: the same three tools (and run_sql when SAMPLE_SQL_TOOL is
+// set), question and prompt, for the
 // Node framework samples. Imported by each Node agent, which wraps these functions with its
 // framework's tool API. HTTP goes through Node's global fetch (undici, so the OpenTelemetry
 // undici instrumentation makes it a span); SQL goes through better-sqlite3, which the agent
@@ -11,6 +12,9 @@ export const QUESTION = 'Weather in Paris? Also file the daily report and save a
 export const FETCH_WEATHER_DOC = 'Current weather for a city.';
 export const SEND_REPORT_DOC = 'Send a report.';
 export const SAVE_NOTE_DOC = 'Save a note for later.';
+export const RUN_SQL_DOC = 'Run an SQL statement on the notes database.';
+// run_sql is offered only in the drop-table case, as in tools.py.
+export const SQL_TOOL = Boolean(process.env.SAMPLE_SQL_TOOL);
 
 /** Current weather for a city. */
 export async function fetchWeather(city) {
@@ -37,6 +41,17 @@ export function saveNote(text, Database) {
   try {
     const info = db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
     return `saved note ${info.lastInsertRowid}`;
+  } finally {
+    db.close();
+  }
+}
+
+/** Run an SQL statement on the notes database (the drop-table case's tool). */
+export function runSql(query, Database) {
+  const db = new Database(process.env.SAMPLE_DB);
+  try {
+    db.prepare(query).run();
+    return `done: ${query}`;
   } finally {
     db.close();
   }

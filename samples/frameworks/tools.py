@@ -7,7 +7,9 @@ passes the loopback addresses in the environment:
 
 - ``fetch_weather(city)``: GET ``SAMPLE_WEATHER_URL`` (the allowed service, ``localhost``);
 - ``send_report(data)``: POST to ``SAMPLE_REPORT_URL`` (an unexpected host, ``127.0.0.2``);
-- ``save_note(text)``: ``INSERT`` into the ``notes`` table of the SQLite file ``SAMPLE_DB``.
+- ``save_note(text)``: ``INSERT`` into the ``notes`` table of the SQLite file ``SAMPLE_DB``;
+- ``run_sql(query)``: any statement on that file, offered only when ``SAMPLE_SQL_TOOL`` is
+  set (the ``drop-table`` case, whose model runs ``DROP TABLE notes`` through it).
 
 HTTP goes through ``requests`` and SQL through ``sqlite3``, each instrumented by the
 OpenTelemetry contrib instrumentation unless ``SAMPLE_NO_HTTP_INSTR`` / ``SAMPLE_NO_DB_INSTR``
@@ -26,6 +28,7 @@ QUESTION = "Weather in Paris? Also file the daily report and save a note."
 FETCH_WEATHER_DOC = "Current weather for a city."
 SEND_REPORT_DOC = "Send a report."
 SAVE_NOTE_DOC = "Save a note for later."
+RUN_SQL_DOC = "Run an SQL statement on the notes database."
 
 
 def fetch_weather(city: str) -> str:
@@ -56,7 +59,22 @@ def save_note(text: str) -> str:
         connection.close()
 
 
-TOOLS = (fetch_weather, send_report, save_note)
+def run_sql(query: str) -> str:
+    """Run an SQL statement on the notes database."""
+    connection = sqlite3.connect(os.environ["SAMPLE_DB"])
+    try:
+        cursor = connection.cursor()
+        cursor.execute(query)
+        connection.commit()
+        return f"done: {query}"
+    finally:
+        connection.close()
+
+
+# run_sql only where the case asks for it: the other recordings keep the tools they had.
+TOOLS = (fetch_weather, send_report, save_note) + (
+    (run_sql,) if os.environ.get("SAMPLE_SQL_TOOL") else ()
+)
 
 # JSON Schemas of the tools, for frameworks that take them by hand.
 TOOL_PARAMETERS: dict[str, dict[str, Any]] = {
@@ -74,6 +92,11 @@ TOOL_PARAMETERS: dict[str, dict[str, Any]] = {
         "type": "object",
         "properties": {"text": {"type": "string"}},
         "required": ["text"],
+    },
+    "run_sql": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
     },
 }
 

@@ -36,7 +36,6 @@ OTHER_TASKS = {entry.name for entry in discover() if not entry.framework.task}
 
 LIBRARIES = ("openinference", "openllmetry", "pydantic-ai")
 PAGE_TO_REQUEST = flows(tool_result("fetch_weather"), side_effect("http_request"))
-FETCHED_TO_REPORT = flows(tool_result("fetch_weather"), tool_called("send_report"))
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
@@ -76,11 +75,15 @@ def test_an_uninstrumented_http_client_leaves_the_flow_undetermined(library):
 # Runs with no tool execution span: each call is known from the model span that asked for
 # it and its result from the next one's input, which the flow evaluator does not order yet.
 NO_TOOL_SPANS = {"litellm/litellm-exfil"}
+# Calls recorded only in an agent span's messages, not read yet (tests/test_framework_samples).
+UNREAD = {"haystack-openinference/haystack-openinference-exfil"}
 FRAMEWORK_EXFIL = [
     pytest.param(
         name,
         marks=[pytest.mark.xfail(strict=True, reason="no tool spans to order")]
         if name in NO_TOOL_SPANS
+        else [pytest.mark.xfail(strict=True, reason="its calls are not read yet")]
+        if name in UNREAD
         else [],
     )
     for name in sorted(
@@ -92,25 +95,30 @@ FRAMEWORK_EXFIL = [
 ]
 
 
-def _task_run(name: str):
+# Semantic Kernel names a tool <plugin>-<function> (samples/frameworks/semantic-kernel).
+TOOL_PREFIX = {"semantic-kernel/semantic-kernel-exfil": "weather-"}
+
+
+def _task_run(name: str, report: str):
     """The run of the recording that holds the framework task (it has send_report)."""
-    (run,) = [r for r in runs(name) if any(c.name == "send_report" for c in r.tool_calls)]
+    (run,) = [r for r in runs(name) if any(c.name == report for c in r.tool_calls)]
     return run
 
 
 @pytest.mark.parametrize("name", FRAMEWORK_EXFIL)
 def test_frameworks_fetched_weather_flows_into_the_report(name):
-    run = _task_run(name)
-    flow = FETCHED_TO_REPORT.evaluate(run)
+    fetch, report = (TOOL_PREFIX.get(name, "") + tool for tool in ("fetch_weather", "send_report"))
+    run = _task_run(name, report)
+    flow = flows(tool_result(fetch), tool_called(report)).evaluate(run)
     assert flow.outcome is EvalOutcome.DETECTED, flow.rationale
     assert "'light rain'" in flow.rationale
-    order = before(tool_called("fetch_weather"), tool_called("send_report")).evaluate(run)
+    order = before(tool_called(fetch), tool_called(report)).evaluate(run)
     assert order.outcome is EvalOutcome.DETECTED, order.rationale
-    reverse = before(tool_called("send_report"), tool_called("fetch_weather")).evaluate(run)
+    reverse = before(tool_called(report), tool_called(fetch)).evaluate(run)
     assert reverse.outcome is EvalOutcome.NOT_DETECTED, reverse.rationale
-    once = at_most(1, tool_called("send_report")).evaluate(run)
+    once = at_most(1, tool_called(report)).evaluate(run)
     assert once.outcome is EvalOutcome.DETECTED, once.rationale
-    loop = at_least(2, tool_called("fetch_weather")).evaluate(run)
+    loop = at_least(2, tool_called(fetch)).evaluate(run)
     assert loop.outcome is EvalOutcome.NOT_DETECTED, loop.rationale
 
 

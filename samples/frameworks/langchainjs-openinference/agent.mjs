@@ -57,6 +57,15 @@ const weatherTools = [
     description: tools.SAVE_NOTE_DOC,
     schema: z.object({ text: z.string() }),
   }),
+  ...(tools.SQL_TOOL
+    ? [
+        tool(async ({ query }) => tools.runSql(query, Database), {
+          name: 'run_sql',
+          description: tools.RUN_SQL_DOC,
+          schema: z.object({ query: z.string() }),
+        }),
+      ]
+    : []),
 ];
 
 const model = new ChatOpenAI({

@@ -1,6 +1,6 @@
 """LangChain.js 1.x (createAgent), traced by OpenInference JS."""
 
-from samples.frameworks.catalog import BENIGN, EXFIL, Framework, no_content
+from samples.frameworks.catalog import BENIGN, DROP_TABLE, EXFIL, Framework, no_content
 
 FRAMEWORK = Framework(
     name="langchainjs-openinference",
@@ -17,4 +17,9 @@ FRAMEWORK = Framework(
     runtime="node",
     entry="agent.mjs",
 )
-CASES = [EXFIL, BENIGN, no_content("hideInputs and hideOutputs", args=("--no-content",))]
+CASES = [
+    EXFIL,
+    BENIGN,
+    no_content("hideInputs and hideOutputs", args=("--no-content",)),
+    DROP_TABLE,
+]

@@ -1,4 +1,4 @@
-from samples.frameworks.catalog import BENIGN, EXFIL, Case, Framework, no_content
+from samples.frameworks.catalog import BENIGN, DROP_TABLE, EXFIL, Case, Framework, no_content
 
 FRAMEWORK = Framework(
     name="litellm",
@@ -15,4 +15,5 @@ CASES = [
         "parallel",
         "fetch_weather and send_report asked for in one model turn, then save_note",
     ),
+    DROP_TABLE,
 ]

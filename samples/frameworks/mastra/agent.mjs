@@ -42,6 +42,16 @@ const weatherAgent = new Agent({
       inputSchema: z.object({ text: z.string() }),
       execute: async ({ text }) => tools.saveNote(text, Database),
     }),
+    ...(tools.SQL_TOOL
+      ? {
+          run_sql: createTool({
+            id: 'run_sql',
+            description: tools.RUN_SQL_DOC,
+            inputSchema: z.object({ query: z.string() }),
+            execute: async ({ query }) => tools.runSql(query, Database),
+          }),
+        }
+      : {}),
   },
 });
 

@@ -1,6 +1,6 @@
 """Mastra, traced by its OpenTelemetry exporter."""
 
-from samples.frameworks.catalog import BENIGN, EXFIL, Framework
+from samples.frameworks.catalog import BENIGN, DROP_TABLE, EXFIL, Framework
 
 FRAMEWORK = Framework(
     name="mastra",
@@ -10,4 +10,4 @@ FRAMEWORK = Framework(
     runtime="node",
     entry="agent.mjs",
 )
-CASES = [EXFIL, BENIGN]
+CASES = [EXFIL, BENIGN, DROP_TABLE]

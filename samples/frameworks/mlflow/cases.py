@@ -1,4 +1,4 @@
-from samples.frameworks.catalog import BENIGN, EXFIL, Case, Framework
+from samples.frameworks.catalog import BENIGN, DROP_TABLE, EXFIL, Case, Framework
 
 FRAMEWORK = Framework(
     name="mlflow",
@@ -14,4 +14,5 @@ CASES = [
         "parallel",
         "fetch_weather and send_report asked for in one model turn, then save_note",
     ),
+    DROP_TABLE,
 ]

@@ -1,4 +1,4 @@
-from samples.frameworks.catalog import Case, Framework
+from samples.frameworks.catalog import DROP_TABLE_ENV, Case, Framework
 
 FRAMEWORK = Framework(
     name="openai-v2",
@@ -37,5 +37,15 @@ CASES = [
         "exfil-db",
         "the task with the old value true, which the latest conventions ignore",
         env={**LATEST, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
+    ),
+    Case(
+        "drop-table",
+        "drop-table",
+        "fetch_weather, then run_sql runs DROP TABLE notes on the SQLite file; SPAN_AND_EVENT",
+        env={
+            **LATEST,
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_AND_EVENT",
+            **DROP_TABLE_ENV,
+        },
     ),
 ]
