@@ -7,7 +7,8 @@ import pytest
 from recorded import TRACES, runs, spans
 
 from rampart_otel.conventions.side_effects import HTTP, RPC
-from rampart_otel.processors.span_views import classify_run
+from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.processors.span_views import classify
 
 SAMPLES = sorted(str(p.relative_to(TRACES).with_suffix("")) for p in TRACES.rglob("*.jsonl"))
 # Where the recorders put things: the scripted model on 127.0.0.1, the tools' services on
@@ -27,7 +28,7 @@ def test_no_reason_calls_a_request_elsewhere_the_models_transport(name: str) -> 
     for span in spans(name):
         by_trace.setdefault(span.trace_id, []).append(span)
     for found in by_trace.values():
-        views, _ = classify_run(found)
+        views = classify(RunGraph(found)).records
         for view in views:
             if view.in_model and not view.model:
                 assert [kind for kind, *_ in view.effects] == [HTTP], view.span.name
