@@ -43,7 +43,7 @@ from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import Scored, VerdictExporter
 from rampart_otel.exporters.report_json import stored_documents
-from rampart_otel.model import Run, Span
+from rampart_otel.model import Run, Span, replaces
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.processors.stitch import StitchingAssembler
 from rampart_otel.storage.results import ResultRow, span_set
@@ -287,8 +287,7 @@ class Scorer:
         cached = self._recent.pop(run.run_id, None)
         if cached is not None:
             for span in run.spans:
-                known = cached.get(span.span_id)
-                if known is None or known.end_ns is None:
+                if replaces(cached.get(span.span_id), span):
                     cached[span.span_id] = span
             run = Run(
                 run.run_id, run.trace_ids, list(cached.values()), run.session_id, run.revision
