@@ -16,18 +16,18 @@ def final_response(
     ``no_call``: execution spans that ran no call (``tool_calls.ToolCalls.dropped``)."""
     views = run.records
     texts: list[tuple[int, str, SpanRecord]] = []  # (end time, text, span record)
-    spoken: list[SpanRecord] = []  # model records whose text is in ``texts``
+    spoken: list[tuple[SpanRecord, str]] = []  # model records whose text is in ``texts``
     for view in views:
         output = view.output
         if output is None or not output.text_captured or not output.text:
             continue
         if any(
             run.same_model_call(view, other, no_call)
-            and (other.span.span_id in view.layers or other.output.text == output.text)
-            for other in spoken
+            and (other.span.span_id in view.layers or text == output.text)
+            for other, text in spoken
         ):
             continue  # another layer of the same model call gave this text
-        spoken.append(view)
+        spoken.append((view, output.text))
         texts.append((_end(view), output.text, view))
     top_agents = [
         view for view in views if view.agent and not any(up.agent for up in run.ancestors(view))

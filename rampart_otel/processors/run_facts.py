@@ -52,14 +52,14 @@ class RunFacts:
     history_calls: list[ToolCall] = field(default_factory=list)
 
     @property
-    def spans(self) -> tuple[Span, ...]:
+    def spans(self) -> list[Span]:
         """The run's spans, each once (a span exported twice is read once), in time order."""
-        return self.graph.spans
+        return list(self.graph.spans)
 
     @property
-    def cycles(self) -> tuple[Span, ...]:
+    def cycles(self) -> list[Span]:
         """Spans whose parent link was cut to break a parent cycle."""
-        return self.graph.cut
+        return list(self.graph.cut)
 
     @property
     def fragment(self) -> bool:
