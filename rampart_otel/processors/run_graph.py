@@ -9,8 +9,7 @@ ancestors of a span. Every job that asks "is this inside that" asks it here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from types import MappingProxyType
+from collections.abc import Container, Iterable, Iterator
 
 from rampart_otel.model import Run, Span, replaces
 
@@ -27,6 +26,10 @@ class RunGraph:
     """
 
     __slots__ = ("_by_id", "_children", "_cut", "_parent", "_roots", "_spans")
+
+    _by_id: dict[str, Span]
+    _parent: dict[str, str]
+    _children: dict[str, tuple[Span, ...]]
 
     def __init__(self, spans: Iterable[Span]) -> None:
         by_id: dict[str, Span] = {}
@@ -60,12 +63,11 @@ class RunGraph:
             up = parent.get(span.span_id)
             if up is not None:
                 children.setdefault(up, []).append(span)
+        # Private and never changed after this: no method hands out a way to change them.
         self._spans = ordered
-        self._by_id: Mapping[str, Span] = MappingProxyType(by_id)
-        self._parent: Mapping[str, str] = MappingProxyType(parent)
-        self._children: Mapping[str, tuple[Span, ...]] = MappingProxyType(
-            {key: tuple(value) for key, value in children.items()}
-        )
+        self._by_id = by_id
+        self._parent = parent
+        self._children = {key: tuple(value) for key, value in children.items()}
         self._roots = tuple(span for span in ordered if span.span_id not in parent)
         self._cut = tuple(cut)
 
@@ -93,6 +95,10 @@ class RunGraph:
     def span(self, span_id: str) -> Span | None:
         return self._by_id.get(span_id)
 
+    def parent_id(self, span_id: str) -> str | None:
+        """The id of the span's parent inside the run; None for a root."""
+        return self._parent.get(span_id)
+
     def parent(self, span_id: str) -> Span | None:
         """The span's parent inside the run; None for a root."""
         parent_id = self._parent.get(span_id)
@@ -112,6 +118,25 @@ class RunGraph:
     def is_ancestor(self, ancestor_id: str, span_id: str) -> bool:
         """Whether span ``ancestor_id`` is above span ``span_id`` (a span is not its own)."""
         return any(span.span_id == ancestor_id for span in self.ancestors(span_id))
+
+    def nearest(self, marked: Container[str]) -> dict[str, str]:
+        """Span id → the nearest span at or above it (itself, its parent, ...) whose id is
+        in ``marked``; spans with none are left out. One pass, each link followed once."""
+        found: dict[str, str | None] = {}
+        parent = self._parent
+        for span in self._spans:
+            chain: list[str] = []
+            current: str | None = span.span_id
+            while current is not None and current not in found:
+                if current in marked:
+                    found[current] = current
+                    break
+                chain.append(current)
+                current = parent.get(current)
+            owner = found.get(current) if current is not None else None
+            for item in chain:
+                found[item] = owner
+        return {span_id: owner for span_id, owner in found.items() if owner is not None}
 
     def roots_by_trace(self) -> dict[str, list[Span]]:
         """Each trace's roots: more than one means the spans joining them were lost."""

@@ -240,7 +240,7 @@ def _inside_calls(
     declared: dict[int, str] = {}
     remote: set[int] = set()
     for view in run.records:
-        index = calls.call_index(run, view)
+        index = calls.call_index(view)
         if index is None:
             continue
         if view.span.span_id in calls.call_of and mcp.runs_elsewhere(view.span):

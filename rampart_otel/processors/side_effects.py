@@ -38,7 +38,7 @@ def agent_side_effects(
             for kind, *_ in view.effects:
                 transport.setdefault(kind, []).append(view.span)
             continue
-        call_index = calls.call_index(run, view)
+        call_index = calls.call_index(view)
         if call_index is None and windows and view.span.trace_id in lost:
             call_index = window_call(windows, view.span)
             if call_index is not None:

@@ -15,9 +15,8 @@ from them (``ClassifiedRun``), so the order of the jobs does not matter.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Set
-from dataclasses import dataclass, field, replace
-from types import MappingProxyType
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from rampart_otel.conventions import (
     Convention,
@@ -61,12 +60,12 @@ _READERS, _HISTORY_READERS, _INPUT_READERS = _readers(GENERAL)
 _BY_SCOPE = {scope: _readers(conventions) for scope, conventions in BY_SCOPE.items()}
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class SpanReading:
+class SpanReading(NamedTuple):
     """What the conventions read on one span, alone: every reader's report merged.
 
     A reading depends on the span only, so it is made once per span and reused by every
-    run the span is in (the stitcher's piece and the run it joins).
+    run the span is in (the stitcher's piece and the run it joins). Immutable (a named
+    tuple: made millions of times, it costs a seventh of a frozen dataclass).
     """
 
     span: Span
@@ -82,12 +81,13 @@ class SpanReading:
     readers: tuple[str, ...] = ()  # conventions that reported on it
     unread_by: tuple[str, ...] = ()  # ...and those with notes (or a family)
     caller: bool = False  # a caller's span a framework wrote a model call's attributes onto
+    # A model span's message history, as each convention that reads the span reads it.
+    history: tuple[tuple[str, History], ...] = ()
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class SpanRecord:
+class SpanRecord(NamedTuple):
     """One span of a run, classified once: its reading, and what its place in the run's
-    graph makes of it. Never changed after ``classify``."""
+    graph makes of it. Immutable, like ``SpanReading``."""
 
     span: Span
     model: bool  # a model call (not a caller's span holding the call's own spans)
@@ -105,25 +105,37 @@ class SpanRecord:
     holds_work: bool  # a parent of a model or agent span
     read_through: bool  # unreadable model span read through another layer of its call
     layers: tuple[str, ...]  # span ids of sibling spans of the same model call
-    reading: SpanReading = field(repr=False)  # what the conventions read on the span alone
+    reading: SpanReading  # what the conventions read on the span alone
 
     @property
     def span_id(self) -> str:
         return self.span.span_id
+
+    @property
+    def history(self) -> tuple[tuple[str, History], ...]:
+        """(convention, message history) of a model span: its input's earlier turns."""
+        return self.reading.history
 
 
 class ClassifiedRun:
     """A run's graph and each of its spans' record, in the graph's time order: what every
     job derives its output from. Immutable."""
 
-    __slots__ = ("_by_id", "graph", "records")
+    __slots__ = ("_by_id", "_graph", "_records")
 
     def __init__(self, graph: RunGraph, records: tuple[SpanRecord, ...]) -> None:
-        self.graph = graph
-        self.records = records
-        self._by_id: Mapping[str, SpanRecord] = MappingProxyType(
-            {record.span.span_id: record for record in records}
-        )
+        self._graph = graph
+        self._records = records
+        self._by_id = {record.span.span_id: record for record in records}  # never changed
+
+    @property
+    def graph(self) -> RunGraph:
+        return self._graph
+
+    @property
+    def records(self) -> tuple[SpanRecord, ...]:
+        """Each span's record, in the graph's time order."""
+        return self._records
 
     def record(self, span_id: str) -> SpanRecord | None:
         return self._by_id.get(span_id)
@@ -199,9 +211,10 @@ class _Classifier:
         self.by_id = {reading.span.span_id: reading for reading in readings}
         self.holds_work: set[str] = set()
         for reading in readings:
-            parent = graph.parent(reading.span.span_id)
-            if parent is not None and (reading.model or reading.agent):
-                self.holds_work.add(parent.span_id)
+            if reading.model or reading.agent:
+                parent_id = graph.parent_id(reading.span.span_id)
+                if parent_id is not None:
+                    self.holds_work.add(parent_id)
         self.model: dict[str, bool] = {}
         self.output: dict[str, ModelOutput | None] = {}
         for reading in readings:
@@ -215,31 +228,43 @@ class _Classifier:
         self.read_through: set[str] = set()
 
     def records(self) -> ClassifiedRun:
+        model, in_model = self.model, self.in_model
         for reading in self.readings:
-            self._resolve_in_model(reading.span.span_id)
+            span_id = reading.span.span_id
+            if model[span_id] or reading.effects:
+                self._resolve_in_model(span_id)
+            else:  # neither a model span nor a request: never the model's transport
+                in_model[span_id] = False
         self._link_same_responses()
         self._mark_read_through()
+        output, holds_work, through, layers = (
+            self.output,
+            self.holds_work,
+            self.read_through,
+            self.layers,
+        )
         records = []
         for reading in self.readings:
             span_id = reading.span.span_id
+            linked = layers.get(span_id)
             record = SpanRecord(
-                span=reading.span,
-                model=self.model[span_id],
-                agent=reading.agent,
-                output=self.output[span_id],
-                execution=reading.execution,
-                effects=reading.effects,
-                answer=reading.answer,
-                dispatched=reading.dispatched,
-                not_understood=reading.not_understood,
-                readers=reading.readers,
-                unread_by=reading.unread_by,
-                caller=reading.caller,
-                in_model=self.in_model[span_id],
-                holds_work=span_id in self.holds_work,
-                read_through=span_id in self.read_through,
-                layers=tuple(self.layers.get(span_id, ())),
-                reading=reading,
+                reading.span,
+                model[span_id],
+                reading.agent,
+                output[span_id],
+                reading.execution,
+                reading.effects,
+                reading.answer,
+                reading.dispatched,
+                reading.not_understood,
+                reading.readers,
+                reading.unread_by,
+                reading.caller,
+                in_model[span_id],
+                span_id in holds_work,
+                span_id in through,
+                tuple(linked) if linked else (),
+                reading,
             )
             records.append(record)
         return ClassifiedRun(self.graph, tuple(records))
@@ -277,11 +302,11 @@ class _Classifier:
             if self.by_id[current].execution is not None:
                 found = None
                 break
-            parent = self.graph.parent(current)
-            if parent is None or self.model[parent.span_id]:
-                found = None if parent is None else parent.span_id
+            parent = self.graph.parent_id(current)
+            if parent is None or self.model[parent]:
+                found = parent
                 break
-            current = parent.span_id
+            current = parent
         for item in chain:
             self.above[item] = found
         return found
@@ -401,17 +426,27 @@ def input_readers(span: Span) -> tuple[Callable[[Span], UserInput | None], ...]:
 
 
 def _classify(span: Span) -> SpanReading:
-    """Every convention's report on one span, merged into one reading.
+    """Every convention's report on one span, merged into one reading; a model span's
+    message history is read here too, once (the stitcher and the tool calls use it)."""
+    reading = _understood(span, _read(span))
+    if reading.model:
+        reading = reading._replace(
+            history=tuple((name, read(span)) for name, read in history_readers(span))
+        )
+    return reading
+
+
+def _understood(span: Span, reading: SpanReading) -> SpanReading:
+    """The reading with what the span's trace form may have hidden from it noted.
 
     Attribute values the form's exporter may have cut short leave what the span says of
     a model or tool incomplete. A span whose trace form lost its scope is also read as
     each scope some reading depends on; when one of those readings differs from the plain
     one, the span is not understood: the form cannot tell which it is.
     """
-    reading = _read(span)
     if span.cut_keys and (_role(reading) or reading.not_understood):
         note = cut_by_zipkin(span.cut_keys)
-        reading = replace(reading, not_understood=(*reading.not_understood, note))
+        reading = reading._replace(not_understood=(*reading.not_understood, note))
     if span.scope.lost_by:
         meaning = _meaning(reading)
         for scope in SCOPE_DEPENDENT:
@@ -426,7 +461,7 @@ def _classify(span: Span) -> SpanReading:
             ):
                 continue
             note = scope_lost(span.scope.lost_by, other.readers[0])
-            return replace(reading, not_understood=(*reading.not_understood, note))
+            return reading._replace(not_understood=(*reading.not_understood, note))
     return reading
 
 

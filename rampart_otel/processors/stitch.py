@@ -30,7 +30,6 @@ from rampart_otel.processors.span_views import (
     ClassifiedRun,
     carry_readings,
     classified,
-    history_readers,
     run_readings,
 )
 
@@ -287,8 +286,7 @@ def _piece(run: Run) -> _Piece:
         if view.execution is not None and view.execution.call_id:
             asked.add(view.execution.call_id)
         if view.model:
-            for _, reader in history_readers(view.span):
-                found = reader(view.span)
+            for _, found in view.history:
                 history.update(found.arguments, found.results)
                 answered.update(found.results)
     asked |= requested

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from rampart_otel.conventions import ToolReport
 from rampart_otel.conventions.tool_definitions import tool_parameters
 from rampart_otel.model import Span, ToolCall, ToolCallStatus
-from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, history_readers
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,30 +27,24 @@ class ToolCalls:
     call_of: Mapping[str, int]
     # Execution spans of traced functions no model asked for: no call, no execution.
     dropped: frozenset[str]
+    # Span id → the execution span at or above it (``RunGraph.nearest``).
+    owner: Mapping[str, str]
 
     def executes(self, record: SpanRecord) -> bool:
         """Whether the span is a tool execution (not a traced function no model asked for)."""
         return record.execution is not None and record.span.span_id not in self.dropped
 
-    def enclosing_call(self, run: ClassifiedRun, record: SpanRecord) -> SpanRecord | None:
-        """The nearest span at or above ``record`` that executes a call."""
-        if record.span.span_id in self.call_of:
-            return record
-        return next((up for up in run.ancestors(record) if up.span.span_id in self.call_of), None)
-
-    def call_index(self, run: ClassifiedRun, record: SpanRecord) -> int | None:
+    def call_index(self, record: SpanRecord) -> int | None:
         """The call whose execution span holds ``record`` (or is it)."""
-        owner = self.enclosing_call(run, record)
-        return None if owner is None else self.call_of[owner.span.span_id]
+        owner = self.owner.get(record.span.span_id)
+        return None if owner is None else self.call_of[owner]
 
     def first_of_call(self, run: ClassifiedRun, record: SpanRecord) -> bool:
         """Not a tool span inside another tool span reporting the same call (MCP in
         execute_tool)."""
-        for parent in run.ancestors(record):
-            index = self.call_of.get(parent.span.span_id)
-            if index is not None:
-                return index != self.call_of.get(record.span.span_id)
-        return True
+        parent = run.graph.parent_id(record.span.span_id)
+        owner = self.owner.get(parent) if parent is not None else None
+        return owner is None or self.call_of[owner] != self.call_of.get(record.span.span_id)
 
 
 def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
@@ -79,7 +73,8 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     calls.adopt_named_spans(run.records, dropped)
     calls.mark_when()
     _name_single_arguments(calls.calls, run.records)
-    return ToolCalls(calls.calls, calls.call_of, frozenset(dropped))
+    owner = run.graph.nearest(calls.call_of)
+    return ToolCalls(calls.calls, calls.call_of, frozenset(dropped), owner)
 
 
 def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:
@@ -157,8 +152,7 @@ class _CallMerger:
         for view in reversed(model_views):
             if not wanted:
                 return
-            for convention, reader in history_readers(view.span):
-                arguments, results, _ = reader(view.span)
+            for convention, (arguments, results, _) in view.history:
                 for call_id, value in arguments.items():
                     index = wanted.get(call_id)
                     if index is not None and not self.calls[index].arguments_captured:
@@ -188,8 +182,7 @@ class _CallMerger:
         another layer's id) is that call, not a new one.
         """
         for view in model_views:
-            for convention, reader in history_readers(view.span):
-                history = reader(view.span)
+            for convention, history in view.history:
                 for call_id in dict.fromkeys([*history.arguments, *history.results]):
                     if call_id in self._by_id:
                         continue

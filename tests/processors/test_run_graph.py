@@ -104,9 +104,10 @@ def test_the_graph_cannot_be_changed() -> None:
     graph = RunGraph([mk("r", "r"), mk("c", "c", parent="r", start=1)])
     with pytest.raises(AttributeError):
         graph.extra = 1  # type: ignore[attr-defined]
-    with pytest.raises(TypeError):
-        graph._parent["c"] = "x"  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        graph.spans = ()  # type: ignore[misc]
     assert isinstance(graph.spans, tuple) and isinstance(graph.children("r"), tuple)
+    assert isinstance(graph.roots, tuple) and isinstance(graph.cut, tuple)
 
 
 def test_a_runs_graph_is_built_once_and_kept_with_it() -> None:
