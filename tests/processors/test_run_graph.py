@@ -114,3 +114,18 @@ def test_a_runs_graph_is_built_once_and_kept_with_it() -> None:
     run = Run("r", ["t"], [mk("r", "r")])
     assert run_graph(run) is run_graph(run)
     assert Run("r", ["t"], [mk("r", "r")]) == run  # the kept graph is no part of equality
+
+
+def test_nearest_names_the_closest_marked_span_at_or_above_each_span() -> None:
+    graph = RunGraph(
+        [
+            mk("r", "r", start=0, end=100),
+            mk("t1", "t1", parent="r", start=1, end=50),
+            mk("io", "io", parent="t1", start=2),
+            mk("t2", "t2", parent="t1", start=3, end=40),
+            mk("deep", "deep", parent="t2", start=4),
+            mk("other", "other", parent="r", start=60),
+        ]
+    )
+    assert graph.nearest({"t1", "t2"}) == {"t1": "t1", "io": "t1", "t2": "t2", "deep": "t2"}
+    assert graph.nearest(set()) == {}
