@@ -65,7 +65,9 @@ class SpanReading(NamedTuple):
 
     A reading depends on the span only, so it is made once per span and reused by every
     run the span is in (the stitcher's piece and the run it joins). Immutable (a named
-    tuple: made millions of times, it costs a seventh of a frozen dataclass).
+    tuple: made millions of times, it costs a seventh of a frozen dataclass); the reports
+    it holds (model output, tool reports, histories) are the conventions' objects, which
+    no job changes: a job that needs another value makes its own copy.
     """
 
     span: Span
@@ -139,10 +141,6 @@ class ClassifiedRun:
 
     def record(self, span_id: str) -> SpanRecord | None:
         return self._by_id.get(span_id)
-
-    def parent(self, record: SpanRecord) -> SpanRecord | None:
-        parent = self.graph.parent(record.span.span_id)
-        return None if parent is None else self._by_id[parent.span_id]
 
     def ancestors(self, record: SpanRecord) -> Iterator[SpanRecord]:
         """The record's parent, its parent's parent, ... (the graph's walk up)."""
