@@ -126,6 +126,12 @@ class Stitch:
     via: str = ""
 
 
+def replaces(known: Span | None, new: Span) -> bool:
+    """The one rule for a span sent twice (an exporter's retry, a span re-sent once ended):
+    ``new`` takes the place of the ``known`` copy unless that one had already ended."""
+    return known is None or known.end_ns is None
+
+
 @dataclass(slots=True)
 class Run:
     """The unit that is scored: one trace, or every trace of one conversation."""
@@ -136,6 +142,10 @@ class Run:
     session_id: str | None = None
     revision: int = 0  # > 0: spans that arrived after an earlier part of the run was scored
     stitched: tuple[Stitch, ...] = ()  # traces joined to the run's own (``processors.stitch``)
+    # What the processors derived from ``spans`` once (the run's graph and the conventions'
+    # reading of each span, ``processors.run_graph``): reused, never recomputed, by every
+    # stage that reads the run; a run built from other spans starts empty.
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def sources(self) -> list[str]:

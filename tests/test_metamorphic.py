@@ -23,7 +23,8 @@ from rampart_otel.evaluation.policy import Policy
 from rampart_otel.evaluation.verdict import SafetyStatus
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.span_views import classify_run
+from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.processors.span_views import classify
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
 
@@ -181,7 +182,7 @@ def test_the_io_mutations_reach_the_samples_that_matter() -> None:
 
 
 def _last_model_call(run: Run) -> list[Span]:
-    views, _ = classify_run(run.spans)
+    views = classify(RunGraph(run.spans)).records
     models = [view.span for view in views if view.model]
     if not models:
         return []

@@ -26,7 +26,7 @@ from rampart_otel.audit.command import open_results
 from rampart_otel.collector.results_sink import BATCH_RUNS, ResultsStoreSink
 from rampart_otel.collector.scorer import evaluator_for, keep_judge_cache_in
 from rampart_otel.engine import checked_assumptions, fewer_young_collections, load_policies
-from rampart_otel.model import InputError, Run, Span
+from rampart_otel.model import InputError, Run, Span, replaces
 from rampart_otel.pipeline import Pipeline, ReadStats
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.processors.stitch import assemble
@@ -147,8 +147,7 @@ class StoredRuns:
                 continue
             spans = pending.pop(run.run_id, {})
             for span in run.spans:  # as the assembler merges a span sent twice
-                known = spans.get(span.span_id)
-                if known is None or known.end_ns is None:
+                if replaces(spans.get(span.span_id), span):
                     spans[span.span_id] = span
             wanted = unpack_span_ids(stored.span_ids)
             if not wanted <= {bytes.fromhex(span_id) for span_id in spans}:

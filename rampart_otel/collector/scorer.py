@@ -42,7 +42,7 @@ from rampart_otel.errors import DecodeError, SchemaError, StoreError
 from rampart_otel.evaluation import Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import VerdictEventSink, VerdictExporter
-from rampart_otel.model import Run, Span
+from rampart_otel.model import Run, Span, replaces
 from rampart_otel.pipeline import Pipeline
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.processors.stitch import StitchingAssembler
@@ -297,8 +297,7 @@ class Scorer:
         cached = self._recent.pop(run.run_id, None)
         if cached is not None:
             for span in run.spans:
-                known = cached.get(span.span_id)
-                if known is None or known.end_ns is None:
+                if replaces(cached.get(span.span_id), span):
                     cached[span.span_id] = span
             run = Run(
                 run.run_id, run.trace_ids, list(cached.values()), run.session_id, run.revision

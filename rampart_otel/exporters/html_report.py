@@ -23,6 +23,7 @@ from rampart_otel.exporters.html_page import (
 )
 from rampart_otel.exporters.serialize import jsonable, ns_to_iso, side_effect_to_dict
 from rampart_otel.model import AgentRun, InputError, Span
+from rampart_otel.processors.run_graph import run_graph
 
 __all__ = ["run_view", "write_html_report"]
 
@@ -44,13 +45,14 @@ def _json_text(value: Any) -> str:
     return json.dumps(jsonable(value), ensure_ascii=False)
 
 
-def _span_view(span: Span, origin: int) -> dict[str, Any]:
+def _span_view(span: Span, depth: int, origin: int) -> dict[str, Any]:
     start = span.start_ns
     end = span.end_ns
     attributes = list(span.attributes.items())
     return {
         "id": span.span_id,
         "parent": span.parent_span_id,
+        "depth": depth,  # in the run graph's tree (the waterfall lists spans in its order)
         "name": span.name,
         "kind": span.kind.value,
         "start": None if start is None else (start - origin) / 1e6,  # ms from the run's start
@@ -117,8 +119,8 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
             "integrity": [],
             "results": [_result_view(r) for r in results],
         }
-    spans = agent_run.run.spans
-    starts = [span.start_ns for span in spans if span.start_ns is not None]
+    graph = run_graph(agent_run.run)
+    starts = [span.start_ns for span in graph.spans if span.start_ns is not None]
     origin = min(starts) if starts else 0
     views = [_result_view(r) for r in results]
     # A side-effect kind with no span in the run is unobserved without a row of its own:
@@ -140,7 +142,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
         "service": agent_run.service,
         "started": ns_to_iso(agent_run.started_at_ns),
         "level": agent_run.coverage.level.value,
-        "spans": [_span_view(span, origin) for span in spans],
+        "spans": [_span_view(span, depth, origin) for span, depth in graph.tree()],
         "calls": [
             {
                 "name": call.name,

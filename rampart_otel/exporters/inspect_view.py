@@ -16,6 +16,7 @@ from rich.text import Text
 from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
 from rampart_otel.model import AgentRun, InputError, ScopeState
+from rampart_otel.processors.run_graph import run_graph
 from rampart_otel.processors.wording import FIX, scope_in_words, stitch_in_words
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import STANDARD_KINDS
@@ -131,7 +132,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
     console.print(
         _line(
             "  spans:    ",
-            f"{len(run.run.spans)}; read by {read or 'no convention'}",
+            f"{len(run_graph(run.run))}; read by {read or 'no convention'}",
             ("; not understood: " + unread, "yellow") if unread else "",
         )
     )

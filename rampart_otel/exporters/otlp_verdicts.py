@@ -35,6 +35,7 @@ from rampart_otel import __version__
 from rampart_otel.evaluation import CheckResult
 from rampart_otel.exporters.otlp_send import bounded_transport, grpc_endpoint, http_endpoint
 from rampart_otel.model import Run
+from rampart_otel.processors.run_graph import run_graph
 from rampart_otel.sinks import Closing, Opening, Scored
 
 log = logging.getLogger(__name__)
@@ -61,8 +62,7 @@ class VerdictEvent:
 
 def root_span(run: Run) -> tuple[str, str | None, Any]:
     """(trace id, span id, span) of the run's earliest root: the span the verdict is about."""
-    ids = {span.span_id for span in run.spans}
-    roots = [s for s in run.spans if s.parent_span_id is None or s.parent_span_id not in ids]
+    roots = run_graph(run).roots
     if not roots:
         return (run.trace_ids[0] if run.trace_ids else ""), None, None
     root = min(roots, key=lambda s: (s.parent_span_id is not None, s.start_ns or 0))

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, KeysView
 from typing import Literal
 
-from rampart_otel.model import Run, Span
+from rampart_otel.model import Run, Span, replaces
 
 GroupBy = Literal["trace", "session"]
 SESSION_KEYS = ("gen_ai.conversation.id", "session.id")
@@ -38,8 +38,7 @@ class _OpenTrace:
         self.session_id: str | None = None
 
     def add(self, span: Span) -> None:
-        known = self.spans.get(span.span_id)
-        if known is None or known.end_ns is None:
+        if replaces(self.spans.get(span.span_id), span):
             self.spans[span.span_id] = span
 
     def is_complete(self) -> bool:

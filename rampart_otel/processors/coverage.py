@@ -48,6 +48,7 @@ from rampart_otel.model import (
 from rampart_otel.processors.integrity import integrity, understanding
 from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.processors.run_facts import RunFacts
+from rampart_otel.processors.run_graph import RunGraph
 from rampart_otel.processors.scopes import resource_declarations, unproven
 from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import ANSWER_KEYS, appended, fix_hint, missing_content, worded
@@ -395,13 +396,13 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
         ((span.trace_id, span.start_ns or 0, span) for span, _, _ in facts.model_outputs),
         key=_trace_start,
     )
-    parents = {span.span_id: span.parent_span_id for span in facts.spans}
+    graph = facts.graph
     executions = [*facts.tool_spans, *facts.answer_tool_spans]
     tools = [(span.trace_id, span.start_ns or 0) for span in executions]
     unmatched: list[Span] = []
     for span in asking:
         begin = span.start_ns or 0
-        until = _next_turn(models, span, parents)
+        until = _next_turn(models, span, graph)
         if not any(
             t == span.trace_id and s >= begin and (until is None or s < until) for t, s in tools
         ):
@@ -413,29 +414,15 @@ def _trace_start(item: tuple[str, int, Span]) -> tuple[str, int]:
     return item[0], item[1]
 
 
-def _next_turn(
-    models: list[tuple[str, int, Span]], span: Span, parents: dict[str, str | None]
-) -> int | None:
+def _next_turn(models: list[tuple[str, int, Span]], span: Span, graph: RunGraph) -> int | None:
     """Start of the first model span after ``span``'s start that is not nested in it."""
     first = bisect_right(models, (span.trace_id, span.start_ns or 0), key=_trace_start)
     for trace, start, other in models[first:]:
         if trace != span.trace_id:
             return None
-        if not _inside(other, span.span_id, parents):
+        if not graph.is_ancestor(span.span_id, other.span_id):
             return start
     return None
-
-
-def _inside(span: Span, ancestor_id: str, parents: dict[str, str | None]) -> bool:
-    """Whether ``span`` is in the subtree of span ``ancestor_id`` (a parent cycle ends it)."""
-    current = span.parent_span_id
-    for _ in range(len(parents) + 1):
-        if current is None:
-            return False
-        if current == ancestor_id:
-            return True
-        current = parents.get(current)
-    return False
 
 
 def _captured(

@@ -117,13 +117,8 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
     flags say that parent was in the same process: then the run's own root was lost. Traces
     are judged one by one, so a session run of several whole traces is whole.
     """
-    ids = {span.span_id for span in facts.spans}
     cut = {span.span_id for span in facts.cycles}
-    tops: dict[str, list[Span]] = {}
-    for span in facts.spans:
-        parent = span.parent_span_id
-        if not parent or parent not in ids or span.span_id in cut:
-            tops.setdefault(span.trace_id, []).append(span)
+    tops = facts.graph.roots_by_trace()
     findings: list[IntegrityFinding] = []
     for trace_id, spans in tops.items():
         if len(spans) < 2:

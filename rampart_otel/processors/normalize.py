@@ -17,29 +17,35 @@ from rampart_otel.processors.response import final_response
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
 from rampart_otel.processors.scopes import call_windows, executed_calls, tool_scopes
 from rampart_otel.processors.side_effects import agent_side_effects
-from rampart_otel.processors.span_views import SpanView, classify_run
-from rampart_otel.processors.tool_calls import first_of_call, merge_tool_calls
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, classified
+from rampart_otel.processors.tool_calls import ToolCalls, merge_tool_calls
 from rampart_otel.processors.user_input import collect_user_input
 
 
 def normalize(run: Run) -> AgentRun:
-    views, cycles = classify_run(run.spans)
-    calls = merge_tool_calls(views)
+    classes = classified(run)
+    graph = classes.graph
+    merged = merge_tool_calls(classes)
+    calls = merged.calls
     tool_spans = [
         view.span
-        for view in views
-        if view.execution is not None and not view.execution.answer and first_of_call(view)
+        for view in classes.records
+        if merged.executes(view)
+        and view.execution is not None
+        and not view.execution.answer
+        and merged.first_of_call(classes, view)
     ]
     executed = executed_calls(calls, bool(tool_spans))
     side_effects, transport, windowed = agent_side_effects(
-        views, call_windows(views, calls, executed)
+        classes, merged, call_windows(classes, calls, executed)
     )
-    scopes = tool_scopes(views, calls, side_effects, executed, windowed)
-    response, response_view = final_response(views)
-    user_input, model_inputs, agent_inputs = collect_user_input(views)
+    scopes = tool_scopes(classes, merged, side_effects, executed, windowed)
+    response, response_view = final_response(classes, merged.dropped)
+    user_input, model_inputs, agent_inputs = collect_user_input(classes, merged.dropped)
+    views = classes.records
     facts = RunFacts(
-        spans=[view.span for view in views],
-        roles=_roles(views),
+        graph=graph,
+        roles=_roles(views, merged),
         model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
         tool_spans=tool_spans,
         answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
@@ -47,11 +53,15 @@ def normalize(run: Run) -> AgentRun:
         effects=side_effects,
         transport_spans=transport,
         response_span=response_view.span if response_view else None,
-        cycles=cycles,
         not_understood=[
             (view.span, notes)
             for view in views
-            if (notes := view.not_understood + (view.output.not_understood if view.output else []))
+            if (
+                notes := [
+                    *view.not_understood,
+                    *(view.output.not_understood if view.output else []),
+                ]
+            )
         ],
         model_inputs=model_inputs,
         agent_inputs=agent_inputs,
@@ -59,9 +69,8 @@ def normalize(run: Run) -> AgentRun:
         history_calls=[call for call in calls if call.from_history],
     )
     coverage, integrity, base = infer_coverage(facts, response, calls)
-    roots = [v.span for v in views if v.parent is None]
-    root = roots[0] if roots else None
-    starts = [view.span.start_ns for view in views if view.span.start_ns is not None]
+    root = graph.roots[0] if graph.roots else None
+    starts = [span.start_ns for span in graph.spans if span.start_ns is not None]
     return AgentRun(
         run=run,
         service=root.resource.service_name if root is not None else None,
@@ -71,20 +80,20 @@ def normalize(run: Run) -> AgentRun:
         side_effects=side_effects,
         coverage=coverage,
         integrity=integrity,
-        conventions=_conventions(views),
+        conventions=_conventions(classes),
         user_input=user_input,
         tool_scopes=scopes,
         coverage_base=base,
     )
 
 
-def _conventions(views: list[SpanView]) -> dict[str, ConventionUse]:
+def _conventions(run: ClassifiedRun) -> dict[str, ConventionUse]:
     """Spans each convention read, and did not understand, in the run (for ``inspect``).
 
     A family no convention reads has spans not understood and none read.
     """
     uses: dict[str, ConventionUse] = {}
-    for view in views:
+    for view in run.records:
         for name in view.readers:
             uses.setdefault(name, ConventionUse()).spans += 1
         for name in view.unread_by:
@@ -92,15 +101,16 @@ def _conventions(views: list[SpanView]) -> dict[str, ConventionUse]:
     return uses
 
 
-def _roles(views: list[SpanView]) -> dict[str, SpanRole]:
+def _roles(views: tuple[SpanRecord, ...], calls: ToolCalls) -> dict[str, SpanRole]:
     """Roles of the spans that have one; a span left out is generic (feeds every channel)."""
     roles: dict[str, SpanRole] = {}
     for view in views:
-        if view.model or view.agent or view.execution or view.effects or view.in_model:
+        tool = calls.executes(view)
+        if view.model or view.agent or tool or view.effects or view.in_model:
             roles[view.span.span_id] = SpanRole(
                 view.model,
                 view.agent,
-                view.execution is not None,
+                tool,
                 tuple(effect[0] for effect in view.effects),
                 bool(view.in_model),
             )

@@ -2,28 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from rampart_otel.model import Response
-from rampart_otel.processors.span_views import SpanView, same_model_call
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 
 
-def final_response(views: list[SpanView]) -> tuple[Response, SpanView | None]:
-    """The top agent span's answer, else the last model span's text; earlier texts kept."""
-    texts: list[tuple[int, str, SpanView]] = []  # (end time, text, span view)
-    spoken: list[SpanView] = []  # model views whose text is in ``texts``
+def final_response(
+    run: ClassifiedRun, no_call: Set[str] = frozenset()
+) -> tuple[Response, SpanRecord | None]:
+    """The top agent span's answer, else the last model span's text; earlier texts kept.
+
+    ``no_call``: execution spans that ran no call (``tool_calls.ToolCalls.dropped``)."""
+    views = run.records
+    texts: list[tuple[int, str, SpanRecord]] = []  # (end time, text, span record)
+    spoken: list[tuple[SpanRecord, str]] = []  # model records whose text is in ``texts``
     for view in views:
         output = view.output
         if output is None or not output.text_captured or not output.text:
             continue
         if any(
-            same_model_call(view, other)
-            and (other in view.layers or other.output.text == output.text)
-            for other in spoken
+            run.same_model_call(view, other, no_call)
+            and (other.span.span_id in view.layers or text == output.text)
+            for other, text in spoken
         ):
             continue  # another layer of the same model call gave this text
-        spoken.append(view)
+        spoken.append((view, output.text))
         texts.append((_end(view), output.text, view))
-    top_agents = [view for view in views if view.agent and not _has_agent_ancestor(view)]
-    final: tuple[str, SpanView] | None = None
+    top_agents = [
+        view for view in views if view.agent and not any(up.agent for up in run.ancestors(view))
+    ]
+    final: tuple[str, SpanRecord] | None = None
     for position, view in enumerate(top_agents):
         text = view.answer
         if text is None:
@@ -38,7 +47,7 @@ def final_response(views: list[SpanView]) -> tuple[Response, SpanView | None]:
         if model_views and model_views[-1].output is not None:
             # The last model call, read through whichever of its layers captured the text;
             # a turn that asked for tools is not the answer, even when nothing followed it.
-            for last in (model_views[-1], *model_views[-1].layers):
+            for last in (model_views[-1], *run.layers(model_views[-1])):
                 if last.output is not None and last.output.text_captured:
                     if not last.output.requests:
                         final = (last.output.text or "", last)
@@ -56,15 +65,6 @@ def final_response(views: list[SpanView]) -> tuple[Response, SpanView | None]:
     return Response(text=None, earlier=deduped), None
 
 
-def _has_agent_ancestor(view: SpanView) -> bool:
-    current = view.parent
-    while current is not None:
-        if current.agent:
-            return True
-        current = current.parent
-    return False
-
-
-def _end(view: SpanView) -> int:
+def _end(view: SpanRecord) -> int:
     span = view.span
     return span.end_ns or span.start_ns or 0

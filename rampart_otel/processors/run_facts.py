@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.model import SideEffect, Span, ToolCall, ToolScope
+from rampart_otel.processors.run_graph import RunGraph
 
 
 class SpanRole(NamedTuple):
@@ -28,7 +29,7 @@ class SpanRole(NamedTuple):
 class RunFacts:
     """Everything coverage needs from normalize's classification of one run."""
 
-    spans: list[Span]  # the run's spans, each once (a span exported twice is read once)
+    graph: RunGraph  # the run's spans, each once, and their links
     roles: dict[str, SpanRole]
     model_outputs: list[tuple[Span, ModelOutput, bool]]  # (span, output, read through another)
     tool_spans: list[Span]
@@ -36,7 +37,6 @@ class RunFacts:
     effects: list[SideEffect]  # the agent's side effects (the model's transport left out)
     transport_spans: dict[str, list[Span]]  # kind → spans inside model spans (left out)
     response_span: Span | None
-    cycles: list[Span] = field(default_factory=list)  # spans whose parent link was cut
     # (span, what on it was not understood): unknown span families, kinds, content forms.
     not_understood: list[tuple[Span, list[str]]] = field(default_factory=list)
     # Spans of the framework's answer tool (smolagents' final_answer): no tool call, but
@@ -50,6 +50,16 @@ class RunFacts:
     scopes: list[ToolScope] = field(default_factory=list)
     # Calls read only from model input history: the run continues an earlier conversation.
     history_calls: list[ToolCall] = field(default_factory=list)
+
+    @property
+    def spans(self) -> list[Span]:
+        """The run's spans, each once (a span exported twice is read once), in time order."""
+        return list(self.graph.spans)
+
+    @property
+    def cycles(self) -> list[Span]:
+        """Spans whose parent link was cut to break a parent cycle."""
+        return list(self.graph.cut)
 
     @property
     def fragment(self) -> bool:

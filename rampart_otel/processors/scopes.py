@@ -44,7 +44,8 @@ from rampart_otel.model import (
     ToolCallStatus,
     ToolScope,
 )
-from rampart_otel.processors.span_views import SpanView
+from rampart_otel.processors.span_views import ClassifiedRun
+from rampart_otel.processors.tool_calls import ToolCalls
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +72,19 @@ def executed_calls(calls: list[ToolCall], tool_spans_recorded: bool) -> list[int
 
 
 def call_windows(
-    views: list[SpanView], calls: list[ToolCall], executed: list[int]
+    run: ClassifiedRun, calls: list[ToolCall], executed: list[int]
 ) -> list[CallWindow]:
     """Each executed call's time window: its execution span's, else from the end of the
     model call that asked for it to the start of the next model call of the run."""
-    by_id = {view.span.span_id: view for view in views}
+    by_id = run.record
     models = sorted(
-        (view.span for view in views if view.model and view.output is not None),
+        (view.span for view in run.records if view.model and view.output is not None),
         key=lambda span: span.start_ns or 0,
     )
     windows: list[CallWindow] = []
     for index in executed:
         call = calls[index]
-        executed_in = by_id.get(call.executed_in) if call.executed_in else None
+        executed_in = by_id(call.executed_in) if call.executed_in else None
         if executed_in is not None:
             span = executed_in.span
             if span.start_ns is not None:
@@ -91,7 +92,7 @@ def call_windows(
                     CallWindow(index, span.resource.service_name, span.start_ns, span.end_ns)
                 )
             continue
-        requested = by_id.get(call.requested_in) if call.requested_in else None
+        requested = by_id(call.requested_in) if call.requested_in else None
         if requested is None:
             continue
         asked = requested.span
@@ -120,10 +121,14 @@ def window_call(windows: list[CallWindow], span: Span) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
-def lost_context_traces(views: list[SpanView]) -> set[str]:
+def lost_context_traces(run: ClassifiedRun, calls: ToolCalls) -> set[str]:
     """Traces holding no agent, model or tool span: pieces whose context was lost."""
-    agentic = {view.span.trace_id for view in views if view.model or view.agent or view.execution}
-    return {view.span.trace_id for view in views} - agentic
+    agentic = {
+        view.span.trace_id
+        for view in run.records
+        if view.model or view.agent or calls.executes(view)
+    }
+    return {span.trace_id for span in run.graph.spans} - agentic
 
 
 def resource_declarations(spans: Iterable[Span]) -> list[tuple[str, str | None]]:
@@ -158,25 +163,26 @@ def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
 
 
 def tool_scopes(
-    views: list[SpanView],
-    calls: list[ToolCall],
+    run: ClassifiedRun,
+    tool_calls: ToolCalls,
     effects: list[SideEffect],
     executed: list[int],
     windowed: set[str],
 ) -> list[ToolScope]:
     """Each executed call's scope; ``windowed``: span ids of effects attributed by window."""
-    by_id = {view.span.span_id: view for view in views}
+    calls = tool_calls.calls
+    by_id = run.record
     io: dict[int, list[SideEffect]] = {}
     for effect in effects:
         if effect.tool_call_index is not None:
             io.setdefault(effect.tool_call_index, []).append(effect)
-    remote_seen, span_declared, remote_calls = _inside_calls(views)
-    process_kinds = declared_kinds(view.span for view in views)
+    remote_seen, span_declared, remote_calls = _inside_calls(run, tool_calls)
+    process_kinds = declared_kinds(run.graph.spans)
     scopes: list[ToolScope] = []
     for index in executed:
         call = calls[index]
-        execution = by_id.get(call.executed_in) if call.executed_in else None
-        anchor = execution or (by_id.get(call.requested_in) if call.requested_in else None)
+        execution = by_id(call.executed_in) if call.executed_in else None
+        anchor = execution or (by_id(call.requested_in) if call.requested_in else None)
         service = anchor.span.resource.service_name if anchor is not None else None
         found = io.get(index, [])
         scope = ToolScope(
@@ -225,7 +231,7 @@ def tool_scopes(
 
 
 def _inside_calls(
-    views: list[SpanView],
+    run: ClassifiedRun, calls: ToolCalls
 ) -> tuple[dict[int, set[str]], dict[int, str], set[int]]:
     """Per call: the spans under it recorded by another process (its server's or child's:
     the ids of their parents inside the call), a ``rampart_otel.declare`` value set on its
@@ -233,30 +239,19 @@ def _inside_calls(
     other_process: dict[int, set[str]] = {}
     declared: dict[int, str] = {}
     remote: set[int] = set()
-    for view in views:
-        owner = _enclosing_call(view)
-        if owner is None:
+    for view in run.records:
+        index = calls.call_index(view)
+        if index is None:
             continue
-        index = owner.call_index
-        assert index is not None
-        if view.call_index is not None and mcp.runs_elsewhere(view.span):
+        if view.span.span_id in calls.call_of and mcp.runs_elsewhere(view.span):
             remote.add(index)
         value = view.span.attributes.get(TOOL_SIDE_EFFECTS_ATTRIBUTE)
         if isinstance(value, str) and value in TOOL_SIDE_EFFECTS:
             declared.setdefault(index, value)
-        parent = view.parent
-        if parent is not None and parent.span.resource.attributes != view.span.resource.attributes:
-            other_process.setdefault(index, set()).add(parent.span.span_id)
+        parent = run.graph.parent(view.span.span_id)
+        if parent is not None and parent.resource.attributes != view.span.resource.attributes:
+            other_process.setdefault(index, set()).add(parent.span_id)
     return other_process, declared, remote
-
-
-def _enclosing_call(view: SpanView) -> SpanView | None:
-    current: SpanView | None = view
-    while current is not None:
-        if current.call_index is not None:
-            return current
-        current = current.parent
-    return None
 
 
 def declare_tools(scopes: list[ToolScope], tools: Mapping[str, str]) -> list[ToolScope]:

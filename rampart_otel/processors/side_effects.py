@@ -17,27 +17,28 @@ from typing import Any
 from rampart_otel.conventions.side_effects import DB, HTTP, is_preparation, model_api_request
 from rampart_otel.model import SideEffect, Span
 from rampart_otel.processors.scopes import CallWindow, lost_context_traces, window_call
-from rampart_otel.processors.span_views import SpanView
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
+from rampart_otel.processors.tool_calls import ToolCalls
 
 
 def agent_side_effects(
-    views: list[SpanView], windows: list[CallWindow]
+    run: ClassifiedRun, calls: ToolCalls, windows: list[CallWindow]
 ) -> tuple[list[SideEffect], dict[str, list[Span]], set[str]]:
     """The agent's side effects, (kind → spans) of the model's transport, left out, and
     the ids of the spans attributed to a call by its time window."""
     found: list[SideEffect] = []
     transport: dict[str, list[Span]] = {}
     windowed: set[str] = set()
-    lost = lost_context_traces(views)
-    models = [view for view in views if view.model] if lost else []
-    for view in views:
+    lost = lost_context_traces(run, calls)
+    models = [view for view in run.records if view.model] if lost else []
+    for view in run.records:
         if not view.effects:
             continue
         if view.in_model or (view.span.trace_id in lost and _lost_transport(view, models)):
             for kind, *_ in view.effects:
                 transport.setdefault(kind, []).append(view.span)
             continue
-        call_index = _enclosing_call(view)
+        call_index = calls.call_index(view)
         if call_index is None and windows and view.span.trace_id in lost:
             call_index = window_call(windows, view.span)
             if call_index is not None:
@@ -57,7 +58,7 @@ def agent_side_effects(
     return _fold_preparations(found), transport, windowed
 
 
-def _lost_transport(view: SpanView, models: list[SpanView]) -> bool:
+def _lost_transport(view: SpanRecord, models: list[SpanRecord]) -> bool:
     """A request whose trace context was lost (OpenInference JS's LangChain spans leave the
     HTTP client's spans in traces of their own) is a model call's transport when it went to
     a model API's inference path while exactly one model span of the same service ran."""
@@ -102,12 +103,3 @@ def _fold_preparations(found: list[SideEffect]) -> list[SideEffect]:
         elif waiting.get(key):
             folded.add(waiting[key].pop(0))
     return [effect for index, effect in enumerate(found) if index not in folded]
-
-
-def _enclosing_call(view: SpanView) -> int | None:
-    current: SpanView | None = view
-    while current is not None:
-        if current.call_index is not None:
-            return current.call_index
-        current = current.parent
-    return None

@@ -1,20 +1,22 @@
-"""Span views: each span of a run classified once, and how the views relate.
+"""Span classification: each span of a run read once into one frozen record.
 
 Each span is read by the conventions that own its scope, else by every general one (cheap
-key probes; a prefix scan only on model spans), and their reports are merged into one view.
-Views are linked to their parents (cycles cut); a request inside a model-inference span's
-subtree, with no tool run in between, is that model's transport when it went to the model's
-server (or, where the model span names none, it is the model span's own HTTP child); model
-spans that are
-layers of one model call (nested, or siblings reporting the same response) are linked, and
-an unreadable layer is read through a readable one.
+key probes; a prefix scan only on model spans), and their reports are merged into one
+``SpanReading`` (it depends on the span alone, so it is reused wherever the span goes).
+Then, from the readings and the run's graph (``run_graph``), each span's ``SpanRecord``: a
+request inside a model-inference span's subtree, with no tool run in between, is that
+model's transport when it went to the model's server (or, where the model span names none,
+it is the model span's own HTTP child); model spans that are layers of one model call
+(nested, or siblings reporting the same response) are linked, and an unreadable layer is
+read through a readable one. Records are never changed: every job derives its own output
+from them (``ClassifiedRun``), so the order of the jobs does not matter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Set
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from rampart_otel.conventions import (
     Convention,
@@ -33,7 +35,8 @@ from rampart_otel.conventions.side_effects import (
     request_endpoint,
     same_endpoint,
 )
-from rampart_otel.model import Scope, Span
+from rampart_otel.model import Run, Scope, Span
+from rampart_otel.processors.run_graph import RunGraph, run_graph
 from rampart_otel.processors.wording import cut_by_zipkin, scope_lost
 
 _Readers = tuple[
@@ -57,53 +60,355 @@ _READERS, _HISTORY_READERS, _INPUT_READERS = _readers(GENERAL)
 _BY_SCOPE = {scope: _readers(conventions) for scope, conventions in BY_SCOPE.items()}
 
 
-@dataclass(slots=True, eq=False)
-class SpanView:
-    """One span, classified once."""
+class SpanReading(NamedTuple):
+    """What the conventions read on one span, alone: every reader's report merged.
+
+    A reading depends on the span only, so it is made once per span and reused by every
+    run the span is in (the stitcher's piece and the run it joins). Immutable (a named
+    tuple: made millions of times, it costs a seventh of a frozen dataclass); the reports
+    it holds (model output, tool reports, histories) are the conventions' objects, which
+    no job changes: a job that needs another value makes its own copy.
+    """
 
     span: Span
     model: bool = False
     agent: bool = False
     output: ModelOutput | None = None
     execution: ToolReport | None = None
-    effects: list[SideEffectDetails] = field(default_factory=list)
+    effects: tuple[SideEffectDetails, ...] = ()
     answer: str | None = None  # an agent span's captured answer
-    dispatched: list[ToolReport] = field(default_factory=list)  # calls handed to tools
+    dispatched: tuple[ToolReport, ...] = ()  # calls handed to tools
     # What on this span no convention understood: its notes, or the unknown family it is of.
-    not_understood: list[str] = field(default_factory=list)
-    readers: list[str] = field(default_factory=list)  # conventions that reported on it
-    unread_by: list[str] = field(default_factory=list)  # ...and those with notes (or a family)
-    parent: SpanView | None = None
-    in_model: bool | None = None  # the model's transport (a model span: nested in another)
-    model_above: SpanView | None = None  # nearest model span above, no tool run between
-    above_known: bool = False
-    holds_work: bool = False  # a parent of a model or agent span
+    not_understood: tuple[str, ...] = ()
+    readers: tuple[str, ...] = ()  # conventions that reported on it
+    unread_by: tuple[str, ...] = ()  # ...and those with notes (or a family)
     caller: bool = False  # a caller's span a framework wrote a model call's attributes onto
-    read_through: bool = False  # unreadable model span read through another layer of its call
-    layers: list[SpanView] = field(default_factory=list)  # sibling spans of the same model call
-    call_index: int | None = None  # tool call whose execution span is this one
-    mark: int = 0  # cycle check: 1 on the path being walked, 2 done
+    # A model span's message history, as each convention that reads the span reads it.
+    history: tuple[tuple[str, History], ...] = ()
 
 
-def classify_run(spans: list[Span]) -> tuple[list[SpanView], list[Span]]:
-    """Each span classified once, in start order, linked to its parent; and the spans whose
-    parent link was cut to break a cycle.
+class SpanRecord(NamedTuple):
+    """One span of a run, classified once: its reading, and what its place in the run's
+    graph makes of it. Immutable, like ``SpanReading``."""
 
-    Model spans' transport is marked (``in_model``), and the layers of one model call are
-    linked and read through each other.
+    span: Span
+    model: bool  # a model call (not a caller's span holding the call's own spans)
+    agent: bool
+    output: ModelOutput | None
+    execution: ToolReport | None
+    effects: tuple[SideEffectDetails, ...]
+    answer: str | None
+    dispatched: tuple[ToolReport, ...]
+    not_understood: tuple[str, ...]
+    readers: tuple[str, ...]
+    unread_by: tuple[str, ...]
+    caller: bool  # a caller's span a framework wrote a model call's attributes onto
+    in_model: bool  # the model's transport (a model span: nested in another)
+    holds_work: bool  # a parent of a model or agent span
+    read_through: bool  # unreadable model span read through another layer of its call
+    layers: tuple[str, ...]  # span ids of sibling spans of the same model call
+    reading: SpanReading  # what the conventions read on the span alone
+
+    @property
+    def span_id(self) -> str:
+        return self.span.span_id
+
+    @property
+    def history(self) -> tuple[tuple[str, History], ...]:
+        """(convention, message history) of a model span: its input's earlier turns."""
+        return self.reading.history
+
+
+class ClassifiedRun:
+    """A run's graph and each of its spans' record, in the graph's time order: what every
+    job derives its output from. Immutable."""
+
+    __slots__ = ("_by_id", "_graph", "_records")
+
+    def __init__(self, graph: RunGraph, records: tuple[SpanRecord, ...]) -> None:
+        self._graph = graph
+        self._records = records
+        self._by_id = {record.span.span_id: record for record in records}  # never changed
+
+    @property
+    def graph(self) -> RunGraph:
+        return self._graph
+
+    @property
+    def records(self) -> tuple[SpanRecord, ...]:
+        """Each span's record, in the graph's time order."""
+        return self._records
+
+    def record(self, span_id: str) -> SpanRecord | None:
+        return self._by_id.get(span_id)
+
+    def ancestors(self, record: SpanRecord) -> Iterator[SpanRecord]:
+        """The record's parent, its parent's parent, ... (the graph's walk up)."""
+        by_id = self._by_id
+        return (by_id[span.span_id] for span in self.graph.ancestors(record.span.span_id))
+
+    def is_ancestor(self, ancestor: SpanRecord, record: SpanRecord) -> bool:
+        return self.graph.is_ancestor(ancestor.span.span_id, record.span.span_id)
+
+    def layers(self, record: SpanRecord) -> list[SpanRecord]:
+        return [self._by_id[span_id] for span_id in record.layers]
+
+    def same_model_call(
+        self, a: SpanRecord, b: SpanRecord, no_call: Set[str] = frozenset()
+    ) -> bool:
+        """Two model spans of one call: one inside the other with no tool or agent span
+        between them, or siblings that report the same response. ``no_call``: execution
+        spans that ran no call (``tool_calls.ToolCalls.dropped``), no tool span here."""
+        if a is b or not (a.model and b.model):
+            return False
+        if b.span.span_id in a.layers:
+            return True
+        inner, outer = (a, b) if self.is_ancestor(b, a) else (b, a)
+        for current in self.ancestors(inner):
+            if current is outer:
+                return True
+            if current.agent or (
+                current.execution is not None and current.span.span_id not in no_call
+            ):
+                return False
+        return False
+
+
+def read_span(span: Span, readings: Mapping[str, SpanReading] | None = None) -> SpanReading:
+    """The conventions' reading of ``span``: from ``readings`` when it holds this very span."""
+    if readings is not None:
+        known = readings.get(span.span_id)
+        if known is not None and known.span is span:
+            return known
+    return _classify(span)
+
+
+def classify(graph: RunGraph, readings: Mapping[str, SpanReading] | None = None) -> ClassifiedRun:
+    """Each span of the graph classified once, in time order.
+
+    Each span is read by the conventions (or its reading taken from ``readings``); then,
+    from the readings and the graph: a caller's span holding the call's own spans is no
+    model call, model spans' transport is marked (``in_model``), and the layers of one
+    model call are linked and read through each other.
     """
-    views, cycles = _link(spans)
-    for view in views:
-        if view.parent is not None and (view.model or view.agent):
-            view.parent.holds_work = True
-    for view in views:
-        if view.caller and view.holds_work:  # the call's own spans are under it
-            view.model, view.output = False, None
-    for view in views:
-        _resolve_in_model(view)
-    _link_same_responses(views)
-    _mark_read_through(views)
-    return views, cycles
+    found = [read_span(span, readings) for span in graph.spans]
+    return _Classifier(graph, found).records()
+
+
+def run_readings(run: ClassifiedRun) -> dict[str, SpanReading]:
+    """The readings behind a classified run's records, to reuse in a larger run."""
+    return {record.span.span_id: record.reading for record in run.records}
+
+
+class _Classifier:
+    """The relational half of classification: scratch state, used once, then dropped."""
+
+    def __init__(self, graph: RunGraph, readings: list[SpanReading]) -> None:
+        self.graph = graph
+        self.readings = readings
+        self.by_id = {reading.span.span_id: reading for reading in readings}
+        self.holds_work: set[str] = set()
+        for reading in readings:
+            if reading.model or reading.agent:
+                parent_id = graph.parent_id(reading.span.span_id)
+                if parent_id is not None:
+                    self.holds_work.add(parent_id)
+        self.model: dict[str, bool] = {}
+        self.output: dict[str, ModelOutput | None] = {}
+        for reading in readings:
+            span_id = reading.span.span_id
+            demoted = reading.caller and span_id in self.holds_work
+            self.model[span_id] = reading.model and not demoted
+            self.output[span_id] = None if demoted else reading.output
+        self.in_model: dict[str, bool] = {}
+        self.above: dict[str, str | None] = {}  # nearest model span above, no tool between
+        self.layers: dict[str, list[str]] = {}
+        self.read_through: set[str] = set()
+
+    def records(self) -> ClassifiedRun:
+        model, in_model = self.model, self.in_model
+        for reading in self.readings:
+            span_id = reading.span.span_id
+            if model[span_id] or reading.effects:
+                self._resolve_in_model(span_id)
+            else:  # neither a model span nor a request: never the model's transport
+                in_model[span_id] = False
+        self._link_same_responses()
+        self._mark_read_through()
+        output, holds_work, through, layers = (
+            self.output,
+            self.holds_work,
+            self.read_through,
+            self.layers,
+        )
+        records = []
+        for reading in self.readings:
+            span_id = reading.span.span_id
+            linked = layers.get(span_id)
+            record = SpanRecord(
+                reading.span,
+                model[span_id],
+                reading.agent,
+                output[span_id],
+                reading.execution,
+                reading.effects,
+                reading.answer,
+                reading.dispatched,
+                reading.not_understood,
+                reading.readers,
+                reading.unread_by,
+                reading.caller,
+                in_model[span_id],
+                span_id in holds_work,
+                span_id in through,
+                tuple(linked) if linked else (),
+                reading,
+            )
+            records.append(record)
+        return ClassifiedRun(self.graph, tuple(records))
+
+    def _resolve_in_model(self, span_id: str) -> bool:
+        """Is this span the model's own transport (a model span: nested in another model span)?
+
+        Only the request to the model is its transport: an HTTP or RPC span under a model
+        span (with no tool run in between) that went to the server the model span names,
+        or, where it names none, the model span's own child (or a request nested in one).
+        A query, a message, a process, a request elsewhere is never the model's, nor is a
+        child of a model span that holds other model or agent spans (a caller's span a
+        framework wrote a model call's attributes onto). A tool execution span is the
+        agent's wherever it sits (the Vercel AI SDK's legacy spans nest tools inside the
+        model step span).
+        """
+        known = self.in_model.get(span_id)
+        if known is not None:
+            return known
+        anchor = self._model_above(span_id)
+        found = anchor is not None and (self.model[span_id] or self._transport(span_id, anchor))
+        self.in_model[span_id] = found
+        return found
+
+    def _model_above(self, span_id: str) -> str | None:
+        """Memoized walk up the parents: the nearest model span, with no tool run in between."""
+        chain: list[str] = []
+        current = span_id
+        found: str | None
+        while True:
+            if current in self.above:
+                found = self.above[current]
+                break
+            chain.append(current)
+            if self.by_id[current].execution is not None:
+                found = None
+                break
+            parent = self.graph.parent_id(current)
+            if parent is None or self.model[parent]:
+                found = parent
+                break
+            current = parent
+        for item in chain:
+            self.above[item] = found
+        return found
+
+    def _transport(self, span_id: str, anchor: str) -> bool:
+        reading = self.by_id[span_id]
+        effects = reading.effects
+        if not effects or any(kind not in TRANSPORT_KINDS for kind, *_ in effects):
+            return False
+        endpoints = []
+        layer: Span | None = self.graph.span(anchor)
+        while layer is not None and self.model[layer.span_id]:  # the call's layers, innermost first
+            endpoint = model_endpoint(layer)
+            if endpoint is not None:
+                endpoints.append(endpoint)
+            layer = self.graph.parent(layer.span_id)
+        if endpoints:
+            for kind, details, *_ in effects:
+                request = request_endpoint(kind, details, reading.span)
+                if request is None or not any(same_endpoint(request, e) for e in endpoints):
+                    return False
+            return True
+        parent = self.graph.parent(span_id)
+        if parent is not None and parent.span_id == anchor:
+            return anchor not in self.holds_work
+        return (
+            parent is not None
+            and bool(self.by_id[parent.span_id].effects)
+            and self._resolve_in_model(parent.span_id)
+        )
+
+    def _link_same_responses(self) -> None:
+        """Model spans of one trace that report the same response id are layers of one call.
+
+        A client SDK's own span beside an instrumentation's span for the same request (both
+        children of the caller, so nesting does not show it) names the same response. Only
+        spans of different instrumentation scopes that overlap in time are linked: a mock
+        model that reuses one id does not fold separate calls into one.
+        """
+        by_response: dict[tuple[str, str], list[Span]] = {}
+        for reading in self.readings:
+            span = reading.span
+            output = self.output[span.span_id]
+            if self.model[span.span_id] and output is not None and output.response_id:
+                by_response.setdefault((span.trace_id, output.response_id), []).append(span)
+        for group in by_response.values():
+            for position, span in enumerate(group):
+                for other in group[position + 1 :]:
+                    if span.scope.name != other.scope.name and _overlap(span, other):
+                        self.layers.setdefault(span.span_id, []).append(other.span_id)
+                        self.layers.setdefault(other.span_id, []).append(span.span_id)
+
+    def _mark_read_through(self) -> None:
+        """An unreadable model span nested in (or around) a readable one is read through it.
+
+        pydantic-ai's chat span around OpenInference's or OpenLLMetry's span for the same
+        request, one capturing content and the other not, is one model request, read once.
+        So is a sibling layer of the same call (``layers``); when no layer of it is
+        readable, the first one stands for the call, with every layer's finish reasons (a
+        copy of its output: a reading is never changed).
+        """
+        outputs, through = self.output, self.read_through
+        for reading in self.readings:
+            span_id = reading.span.span_id
+            layers = self.layers.get(span_id)
+            output = outputs[span_id]
+            if not layers or output is None or span_id in through:
+                continue
+            group = [span_id, *layers]
+            if any((o := outputs[layer]) is not None and o.readable for layer in group):
+                for layer in group:
+                    if (o := outputs[layer]) is not None and not o.readable:
+                        through.add(layer)
+                continue
+            reasons, provider = list(output.finish_reasons), output.provider
+            for layer in layers:
+                other = outputs[layer]
+                if other is None:
+                    continue
+                through.add(layer)
+                for reason in other.finish_reasons:
+                    if reason not in reasons:
+                        reasons.append(reason)
+                provider = provider or other.provider
+            outputs[span_id] = replace(output, finish_reasons=reasons, provider=provider)
+        graph = self.graph
+        for reading in self.readings:
+            output = outputs[reading.span.span_id]
+            if output is None or not output.readable:
+                continue
+            for parent in graph.ancestors(reading.span.span_id):
+                above = outputs[parent.span_id]
+                if above is not None and not above.readable:
+                    through.add(parent.span_id)
+        for reading in self.readings:
+            span_id = reading.span.span_id
+            output = outputs[span_id]
+            if output is None or output.readable or span_id in through:
+                continue
+            for parent in graph.ancestors(span_id):
+                above = outputs[parent.span_id]
+                if above is not None and above.readable:
+                    through.add(span_id)
+                    break
 
 
 def history_readers(span: Span) -> tuple[tuple[str, Callable[[Span], History]], ...]:
@@ -118,52 +423,30 @@ def input_readers(span: Span) -> tuple[Callable[[Span], UserInput | None], ...]:
     return owned[2] if owned else _INPUT_READERS
 
 
-def _link(spans: list[Span]) -> tuple[list[SpanView], list[Span]]:
-    """Views in start order (parents before children), parents linked, cycles cut.
-
-    A span exported twice (exporter retry) is read once. A parent cycle can only come from
-    hostile or corrupt input; its links are cut so every later walk up terminates.
-    """
-    by_id: dict[str, SpanView] = {}
-    for span in spans:
-        seen = by_id.get(span.span_id)
-        if seen is None or (seen.span.end_ns is None and span.end_ns is not None):
-            by_id[span.span_id] = _classify(span)
-    views = sorted(by_id.values(), key=_order)
-    for view in views:
-        parent_id = view.span.parent_span_id
-        view.parent = by_id.get(parent_id) if parent_id else None
-    cycles: list[Span] = []
-    for view in views:
-        path: list[SpanView] = []
-        current: SpanView | None = view
-        while current is not None and not current.mark:
-            current.mark = 1
-            path.append(current)
-            parent = current.parent
-            if parent is not None and parent.mark == 1:
-                current.parent = None  # closes a cycle: cut it here
-                cycles.append(current.span)
-                break
-            current = parent
-        for item in path:
-            item.mark = 2
-    return views, cycles
+def _classify(span: Span) -> SpanReading:
+    """Every convention's report on one span, merged into one reading; a model span's
+    message history is read here too, once (the stitcher and the tool calls use it)."""
+    reading = _understood(span, _read(span))
+    if reading.model:
+        reading = reading._replace(
+            history=tuple((name, read(span)) for name, read in history_readers(span))
+        )
+    return reading
 
 
-def _classify(span: Span) -> SpanView:
-    """Every convention's report on one span, merged into one view.
+def _understood(span: Span, reading: SpanReading) -> SpanReading:
+    """The reading with what the span's trace form may have hidden from it noted.
 
     Attribute values the form's exporter may have cut short leave what the span says of
     a model or tool incomplete. A span whose trace form lost its scope is also read as
     each scope some reading depends on; when one of those readings differs from the plain
     one, the span is not understood: the form cannot tell which it is.
     """
-    view = _read(span)
-    if span.cut_keys and (_role(view) or view.not_understood):
-        view.not_understood.append(cut_by_zipkin(span.cut_keys))
+    if span.cut_keys and (_role(reading) or reading.not_understood):
+        note = cut_by_zipkin(span.cut_keys)
+        reading = reading._replace(not_understood=(*reading.not_understood, note))
     if span.scope.lost_by:
-        meaning = _meaning(view)
+        meaning = _meaning(reading)
         for scope in SCOPE_DEPENDENT:
             other = _read(replace(span, scope=Scope(scope)))
             if not other.readers or _meaning(other) == meaning:
@@ -172,20 +455,25 @@ def _classify(span: Span) -> SpanView:
                 # A framework owning its scope reads any span of it; without the scope, it
                 # can only be the framework's span if no family recognised it and it is no
                 # client span of a side effect.
-                _role(view) or view.effects or not _role(other) or other.not_understood
+                _role(reading) or reading.effects or not _role(other) or other.not_understood
             ):
                 continue
-            view.not_understood.append(scope_lost(span.scope.lost_by, other.readers[0]))
-            break
-    return view
+            note = scope_lost(span.scope.lost_by, other.readers[0])
+            return reading._replace(not_understood=(*reading.not_understood, note))
+    return reading
 
 
-def _role(view: SpanView) -> bool:
-    return view.model or view.agent or view.execution is not None or view.output is not None
+def _role(reading: SpanReading) -> bool:
+    return (
+        reading.model
+        or reading.agent
+        or reading.execution is not None
+        or reading.output is not None
+    )
 
 
-def _meaning(view: SpanView) -> tuple[Any, ...]:
-    """What a view says the span did, without which span object or convention said it."""
+def _meaning(reading: SpanReading) -> tuple[Any, ...]:
+    """What a reading says the span did, without which span object or convention said it."""
 
     def tool(report: ToolReport | None) -> tuple[Any, ...] | None:
         if report is None:
@@ -203,7 +491,7 @@ def _meaning(view: SpanView) -> tuple[Any, ...]:
             report.candidate,
         )
 
-    out = view.output
+    out = reading.output
     output = (
         None
         if out is None
@@ -218,53 +506,74 @@ def _meaning(view: SpanView) -> tuple[Any, ...]:
         )
     )
     return (
-        view.model,
-        view.agent,
+        reading.model,
+        reading.agent,
         output,
-        tool(view.execution),
-        tuple((kind, repr(details)) for kind, details, *_ in view.effects),
-        view.answer,
-        tuple(tool(t) for t in view.dispatched),
-        tuple(view.not_understood),
+        tool(reading.execution),
+        tuple((kind, repr(details)) for kind, details, *_ in reading.effects),
+        reading.answer,
+        tuple(tool(t) for t in reading.dispatched),
+        tuple(reading.not_understood),
     )
 
 
-def _read(span: Span) -> SpanView:
+def _read(span: Span) -> SpanReading:
     reports: list[SpanReport] = []
     owned = _BY_SCOPE.get(span.scope.name)
     for read in owned[0] if owned else _READERS:
         report = read(span)
         if report is not None:
             reports.append(report)
-    view = SpanView(span)
     if not reports:
         family = agent_family(span)
         if family is not None:
             scope = span.scope.name[:40] or "unnamed"
-            view.not_understood.append(f"a {family} span of scope {scope!r} no reader knows")
-            view.unread_by.append(family)
-        return view
+            return SpanReading(
+                span,
+                not_understood=(f"a {family} span of scope {scope!r} no reader knows",),
+                unread_by=(family,),
+            )
+        return SpanReading(span)
+    model = agent = caller = False
     outputs: list[ModelOutput] = []
+    execution: ToolReport | None = None
+    answer: str | None = None
+    effects: list[SideEffectDetails] = []
+    readers: list[str] = []
+    dispatched: list[ToolReport] = []
+    not_understood: list[str] = []
+    unread_by: list[str] = []
     for report in reports:
-        view.model = view.model or report.model
-        view.agent = view.agent or report.agent
+        model = model or report.model
+        agent = agent or report.agent
         if report.output is not None:
             outputs.append(report.output)
         # Each convention's report of the execution, merged into the first one found.
-        view.execution = _merge_report(view.execution, report.execution)
-        if view.answer is None:
-            view.answer = report.answer
-        view.effects.extend(report.effects)
-        view.readers.append(report.convention)
-        view.dispatched.extend(report.dispatched)
-        view.caller = view.caller or report.caller
+        execution = _merge_report(execution, report.execution)
+        if answer is None:
+            answer = report.answer
+        effects.extend(report.effects)
+        readers.append(report.convention)
+        dispatched.extend(report.dispatched)
+        caller = caller or report.caller
         if report.not_understood or (report.output is not None and report.output.not_understood):
-            view.not_understood.extend(report.not_understood)
-            view.unread_by.append(report.convention)
-    if view.model:
-        view.output = _merge_outputs(outputs)
-        view.effects = []  # a model span's own HTTP attributes are its transport
-    return view
+            not_understood.extend(report.not_understood)
+            unread_by.append(report.convention)
+    return SpanReading(
+        span,
+        model=model,
+        agent=agent,
+        output=_merge_outputs(outputs) if model else None,
+        execution=execution,
+        # A model span's own HTTP attributes are its transport.
+        effects=() if model else tuple(effects),
+        answer=answer,
+        dispatched=tuple(dispatched),
+        not_understood=tuple(not_understood),
+        readers=tuple(readers),
+        unread_by=tuple(unread_by),
+        caller=caller,
+    )
 
 
 def _merge_report(first: ToolReport | None, other: ToolReport | None) -> ToolReport | None:
@@ -310,167 +619,26 @@ def _fill_report(into: ToolReport, other: ToolReport) -> None:
     into.answer = into.answer or other.answer
 
 
-def _order(view: SpanView) -> tuple[int, int]:
-    """Start time; on a tie the longer span (the parent) first; unended spans count as longest."""
-    span = view.span
-    end = span.end_ns if span.end_ns is not None else 1 << 63
-    return (span.start_ns if span.start_ns is not None else 0, -end)
-
-
-def _resolve_in_model(view: SpanView) -> bool:
-    """Is this span the model's own transport (a model span: nested in another model span)?
-
-    Only the request to the model is its transport: an HTTP or RPC span under a model span
-    (with no tool run in between) that went to the server the model span names, or, where
-    it names none, the model span's own child (or a request nested in one). A query, a
-    message, a process, a request elsewhere is never the model's, nor is a child of a
-    model span that holds other model or agent spans (a caller's span a framework wrote a
-    model call's attributes onto). A tool execution span is the agent's wherever it sits
-    (the Vercel AI SDK's legacy spans nest tools inside the model step span).
-    """
-    if view.in_model is not None:
-        return view.in_model
-    anchor = _model_above(view)
-    view.in_model = anchor is not None and (view.model or _transport(view, anchor))
-    return view.in_model
-
-
-def _model_above(view: SpanView) -> SpanView | None:
-    """Memoized walk up the parents: the nearest model span, with no tool run in between."""
-    chain: list[SpanView] = []
-    current = view
-    while True:
-        if current.above_known:
-            found = current.model_above
-            break
-        chain.append(current)
-        if current.execution is not None:
-            found = None
-            break
-        parent = current.parent
-        if parent is None or parent.model:
-            found = parent
-            break
-        current = parent
-    for item in chain:
-        item.model_above, item.above_known = found, True
-    return found
-
-
-def _transport(view: SpanView, anchor: SpanView) -> bool:
-    if not view.effects or any(kind not in TRANSPORT_KINDS for kind, *_ in view.effects):
-        return False
-    endpoints = []
-    layer: SpanView | None = anchor
-    while layer is not None and layer.model:  # the call's layers, innermost first
-        endpoint = model_endpoint(layer.span)
-        if endpoint is not None:
-            endpoints.append(endpoint)
-        layer = layer.parent
-    if endpoints:
-        for kind, details, *_ in view.effects:
-            request = request_endpoint(kind, details, view.span)
-            if request is None or not any(same_endpoint(request, e) for e in endpoints):
-                return False
-        return True
-    parent = view.parent
-    if parent is anchor:
-        return not anchor.holds_work
-    return parent is not None and bool(parent.effects) and _resolve_in_model(parent)
-
-
-def _link_same_responses(views: list[SpanView]) -> None:
-    """Model spans of one trace that report the same response id are layers of one call.
-
-    A client SDK's own span beside an instrumentation's span for the same request (both
-    children of the caller, so nesting does not show it) names the same response. Only
-    spans of different instrumentation scopes that overlap in time are linked: a mock model
-    that reuses one id does not fold separate calls into one.
-    """
-    by_response: dict[tuple[str, str], list[SpanView]] = {}
-    for view in views:
-        if view.model and view.output is not None and view.output.response_id:
-            key = (view.span.trace_id, view.output.response_id)
-            by_response.setdefault(key, []).append(view)
-    for group in by_response.values():
-        for position, view in enumerate(group):
-            for other in group[position + 1 :]:
-                if view.span.scope.name != other.span.scope.name and _overlap(view, other):
-                    view.layers.append(other)
-                    other.layers.append(view)
-
-
-def _overlap(a: SpanView, b: SpanView) -> bool:
-    start_a, start_b = a.span.start_ns or 0, b.span.start_ns or 0
-    end_a = a.span.end_ns if a.span.end_ns is not None else 1 << 63
-    end_b = b.span.end_ns if b.span.end_ns is not None else 1 << 63
+def _overlap(a: Span, b: Span) -> bool:
+    start_a, start_b = a.start_ns or 0, b.start_ns or 0
+    end_a = a.end_ns if a.end_ns is not None else 1 << 63
+    end_b = b.end_ns if b.end_ns is not None else 1 << 63
     return start_a <= end_b and start_b <= end_a
 
 
-def _mark_read_through(views: list[SpanView]) -> None:
-    """An unreadable model span nested in (or around) a readable one is read through it.
-
-    pydantic-ai's chat span around OpenInference's or OpenLLMetry's span for the same
-    request, one capturing content and the other not, is one model request, read once. So
-    is a sibling layer of the same call (``layers``); when no layer of it is readable, the
-    first one stands for the call, with every layer's finish reasons.
-    """
-    for view in views:
-        if not view.layers or view.output is None or view.read_through:
-            continue
-        group = [view, *view.layers]
-        if any(layer.output is not None and layer.output.readable for layer in group):
-            for layer in group:
-                if layer.output is not None and not layer.output.readable:
-                    layer.read_through = True
-            continue
-        for layer in view.layers:
-            if layer.output is None:
-                continue
-            layer.read_through = True
-            for reason in layer.output.finish_reasons:
-                if reason not in view.output.finish_reasons:
-                    view.output.finish_reasons.append(reason)
-            view.output.provider = view.output.provider or layer.output.provider
-    for view in views:
-        if view.output is None or not view.output.readable:
-            continue
-        parent = view.parent
-        while parent is not None:
-            if parent.output is not None and not parent.output.readable:
-                parent.read_through = True
-            parent = parent.parent
-    for view in views:
-        if view.output is None or view.output.readable or view.read_through:
-            continue
-        parent = view.parent
-        while parent is not None:
-            if parent.output is not None and parent.output.readable:
-                view.read_through = True
-                break
-            parent = parent.parent
+_CLASSIFIED = "classified"
+_READINGS = "readings"
 
 
-def same_model_call(a: SpanView, b: SpanView) -> bool:
-    """Two model spans of one call: one inside the other with no tool or agent span between
-    them, or siblings that report the same response."""
-    if a is b or not (a.model and b.model):
-        return False
-    if b in a.layers:
-        return True
-    inner, outer = (a, b) if is_ancestor(b, a) else (b, a)
-    current = inner.parent
-    while current is not None and current is not outer:
-        if current.execution is not None or current.agent:
-            return False
-        current = current.parent
-    return current is outer
+def classified(run: Run) -> ClassifiedRun:
+    """The run's classification, made on first use and kept with the run (the stitcher's
+    is normalize's); a run joined from pieces reuses its pieces' readings."""
+    found = run.derived.get(_CLASSIFIED)
+    if found is None:
+        found = run.derived[_CLASSIFIED] = classify(run_graph(run), run.derived.get(_READINGS))
+    return found
 
 
-def is_ancestor(ancestor: SpanView, view: SpanView) -> bool:
-    current = view.parent
-    while current is not None:
-        if current is ancestor:
-            return True
-        current = current.parent
-    return False
+def carry_readings(run: Run, readings: Mapping[str, SpanReading]) -> None:
+    """Give a run made of other runs' spans the readings already made of them."""
+    run.derived[_READINGS] = readings

@@ -26,7 +26,12 @@ from dataclasses import dataclass, field
 
 from rampart_otel.model import Run, Span, Stitch, StitchReason
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, RunAssembler
-from rampart_otel.processors.span_views import SpanView, classify_run, history_readers
+from rampart_otel.processors.span_views import (
+    ClassifiedRun,
+    carry_readings,
+    classified,
+    run_readings,
+)
 
 # Longest pause between one model call of a conversation and the next that still joins:
 # tool runs and model latency, not a conversation resumed another day.
@@ -250,7 +255,7 @@ def _joined(group: _Group) -> Run:
     trace_ids = list(dict.fromkeys(t for piece in pieces for t in piece.run.trace_ids))
     spans = [span for piece in pieces for span in piece.run.spans]
     run = first.run
-    return Run(
+    joined = Run(
         run.run_id,
         trace_ids,
         spans,
@@ -258,10 +263,16 @@ def _joined(group: _Group) -> Run:
         revision=run.revision,
         stitched=tuple(group.stitches),
     )
+    # Each span was read by the conventions when its piece arrived: read once, not again.
+    carry_readings(
+        joined, {k: v for piece in pieces for k, v in run_readings(classified(piece.run)).items()}
+    )
+    return joined
 
 
 def _piece(run: Run) -> _Piece:
-    views, _ = classify_run(run.spans)
+    classes = classified(run)
+    views = classes.records
     asked: set[str] = set()
     history: set[str] = set()
     answered: set[str] = set()
@@ -275,8 +286,7 @@ def _piece(run: Run) -> _Piece:
         if view.execution is not None and view.execution.call_id:
             asked.add(view.execution.call_id)
         if view.model:
-            for _, reader in history_readers(view.span):
-                found = reader(view.span)
+            for _, found in view.history:
                 history.update(found.arguments, found.results)
                 answered.update(found.results)
     asked |= requested
@@ -284,7 +294,7 @@ def _piece(run: Run) -> _Piece:
     ends = [s.end_ns or s.start_ns for s in run.spans if (s.end_ns or s.start_ns) is not None]
     return _Piece(
         run=run,
-        process=_process(views),
+        process=_process(classes),
         start=min(starts, default=0),
         end=max((e for e in ends if e is not None), default=0),
         agentic=agentic,
@@ -296,10 +306,10 @@ def _piece(run: Run) -> _Piece:
     )
 
 
-def _process(views: list[SpanView]) -> ProcessKey:
+def _process(run: ClassifiedRun) -> ProcessKey:
     """The process that recorded the run's first root span: its service and instance."""
-    roots = [view.span for view in views if view.parent is None]
-    span: Span | None = roots[0] if roots else (views[0].span if views else None)
+    graph = run.graph
+    span: Span | None = graph.roots[0] if graph.roots else (graph.spans[0] if graph else None)
     if span is None:
         return None, None
     instance = span.resource.attributes.get("service.instance.id")

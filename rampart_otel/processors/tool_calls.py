@@ -9,43 +9,75 @@ A single argument recorded without its name takes the name of the tool's only pa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from rampart_otel.conventions import ToolReport
 from rampart_otel.conventions.tool_definitions import tool_parameters
 from rampart_otel.model import Span, ToolCall, ToolCallStatus
-from rampart_otel.processors.span_views import (
-    SpanView,
-    history_readers,
-    is_ancestor,
-    same_model_call,
-)
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 
 
-def merge_tool_calls(views: list[SpanView]) -> list[ToolCall]:
+@dataclass(frozen=True, slots=True)
+class ToolCalls:
+    """The run's tool calls, and which span runs which call."""
+
+    calls: list[ToolCall]
+    # Span id → index of the call it executes (a plain span named like the call included).
+    call_of: Mapping[str, int]
+    # Execution spans of traced functions no model asked for: no call, no execution.
+    dropped: frozenset[str]
+    # Span id → the execution span at or above it (``RunGraph.nearest``).
+    owner: Mapping[str, str]
+
+    def executes(self, record: SpanRecord) -> bool:
+        """Whether the span is a tool execution (not a traced function no model asked for)."""
+        return record.execution is not None and record.span.span_id not in self.dropped
+
+    def call_index(self, record: SpanRecord) -> int | None:
+        """The call whose execution span holds ``record`` (or is it)."""
+        owner = self.owner.get(record.span.span_id)
+        return None if owner is None else self.call_of[owner]
+
+    def first_of_call(self, run: ClassifiedRun, record: SpanRecord) -> bool:
+        """Not a tool span inside another tool span reporting the same call (MCP in
+        execute_tool)."""
+        parent = run.graph.parent_id(record.span.span_id)
+        owner = self.owner.get(parent) if parent is not None else None
+        return owner is None or self.call_of[owner] != self.call_of.get(record.span.span_id)
+
+
+def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     """Every tool call of the run, each once, with the spans and conventions that report it.
 
-    Marks each execution view with its call (``call_index``); an execution no model asked
-    for that is only a candidate (a traced function) is no call, and loses its execution.
+    Names each execution span's call (``call_of``); an execution no model asked for that
+    is only a candidate (a traced function) is no call, and no execution (``dropped``).
     """
-    calls = _CallMerger()
-    for view in views:
-        if view.output is not None:
-            for report in view.output.requests:
-                calls.add_request(report, view)
-        for report in view.dispatched:
-            calls.add_request(report, view)
-        if view.execution is not None and not view.execution.answer:
-            view.call_index = calls.add_execution(view.execution, view)
-            if view.call_index is None:
-                view.execution = None  # a traced function no model asked for: no call
-    calls.fill_from_history([view for view in views if view.model])
-    calls.adopt_history_calls([view for view in views if view.model])
-    calls.adopt_named_spans(views)
+    calls = _CallMerger(run)
+    dropped = calls.dropped
+    for record in run.records:
+        if record.output is not None:
+            for report in record.output.requests:
+                calls.add_request(report, record)
+        for report in record.dispatched:
+            calls.add_request(report, record)
+        if record.execution is not None and not record.execution.answer:
+            index = calls.add_execution(record.execution, record)
+            if index is None:
+                dropped.add(record.span.span_id)  # a traced function no model asked for
+            else:
+                calls.call_of[record.span.span_id] = index
+    models = [record for record in run.records if record.model]
+    calls.fill_from_history(models)
+    calls.adopt_history_calls(models)
+    calls.adopt_named_spans(run.records, dropped)
     calls.mark_when()
-    _name_single_arguments(calls.calls, views)
-    return calls.calls
+    _name_single_arguments(calls.calls, run.records)
+    owner = run.graph.nearest(calls.call_of)
+    return ToolCalls(calls.calls, calls.call_of, frozenset(dropped), owner)
 
 
-def _name_single_arguments(calls: list[ToolCall], views: list[SpanView]) -> None:
+def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:
     """A call whose argument was recorded as one value without a name (OpenInference JS's
     plain ``input.value`` text) takes the name of its tool's only parameter, when every
     definition of the tool the run's model requests offered has exactly one."""
@@ -63,28 +95,21 @@ def _name_single_arguments(calls: list[ToolCall], views: list[SpanView]) -> None
             call.arguments = {only[0]: call.arguments}
 
 
-def first_of_call(view: SpanView) -> bool:
-    """Not a tool span inside another tool span reporting the same call (MCP in execute_tool)."""
-    parent = view.parent
-    while parent is not None:
-        if parent.call_index is not None:
-            return parent.call_index != view.call_index
-        parent = parent.parent
-    return True
-
-
 class _CallMerger:
     """Merges reports into calls: by call id, else nested same-name spans, else name and order."""
 
-    def __init__(self) -> None:
+    def __init__(self, run: ClassifiedRun) -> None:
+        self.run = run
+        self.call_of: dict[str, int] = {}  # execution span id → call index
+        self.dropped: set[str] = set()  # execution spans of no call (``ToolCalls.dropped``)
         self.calls: list[ToolCall] = []
         self._by_id: dict[str, int] = {}
         self._by_name: dict[str, list[int]] = {}
-        self._requests: list[list[tuple[SpanView, str]]] = []  # (model span, convention)
+        self._requests: list[list[tuple[SpanRecord, str]]] = []  # (model span, convention)
         self._executed: list[bool] = []
-        self._exec_views: list[SpanView | None] = []
+        self._exec_views: list[SpanRecord | None] = []
 
-    def add_request(self, report: ToolReport, view: SpanView) -> int:
+    def add_request(self, report: ToolReport, view: SpanRecord) -> int:
         index = self._by_id.get(report.call_id) if report.call_id else None
         if index is None:
             index = self._related_request(report, view)
@@ -94,7 +119,7 @@ class _CallMerger:
         self._requests[index].append((view, report.convention))
         return index
 
-    def add_execution(self, report: ToolReport, view: SpanView) -> int | None:
+    def add_execution(self, report: ToolReport, view: SpanRecord) -> int | None:
         """The call this execution ran; None for a candidate no request waits for."""
         index = self._by_id.get(report.call_id) if report.call_id else None
         if index is None:
@@ -117,7 +142,7 @@ class _CallMerger:
                 call.status = ToolCallStatus.EXECUTED
         return index
 
-    def fill_from_history(self, model_views: list[SpanView]) -> None:
+    def fill_from_history(self, model_views: list[SpanRecord]) -> None:
         """Arguments/results missing on a call, from later model requests' message history."""
         wanted = {
             call.call_id: index
@@ -127,8 +152,7 @@ class _CallMerger:
         for view in reversed(model_views):
             if not wanted:
                 return
-            for convention, reader in history_readers(view.span):
-                arguments, results, _ = reader(view.span)
+            for convention, (arguments, results, _) in view.history:
                 for call_id, value in arguments.items():
                     index = wanted.get(call_id)
                     if index is not None and not self.calls[index].arguments_captured:
@@ -150,7 +174,7 @@ class _CallMerger:
                 if not self.calls[index].arguments_captured or not self.calls[index].result_captured
             }
 
-    def adopt_history_calls(self, model_views: list[SpanView]) -> None:
+    def adopt_history_calls(self, model_views: list[SpanRecord]) -> None:
         """Calls a model call's input history holds that no span of the run made: the run
         continues a conversation recorded elsewhere, and those calls are evidence of it.
 
@@ -158,8 +182,7 @@ class _CallMerger:
         another layer's id) is that call, not a new one.
         """
         for view in model_views:
-            for convention, reader in history_readers(view.span):
-                history = reader(view.span)
+            for convention, history in view.history:
                 for call_id in dict.fromkeys([*history.arguments, *history.results]):
                     if call_id in self._by_id:
                         continue
@@ -217,7 +240,7 @@ class _CallMerger:
             call.executed_in = executed.span.span_id if executed is not None else None
             call.requested_in = requests[0][0].span.span_id if requests else None
 
-    def adopt_named_spans(self, views: list[SpanView]) -> None:
+    def adopt_named_spans(self, views: tuple[SpanRecord, ...], dropped: set[str]) -> None:
         """A plain span named exactly like a requested call with no execution span holds it.
 
         Hand-instrumented agents wrap each tool in a span named after the tool, with no
@@ -226,7 +249,8 @@ class _CallMerger:
         """
         for view in views:
             span = view.span
-            if view.model or view.agent or view.execution or view.effects or view.in_model:
+            executes = view.execution is not None and span.span_id not in dropped
+            if view.model or view.agent or executes or view.effects or view.in_model:
                 continue
             for index in self._by_name.get(span.name, ()):
                 call = self.calls[index]
@@ -235,7 +259,7 @@ class _CallMerger:
                 requests = self._requests[index]
                 if requests and (requests[0][0].span.start_ns or 0) <= (span.start_ns or 0):
                     self._exec_views[index] = view
-                    view.call_index = index
+                    self.call_of[span.span_id] = index
                     call.span_ids.append(span.span_id)
                     break
 
@@ -265,7 +289,7 @@ class _CallMerger:
         if convention not in call.conventions:
             call.conventions.append(convention)
 
-    def _related_request(self, report: ToolReport, view: SpanView) -> int | None:
+    def _related_request(self, report: ToolReport, view: SpanRecord) -> int | None:
         """The same request, already reported on this model request by another reader.
 
         The same request is read on the same span by two conventions (no id, or the same
@@ -281,26 +305,26 @@ class _CallMerger:
             ):
                 continue  # this convention on this span already reported that one
             if report.call_id and call_id is not None and call_id != report.call_id:
-                if any(same_model_call(view, other) for other, _ in requests):
+                if any(
+                    self.run.same_model_call(view, other, self.dropped) for other, _ in requests
+                ):
                     return index  # two ids of one call: the outer layer's is kept
                 continue  # otherwise, two different ids are two calls
-            if any(_related(view, other) for other, _ in requests):
+            if any(self._related(view, other) for other, _ in requests):
                 return index
         return None
 
-    def _enclosing_execution(self, report: ToolReport, view: SpanView) -> int | None:
+    def _enclosing_execution(self, report: ToolReport, view: SpanRecord) -> int | None:
         """The same execution reported by an enclosing tool span (MCP inside execute_tool)."""
-        parent = view.parent
-        while parent is not None:
-            index = parent.call_index
+        for parent in self.run.ancestors(view):
+            index = self.call_of.get(parent.span.span_id)
             if index is not None:
                 call = self.calls[index]
                 same_id = report.call_id is None or call.call_id in (None, report.call_id)
                 return index if same_id and call.name == report.name else None
-            parent = parent.parent
         return None
 
-    def _first_waiting(self, report: ToolReport, view: SpanView) -> int | None:
+    def _first_waiting(self, report: ToolReport, view: SpanRecord) -> int | None:
         """The earliest request of this name not yet executed, asked for before this span;
         of several, the first asked for with the same arguments (parallel calls end in any
         order)."""
@@ -322,6 +346,8 @@ class _CallMerger:
                     return index
         return waiting[0] if waiting else None
 
-
-def _related(a: SpanView, b: SpanView) -> bool:
-    return a is b or b in a.layers or is_ancestor(a, b) or is_ancestor(b, a)
+    def _related(self, a: SpanRecord, b: SpanRecord) -> bool:
+        run = self.run
+        return (
+            a is b or b.span.span_id in a.layers or run.is_ancestor(a, b) or run.is_ancestor(b, a)
+        )

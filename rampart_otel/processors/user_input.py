@@ -9,23 +9,26 @@ spans started. What each span showed is kept for coverage (``coverage._input``).
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from rampart_otel.conventions import UserInput
 from rampart_otel.model import InputMessage, Span
-from rampart_otel.processors.span_views import SpanView, input_readers, same_model_call
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, input_readers
 
 SpanInput = tuple[Span, UserInput | None]  # None: the span records no input messages
 
 
 def collect_user_input(
-    views: list[SpanView],
+    run: ClassifiedRun, no_call: Set[str] = frozenset()
 ) -> tuple[list[InputMessage], list[SpanInput], list[tuple[Span, UserInput]]]:
     """The run's user messages; each model call's input reading (one per call: a layer of
-    a call whose input another layer read is left out); the agent spans' caller inputs."""
+    a call whose input another layer read is left out); the agent spans' caller inputs.
+    ``no_call``: execution spans that ran no call (``tool_calls.ToolCalls.dropped``)."""
     messages: list[InputMessage] = []
     seen: set[str] = set()
-    models: list[tuple[SpanView, UserInput | None]] = []
+    models: list[tuple[SpanRecord, UserInput | None]] = []
     agents: list[tuple[Span, UserInput]] = []
-    for view in views:
+    for view in run.records:
         if not (view.model or view.agent):
             continue
         found = read_span(view.span)
@@ -43,7 +46,7 @@ def collect_user_input(
     calls = [
         (view.span, found)
         for view, found in models
-        if fully_read(found) or not any(same_model_call(view, other) for other in read)
+        if fully_read(found) or not any(run.same_model_call(view, other, no_call) for other in read)
     ]
     withheld = next((span for span, found in calls if found and found.withheld), None)
     if withheld is None and not messages:

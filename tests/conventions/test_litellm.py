@@ -13,7 +13,8 @@ from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import litellm
 from rampart_otel.model import Run, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.span_views import classify_run
+from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.processors.span_views import classify
 
 OBSERVED, UNOBSERVED = ChannelState.OBSERVED, ChannelState.UNOBSERVED
 CHANNELS = ("input", "response", "tool_calls", "tool_calls.arguments", "tool_calls.results")
@@ -36,7 +37,7 @@ def test_every_call_asked_for_is_read_from_the_raw_request_spans(case: str) -> N
 
 
 def test_the_callers_span_holding_the_raw_spans_is_no_model_call() -> None:
-    views, _ = classify_run(spans("litellm/litellm-exfil"))
+    views = classify(RunGraph(spans("litellm/litellm-exfil"))).records
     root = next(v for v in views if v.span.name == "weather-agent run")
     assert root.caller and not root.model and root.output is None
     raw = [v for v in views if v.span.name == litellm.RAW_REQUEST]

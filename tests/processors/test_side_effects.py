@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import pytest
 from recorded import TRACES, runs, spans
+from span_factory import mk
 
 from rampart_otel.conventions.side_effects import HTTP, RPC
-from rampart_otel.processors.span_views import classify_run
+from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.processors.side_effects import agent_side_effects
+from rampart_otel.processors.span_views import classify
+from rampart_otel.processors.tool_calls import merge_tool_calls
 
 SAMPLES = sorted(str(p.relative_to(TRACES).with_suffix("")) for p in TRACES.rglob("*.jsonl"))
 # Where the recorders put things: the scripted model on 127.0.0.1, the tools' services on
@@ -27,7 +31,7 @@ def test_no_reason_calls_a_request_elsewhere_the_models_transport(name: str) -> 
     for span in spans(name):
         by_trace.setdefault(span.trace_id, []).append(span)
     for found in by_trace.values():
-        views, _ = classify_run(found)
+        views = classify(RunGraph(found)).records
         for view in views:
             if view.in_model and not view.model:
                 assert [kind for kind, *_ in view.effects] == [HTTP], view.span.name
@@ -65,3 +69,36 @@ def test_a_lost_request_to_a_model_api_while_one_model_call_ran_is_its_transport
     ]
     run = normalize(Run("t", ["t", "f" * 32], spans))
     assert sorted(e.span_id for e in run.side_effects) == ["h2", "h3"]
+
+
+def test_on_a_hand_built_graph_effects_belong_to_the_call_that_holds_them() -> None:
+    """The job alone, on a hand-built graph: a POST under the tool's execution span is that
+    call's; one beside it is no call's; the model's own request is transport, left out."""
+    llm = {
+        "openinference.span.kind": "LLM",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "send",
+        "server.address": "127.0.0.1",
+        "server.port": 4000,
+    }
+    tool = {"openinference.span.kind": "TOOL", "tool.name": "send", "tool_call.id": "c1"}
+
+    def post(url: str) -> dict[str, str]:
+        return {"http.request.method": "POST", "url.full": url}
+
+    graph = RunGraph(
+        [
+            mk("a0", "agent", {"openinference.span.kind": "AGENT"}, end=100),
+            mk("m1", "llm", llm, parent="a0", start=1, end=10),
+            mk("x1", "POST", post("http://127.0.0.1:4000/v1/chat"), parent="m1", start=2),
+            mk("t1", "send", tool, parent="a0", start=20, end=30),
+            mk("h1", "POST", post("https://evil.example/up"), parent="t1", start=21),
+            mk("h2", "POST", post("https://elsewhere.example/"), parent="a0", start=40),
+        ]
+    )
+    run = classify(graph)
+    calls = merge_tool_calls(run)
+    found, transport, windowed = agent_side_effects(run, calls, [])
+    assert [(e.span_id, e.tool_call_index) for e in found] == [("h1", 0), ("h2", None)]
+    assert {kind: [s.span_id for s in spans] for kind, spans in transport.items()} == {HTTP: ["x1"]}
+    assert windowed == set()

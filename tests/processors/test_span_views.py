@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from span_factory import mk
 
-from rampart_otel.model import Span
-from rampart_otel.processors.span_views import SpanView, classify_run
+from rampart_otel.model import Scope, Span
+from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.processors.span_views import SpanRecord, classify, read_span, run_readings
 
 MODEL_URL = "http://127.0.0.1:4000/v1/chat/completions"
 
@@ -30,12 +32,12 @@ def sql(statement: str) -> dict[str, Any]:
 
 
 def transport(*spans: Span) -> dict[str, bool]:
-    views, _ = classify_run(list(spans))
+    views = classify(RunGraph(list(spans))).records
     return {v.span.span_id: bool(v.in_model) for v in views if not v.model}
 
 
-def view(spans: list[Span], span_id: str) -> SpanView:
-    views, _ = classify_run(spans)
+def view(spans: list[Span], span_id: str) -> SpanRecord:
+    views = classify(RunGraph(spans)).records
     return next(v for v in views if v.span.span_id == span_id)
 
 
@@ -118,8 +120,8 @@ def test_an_unknown_genai_looking_span_is_not_understood_with_its_scope() -> Non
         mk("s4", "d", {"acme.observation.input": "x"}, scope="acme.store"),
         mk("s5", "e", {"observation.output": "x"}, scope=""),
     ]
-    views, _ = classify_run(spans)
-    notes = {v.span.span_id: v.not_understood for v in views}
+    views = classify(RunGraph(spans)).records
+    notes = {v.span.span_id: list(v.not_understood) for v in views}
     assert notes == {
         "s1": ["a gen_ai span of scope 'acme.genai' no reader knows"],
         "s2": ["a llm.* span of scope 'acme.llm' no reader knows"],
@@ -127,3 +129,44 @@ def test_an_unknown_genai_looking_span_is_not_understood_with_its_scope() -> Non
         "s4": ["a trace-store observation span of scope 'acme.store' no reader knows"],
         "s5": ["a trace-store observation span of scope 'unnamed' no reader knows"],
     }
+
+
+def test_records_are_frozen_and_classifying_changes_no_reading() -> None:
+    """Unreadable sibling layers of one call: the first stands for it with both layers'
+    finish reasons, in a record of its own; the reading the conventions made is untouched,
+    so classifying the same readings again gives the same records."""
+    m1 = mk("m1", "chat", chat(**{"gen_ai.response.id": "r1"}), end=10)
+    m2 = mk("m2", "chat", chat(**{"gen_ai.response.id": "r1"}), start=1, end=9)
+    m2.attributes["gen_ai.response.finish_reasons"] = ["tool_calls"]
+    m2.scope = Scope("sdk")
+    first = classify(RunGraph([m1, m2]))
+    one, two = first.records
+    assert one.layers == ("m2",) and two.read_through and not one.read_through
+    assert one.output is not None and one.output.finish_reasons == ["tool_calls"]
+    assert one.reading.output is not None and one.reading.output.finish_reasons == []
+    again = classify(first.graph, run_readings(first))
+    assert [r.reading for r in again.records] == [r.reading for r in first.records]
+    assert [r.output.finish_reasons for r in again.records if r.output] == [["tool_calls"]] * 2
+    with pytest.raises(AttributeError):
+        one.model = False  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        first.records = ()  # type: ignore[misc]
+
+
+def test_a_reading_is_reused_only_for_the_very_span_it_was_made_of() -> None:
+    span = mk("m1", "chat", chat())
+    reading = read_span(span)
+    assert read_span(span, {"m1": reading}) is reading
+    resent = mk("m1", "chat", chat())
+    assert read_span(resent, {"m1": reading}) is not reading
+
+
+def test_a_caller_span_holding_the_calls_own_spans_is_no_model_call() -> None:
+    """A hand-built graph: the reading says model (a caller's span LiteLLM wrote onto);
+    the graph shows it holds a model span, so its record is no model call."""
+    outer = mk("c0", "caller", end=100)
+    inner = mk("m1", "chat", chat(), parent="c0", start=1)
+    run = classify(RunGraph([outer, inner]))
+    reading = run.records[0].reading._replace(model=True, caller=True)
+    record = classify(run.graph, {"c0": reading, "m1": run.records[1].reading}).records[0]
+    assert reading.model and not record.model and record.holds_work and record.caller

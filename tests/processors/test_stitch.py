@@ -13,6 +13,7 @@ from span_factory import mk
 from rampart_otel.model import FindingKind, Run, Span, StitchReason
 from rampart_otel.processors.assemble import RunAssembler
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.span_views import classified
 from rampart_otel.processors.stitch import MAX_GAP_NS, Stitcher, StitchingAssembler, assemble
 
 T1, T2, T3, T4 = (f"{n:032x}" for n in (0xA1, 0xA2, 0xA3, 0xA4))
@@ -201,3 +202,16 @@ def test_a_large_release_passes_through_in_order_and_leaves_nothing_indexed() ->
     assert out[0].trace_ids == [T1, T2, T3]
     assert stitcher.held == 0
     assert stitcher._by_run == {} and stitcher._by_call == {} and stitcher._fragments == []
+
+
+def test_a_joined_run_reuses_its_pieces_readings_and_normalize_reuses_the_stitchers() -> None:
+    """Each span is read by the conventions once: when its piece arrives at the stitcher.
+    The joined run's records are made from those readings, and normalize takes the
+    classification the stitcher made of a run that passed through alone."""
+    pieces = loop()
+    (whole,) = stitched(pieces)
+    before = {r.span.span_id: r.reading for p in pieces for r in classified(p).records}
+    assert {r.span.span_id: r.reading for r in classified(whole).records} == before
+    alone = run(T4, mk("m9", "ChatCompletion", continues("c9"), trace_id=T4))
+    (passed,) = stitched([alone])
+    assert passed is alone and classified(passed) is classified(alone)

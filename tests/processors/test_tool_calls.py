@@ -11,8 +11,11 @@ from span_factory import mk
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
 from rampart_otel.evaluation.matchers import regex
 from rampart_otel.evaluation.outcome import EvalOutcome
-from rampart_otel.model import AgentRun, Run
+from rampart_otel.model import AgentRun, Run, Scope, Span
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.processors.span_views import classify
+from rampart_otel.processors.tool_calls import merge_tool_calls
 
 
 def schema(name: str, *parameters: str) -> str:
@@ -57,3 +60,39 @@ def test_two_parameters_leave_it_unnamed_and_the_reason_says_so() -> None:
     result = SECRET.evaluate(run)
     assert result.outcome is EvalOutcome.UNDETERMINED
     assert "recorded without names" in result.rationale
+
+
+def traced(span_id: str, name: str, **options: object) -> Span:
+    """An OpenLIT ``@openlit.trace`` function: a tool run only if a model asked for it."""
+    s = mk(span_id, name, {"function.kwargs": "{'city': 'Paris'}"}, **options)  # type: ignore[arg-type]
+    s.scope = Scope("openlit")
+    return s
+
+
+def test_a_traced_function_no_model_asked_for_is_no_call_and_no_record_changes() -> None:
+    """On a hand-built graph: the job names the spans that execute calls and those that ran
+    none; the records keep what the conventions read, so the job can run again, or after
+    any other, with the same result."""
+    llm = {
+        "openinference.span.kind": "LLM",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "fetch",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": "{}",
+    }
+    spans = [
+        mk("a0", "agent", {"openinference.span.kind": "AGENT"}, end=100),
+        mk("m1", "ChatOpenAI", llm, parent="a0", start=1, end=10),
+        traced("f1", "fetch", parent="a0", start=20, end=30),
+        traced("h1", "helper", parent="a0", start=40, end=50),
+    ]
+    run = classify(RunGraph(spans))
+    first = merge_tool_calls(run)
+    assert [c.name for c in first.calls] == ["fetch"]
+    assert dict(first.call_of) == {"f1": 0} and first.dropped == {"h1"}
+    helper = run.record("h1")
+    assert helper is not None and helper.execution is not None  # the reading is kept
+    assert not first.executes(helper) and first.first_of_call(run, run.record("f1"))  # type: ignore[arg-type]
+    again = merge_tool_calls(run)
+    assert [(c.name, c.span_ids) for c in again.calls] == [
+        (c.name, c.span_ids) for c in first.calls
+    ]
+    assert again.call_of == first.call_of and again.dropped == first.dropped

@@ -17,7 +17,8 @@ from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.settle import described_target, settle
 from rampart_otel.evaluation.matchers import MISSING
 from rampart_otel.evaluation.outcome import EvalResult, Evidence
-from rampart_otel.model import AgentRun, Span
+from rampart_otel.model import AgentRun
+from rampart_otel.processors.run_graph import run_graph
 
 
 class Part(StrEnum):
@@ -94,19 +95,15 @@ _EARLIEST, _LATEST = float("-inf"), float("inf")
 class SpanIndex:
     """The run's spans by id, for placing events in time and in the span tree."""
 
-    __slots__ = ("_spans",)
+    __slots__ = ("_graph",)
 
     def __init__(self, run: AgentRun) -> None:
-        self._spans: dict[str, Span] = {}
-        for span in run.run.spans:
-            seen = self._spans.get(span.span_id)
-            if seen is None or (seen.end_ns is None and span.end_ns is not None):
-                self._spans[span.span_id] = span
+        self._graph = run_graph(run.run)
 
     def bounds(self, moment: Moment) -> tuple[float, float, float, float] | None:
         """(earliest start, latest start, earliest end, latest end) of the moment, in ns;
         None when the trace lacks a timestamp it needs."""
-        span = self._spans.get(moment.span_id)
+        span = self._graph.span(moment.span_id)
         if span is None or span.start_ns is None or span.end_ns is None:
             return None
         start, end = span.start_ns, span.end_ns
@@ -123,15 +120,7 @@ class SpanIndex:
 
     def contains(self, outer: str, inner: str) -> bool:
         """Whether span ``outer`` is ``inner`` or one of its ancestors (cycles cut)."""
-        seen: set[str] = set()
-        current: str | None = inner
-        while current is not None and current not in seen:
-            if current == outer:
-                return True
-            seen.add(current)
-            span = self._spans.get(current)
-            current = span.parent_span_id if span is not None else None
-        return False
+        return outer == inner or self._graph.is_ancestor(outer, inner)
 
 
 def happened_before(first: Occurrence, second: Occurrence, index: SpanIndex) -> bool | None:

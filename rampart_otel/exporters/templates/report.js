@@ -131,26 +131,8 @@
 
   // ---- one run --------------------------------------------------------------------------
   function waterfall(run, spanRows, showSpan) {
-    const byId = new Map(run.spans.map((span) => [span.id, span]));
-    const children = new Map();
-    const roots = [];
-    for (const span of run.spans) {
-      if (span.parent && byId.has(span.parent) && span.parent !== span.id) {
-        if (!children.has(span.parent)) children.set(span.parent, []);
-        children.get(span.parent).push(span);
-      } else roots.push(span);
-    }
-    const byStart = (a, b) => (a.start ?? 0) - (b.start ?? 0);
-    const ordered = [];
-    const seen = new Set();
-    const visit = (span, depth) => {
-      if (seen.has(span.id)) return; // a parent cycle: each span once
-      seen.add(span.id);
-      ordered.push([span, depth]);
-      for (const child of (children.get(span.id) || []).sort(byStart)) visit(child, depth + 1);
-    };
-    roots.sort(byStart).forEach((span) => visit(span, 0));
-    run.spans.forEach((span) => visit(span, 0));
+    // The spans come in the run graph's tree order, each with its depth (html_report.py).
+    const ordered = run.spans.map((span) => [span, span.depth]);
     const total = Math.max(1e-6, ...run.spans.map((s) => s.end ?? s.start ?? 0));
     const box = el("div", { class: "waterfall", id: "waterfall" });
     for (const [span, depth] of ordered) {
