@@ -506,14 +506,23 @@ def _cap_unseen_calls(
     facts: RunFacts, tool_calls: ChannelCoverage, channels: dict[str, ChannelCoverage]
 ) -> None:
     """With no tool execution span, the calls that ran are known only from the model
-    outputs: where those cannot all be read, a call no scope stands for may have acted
-    unwatched, so a kind seen elsewhere is not proven absent (``partial``)."""
-    if facts.tool_spans or not facts.model_outputs or tool_calls.state is OBSERVED:
+    outputs: where those cannot all be read, or no model call is recorded at all, a call no
+    scope stands for may have acted unwatched, so a kind seen elsewhere is not proven
+    absent (``partial``)."""
+    if facts.tool_spans or tool_calls.state is OBSERVED:
         return
+    if not facts.model_outputs and not facts.agent_spans:
+        return  # a fragment: its own finding caps every channel
+    # No model call either: which tools ran is not recorded at all.
+    code = (
+        ReasonCode.SIDE_EFFECT_UNSEEN_CALLS
+        if facts.model_outputs
+        else ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED
+    )
     for key, channel in list(channels.items()):
         if key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED:
             kind = key[len(SIDE_EFFECT_PREFIX) :]
-            why = Why(ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, data={"kind": kind})
+            why = Why(code, data={"kind": kind})
             channels[key] = appended(channel, why, PARTIAL)
 
 

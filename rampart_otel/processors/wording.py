@@ -231,6 +231,15 @@ def unseen_calls(kind: str) -> str:
     )
 
 
+def no_calls_recorded(kind: str) -> str:
+    """Why a kind seen is not proven absent when neither a tool nor a model call is recorded."""
+    return (
+        "the run records no tool execution span and no model call, so which tools ran is "
+        f"unknown: tool calls the trace cannot show may have run where no {kind} span was "
+        "recorded"
+    )
+
+
 def declared_scopes(scopes: list[ToolScope]) -> str:
     """The tool calls whose silence a declaration explains, and who declared them."""
     by_source: dict[str, list[ToolScope]] = {}
@@ -727,6 +736,7 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.SIDE_EFFECT_SEEN: _effects_seen,
     ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: _transport_only,
     ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: lambda why: unseen_calls(why.data["kind"]),
+    ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: lambda why: no_calls_recorded(why.data["kind"]),
     ReasonCode.SIDE_EFFECT_DECLARED: _declared_by,
     ReasonCode.SIDE_EFFECT_ALSO_DECLARED: lambda why: "also " + _declared_by(why),
     ReasonCode.SIDE_EFFECT_SCOPE_GAPS: lambda why: scope_gaps(why.data["kind"], why.data["scopes"]),
@@ -820,6 +830,9 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: (
         "no tool execution span and not every model output read: calls may have acted unseen "
         "(partial)"
+    ),
+    ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: (
+        "no tool execution span and no model call recorded: which tools ran is unknown (partial)"
     ),
     ReasonCode.SIDE_EFFECT_DECLARED: (
         "a service declared the channel in its resource attribute rampart.coverage"

@@ -785,3 +785,15 @@ def test_redacted_content_is_not_content_and_the_reason_says_redacted() -> None:
         text = reasons(agent, key)
         assert "redacted by the instrumentation: '[REDACTED]'" in text, key
         assert "not understood" not in text and "content capture off" not in text
+
+
+def test_an_agent_with_no_model_or_tool_span_proves_no_side_effect_absent() -> None:
+    """Nothing records which tools the agent ran: the GET it did record cannot stand for
+    the calls it may have made through a client no span shows (never SAFE by absence)."""
+    agent = run_of(
+        mk("a0", "invoke_agent", AGENT, end=100),
+        mk("h1", "GET", GET, parent="a0", kind="CLIENT", start=10),
+    )
+    assert state(agent, HTTP) is PARTIAL
+    assert "no tool execution span and no model call" in reasons(agent, HTTP)
+    assert [e.kind for e in agent.side_effects] == ["http_request"]  # the GET is still read

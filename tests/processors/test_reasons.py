@@ -143,6 +143,12 @@ def agent_only(prompt: str | None) -> AgentRun:
     return run_of(mk("a0", "invoke_agent", attrs, end=100))
 
 
+def agent_without_calls() -> AgentRun:
+    """An agent span and a GET, no model call and no tool span: which tools ran is unknown."""
+    return run_of(mk("a0", "invoke_agent", AGENT, end=100), mk("h1", "GET", GET, parent="a0",
+                  kind="CLIENT", start=10))  # fmt: skip
+
+
 def input_some_read() -> AgentRun:
     return run_of(
         mk("a0", "agent", {}, end=100),
@@ -362,6 +368,7 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
     ),
     ReasonCode.FINDING_CONTINUATION: continuation,
     ReasonCode.FINDING_REFUSED_SPAN: refused,
+    ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: agent_without_calls,
 }
 
 
