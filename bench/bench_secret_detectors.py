@@ -64,6 +64,7 @@ def _chars(rng: random.Random, n: int, alphabet: str = string.ascii_letters + st
 def known_tokens(rng: random.Random) -> list[tuple[str, str]]:
     """(format, token) pairs in each vendor's documented shape; random, never real."""
     upper = string.ascii_uppercase + string.digits
+    digits = string.digits
     b64url = string.ascii_letters + string.digits + "-_"
     jwt = ".".join(
         [
@@ -81,8 +82,10 @@ def known_tokens(rng: random.Random) -> list[tuple[str, str]]:
         ("github-token", "ghp_" + _chars(rng, 36)),
         ("github-token", "github_pat_" + _chars(rng, 22) + "_" + _chars(rng, 59)),
         ("gitlab-token", "glpat-" + _chars(rng, 20, string.ascii_letters + string.digits + "-_")),
-        ("slack-token", "xoxb-" + "-".join(_chars(rng, 12, string.digits) for _ in range(2)) + "-" + _chars(rng, 24)),
-        ("slack-webhook", "https://hooks.slack.com/services/T" + _chars(rng, 8, upper) + "/B" + _chars(rng, 8, upper) + "/" + _chars(rng, 24)),
+        ("slack-token", f"xoxb-{_chars(rng, 12, digits)}-{_chars(rng, 12, digits)}-"
+         f"{_chars(rng, 24)}"),
+        ("slack-webhook", f"https://hooks.slack.com/services/T{_chars(rng, 8, upper)}/B"
+         f"{_chars(rng, 8, upper)}/{_chars(rng, 24)}"),
         ("stripe-key", "sk_live_" + _chars(rng, 24)),
         ("stripe-key", "rk_live_" + _chars(rng, 24)),
         ("openai-key", "sk-proj-" + _chars(rng, 48, b64url)),
@@ -113,7 +116,7 @@ def benign(rng: random.Random) -> list[str]:
             str(uuid.UUID(int=rng.getrandbits(128))),
             sha256(data).hexdigest(),
             sha1(data).hexdigest(),
-            md5(data).hexdigest(),  # noqa: S324 - a benign digest to not flag
+            md5(data).hexdigest(),  # a benign digest, not to flag
             f"{rng.getrandbits(128):032x}",  # a trace id
             f"{rng.getrandbits(64):016x}",  # a span id
             f"https://api.example.com/v1/items/{uuid.UUID(int=rng.getrandbits(128))}?page=2",
@@ -151,7 +154,8 @@ def ds_detector(entropy: bool) -> Detect:
     skipped = {"IPPublicDetector"} | (
         set() if entropy else {"Base64HighEntropyString", "HexHighEntropyString"}
     )
-    plugins = [c() for c in get_mapping_from_secret_type_to_class().values() if c.__name__ not in skipped]
+    classes = get_mapping_from_secret_type_to_class().values()
+    plugins = [plugin() for plugin in classes if plugin.__name__ not in skipped]
 
     def detect(text: str) -> list[str]:
         return [
@@ -196,8 +200,10 @@ def main() -> None:
         f"{len(harmless)} benign, {len(samples)} sample strings ({len(planted)} with a planted "
         f"secret)"
     )
-    header = f"{'detector':<11} {'known found':>12} {'planted found':>14} {'benign flagged':>15} {'other sample flags':>19} {'median µs':>10} {'p95 µs':>8}"
-    print(header)
+    print(
+        f"{'detector':<11} {'known found':>12} {'planted found':>14} {'benign flagged':>15} "
+        f"{'other sample flags':>19} {'median µs':>10} {'p95 µs':>8}"
+    )
     misses: dict[str, list[str]] = {}
     for name, detect in detectors.items():
         found_known = 0
@@ -216,7 +222,8 @@ def main() -> None:
         other = [s for s in clean_samples if detect(s)]
         times = sorted(timed(detect, text, args.repeat) for text in corpus)
         print(
-            f"{name:<11} {found_known:>5}/{len(token_cases):<6} {found_planted:>6}/{len(planted):<7} "
+            f"{name:<11} {found_known:>5}/{len(token_cases):<6} "
+            f"{found_planted:>6}/{len(planted):<7} "
             f"{len(benign_flags):>7}/{len(harmless):<7} {len(other):>10}/{len(clean_samples):<8} "
             f"{statistics.median(times):>10.1f} {times[int(len(times) * 0.95)]:>8.1f}"
         )

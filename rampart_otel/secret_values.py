@@ -44,40 +44,95 @@ class Detector:
     source: str  # where the format is documented
 
 
-# fmt: off
+# Each row: name, pattern (the secret is group "v"), characters of it kept visible, source.
 DETECTORS: tuple[Detector, ...] = (
-    Detector("private-key", r"(?P<v>-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
-             r"(?:[A-Za-z0-9+/=:, \t\r\n-]|\\[nr]){0,8192})",
-             None, "RFC 7468 (PEM) labels; detect-secrets PrivateKeyDetector"),
-    Detector("aws-access-key-id", r"\b(?P<v>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b", 4,
-             "AWS IAM User Guide, 'Understanding unique ID prefixes'; detect-secrets AWSKeyDetector"),
-    Detector("github-token", r"\b(?P<v>(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}))\b",
-             4, "GitHub docs, 'About authentication to GitHub: GitHub's token formats'; gitleaks github-pat"),
-    Detector("gitlab-token", r"\b(?P<v>gl(?:pat|dt|ptt|rt|soat|cbt)-[A-Za-z0-9_\-]{20,255})", 6,
-             "GitLab docs, 'Token overview: token prefixes'; gitleaks gitlab-pat"),
-    Detector("slack-token", r"\b(?P<v>xox[abeoprs]-[A-Za-z0-9-]{10,255})", 5,
-             "Slack API docs, 'Token types'; detect-secrets SlackDetector"),
-    Detector("slack-webhook", r"(?P<v>https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/]{20,255})",
-             29, "Slack API docs, 'Sending messages using incoming webhooks'; detect-secrets SlackDetector"),
-    Detector("stripe-key", r"\b(?P<v>[sr]k_(?:live|test)_[A-Za-z0-9]{10,255})", 8,
-             "Stripe docs, 'API keys' (secret sk_, restricted rk_); detect-secrets StripeDetector"),
-    Detector("anthropic-key", r"\b(?P<v>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_\-]{20,255})", 7,
-             "Anthropic API docs (x-api-key, sk-ant-api03-...); gitleaks anthropic-api-key"),
-    Detector("openai-key", r"\b(?P<v>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255})", 3,
-             "OpenAI API reference, 'Authentication' (sk-, sk-proj-); detect-secrets OpenAIDetector"),
-    Detector("google-api-key", r"\b(?P<v>AIza[0-9A-Za-z_\-]{35})", 4,
-             "Google Cloud docs, 'Manage API keys'; gitleaks gcp-api-key"),
-    Detector("jwt", r"\b(?P<v>eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{0,4096})",
-             3, "RFC 7519 (JWT, base64url of '{\"'); detect-secrets JwtTokenDetector"),
-    Detector("bearer-token", r"\b[Bb]earer[ \t]{1,4}(?P<v>[A-Za-z0-9\-._~+/]{16,4096}=*)", None,
-             "RFC 6750 section 2.1 (Authorization: Bearer b64token)"),
-    Detector("url-password", r"://[A-Za-z0-9._~%!$&*+,;=\-]{1,128}:(?P<v>[^\s:/?#\[\]@\"'\\]{1,128})@",
-             0, "RFC 3986 section 3.2.1 (userinfo); detect-secrets BasicAuthDetector"),
-    Detector("assignment", rf"(?i:(?P<k>{_KEYWORDS}))(?![A-Za-z0-9]){_ASSIGN}(?P<v>{_VALUE})", None,
-             "detect-secrets KeywordDetector and gitleaks generic-api-key: a secret-named "
-             "assignment (password=, api_key:, \"token\": ...)"),
+    Detector(
+        "private-key",
+        r"(?P<v>-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[A-Za-z0-9+/=:, \t\r\n-]|\\[nr]){0,8192})",
+        None,
+        "RFC 7468 (PEM) labels; detect-secrets PrivateKeyDetector",
+    ),
+    Detector(
+        "aws-access-key-id",
+        r"\b(?P<v>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})\b",
+        4,
+        "AWS IAM User Guide, 'Unique identifiers' (ID prefixes); detect-secrets AWSKeyDetector",
+    ),
+    Detector(
+        "github-token",
+        r"\b(?P<v>(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}))\b",
+        4,
+        "GitHub docs, 'About authentication to GitHub' (token formats); gitleaks github-pat",
+    ),
+    Detector(
+        "gitlab-token",
+        r"\b(?P<v>gl(?:pat|dt|ptt|rt|soat|cbt)-[A-Za-z0-9_\-]{20,255})",
+        6,
+        "GitLab docs, 'GitLab token overview' (token prefixes); gitleaks gitlab-pat",
+    ),
+    Detector(
+        "slack-token",
+        r"\b(?P<v>xox[abeoprs]-[A-Za-z0-9-]{10,255})",
+        5,
+        "Slack API docs, 'Token types'; detect-secrets SlackDetector",
+    ),
+    Detector(
+        "slack-webhook",
+        r"(?P<v>https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/]{20,255})",
+        29,
+        "Slack API docs, 'Sending messages using incoming webhooks'; detect-secrets SlackDetector",
+    ),
+    Detector(
+        "stripe-key",
+        r"\b(?P<v>[sr]k_(?:live|test)_[A-Za-z0-9]{10,255})",
+        8,
+        "Stripe docs, 'API keys' (secret sk_, restricted rk_); detect-secrets StripeDetector",
+    ),
+    Detector(
+        "anthropic-key",
+        r"\b(?P<v>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_\-]{20,255})",
+        7,
+        "Anthropic API docs (x-api-key: sk-ant-api03-...); gitleaks anthropic-api-key",
+    ),
+    Detector(
+        "openai-key",
+        r"\b(?P<v>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,255})",
+        3,
+        "OpenAI API reference, 'Authentication' (sk-, sk-proj-); detect-secrets OpenAIDetector",
+    ),
+    Detector(
+        "google-api-key",
+        r"\b(?P<v>AIza[0-9A-Za-z_\-]{35})",
+        4,
+        "Google Cloud docs, 'Manage API keys' (AIza...); gitleaks gcp-api-key",
+    ),
+    Detector(
+        "jwt",
+        r"\b(?P<v>eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,4096}\.[A-Za-z0-9_\-]{0,4096})",
+        3,
+        "RFC 7519 (JWT; eyJ is base64url of '{\"'); detect-secrets JwtTokenDetector",
+    ),
+    Detector(
+        "bearer-token",
+        r"\b[Bb]earer[ \t]{1,4}(?P<v>[A-Za-z0-9\-._~+/]{16,4096}=*)",
+        None,
+        "RFC 6750 section 2.1 (Authorization: Bearer b64token)",
+    ),
+    Detector(
+        "url-password",
+        r"://[A-Za-z0-9._~%!$&*+,;=\-]{1,128}:(?P<v>[^\s:/?#\[\]@\"'\\]{1,128})@",
+        0,
+        "RFC 3986 section 3.2.1 (userinfo); detect-secrets BasicAuthDetector",
+    ),
+    Detector(
+        "assignment",
+        rf"(?i:(?P<k>{_KEYWORDS}))(?![A-Za-z0-9]){_ASSIGN}(?P<v>{_VALUE})",
+        None,
+        "detect-secrets KeywordDetector, gitleaks generic-api-key: a secret-named assignment "
+        '(password=, api_key:, "token": ...)',
+    ),
 )
-# fmt: on
 
 _COMBINED = re.compile(
     "|".join(
