@@ -4,7 +4,8 @@ Each run is turned into plain data here (spans for the waterfall, tool calls, si
 coverage, the results and the channels their gaps come from) and streamed into the page as
 JSON; the page's script renders the table, the summary and a run's view lazily, so a
 report of many thousands of runs opens at once. See ``html_page`` for how content is kept
-inert.
+inert. Trace text is shown through ``render.shown``: values that look like secrets are
+masked unless ``--show-secrets`` (a page like this one is meant to be shared).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rampart_otel.exporters.html_page import (
 )
 from rampart_otel.exporters.serialize import jsonable, ns_to_iso, side_effect_to_dict
 from rampart_otel.model import AgentRun, InputError, Span
+from rampart_otel.render import shown
 
 __all__ = ["run_view", "write_html_report"]
 
@@ -31,11 +33,20 @@ ATTRIBUTE_LIMIT = 160  # characters of a span attribute's value shown
 ATTRIBUTES_PER_SPAN = 40
 
 
+MASK_MARGIN = 256  # characters past a limit still scanned, so a cut never halves a secret
+
+
 def _clip(value: Any, limit: int) -> str | None:
+    """Trace content as the page shows it: secrets masked (``shown``), then cut."""
     if value is None:
         return None
     text = value if isinstance(value, str) else _json_text(value)
-    return text if len(text) <= limit else text[:limit] + f" … ({len(text) - limit} more)"
+    head = shown(text[: limit + MASK_MARGIN])
+    return head if len(text) <= limit else head[:limit] + f" … ({len(text) - limit} more)"
+
+
+def _text(value: str | None) -> str | None:
+    return None if value is None else shown(value)
 
 
 def _json_text(value: Any) -> str:
@@ -51,7 +62,7 @@ def _span_view(span: Span, origin: int) -> dict[str, Any]:
     return {
         "id": span.span_id,
         "parent": span.parent_span_id,
-        "name": span.name,
+        "name": shown(span.name),
         "kind": span.kind.value,
         "start": None if start is None else (start - origin) / 1e6,  # ms from the run's start
         "end": None if end is None else (end - origin) / 1e6,
@@ -86,16 +97,16 @@ def _result_view(result: CheckResult) -> dict[str, Any]:
         "polarity": result.polarity,
         "status": result.status.value,
         "harm": result.harm_category,
-        "summary": result.summary,
+        "summary": _text(result.summary),
         # Most summaries restate the rationale: sent once (the full one is in the JSON report).
         "rationale": None
         if result.rationale and result.rationale in (result.summary or "")
-        else result.rationale,
-        "operands": list(result.undetermined_operands),
+        else _text(result.rationale),
+        "operands": [shown(operand) for operand in result.undetermined_operands],
         "gaps": _gap_channels(result),
-        "evidence": [{"span": item.span_id, "text": item.text} for item in result.evidence],
+        "evidence": [{"span": item.span_id, "text": shown(item.text)} for item in result.evidence],
         "assumed": {key: source.value for key, source in result.assumed_channels.items()},
-        "error": result.error,
+        "error": _text(result.error),
     }
 
 
@@ -107,6 +118,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
             "id": first.run_id if first else "",
             "service": first.service if first else None,
             "started": None,
+            "sources": list(first.sources) if first else [],
             "level": None,
             "spans": [],
             "calls": [],
@@ -129,7 +141,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
             "channel": key,
             "state": channel.state.value,
             "source": channel.source.value,
-            "reasons": channel.reasons,
+            "reasons": [shown(reason) for reason in channel.reasons],
         }
         for key in sorted(keys)
         for channel in (agent_run.coverage.get(key),)
@@ -139,6 +151,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
         "revision": agent_run.run.revision,
         "service": agent_run.service,
         "started": ns_to_iso(agent_run.started_at_ns),
+        "sources": list(agent_run.run.sources),
         "level": agent_run.coverage.level.value,
         "spans": [_span_view(span, origin) for span in spans],
         "calls": [
@@ -168,7 +181,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
         "coverage": coverage,
         "input": [_clip(message.text, TEXT_LIMIT) for message in agent_run.user_input],
         "response": _clip(agent_run.response.text, TEXT_LIMIT),
-        "integrity": [finding.message for finding in agent_run.integrity],
+        "integrity": [shown(finding.message) for finding in agent_run.integrity],
         "results": views,
     }
 
