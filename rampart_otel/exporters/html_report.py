@@ -10,6 +10,7 @@ masked unless ``--show-secrets`` (a page like this one is meant to be shared).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from typing import IO, Any
@@ -75,6 +76,29 @@ def _span_view(span: Span, origin: int) -> dict[str, Any]:
     }
 
 
+# A part of a permalink kept as it is: what is safe in a URL fragment and an HTML id alike.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+def anchor(kind: str, *parts: str) -> str:
+    """A permalink's name (``run-…``, ``result-…``) from run ids and check ids, which traces
+    and policies supply: each part kept when it is plain (letters, digits, ``_``, ``-``, at
+    most 100), else a short hash of it; parts joined by ``.``, which no plain part holds.
+    The page makes repeated names unique (``~2``)."""
+    return f"{kind}-" + ".".join(
+        part if _PLAIN_ID.fullmatch(part) else "h" + hashlib.sha256(part.encode()).hexdigest()[:16]
+        for part in parts
+    )
+
+
+def _run_parts(run_id: str, revision: int) -> list[str]:
+    return [run_id, f"r{revision}"] if revision else [run_id]
+
+
+def _run_anchor(run_id: str, revision: int) -> str:
+    return anchor("run", *_run_parts(run_id, revision))
+
+
 # How a reason names a channel: "side_effects.db_query is unobserved (...)".
 _NAMED_CHANNEL = re.compile(
     r"\b((?:side_effects\.[A-Za-z_][\w-]*)|tool_calls(?:\.\w+)?|response|input)"
@@ -90,8 +114,9 @@ def _gap_channels(result: CheckResult) -> list[str]:
     return list(dict.fromkeys(_NAMED_CHANNEL.findall(said)))
 
 
-def _result_view(result: CheckResult) -> dict[str, Any]:
+def _result_view(result: CheckResult, revision: int = 0) -> dict[str, Any]:
     return {
+        "anchor": anchor("result", *_run_parts(result.run_id, revision), result.check_id),
         "check": result.check_id,
         "policy": result.policy,
         "polarity": result.polarity,
@@ -116,6 +141,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
     if agent_run is None:  # the run could not be read: its results say why
         return {
             "id": first.run_id if first else "",
+            "anchor": _run_anchor(first.run_id if first else "", 0),
             "service": first.service if first else None,
             "started": None,
             "sources": list(first.sources) if first else [],
@@ -132,7 +158,8 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
     spans = agent_run.run.spans
     starts = [span.start_ns for span in spans if span.start_ns is not None]
     origin = min(starts) if starts else 0
-    views = [_result_view(r) for r in results]
+    revision = agent_run.run.revision or 0
+    views = [_result_view(r, revision) for r in results]
     # A side-effect kind with no span in the run is unobserved without a row of its own:
     # a gap on it gets one, so the page can show where the gap comes from.
     keys = set(agent_run.coverage.channels) | {key for v in views for key in v["gaps"]}
@@ -148,6 +175,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
     ]
     return {
         "id": agent_run.run_id,
+        "anchor": _run_anchor(agent_run.run_id, revision),
         "revision": agent_run.run.revision,
         "service": agent_run.service,
         "started": ns_to_iso(agent_run.started_at_ns),
