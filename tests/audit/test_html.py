@@ -70,6 +70,10 @@ def test_the_page_shows_what_json_reports_and_the_recent_non_safe_results(
     checks = {row["check"] for row in aggregates["by_check"]}
     services = {row["service"] for row in aggregates["by_service"] if row["service"] is not None}
     assert page.locator("#charts svg").count() == 1 + len(checks) + len(services)
+    for row in aggregates["by_check"]:  # every row's verdict bar shows its undetermined share
+        bar = page.locator(f"#overview tr[data-check='{row['check']}'] .mix").first
+        assert bar.locator(".seg-undetermined").count() == (1 if row["undetermined"] else 0)
+        assert f"undetermined {row['undetermined']} " in bar.get_attribute("aria-label")
     buckets = [b for b in aggregates["trend"]["buckets"] if b["total"]]
     overall_chart = page.locator("#chart-overall")
     assert overall_chart.locator("circle").count() == len(aggregates["trend"]["buckets"])
