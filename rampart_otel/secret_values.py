@@ -157,6 +157,9 @@ _COMBINED = re2.compile(
 _ASSIGNMENT = len(DETECTORS) - 1
 _VALUE_GROUP = [_COMBINED.groupindex[f"v{index}"] for index in range(len(DETECTORS))]
 _NAME_GROUP = _COMBINED.groupindex["k"]
+# RE2 reads UTF-8, which cannot hold a lone surrogate (JSON text can carry one): scanned as
+# U+FFFD, one character for one, so offsets stay those of the text.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _HEX_ID = re.compile(r"[0-9a-fA-F-]+")
 _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[A-Za-z]")
@@ -187,6 +190,8 @@ def _plausible(value: str, name: str) -> bool:
 def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     """Every secret-looking value in ``text``, in order, not overlapping."""
     found: list[SecretFinding] = []
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
     for match in _COMBINED.finditer(text):
         index = int(match.lastgroup[1:])  # type: ignore[index]
         start, end = match.span(_VALUE_GROUP[index])

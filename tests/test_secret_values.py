@@ -83,6 +83,13 @@ def test_benign_text_is_left_alone(text: str) -> None:
     assert mask_secrets(text) == text
 
 
+def test_a_lone_surrogate_is_scanned_and_kept() -> None:
+    text = "\udfff api_token=tok_live_9f3a \ud800"  # JSON text can carry lone surrogates
+    (finding,) = find_secrets(text)
+    assert text[finding.start : finding.end] == "tok_live_9f3a"
+    assert mask_secrets(text) == "\udfff api_token=tok_…[masked:assignment] \ud800"
+
+
 def test_every_detector_names_its_source() -> None:
     assert len({d.name for d in DETECTORS}) == len(DETECTORS)
     assert all(d.source for d in DETECTORS)
