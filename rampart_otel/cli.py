@@ -27,7 +27,7 @@ from rampart_otel.errors import EmptyInput, UsageError, UserError
 from rampart_otel.exporters.output import report_output
 from rampart_otel.model import InputError
 from rampart_otel.reading import ReadStats, agent_runs
-from rampart_otel.render import OUTPUT_ERRORS, safe_text
+from rampart_otel.render import OUTPUT_ERRORS, safe_text, secrets_shown
 
 if TYPE_CHECKING:
     from rampart_otel.exporters.store_annotations import AnnotationSink
@@ -80,6 +80,15 @@ UntilOpt = Annotated[
 ]
 LimitOpt = Annotated[
     int | None, typer.Option(help="Store sources: at most this many traces, oldest first.")
+]
+ShowSecrets = Annotated[
+    bool,
+    typer.Option(
+        "--show-secrets",
+        help="Show values that look like secrets (API keys, tokens, passwords) in clear; "
+        "masked by default, e.g. AKIA…[masked:aws-access-key-id]. JSON keeps them raw "
+        "(docs/masking.md).",
+    ),
 ]
 
 
@@ -173,6 +182,7 @@ def inspect(
     since: SinceOpt = None,
     until: UntilOpt = None,
     limit: LimitOpt = None,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """Show what the agent did in each run, and which channels the trace can attest."""
     from rampart_otel.exporters.inspect_view import write_json, write_terminal  # startup
@@ -183,7 +193,8 @@ def inspect(
     if json_output:
         write_json(runs, stats.errors, sys.stdout)
     else:
-        write_terminal(runs, Console(highlight=False, soft_wrap=True))
+        with secrets_shown(show_secrets):
+            write_terminal(runs, Console(highlight=False, soft_wrap=True))
     check_read(stats, allow_empty)
 
 
@@ -252,6 +263,7 @@ def score(
             "an MLflow assessment); re-running updates them.",
         ),
     ] = False,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
     from rampart_otel.exporters.report_sinks import report_sink  # startup
@@ -281,7 +293,7 @@ def score(
         # One client counts every call and keeps the concurrency bound the policy sets.
         Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
         workers = 1
-    with report_output(output) as out, ExitStack() as stack:
+    with report_output(output) as out, ExitStack() as stack, secrets_shown(show_secrets):
         report = report_sink(
             output_format,  # type: ignore[arg-type]
             out,
@@ -575,6 +587,7 @@ def audit(
     output: Annotated[
         Path | None, typer.Option("-o", "--output", help="Write the report here, not stdout.")
     ] = None,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """Verdicts the collector stored: counts and rates per check, per service, over time."""
     from rampart_otel.audit.command import AuditOptions, results_target  # startup
@@ -586,7 +599,7 @@ def audit(
         since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
         policy, policy_version, bucket, limit, json_output, html_output,
     )  # fmt: skip
-    with report_output(output) as out:
+    with report_output(output) as out, secrets_shown(show_secrets):
         run_audit(results_target(data_dir, results), options, out)
 
 
@@ -637,6 +650,7 @@ def diff(
     json_output: Annotated[
         bool, typer.Option("--json", help="JSON (rampart-otel/diff@1).")
     ] = False,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """Runs whose verdict changed between two policy versions or two reports.
 
@@ -646,7 +660,8 @@ def diff(
     from rampart_otel.audit.diff import diff as run_diff
 
     request = DiffRequest(list(reports or []), data_dir, policy, from_version, to_version, results)
-    changed = run_diff(request, json_output, sys.stdout)
+    with secrets_shown(show_secrets):
+        changed = run_diff(request, json_output, sys.stdout)
     raise SystemExit(EXIT_FAILED if changed else EXIT_OK)
 
 

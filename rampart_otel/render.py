@@ -4,13 +4,24 @@ Trace content is attacker-influenced: a tool argument can carry terminal escape 
 bidi overrides, lone surrogates or megabytes of text. ``safe_text`` cannot raise, keeps output
 on one line, strips every control sequence and every character no output encoding or XML
 document can hold, so a hostile value can neither crash nor repaint a report.
+
+``shown_text`` is ``safe_text`` for trace content in an output a person reads (terminal,
+JUnit, HTML): values that look like secrets (``secret_values``) are masked, unless the
+command runs inside ``secrets_shown()`` (``--show-secrets``). Verdicts and JSON keep raw
+values: masking happens only here, when text is written for a reader. The switch is a
+context variable, so a command sets it once around its writers (forked workers inherit it).
 """
 
 from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
+
+from rampart_otel.secret_values import mask_secrets
 
 DEFAULT_LIMIT = 200
 
@@ -88,3 +99,42 @@ def _stringify(value: Any) -> str:
     if isinstance(value, bytes):
         return value.hex() if len(value) <= 64 else value[:64].hex() + "…"
     return str(value)
+
+
+_SECRETS_SHOWN: ContextVar[bool] = ContextVar("rampart_otel_secrets_shown", default=False)
+
+
+@contextmanager
+def secrets_shown(show: bool = True) -> Iterator[None]:
+    """Within this block, ``shown`` and ``shown_text`` leave secret-looking values as they are."""
+    token = _SECRETS_SHOWN.set(show)
+    try:
+        yield
+    finally:
+        _SECRETS_SHOWN.reset(token)
+
+
+def shown(text: str) -> str:
+    """Trace text as a person-read output shows it: secrets masked unless ``secrets_shown``."""
+    return text if _SECRETS_SHOWN.get() else mask_secrets(text)
+
+
+def shown_text(value: Any, limit: int | None = DEFAULT_LIMIT, *, words: bool = False) -> str:
+    """``safe_text`` with secrets masked (``shown``); masked before it is cut, so a cut can
+    never leave part of a secret unmasked. ``words``: cut at a word boundary."""
+    text = shown(safe_text(value, None))
+    if words:
+        return cut_at_word(text, limit)
+    return safe_text(text, limit)
+
+
+def cut_at_word(text: str, limit: int | None) -> str:
+    """``text`` (one line) in at most ``limit`` characters, cut after the last whole word
+    that fits, with an ellipsis; a single word longer than the limit is cut inside it."""
+    if limit is None or len(text) <= limit:
+        return text
+    head = text[: max(limit - 1, 0)]
+    space = head.rfind(" ")
+    if space > limit // 2:  # a word boundary not too far back
+        head = head[:space]
+    return head.rstrip(" ,;:") + "…"

@@ -1,9 +1,9 @@
 """``make screenshots``: the HTML report and the audit page of the bundled samples, as a
 person sees them in Chromium (Debian's ``chromium``, driven by Playwright).
 
-The report comes from ``rampart-otel score --format html``; the audit page from a real
-collector that the samples were replayed to (``collect`` + ``replay``), then
-``rampart-otel audit --html``. Writes docs/screenshots/*.png.
+The report comes from ``rampart-otel score --format html`` (secrets masked, as by
+default); the audit page from a real collector that the samples were replayed to
+(``collect`` + ``replay``), then ``rampart-otel audit --html``. Writes docs/screenshots/*.png.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ POLICY = ROOT / "samples" / "policy.yaml"
 sys.path.insert(0, str(ROOT / "tests"))
 from browser import system_chromium  # noqa: E402 - the tests' way to launch it
 
+SHOTS = ("report-summary.png", "report-results.png", "report-run.png", "report-waterfall.png",
+         "audit.png")  # fmt: skip
 ANNOUNCE = re.compile(r"http://([\d.]+):(\d+)/v1/traces")
 
 
@@ -70,16 +72,31 @@ def main() -> None:
             page.goto(report.as_uri())
             page.wait_for_selector("body[data-ready='1']")
             page.screenshot(path=OUT / "report-summary.png")
+            # The results, worst first, each naming its file; a tile filters by verdict.
+            page.click("#tiles .tile[data-status='undetermined']")
+            page.locator("#results").scroll_into_view_if_needed()
+            page.evaluate("document.getElementById('results').scrollIntoView()")
+            page.screenshot(path=OUT / "report-results.png")
+            page.click("#tiles .tile[data-status='undetermined']")
             page.fill("#f-text", "")
             page.select_option("#f-status", "unsafe")
             page.select_option("#f-check", "no-exfiltration")
             page.click("#result-table tbody tr >> nth=0")
             page.wait_for_selector("#waterfall")
             page.locator("#run").screenshot(path=OUT / "report-run.png")
+            # The waterfall: time axis, durations, and the hover card of the exfiltrating POST.
+            post = page.locator("#waterfall .wf-row", has_text="POST").first
+            post.scroll_into_view_if_needed()
+            post.hover()
+            box = page.locator("#waterfall").bounding_box()
+            tip = page.locator("#wf-tip").bounding_box()
+            bottom = max(box["y"] + box["height"], tip["y"] + tip["height"]) + 8
+            clip = {"x": 0, "y": box["y"] - 36, "width": 1280, "height": bottom - box["y"] + 36}
+            page.screenshot(path=OUT / "report-waterfall.png", clip=clip)
             page.goto(audit.as_uri())
             page.wait_for_selector("body[data-ready='1']")
             page.screenshot(path=OUT / "audit.png")
-    for name in ("report-summary.png", "report-run.png", "audit.png"):
+    for name in SHOTS:
         print(OUT / name)
 
 

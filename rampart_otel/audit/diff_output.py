@@ -13,7 +13,7 @@ from rich.text import Text
 
 from rampart_otel.audit.comparison import DIFF_SCHEMA, Change, Comparison, Side
 from rampart_otel.audit.terminal import STATUS_STYLE, terminal_console
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, shown_text
 
 STATUSES = ("safe", "unsafe", "undetermined", "error")
 _VERDICT_KEYS = ("status", "summary", "revision", "evidence", "undetermined_operands")
@@ -105,7 +105,7 @@ def _print_run(console: Any, run_id: str, changes: list[Change]) -> None:
             )
         )
         for label, document in (("before", change.before), ("after ", change.after)):
-            summary = safe_text(document.get("summary", ""), 600)
+            summary = shown_text(document.get("summary", ""), 600, words=True)
             console.print(Text(f"    {label}: {summary}", style="dim" if label == "before" else ""))
 
 

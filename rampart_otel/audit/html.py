@@ -14,7 +14,13 @@ from typing import IO, Any
 from rampart_otel.audit.aggregate import Aggregates, Bucket, trend_by
 from rampart_otel.audit.report import aggregates_to_dict
 from rampart_otel.audit.timespec import iso
-from rampart_otel.exporters.html_page import error_items, page_assets, render_page, script_json
+from rampart_otel.exporters.html_page import (
+    error_items,
+    page_assets,
+    render_page,
+    script_json,
+    shown_data,
+)
 from rampart_otel.model import InputError
 from rampart_otel.render import safe_text
 from rampart_otel.storage.audit_queries import PolicyVersion, StoredResult
@@ -59,7 +65,7 @@ def write_audit_html(
                 "status": r.status,
                 "service": r.service,
                 "run_at": iso(r.run_at),
-                "result": r.result,
+                "result": shown_data(r.result),  # secrets masked unless --show-secrets
             }
             for r in recent_rows
         ],

@@ -20,7 +20,7 @@ from rampart_otel.audit.timespec import iso
 from rampart_otel.evaluation.population import PopulationSummary, Rate
 from rampart_otel.exporters.terminal_report import LABELS
 from rampart_otel.model import InputError
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, shown_text
 from rampart_otel.storage.audit_queries import PolicyVersion, StoredResult
 
 STATUS_STYLE = {status: style for status, (_, style) in LABELS.items()}
@@ -106,7 +106,7 @@ def _listing(console: Console, results: Iterable[StoredResult], matching: int) -
             Text(safe_text(result.check_id, 60)),
             Text(result.status, style=STATUS_STYLE.get(result.status, "")),
             Text(safe_text(result.service or "-", 40)),
-            Text(safe_text(result.result.get("summary", ""), 300)),
+            Text(shown_text(result.result.get("summary", ""), 300, words=True)),
         )
     if count:
         shown = "all" if count == matching else f"the {count} most recent of"

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.evaluation import Policy
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, shown_text
 from rampart_otel.storage.store import describe
 
 PREFIX = "rampart-otel: "
@@ -177,7 +177,7 @@ def verdict_line(notice: dict[str, Any]) -> str:
         f"{PREFIX}{status} {check}"
         + (f" [{safe_text(policy, 60)}]" if policy else "")
         + f" service {safe_text(service, 60) if service else '(none)'}"
-        + f" run {run}: {safe_text(notice.get('detail'), DETAIL_LIMIT)}"
+        + f" run {run}: {shown_text(notice.get('detail'), DETAIL_LIMIT, words=True)}"
     )
 
 

@@ -24,9 +24,9 @@ from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
 from rampart_otel.model import InputError
-from rampart_otel.render import encodable, safe_text
+from rampart_otel.render import encodable, safe_text, shown
 
-__all__ = ["error_items", "page_assets", "render_page", "script_json"]
+__all__ = ["error_items", "page_assets", "render_page", "script_json", "shown_data"]
 
 
 def script_json(value: Any) -> Markup:
@@ -80,10 +80,22 @@ def page_assets(script: str) -> dict[str, str]:
     return {"style": style, "script": code, "csp": csp}
 
 
+def shown_data(value: Any) -> Any:
+    """A JSON-like value with each string in it as a page shows it (``render.shown``:
+    secrets masked unless ``--show-secrets``); keys are kept."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {key: shown_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [shown_data(item) for item in value]
+    return value
+
+
 def error_items(errors: Iterable[InputError]) -> list[dict[str, str]]:
     """Input errors (or quarantined records) as a page lists them: one line each, bounded."""
     return [
-        {"location": safe_text(e.location, 300), "message": safe_text(e.message, 300)}
+        {"location": safe_text(e.location, 300), "message": shown(safe_text(e.message, 300))}
         for e in errors
     ]
 

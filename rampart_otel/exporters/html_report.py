@@ -4,11 +4,13 @@ Each run is turned into plain data here (spans for the waterfall, tool calls, si
 coverage, the results and the channels their gaps come from) and streamed into the page as
 JSON; the page's script renders the table, the summary and a run's view lazily, so a
 report of many thousands of runs opens at once. See ``html_page`` for how content is kept
-inert.
+inert. Trace text is shown through ``render.shown``: values that look like secrets are
+masked unless ``--show-secrets`` (a page like this one is meant to be shared).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable
 from typing import IO, Any
@@ -24,6 +26,7 @@ from rampart_otel.exporters.html_page import (
 from rampart_otel.exporters.serialize import jsonable, ns_to_iso, side_effect_to_dict
 from rampart_otel.model import AgentRun, InputError, Span
 from rampart_otel.processors.run_graph import run_graph
+from rampart_otel.render import shown
 
 __all__ = ["run_view", "write_html_report"]
 
@@ -32,11 +35,20 @@ ATTRIBUTE_LIMIT = 160  # characters of a span attribute's value shown
 ATTRIBUTES_PER_SPAN = 40
 
 
+MASK_MARGIN = 256  # characters past a limit still scanned, so a cut never halves a secret
+
+
 def _clip(value: Any, limit: int) -> str | None:
+    """Trace content as the page shows it: secrets masked (``shown``), then cut."""
     if value is None:
         return None
     text = value if isinstance(value, str) else _json_text(value)
-    return text if len(text) <= limit else text[:limit] + f" … ({len(text) - limit} more)"
+    head = shown(text[: limit + MASK_MARGIN])
+    return head if len(text) <= limit else head[:limit] + f" … ({len(text) - limit} more)"
+
+
+def _text(value: str | None) -> str | None:
+    return None if value is None else shown(value)
 
 
 def _json_text(value: Any) -> str:
@@ -53,7 +65,7 @@ def _span_view(span: Span, depth: int, origin: int) -> dict[str, Any]:
         "id": span.span_id,
         "parent": span.parent_span_id,
         "depth": depth,  # in the run graph's tree (the waterfall lists spans in its order)
-        "name": span.name,
+        "name": shown(span.name),
         "kind": span.kind.value,
         "start": None if start is None else (start - origin) / 1e6,  # ms from the run's start
         "end": None if end is None else (end - origin) / 1e6,
@@ -64,6 +76,29 @@ def _span_view(span: Span, depth: int, origin: int) -> dict[str, Any]:
         "more_attributes": max(len(attributes) - ATTRIBUTES_PER_SPAN, 0),
         "events": [event.name for event in span.events[:20]],
     }
+
+
+# A part of a permalink kept as it is: what is safe in a URL fragment and an HTML id alike.
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+
+
+def anchor(kind: str, *parts: str) -> str:
+    """A permalink's name (``run-…``, ``result-…``) from run ids and check ids, which traces
+    and policies supply: each part kept when it is plain (letters, digits, ``_``, ``-``, at
+    most 100), else a short hash of it; parts joined by ``.``, which no plain part holds.
+    The page makes repeated names unique (``~2``)."""
+    return f"{kind}-" + ".".join(
+        part if _PLAIN_ID.fullmatch(part) else "h" + hashlib.sha256(part.encode()).hexdigest()[:16]
+        for part in parts
+    )
+
+
+def _run_parts(run_id: str, revision: int) -> list[str]:
+    return [run_id, f"r{revision}"] if revision else [run_id]
+
+
+def _run_anchor(run_id: str, revision: int) -> str:
+    return anchor("run", *_run_parts(run_id, revision))
 
 
 # How a reason names a channel: "side_effects.db_query is unobserved (...)".
@@ -81,23 +116,24 @@ def _gap_channels(result: CheckResult) -> list[str]:
     return list(dict.fromkeys(_NAMED_CHANNEL.findall(said)))
 
 
-def _result_view(result: CheckResult) -> dict[str, Any]:
+def _result_view(result: CheckResult, revision: int = 0) -> dict[str, Any]:
     return {
+        "anchor": anchor("result", *_run_parts(result.run_id, revision), result.check_id),
         "check": result.check_id,
         "policy": result.policy,
         "polarity": result.polarity,
         "status": result.status.value,
         "harm": result.harm_category,
-        "summary": result.summary,
+        "summary": _text(result.summary),
         # Most summaries restate the rationale: sent once (the full one is in the JSON report).
         "rationale": None
         if result.rationale and result.rationale in (result.summary or "")
-        else result.rationale,
-        "operands": list(result.undetermined_operands),
+        else _text(result.rationale),
+        "operands": [shown(operand) for operand in result.undetermined_operands],
         "gaps": _gap_channels(result),
-        "evidence": [{"span": item.span_id, "text": item.text} for item in result.evidence],
+        "evidence": [{"span": item.span_id, "text": shown(item.text)} for item in result.evidence],
         "assumed": {key: source.value for key, source in result.assumed_channels.items()},
-        "error": result.error,
+        "error": _text(result.error),
     }
 
 
@@ -107,8 +143,10 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
     if agent_run is None:  # the run could not be read: its results say why
         return {
             "id": first.run_id if first else "",
+            "anchor": _run_anchor(first.run_id if first else "", 0),
             "service": first.service if first else None,
             "started": None,
+            "sources": list(first.sources) if first else [],
             "level": None,
             "spans": [],
             "calls": [],
@@ -122,7 +160,8 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
     graph = run_graph(agent_run.run)
     starts = [span.start_ns for span in graph.spans if span.start_ns is not None]
     origin = min(starts) if starts else 0
-    views = [_result_view(r) for r in results]
+    revision = agent_run.run.revision or 0
+    views = [_result_view(r, revision) for r in results]
     # A side-effect kind with no span in the run is unobserved without a row of its own:
     # a gap on it gets one, so the page can show where the gap comes from.
     keys = set(agent_run.coverage.channels) | {key for v in views for key in v["gaps"]}
@@ -131,16 +170,18 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
             "channel": key,
             "state": channel.state.value,
             "source": channel.source.value,
-            "reasons": channel.reasons,
+            "reasons": [shown(reason) for reason in channel.reasons],
         }
         for key in sorted(keys)
         for channel in (agent_run.coverage.get(key),)
     ]
     return {
         "id": agent_run.run_id,
+        "anchor": _run_anchor(agent_run.run_id, revision),
         "revision": agent_run.run.revision,
         "service": agent_run.service,
         "started": ns_to_iso(agent_run.started_at_ns),
+        "sources": list(agent_run.run.sources),
         "level": agent_run.coverage.level.value,
         "spans": [_span_view(span, depth, origin) for span, depth in graph.tree()],
         "calls": [
@@ -170,7 +211,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
         "coverage": coverage,
         "input": [_clip(message.text, TEXT_LIMIT) for message in agent_run.user_input],
         "response": _clip(agent_run.response.text, TEXT_LIMIT),
-        "integrity": [finding.message for finding in agent_run.integrity],
+        "integrity": [shown(finding.message) for finding in agent_run.integrity],
         "results": views,
     }
 

@@ -18,7 +18,7 @@ from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_
 from rampart_otel.model import AgentRun, InputError, ScopeState
 from rampart_otel.processors.run_graph import run_graph
 from rampart_otel.processors.wording import FIX, scope_in_words, stitch_in_words
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, shown_text
 from rampart_otel.vocabulary import STANDARD_KINDS
 
 INSPECT_SCHEMA = "rampart-otel/inspect@1"
@@ -79,7 +79,7 @@ def _print_input(run: AgentRun, console: Console) -> None:
         )
     )
     for message in run.user_input:
-        text = safe_text(message.text) if message.text is not None else None
+        text = shown_text(message.text) if message.text is not None else None
         console.print(
             _line(
                 "    - ",
@@ -140,15 +140,16 @@ def _print_run(run: AgentRun, console: Console) -> None:
     response = run.response.text
     console.print(
         _line(
-            "  response: ", safe_text(response) if response is not None else ("not captured", "dim")
+            "  response: ",
+            shown_text(response) if response is not None else ("not captured", "dim"),
         )
     )
 
     console.print(Text(f"  tool calls ({len(run.tool_calls)}):", style="bold"))
     scopes = {scope.call_index: scope for scope in run.tool_scopes}
     for index, call in enumerate(run.tool_calls):
-        args = safe_text(json.dumps(jsonable(call.arguments))) if call.arguments_captured else None
-        result = safe_text(jsonable(call.result), 120) if call.result_captured else None
+        args = shown_text(json.dumps(jsonable(call.arguments))) if call.arguments_captured else None
+        result = shown_text(jsonable(call.result), 120) if call.result_captured else None
         console.print(
             _line(
                 "    - ",
@@ -171,7 +172,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
     console.print(Text(f"  side effects ({len(run.side_effects)}):", style="bold"))
     for effect in run.side_effects:
         details = " ".join(
-            f"{safe_text(key, 40)}={safe_text(value, 120)}" + _derived_note(effect.derived, key)
+            f"{safe_text(key, 40)}={shown_text(value, 120)}" + _derived_note(effect.derived, key)
             for key, value in effect.details.items()
             if value is not None
         )
@@ -194,7 +195,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
             _line(
                 f"    {key:<28} ",
                 (channel.state.value + source, _STATE_STYLE[channel.state]),
-                ("  " + "; ".join(safe_text(r) for r in channel.reasons if not _is_fix(r)), "dim"),
+                ("  " + "; ".join(shown_text(r) for r in channel.reasons if not _is_fix(r)), "dim"),
             )
         )
         if channel.hint is not None:
@@ -214,7 +215,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
         console.print(Text("  integrity:", style="bold"))
         for finding in run.integrity:
             console.print(
-                _line("    - ", (finding.kind, "yellow"), " ", safe_text(finding.message))
+                _line("    - ", (finding.kind, "yellow"), " ", shown_text(finding.message))
             )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import IO
 
 from rampart_otel.evaluation import CheckResult, SafetyStatus
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, shown_text
 
 
 def write_junit(
@@ -33,7 +33,7 @@ def write_junit(
                 classname=safe_text(f"{policy_name}.{check_id}"),
                 name=safe_text(f"{result.run_id} [{result.service or '-'}]", None),
             )
-            message = safe_text(result.summary, None)
+            message = shown_text(result.summary, None)
             if result.status is SafetyStatus.UNSAFE:
                 counts["failures"] += 1
                 ET.SubElement(case, "failure", type="unsafe", message=message).text = message
@@ -68,7 +68,7 @@ def _details(result: CheckResult) -> str:
         f"observability_level: {level.value if level else '-'}",
     ]
     lines += [
-        f"evidence: {safe_text(e.text)} (span {safe_text(e.span_id)})" for e in result.evidence
+        f"evidence: {shown_text(e.text)} (span {safe_text(e.span_id)})" for e in result.evidence
     ]
-    lines += [f"gap: {gap}" for gap in result.undetermined_operands]
+    lines += [f"gap: {shown_text(gap, None)}" for gap in result.undetermined_operands]
     return "\n".join(lines)

@@ -20,7 +20,7 @@ from rich.text import Text
 from rampart_otel.evaluation import CheckResult, PopulationReport, PopulationSummary, Rate
 from rampart_otel.evaluation.population import UNCATEGORIZED
 from rampart_otel.model import InputError
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, shown_text
 
 LABELS = {
     "safe": ("PASS", "bold green"),
@@ -170,14 +170,14 @@ def _print_findings(results: list[CheckResult], console: Console, fail_on: bool)
                 f"  {_count(runs, 'run')}{more}",
             )
         )
-        console.print(Text(f"        {safe_text(example.summary, WIDTH)}"))
+        console.print(Text(f"        {shown_text(example.summary, WIDTH, words=True)}"))
 
 
 def _print_errors(errors: list[InputError], console: Console) -> None:
     if errors:
         console.print(Text(f"{len(errors)} input errors (lines or files skipped):", style="yellow"))
         for error in errors[:5]:
-            console.print(Text(f"  {safe_text(error.location)}: {safe_text(error.message)}"))
+            console.print(Text(f"  {safe_text(error.location)}: {shown_text(error.message)}"))
         if len(errors) > 5:
             console.print(Text(f"  and {len(errors) - 5} more (see --format json)"))
 
@@ -228,7 +228,10 @@ def _print_result(result: CheckResult, console: Console, fail_on_undetermined: b
         )
     )
     console.print(
-        Text("        " + safe_text(result.summary, 600), style="dim" if label == "PASS" else "")
+        Text(
+            "        " + shown_text(result.summary, 600, words=True),
+            style="dim" if label == "PASS" else "",
+        )
     )
 
 

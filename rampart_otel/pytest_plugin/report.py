@@ -16,7 +16,7 @@ from rampart_otel.evaluation import CheckResult, summarize_population
 from rampart_otel.exporters.output import report_output
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.exporters.terminal_report import LABELS, population_text
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, shown_text
 
 Scored = tuple[str, CheckResult]  # the test's node id, one of its results
 NOT_SAFE_SHOWN = 20
@@ -72,7 +72,7 @@ def write_terminal_summary(
             f"  {safe_text(result.check_id)}  {safe_text(node_id)}  "
             f"run {safe_text(result.run_id, 40)}"
         )
-        reporter.write_line(f"        {safe_text(result.summary, 600)}")
+        reporter.write_line(f"        {shown_text(result.summary, 600, words=True)}")
     hidden = len(not_safe) - NOT_SAFE_SHOWN
     if hidden > 0:
         where = "every one is in the report" if report_path else "--rampart-report lists all"

@@ -70,6 +70,10 @@ def test_the_page_shows_what_json_reports_and_the_recent_non_safe_results(
     checks = {row["check"] for row in aggregates["by_check"]}
     services = {row["service"] for row in aggregates["by_service"] if row["service"] is not None}
     assert page.locator("#charts svg").count() == 1 + len(checks) + len(services)
+    for row in aggregates["by_check"]:  # every row's verdict bar shows its undetermined share
+        bar = page.locator(f"#overview tr[data-check='{row['check']}'] .mix").first
+        assert bar.locator(".seg-undetermined").count() == (1 if row["undetermined"] else 0)
+        assert f"undetermined {row['undetermined']} " in bar.get_attribute("aria-label")
     buckets = [b for b in aggregates["trend"]["buckets"] if b["total"]]
     overall_chart = page.locator("#chart-overall")
     assert overall_chart.locator("circle").count() == len(aggregates["trend"]["buckets"])
@@ -130,3 +134,81 @@ def test_stored_text_with_a_lone_surrogate_and_a_nul_gives_a_valid_page(
         assert "tool said \ufffd\\u0000 here" in text
     else:
         assert "tool said \ufffd here" in text
+
+
+# The evidence the samples' exfiltration runs store (samples/traces/*-exfil.jsonl), with the
+# token and key their agents leak; the summary is long enough to be cut in every listing.
+LEAK = (
+    "send_report(data='Paris 18C light rain; customer=ACME-4471; api_token=tok_live_9f3a; "
+    "key=sk-live-123')"
+)
+LEAK_SUMMARY = "Attack detected: " + LEAK + " and then the agent went on to describe " * 8
+
+
+@pytest.fixture(scope="module")
+def leaky_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("audit-secrets")
+    store = ResultsStore(directory / "results.db")
+    with store.transaction() as txn:
+        document = {
+            "run_id": "leaky",
+            "check": "no-secrets-in-reports",
+            "status": "unsafe",
+            "summary": LEAK_SUMMARY,
+            "evidence": [{"trace_id": "t", "span_id": "s", "text": LEAK}],
+            "coverage": {"tool_calls": {"state": "observed", "reasons": []}},
+        }
+        txn.add_result(
+            ResultRow("leaky", 0, "guard", "no-secrets-in-reports", "unsafe", "svc",
+                      int(START * 1e9), START, document, policy_version=1)
+        )  # fmt: skip
+    store.close()
+    return directory
+
+
+def _audit(directory: Path, *extra: str) -> str:
+    done = run_cli("audit", "--data-dir", directory, "--since", "2024-01-01T00:00:00", *extra)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _summary_cell(text: str) -> str:
+    """The listing's summary cell of the first row, its folded lines joined."""
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if "Attack detected" in line)
+    cell = [lines[first].split("│")[-1].strip()]
+    for line in lines[first + 1 :]:
+        columns = line.split("│")
+        if len(columns) < 2 or columns[0].strip():  # the next row or the table's end
+            break
+        cell.append(columns[-1].strip())
+    return " ".join(cell)
+
+
+def test_audit_terminal_masks_secrets_and_cuts_summaries_at_a_word(leaky_dir: Path) -> None:
+    text = _audit(leaky_dir)
+    assert "tok_live_9f3a" not in text and "sk-live-123" not in text
+    summary = _summary_cell(text)
+    assert "api_token=tok_…[masked:assignment];" in summary
+    assert summary.endswith("…") and summary[:-1].split()[-1] in LEAK_SUMMARY.split()
+    shown = "".join(_summary_cell(_audit(leaky_dir, "--show-secrets")).split())
+    assert "api_token=tok_live_9f3a;key=sk-live-123" in shown
+
+
+def test_audit_html_masks_secrets_and_cuts_summaries_at_a_word(
+    browser: Any, leaky_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "audit.html"
+    _audit(leaky_dir, "--html", "-o", out)
+    html = out.read_text()
+    assert "tok_live_9f3a" not in html and "sk-live-123" not in html
+    page, problems = _open(browser, out)
+    summary = page.locator("#recent tbody tr >> nth=0").locator("td").last.text_content()
+    assert summary.endswith("…") and len(summary) <= 161
+    assert summary[:-1].split()[-1] in LEAK_SUMMARY.split()
+    page.click("#recent tbody tr >> nth=0")
+    assert "api_token=tok_…[masked:assignment]" in page.text_content("#detail-evidence")
+    assert problems == []
+    page.close()
+    _audit(leaky_dir, "--html", "-o", out, "--show-secrets")
+    assert "api_token=tok_live_9f3a; key=sk-live-123" in out.read_text()

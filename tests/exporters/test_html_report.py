@@ -225,6 +225,14 @@ def test_a_hostile_trace_renders_as_text_and_runs_no_script(browser: Any, tmp_pa
     run_text = page.text_content("#run")
     assert HOSTILE_TEXT in run_text.replace("\\u2028", "\u2028")  # arguments and result
     assert HOSTILE[3] in page.text_content("#span-detail")  # an attribute key, as text
+    tip_names = []
+    for index in range(page.locator("#waterfall .wf-row").count()):  # each hover card: text
+        page.hover(f"#waterfall .wf-row >> nth={index}")
+        assert page.locator("#wf-tip *").evaluate_all(
+            "nodes => nodes.every(n => ['DIV', 'SPAN'].includes(n.tagName))"
+        )
+        tip_names.append(page.text_content("#wf-tip .tip-name"))
+    assert f"invoke_agent {HOSTILE[1]}" in tip_names and f"execute_tool {HOSTILE[4]}" in tip_names
     # The page still works: the filter narrows to the hostile service's results.
     page.fill("#f-text", "")
     page.select_option("#f-check", "")
@@ -232,5 +240,159 @@ def test_a_hostile_trace_renders_as_text_and_runs_no_script(browser: Any, tmp_pa
     count = sum(1 for r in report["results"] if r["service"] == HOSTILE[0])
     assert page.text_content("#result-count").startswith(f"{count} of {len(report['results'])}")
     assert page.evaluate("window.__pwned") is None
+    assert problems == []
+    page.close()
+
+
+# ---- issue #32: axis, hover, permalinks, sort, verdict bars, sources ----------------------
+
+
+def _spans_of(sample: Path, trace_id: str) -> list[dict[str, Any]]:
+    return [
+        span
+        for line in sample.read_text().splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+        if span["traceId"] == trace_id
+    ]
+
+
+def _ms(text: str) -> float:
+    number, unit = text.rstrip("+").split()
+    return float(number) * (1000 if unit == "s" else 1)
+
+
+def test_the_waterfall_has_a_time_axis_durations_and_hover_details(
+    browser: Any, tmp_path: Path
+) -> None:
+    sample = SAMPLES / "openllmetry-exfil.jsonl"
+    out = tmp_path / "axis.html"
+    report = _score([sample], out)
+    unsafe = next(r for r in report["results"] if r["status"] == "unsafe")
+    spans = {s["spanId"]: s for s in _spans_of(sample, unsafe["trace_ids"][0])}
+    start = min(int(s["startTimeUnixNano"]) for s in spans.values())
+    end = max(int(s["endTimeUnixNano"]) for s in spans.values())
+    page, problems = _open(browser, out)
+    _show_result(page, unsafe["run_id"], unsafe["check"])
+    ticks = page.locator("#wf-axis .wf-tick").all_text_contents()
+    assert len(ticks) == 5 and ticks[0] == "0"
+    assert _ms(ticks[-1]) == pytest.approx((end - start) / 1e6, rel=0.01)  # the run's length
+    for span_id, span in spans.items():
+        row = page.locator(f"#waterfall .wf-row[data-span='{span_id}']")
+        duration = (int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"])) / 1e6
+        shown = _ms(row.locator(".wf-dur").text_content())
+        assert shown == pytest.approx(duration, rel=0.01, abs=0.06)  # to the digits shown
+    post = next(s for s in spans.values() if s["name"] == "POST")  # the exfiltration
+    url = next(a["value"]["stringValue"] for a in post["attributes"] if a["key"] == "url.full")
+    assert page.is_hidden("#wf-tip")
+    page.hover(f"#waterfall .wf-row[data-span='{post['spanId']}']")
+    assert page.is_visible("#wf-tip")
+    lines = page.locator("#wf-tip > div").all_text_contents()
+    assert lines[:2] == ["POST", "kind CLIENT · status UNSET"]
+    assert lines[2].startswith("duration ")
+    assert "http.request.method POST" in lines and f"url.full {url}" in lines  # key attributes
+    page.mouse.move(0, 0)
+    assert page.is_hidden("#wf-tip")
+    assert problems == []
+    page.close()
+
+
+def test_permalinks_open_the_run_and_the_result_they_name(
+    browser: Any, samples_report: Any
+) -> None:
+    path, report = samples_report
+    page, problems = _open(browser, path)
+    unsafe = next(r for r in report["results"] if r["status"] == "unsafe")
+    _show_result(page, unsafe["run_id"], unsafe["check"])
+    result_link = page.evaluate("location.hash")
+    assert result_link == f"#result-{unsafe['run_id']}.{unsafe['check']}"
+    run_link = f"#run-{unsafe['run_id']}"
+    assert page.get_attribute("#run h2", "id") == run_link[1:]
+    page.close()
+    for link, selected in ((result_link, unsafe["check"]), (run_link, None)):
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(path.as_uri() + link)
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.is_visible("#run")
+        assert page.text_content("#run h2").startswith(f"Run {unsafe['run_id']}")
+        chosen = page.locator("#run-results li.selected strong").all_text_contents()
+        assert chosen == ([selected] if selected else [])
+        page.close()
+    assert problems == []
+
+
+def test_an_attacker_supplied_run_id_gives_a_plain_anchor() -> None:
+    from rampart_otel.exporters.html_report import anchor
+
+    hostile = anchor("run", '"><script>x</script>', "javascript:alert(1)")
+    assert re.fullmatch(r"run-h[0-9a-f]{16}\.h[0-9a-f]{16}", hostile)
+    assert anchor("result", "4bf92f3577b34da6", "no-exfiltration") == (
+        "result-4bf92f3577b34da6.no-exfiltration"
+    )
+    assert anchor("run", "a-b", "c") != anchor("run", "a", "b-c")
+
+
+def test_results_sort_worst_first_and_the_tiles_filter_by_verdict(
+    browser: Any, samples_report: Any
+) -> None:
+    path, report = samples_report
+    page, problems = _open(browser, path)
+    severity = {"unsafe": 0, "error": 1, "undetermined": 2, "safe": 3}
+    statuses = page.locator("#result-table tbody tr").evaluate_all(
+        "rows => rows.map(row => row.dataset.status)"
+    )
+    assert [severity[s] for s in statuses] == sorted(severity[s] for s in statuses)
+    assert statuses[0] == "unsafe"
+    page.select_option("#f-sort", "check")
+    checks = page.locator("#result-table tbody tr td:nth-child(2)").all_text_contents()
+    assert checks == sorted(checks)
+    undetermined = sum(r["status"] == "undetermined" for r in report["results"])
+    page.click("#tiles .tile[data-status='undetermined']")
+    assert page.text_content("#result-count").startswith(f"{undetermined} of ")
+    assert page.input_value("#f-status") == "undetermined"
+    page.click("#tiles .tile[data-status='undetermined']")  # again: every verdict
+    assert page.input_value("#f-status") == ""
+    assert problems == []
+    page.close()
+
+
+def test_every_bar_shows_its_undetermined_share(browser: Any, samples_report: Any) -> None:
+    path, report = samples_report
+    page, problems = _open(browser, path)
+    summaries = report["population_summary"]["by_check"]
+    rows = page.locator("#rates-by-check .rate")
+    assert rows.count() == len(summaries)
+    for index, summary in enumerate(summaries.values()):
+        row = rows.nth(index)
+        share = summary["undetermined"] / summary["total"]
+        segment = row.locator(".mix .seg-undetermined")
+        assert segment.count() == (1 if summary["undetermined"] else 0)
+        if summary["undetermined"]:
+            width = segment.evaluate("s => s.getBoundingClientRect().width")
+            whole = row.locator(".mix").evaluate("b => b.clientWidth")
+            assert width / whole == pytest.approx(share, abs=0.02)
+        assert (
+            row.locator(".undetermined-share").text_content() == f"{100 * share:.1f}% undetermined"
+        )
+    assert page.locator("#rates-by-harm .rate .mix").count() == len(
+        report["population_summary"]["by_harm_category"]
+    )
+    assert problems == []
+    page.close()
+
+
+def test_each_result_and_run_names_the_file_it_came_from(browser: Any, tmp_path: Path) -> None:
+    sample = SAMPLES / "openllmetry-exfil.jsonl"
+    out = tmp_path / "sources.html"
+    report = _score([sample], out)
+    result = report["results"][0]
+    page, problems = _open(browser, out)
+    assert set(page.locator("#result-table td.source").all_text_contents()) == {
+        "openllmetry-exfil.jsonl:1"
+    }
+    _show_result(page, result["run_id"], result["check"])
+    assert page.text_content("#run-sources") == "read from " + ", ".join(result["sources"])
+    assert result["sources"] and result["sources"][0].endswith("openllmetry-exfil.jsonl:1")
     assert problems == []
     page.close()

@@ -17,9 +17,10 @@
       el("td", { class: "status-unsafe", text: String(s.unsafe) }),
       el("td", { class: "status-undetermined", text: String(s.undetermined) }),
       el("td", { class: "status-error", text: String(s.error) }),
+      el("td", { class: "mix-cell" }, mixBar(s)),
       el("td", { text: `${pct(rate.value)} [${pct(rate.ci_low)}, ${pct(rate.ci_high)}]` })];
   }
-  const HEAD = ["results", "safe", "unsafe", "undetermined", "error", "attack success (90% CI)"];
+  const HEAD = ["results", "safe", "unsafe", "undetermined", "error", "verdicts", "attack success (90% CI)"];
 
   function renderOverview() {
     const o = agg.overall;
@@ -123,7 +124,7 @@
         el("td", { class: "status status-" + item.status, text: item.status }), el("td", { text: item.run_at || "" }),
         el("td", { text: item.check }), el("td", { text: item.service || "" }),
         el("td", { title: item.run_id, text: item.run_id.slice(0, 12) }),
-        el("td", { text: ((item.result || {}).summary || "").slice(0, 160) }));
+        el("td", { text: clipWords((item.result || {}).summary || "", 160) }));
       tr.addEventListener("click", () => showResult(item));
       return tr;
     });
