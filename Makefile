@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint docs samples samples-frameworks samples-forms metamorphic crash fuzz bench screenshots screenshots-stores scale-out clean
+.PHONY: demo test lint golden docs samples samples-frameworks samples-forms metamorphic crash fuzz bench screenshots screenshots-stores scale-out clean
 
 $(VENV)/.runtime: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+
+## golden: rewrite tests/golden/samples-report.json from the samples' report after an intended
+## change of behaviour (review `git diff tests/golden/`, commit it with the change)
+golden: $(VENV)/.test
+	RAMPART_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q -rs tests/test_golden.py
 
 ## docs: regenerate docs/policy.md's vocabulary tables and docs/policy.schema.json from the code
 docs: $(VENV)/.runtime
