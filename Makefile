@@ -31,6 +31,7 @@ lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy rampart_otel
 
 ## golden: rewrite tests/golden/samples-report.json from the samples' report after an intended
 ## change of behaviour (review `git diff tests/golden/`, commit it with the change)

@@ -14,10 +14,11 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -28,6 +29,11 @@ from rampart_otel.exporters.output import report_output
 from rampart_otel.model import InputError
 from rampart_otel.pipeline import ReadStats, agent_runs
 from rampart_otel.render import OUTPUT_ERRORS, safe_text
+
+if TYPE_CHECKING:  # imported when used: the CLI starts fast
+    from rampart_otel.evaluation import CheckResult
+    from rampart_otel.exporters.store_annotations import MlflowAnnotations, PhoenixAnnotations
+    from rampart_otel.model import Run
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -85,7 +91,7 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise SystemExit(code)
 
 
-def check_paths(paths: list[str]) -> list[Path]:
+def check_paths(paths: Sequence[str | Path]) -> list[Path]:
     checked = [Path(path) for path in paths]
     for path in checked:
         if not path.exists():
@@ -305,17 +311,17 @@ def score(
 class _Annotator:
     """``--annotate``: each scored run's results written to the store it was read from."""
 
-    def __init__(self, writer: object) -> None:
+    def __init__(self, writer: PhoenixAnnotations | MlflowAnnotations) -> None:
         self.writer = writer
         self.runs = self.results = 0
 
-    def __call__(self, run: object, results: list[object]) -> None:
-        written = self.writer.write(run, results)  # type: ignore[attr-defined]
+    def __call__(self, run: Run, results: list[CheckResult]) -> None:
+        written = self.writer.write(run, results)
         self.runs += bool(written)
         self.results += written
 
     def summary(self) -> str:
-        store = self.writer.store  # type: ignore[attr-defined]
+        store = self.writer.store
         return f"annotated {self.results} verdicts on {self.runs} runs in {store}"
 
 

@@ -14,9 +14,9 @@ import binascii
 import gc
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -40,8 +40,8 @@ _KIND: dict[Any, SpanKind] = {}
 for _i, _kind in enumerate(SpanKind):
     _KIND[_i] = _KIND["SPAN_KIND_" + _kind] = _kind
 _STATUS: dict[Any, StatusCode] = {}
-for _i, _code in enumerate(StatusCode):
-    _STATUS[_i] = _STATUS["STATUS_CODE_" + _code] = _code
+for _i, _status in enumerate(StatusCode):
+    _STATUS[_i] = _STATUS["STATUS_CODE_" + _status] = _status
 _UNSPECIFIED, _UNSET = SpanKind.UNSPECIFIED, StatusCode.UNSET
 
 # AnyValue oneof members, both spellings → a small code for dispatch.
@@ -260,6 +260,7 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
     v = g("parentSpanId")
     if v is None:
         v = g("parent_span_id")
+    parent: str | None
     if v:
         parent = _id(v, 8, "parentSpanId")
         if parent == _ZERO_SPAN_ID:
@@ -393,7 +394,7 @@ def _links(items: list[Any]) -> list[Link]:
     return out
 
 
-def _attrs(kvs: list[Any]) -> Attributes:
+def _attrs(kvs: Iterable[Any]) -> Attributes:
     """KeyValue list → dict; a repeated key keeps its last value."""
     out: Attributes = {}
     key: Any = None
@@ -462,7 +463,10 @@ def _value(av: Any) -> Any:
     return None
 
 
-def _enum(value: Any, field: str, unknown: str) -> str:
+_Enum = TypeVar("_Enum", SpanKind, StatusCode)
+
+
+def _enum(value: Any, field: str, unknown: _Enum) -> _Enum:
     # Proto3 enums are open: an unknown number is kept as "not specified", not rejected.
     if type(value) is int:
         return unknown
@@ -470,9 +474,9 @@ def _enum(value: Any, field: str, unknown: str) -> str:
 
 
 def _int(value: Any, field: str) -> int:
-    tv = type(value)
-    if tv is int:
+    if type(value) is int:
         return value
+    tv = type(value)
     if tv is str:
         try:
             return int(value)
