@@ -16,6 +16,8 @@ import venv
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from rampart_otel import __version__
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,6 +32,7 @@ def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.Compl
     )
 
 
+@pytest.mark.slow
 def test_the_built_wheel_installs_into_a_fresh_venv_and_scores(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, ".", cwd=REPO)
