@@ -20,14 +20,18 @@ $(VENV)/.test: pyproject.toml $(VENV)/.runtime
 demo: $(VENV)/.runtime
 	$(BIN)/rampart-otel score samples/traces --policy samples/policy.yaml || test $$? -eq 1
 
-## test: lint and the whole test suite
+## test: lint and the whole test suite, on every core (pytest-xdist; WORKERS=0 runs it in one
+## process). `pytest -m unit` runs only the tests that start no process or server
+## (CONTRIBUTING.md, "Running the tests").
+WORKERS ?= auto
 test: $(VENV)/.test lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(WORKERS)
 
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy rampart_otel
 
 ## golden: rewrite tests/golden/samples-report.json from the samples' report after an intended
 ## change of behaviour (review `git diff tests/golden/`, commit it with the change)

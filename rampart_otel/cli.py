@@ -14,6 +14,7 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ from rampart_otel.model import InputError
 from rampart_otel.reading import ReadStats, agent_runs
 from rampart_otel.render import OUTPUT_ERRORS, safe_text, secrets_shown
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -97,7 +98,7 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise SystemExit(code)
 
 
-def check_paths(paths: list[str]) -> list[Path]:
+def check_paths(paths: Sequence[str | Path]) -> list[Path]:
     checked = [Path(path) for path in paths]
     for path in checked:
         if not path.exists():

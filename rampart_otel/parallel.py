@@ -20,7 +20,7 @@ import multiprocessing
 import queue
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -279,7 +279,7 @@ def _merge(
     on_error: Callable[[InputError], None],
     *,
     final: bool = False,
-) -> Iterator[ScoredRun | InputError]:
+) -> Generator[ScoredRun | InputError, None, int]:
     scored: list[tuple[_Key, ScoredRun]] = []
     errors = list(read_errors)
     spans = 0

@@ -129,7 +129,7 @@ def replay(
         raise ReplayError("--max-batch: must be at least 1")
     _quiet_exporter_logs()
     try:
-        sender = make_trace_sender(url, protocol, headers, timeout)  # type: ignore[arg-type]
+        sender = make_trace_sender(url, protocol, headers, timeout)
     except EndpointError as error:
         raise ReplayError(f"--to: {error}") from None
     except SenderUnavailable as error:

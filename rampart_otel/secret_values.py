@@ -193,13 +193,13 @@ def find_secrets(text: str) -> tuple[SecretFinding, ...]:
     if _SURROGATE.search(text):
         text = _SURROGATE.sub("\ufffd", text)
     for match in _COMBINED.finditer(text):
-        index = int(match.lastgroup[1:])  # type: ignore[index]
+        index = int(str(match.lastgroup)[1:])
         start, end = match.span(_VALUE_GROUP[index])
         value = text[start:end]
         if index == _ASSIGNMENT:  # a known format assigned to a name is named by its format
             inner = _COMBINED.match(value)
             if inner is not None and inner.lastgroup != f"d{_ASSIGNMENT}":
-                index = int(inner.lastgroup[1:])  # type: ignore[index]
+                index = int(str(inner.lastgroup)[1:])
             elif not _plausible(value, match.group(_NAME_GROUP)):
                 continue
         found.append(SecretFinding(DETECTORS[index].name, start, end))

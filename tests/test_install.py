@@ -2,7 +2,8 @@
 
 Builds the wheel from this checkout, installs it (with its dependencies, from whatever
 index pip is configured with) into a new virtual environment, and runs the installed
-command from outside the checkout: ``--version`` and a ``score`` of one sample file.
+command from outside the checkout: ``--version`` and a ``score`` of one sample file. The
+wheel carries ``py.typed``.
 About 25 s on the shared CI machine.
 """
 
@@ -12,7 +13,10 @@ import os
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
+
+import pytest
 
 from rampart_otel import __version__
 
@@ -28,11 +32,14 @@ def _run(*argv: str | Path, cwd: Path, timeout: float = 300) -> subprocess.Compl
     )
 
 
+@pytest.mark.slow
 def test_the_built_wheel_installs_into_a_fresh_venv_and_scores(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, ".", cwd=REPO)
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("rampart_otel-*.whl")
+    with zipfile.ZipFile(wheel) as archive:  # typed for its users' type checkers (PEP 561)
+        assert "rampart_otel/py.typed" in archive.namelist()
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     bin_dir = env_dir / "bin"

@@ -55,6 +55,7 @@ def pytest_section() -> str:
     return text.partition("\n## Testing your agent with pytest\n")[2].partition("\n## ")[0]
 
 
+@pytest.mark.slow
 def test_pytest_example_runs_as_written(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -189,7 +189,7 @@ def aggregate(db: q.Db, versions: list[PolicyVersion], filters: Filters, bucket:
                 buckets.start(index + 1),  # type: ignore[operator]
                 summarize_counts(counted),
             )
-            for index, counted in sorted(trend.items())  # type: ignore[type-var]
+            for index, counted in sorted(trend.items())
         ],
     )
 
@@ -215,8 +215,8 @@ def trend_by(
             for index, counted in counted_by_bucket.items():
                 trend.setdefault(index, Counter()).update(counted)
         series[name] = [
-            Bucket(buckets.start(i), buckets.start(i + 1), summarize_counts(c))  # type: ignore[arg-type]
-            for i, c in sorted(trend.items())  # type: ignore[type-var]
+            Bucket(buckets.start(i), buckets.start(i + 1), summarize_counts(c))  # type: ignore[arg-type, operator]
+            for i, c in sorted(trend.items())
         ]
     return series
 

@@ -145,7 +145,7 @@ def audit(target: Path | str, options: AuditOptions, out: IO[str]) -> None:
             write_audit_json(out, label, stored, aggregates, results, limit, errors=errors)
         else:
             write_audit_terminal(out, label, stored, aggregates, results, errors=errors)
-            if isinstance(target, Path):
+            if isinstance(target, Path) and isinstance(db, sqlite3.Connection):  # a data dir
                 waiting = pending_line(target, store.checkpoint(), db)
                 if waiting is not None:
                     out.write(f"pending: {waiting}\n")

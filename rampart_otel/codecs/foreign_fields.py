@@ -16,7 +16,7 @@ def micros(value: Any, field: str) -> int | None:
     """Microseconds since the epoch → nanoseconds; None when absent."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if type(value) is not int or value < 0:  # bool is not int here
         raise DecodeError(f"{field}: expected microseconds, got {value!r:.60}")
     return value * 1000
 

@@ -14,9 +14,9 @@ import binascii
 import gc
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -41,8 +41,8 @@ _KIND: dict[Any, SpanKind] = {}
 for _i, _kind in enumerate(SpanKind):
     _KIND[_i] = _KIND["SPAN_KIND_" + _kind] = _kind
 _STATUS: dict[Any, StatusCode] = {}
-for _i, _code in enumerate(StatusCode):
-    _STATUS[_i] = _STATUS["STATUS_CODE_" + _code] = _code
+for _i, _status in enumerate(StatusCode):
+    _STATUS[_i] = _STATUS["STATUS_CODE_" + _status] = _status
 _UNSPECIFIED, _UNSET = SpanKind.UNSPECIFIED, StatusCode.UNSET
 
 # AnyValue oneof members, both spellings → a small code for dispatch.
@@ -402,7 +402,7 @@ def _link_ids(items: Any) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def _links(items: list[Any], ids: list[tuple[bytes, bytes]]) -> list[Link]:
+def _links(items: list[Any], ids: Sequence[tuple[bytes, bytes]]) -> list[Link]:
     out = []
     for i, (ln, (t, s)) in enumerate(zip(items, ids, strict=True)):
         try:
@@ -415,7 +415,7 @@ def _links(items: list[Any], ids: list[tuple[bytes, bytes]]) -> list[Link]:
     return out
 
 
-def _attrs(kvs: list[Any]) -> Attributes:
+def _attrs(kvs: Iterable[Any]) -> Attributes:
     """KeyValue list → dict; a repeated key keeps its last value."""
     out: Attributes = {}
     key: Any = None
@@ -484,7 +484,10 @@ def _value(av: Any) -> Any:
     return None
 
 
-def _enum(value: Any, field: str, unknown: str) -> str:
+_Enum = TypeVar("_Enum", SpanKind, StatusCode)
+
+
+def _enum(value: Any, field: str, unknown: _Enum) -> _Enum:
     # Proto3 enums are open: an unknown number is kept as "not specified", not rejected.
     if type(value) is int:
         return unknown
@@ -492,9 +495,9 @@ def _enum(value: Any, field: str, unknown: str) -> str:
 
 
 def _int(value: Any, field: str) -> int:
-    tv = type(value)
-    if tv is int:
+    if type(value) is int:
         return value
+    tv = type(value)
     if tv is str:
         try:
             return int(value)

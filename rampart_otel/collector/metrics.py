@@ -43,7 +43,7 @@ class Metrics:
         self.counters: dict[str, tuple[str, Callable[[], float]]] = {}
         self.scorer: dict[str, object] = {}  # the scorer's latest report
         self._registry = CollectorRegistry(auto_describe=False)
-        self._registry.register(self)  # type: ignore[arg-type]  # a custom collector
+        self._registry.register(self)  # a custom collector
 
     def request(self, transport: str, code: str, spans: int = 0, rejected: int = 0) -> None:
         with self._lock:

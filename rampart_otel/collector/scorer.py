@@ -554,7 +554,7 @@ def _report(
     judges: Sequence[JudgeClient] = (),
 ) -> dict[str, Any]:
     stats = scorer.stats
-    extra = {"verdict_export": export.report()} if export is not None else {}
+    extra: dict[str, Any] = {"verdict_export": export.report()} if export is not None else {}
     for judge in judges:  # the judge's calls, tokens, cache hits and failures
         for key, value in judge.stats.as_dict().items():
             extra[f"judge_{key}"] = extra.get(f"judge_{key}", 0) + value

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import grpc
 import uvicorn
 
 from rampart_otel.collector.config import CollectorConfig
@@ -558,7 +559,7 @@ class Collector:
             shutil.rmtree(self._made_dir, ignore_errors=True)
         self.stopped.set()
 
-    def _start_grpc(self) -> object | None:
+    def _start_grpc(self) -> grpc.Server | None:
         address = self.config.grpc.address
         if address is None:
             return None

@@ -33,6 +33,7 @@ from rampart_otel.conventions import (
     Convention,
     History,
     ModelOutput,
+    SideEffectDetails,
     SpanReport,
     ToolReport,
     UserInput,
@@ -197,7 +198,9 @@ def _tool(span: Span) -> SpanReport:
         convention=CLAUDE_CODE,
     )
     bash = name == BASH or ARGV0 in attrs  # bash_argv0 is written for Bash only
-    effects = [(PROCESS, _process(attrs, arguments), CLAUDE_CODE, {})] if bash else []
+    effects: list[SideEffectDetails] = (
+        [(PROCESS, _process(attrs, arguments), CLAUDE_CODE, {})] if bash else []
+    )
     return SpanReport(CLAUDE_CODE, execution=report, effects=effects, not_understood=notes)
 
 

@@ -47,11 +47,13 @@ def traceloop_mcp_result(value: Any) -> tuple[Any, bool]:
         return load_json(value.get("result")), value.get("is_error") is True
     if isinstance(value, list) and value:
         texts = [
-            block.get("content")
+            text
             for block in value
-            if isinstance(block, dict) and block.get("type") == "text"
+            if isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(text := block.get("content"), str)
         ]
-        if len(texts) == len(value) and all(isinstance(text, str) for text in texts):
+        if len(texts) == len(value):  # every block a text block
             return load_json("".join(texts)), False
     return value, False
 

@@ -103,7 +103,7 @@ def answer(value: Any) -> str | None:
     texts = [part.get("text") for part in _parts(last, "TextContent")]
     if not texts or not all(isinstance(text, str) for text in texts):
         return None
-    return "".join(texts)
+    return "".join(str(text) for text in texts)
 
 
 def history(value: Any) -> History:
@@ -112,11 +112,13 @@ def history(value: Any) -> History:
     results: dict[str, Any] = {}
     names: dict[str, str] = {}
     for message in messages(value) or []:
-        calls = [(call, None) for call in _parts(message, "ToolCall")]
-        for result in _parts(message, "ToolCallResult"):
-            origin = result.get("origin")
+        calls: list[tuple[dict[str, Any], dict[str, Any] | None]] = [
+            (call, None) for call in _parts(message, "ToolCall")
+        ]
+        for returned in _parts(message, "ToolCallResult"):
+            origin = returned.get("origin")
             if isinstance(origin, dict):
-                calls.append((origin, result))
+                calls.append((origin, returned))
         for call, result in calls:
             call_id, name = as_str(call.get("id")), as_str(call.get("tool_name"))
             if not call_id:

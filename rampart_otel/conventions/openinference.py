@@ -213,6 +213,7 @@ def model_output(span: Span) -> ModelOutput:
         source=span.scope.name,  # finish_reasons knows which scopes write a status
     )
     flattened = indexed(attrs, OUTPUT_MESSAGES) if _has_output(attrs) else None
+    messages: list[_Message] | None
     response = openai_responses.output_items(attrs.get(OUTPUT_VALUE))
     if response is not None:  # the whole Response: read it, then the flattened messages
         _read_response(output, response, span, bool(flattened))

@@ -71,7 +71,7 @@ def read(span: Span) -> SpanReport | None:
     return report
 
 
-def input_history(span: Span) -> tuple[dict[str, Any], dict[str, Any]]:
+def input_history(span: Span) -> History:
     """Call id → arguments and → result from the history events (both forms)."""
     if span.scope.name != SCOPE:
         return History({}, {})

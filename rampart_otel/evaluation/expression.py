@@ -197,7 +197,7 @@ class _Builder:
         index = self._index(getattr(node, "lineno", 1), getattr(node, "col_offset", 0))
         raise PolicyError(self.source, *self.where(index), message)
 
-    def fail_after(self, node: ast.AST, message: str) -> NoReturn:
+    def fail_after(self, node: ast.expr, message: str) -> NoReturn:
         """Locate at the token after ``node`` (an operator, a dot), past closing parens."""
         index = self._index(node.end_lineno or 1, node.end_col_offset or 0)
         flat = "\n".join(self.lines)

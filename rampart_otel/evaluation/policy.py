@@ -398,9 +398,9 @@ def _included(
                 "with: {parameter: value}}"
             )
             raise document.error(message, node)
-        problem = reference_problem(reference)
-        if problem:
-            raise document.error(f"include[{index}]: {problem}", reference_node)
+        refused = reference_problem(reference)
+        if refused:
+            raise document.error(f"include[{index}]: {refused}", reference_node)
         pack = pack_of(reference)
         for member in members(pack):
             if member.name in by:
@@ -443,7 +443,7 @@ def _included(
 def _pack_check(reference: str, check: PackCheck, detect: str, judge: JudgeClient | None) -> Check:
     return Check(
         id=check.id,
-        polarity=check.polarity,  # type: ignore[arg-type]
+        polarity=check.polarity,
         harm_category=check.harm_category,
         description=check.description,
         detect=parse_detect(detect, source=reference, judge=judge),
@@ -469,7 +469,9 @@ def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
     return unknown("key", safe_text(key, 40), allowed)
 
 
-def _located(document: Document, exc: ValidationError, prefix: tuple[str, ...] = ()) -> PolicyError:
+def _located(
+    document: Document, exc: ValidationError, prefix: tuple[str | int, ...] = ()
+) -> PolicyError:
     """The first schema error, at the YAML node it is about (``prefix``: where the model
     that failed sits in the file)."""
     error = exc.errors(include_url=False)[0]

@@ -181,7 +181,7 @@ def bounded_transport(signal: str) -> Any:
     context = tls_context(signal)
 
     @dataclass(frozen=True, slots=True)
-    class Result(BaseHTTPResult):  # type: ignore[misc]
+    class Result(BaseHTTPResult):
         answer: HttpAnswer | None = None
 
         def content(self) -> bytes:
@@ -190,7 +190,7 @@ def bounded_transport(signal: str) -> Any:
         def headers(self) -> dict[str, str]:
             return self.answer.headers if self.answer is not None else {}
 
-    class Transport(BaseHTTPTransport):  # type: ignore[misc]
+    class Transport(BaseHTTPTransport):
         def __init__(self) -> None:
             self.last: HttpAnswer | None = None  # the last answer, for its body
             self.default_timeout = 10.0
@@ -239,6 +239,7 @@ class HttpTraceSender:
         wanted = dict(headers)
         if json_body:
             wanted["content-type"] = "application/json"
+        self._exporter: OTLPSpanExporter | None
         try:
             self._transport = bounded_transport("TRACES")
             self._exporter = OTLPSpanExporter(
@@ -253,7 +254,7 @@ class HttpTraceSender:
                 "transport to send pre-encoded requests through; install "
                 "opentelemetry-exporter-otlp-proto-http>=1.45"
             )
-        self._client = client
+        self._client: Any = client  # the exporter's private retrying client: export(body)
 
     def send(self, request: ExportTraceServiceRequest) -> SendResult:
         if self.json_body:
@@ -343,7 +344,7 @@ class _RecordingStub:
 def _pre_encoded_exporter(sink: GrpcTraceSender) -> type:
     from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter  # startup
 
-    class PreEncodedSpanExporter(OTLPSpanExporter):  # type: ignore[misc]
+    class PreEncodedSpanExporter(OTLPSpanExporter):
         """Takes an ``ExportTraceServiceRequest`` where the SDK exporter takes spans."""
 
         @property
@@ -394,8 +395,8 @@ class GrpcTraceSender:
         error = self.last_error
         if error is None:
             return SendResult(False, count, "the exporter gave up (shut down)")
-        code = error.code()  # type: ignore[attr-defined]
-        details = error.details() or ""  # type: ignore[attr-defined]
+        code = error.code()
+        details = error.details() or ""
         return SendResult(
             False,
             count,

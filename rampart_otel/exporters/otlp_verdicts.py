@@ -166,7 +166,7 @@ def _counting_exporter(inner: Any, stats: ExportStats) -> Any:
 
     last_warning = [-WARN_EVERY]
 
-    class Counting(LogRecordExporter):  # type: ignore[misc]
+    class Counting(LogRecordExporter):
         def export(self, batch: Sequence[Any]) -> Any:
             try:
                 result = inner.export(batch)

@@ -17,7 +17,7 @@ they are never silently merged into, or dropped from, a verdict already given.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, KeysView
+from collections.abc import Iterable, Reversible
 from typing import Literal
 
 from rampart_otel.model import Run, Span, replaces
@@ -95,7 +95,7 @@ class RunAssembler:
         return len(self._open) + len(self._stalled)
 
     @property
-    def stalled_trace_ids(self) -> KeysView[str]:
+    def stalled_trace_ids(self) -> Reversible[str]:
         """Idle traces whose top spans have not all ended, oldest first (flush order)."""
         return self._stalled.keys()
 

@@ -21,7 +21,7 @@ decide: no trace content is guessed from.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, KeysView
+from collections.abc import Iterable, Iterator, Reversible
 from dataclasses import dataclass, field
 
 from rampart_otel.model import Run, Span, Stitch, StitchReason
@@ -330,7 +330,7 @@ class StitchingAssembler:
         return self.assembler.open_traces + held
 
     @property
-    def stalled_trace_ids(self) -> KeysView[str]:
+    def stalled_trace_ids(self) -> Reversible[str]:
         return self.assembler.stalled_trace_ids
 
     def add(self, spans: Iterable[Span], now: float) -> list[Run]:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, Protocol, runtime_checkable
 from weakref import WeakKeyDictionary
 
 import pytest
@@ -92,6 +92,13 @@ class _CaptureRouter(SpanProcessor):
         return True
 
 
+@runtime_checkable
+class _TakesProcessors(Protocol):
+    """A provider that takes span processors: the SDK's, or one that wraps it (Logfire's)."""
+
+    def add_span_processor(self, span_processor: SpanProcessor) -> None: ...
+
+
 _ROUTERS: WeakKeyDictionary[object, _CaptureRouter] = WeakKeyDictionary()
 _ROUTERS_LOCK = threading.Lock()
 
@@ -101,7 +108,7 @@ def _router() -> _CaptureRouter:
     if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         trace.set_tracer_provider(TracerProvider())  # ignored (with a warning) if another won
     provider = trace.get_tracer_provider()
-    if not callable(getattr(provider, "add_span_processor", None)):
+    if not isinstance(provider, _TakesProcessors):
         raise UsageError(
             "agent_trace needs a global TracerProvider that takes span processors (the "
             f"OpenTelemetry SDK's); the global one is a {type(provider).__name__}"

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import io
 import itertools
 import json
 import os
@@ -48,7 +49,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import IO
+from typing import TypeAlias
 
 from rampart_otel.codecs.foreign import binary_form
 from rampart_otel.codecs.json_forms import spans_from_document, spans_from_document_bytes
@@ -62,6 +63,9 @@ from rampart_otel.codecs.otlp_json import (
 from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import InputError, Span
+
+# An opened trace file: the file itself, or the gzip stream over it (both can peek).
+_Stream: TypeAlias = io.BufferedReader | gzip.GzipFile
 
 __all__ = [
     "FileFormat",
@@ -266,7 +270,7 @@ def _read_file(path: str) -> Iterator[Record | InputError]:
         return
     cursor = _Cursor(path)
     try:
-        stream: IO[bytes] = raw
+        stream: _Stream = raw
         fmt = sniff_format(raw.peek(SNIFF_BYTES)[:SNIFF_BYTES])
         if fmt is FileFormat.GZIP:
             stream = gzip.GzipFile(fileobj=raw, mode="rb")
@@ -308,7 +312,7 @@ def _os_message(exc: OSError) -> str:
 # ---- JSON ---------------------------------------------------------------------------
 
 
-def _read_json(stream: IO[bytes], path: str, cursor: _Cursor) -> Iterator[Record | InputError]:
+def _read_json(stream: _Stream, path: str, cursor: _Cursor) -> Iterator[Record | InputError]:
     lines = _LineReader(stream, path, cursor)
     first = lines.next_line()
     if first is None:
@@ -352,7 +356,7 @@ class _LineReader:
 
     __slots__ = ("chunk", "cursor", "lineno", "path", "pos", "read")
 
-    def __init__(self, stream: IO[bytes], path: str, cursor: _Cursor) -> None:
+    def __init__(self, stream: _Stream, path: str, cursor: _Cursor) -> None:
         # read1: what one decompression step gives, so the lines before a truncated gzip
         # stream's end are read before the error.
         self.read = getattr(stream, "read1", stream.read)
@@ -582,7 +586,7 @@ def _json_error(exc: BaseException, file_line: Callable[[int], int] = int) -> st
 
 
 def _read_length_prefixed(
-    stream: IO[bytes], path: str, cursor: _Cursor
+    stream: _Stream, path: str, cursor: _Cursor
 ) -> Iterator[Record | InputError]:
     offset = empty = 0
     while True:
@@ -612,7 +616,7 @@ def _read_length_prefixed(
         offset += 4 + size
 
 
-def _read_exact(stream: IO[bytes], size: int) -> bytes:
+def _read_exact(stream: _Stream, size: int) -> bytes:
     if size <= _CHUNK:
         return stream.read(size)
     parts = []
@@ -653,7 +657,7 @@ def _checked(batch: list[Span], where: str) -> Iterator[Item]:
         yield kept
 
 
-def _read_raw_proto(stream: IO[bytes], path: str) -> Iterator[Record | InputError]:
+def _read_raw_proto(stream: _Stream, path: str) -> Iterator[Record | InputError]:
     data = stream.read(MAX_DOCUMENT_BYTES + 1)
     if len(data) > MAX_DOCUMENT_BYTES:
         yield InputError(path, _too_long("protobuf file", MAX_DOCUMENT_BYTES))

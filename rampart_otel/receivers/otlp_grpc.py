@@ -45,7 +45,10 @@ class TraceService:
         spans = 0
         try:
             metadata = dict(context.invocation_metadata())
-            ingest.check_token(self.token, metadata.get("authorization"))
+            authorization = metadata.get("authorization")  # str: not a -bin key
+            ingest.check_token(
+                self.token, authorization if isinstance(authorization, str) else None
+            )
             accepted = ingest.decode(request, PROTOBUF)
             spans = accepted.spans
             if accepted.stored:

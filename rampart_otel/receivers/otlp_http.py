@@ -232,9 +232,9 @@ class OTLPHttpApp:
             raise ingest.busy(self.retry_after, self.backpressure_status) from None
         except WriterClosed as error:
             raise Refusal(503, ingest.UNAVAILABLE, str(error), self.retry_after) from None
-        error = await future
-        if error is not None:  # not stored: the client must send it again
-            raise Refusal(503, ingest.UNAVAILABLE, f"storage error: {error}", self.retry_after)
+        failure = await future
+        if failure is not None:  # not stored: the client must send it again
+            raise Refusal(503, ingest.UNAVAILABLE, f"storage error: {failure}", self.retry_after)
 
     async def _refuse(self, send: Send, refusal: Refusal, media: str, spans: int) -> None:
         status = refusal.http_status

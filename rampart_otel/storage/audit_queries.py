@@ -230,6 +230,14 @@ class StoredResult:
     run_at: float
     result: dict[str, Any]
 
+    @classmethod
+    def from_row(cls, row: Any) -> StoredResult:
+        """A row of ``_LISTED``'s columns (``result`` as JSON text), from either store."""
+        run_id, revision, policy, version, check_id, status, service, run_at, result = row
+        return cls(
+            run_id, revision, policy, version, check_id, status, service, run_at, json.loads(result)
+        )
+
 
 _LISTED = "run_id, revision, policy, policy_version, check_id, status, service, run_at, result"
 
@@ -246,7 +254,7 @@ def listing(
         query += " ORDER BY run_at DESC LIMIT ?"
         params.append(newest)
     for row in db.execute(query, params):
-        yield StoredResult(*row[:8], json.loads(row[8]))
+        yield StoredResult.from_row(row)
 
 
 # -- comparing two versions of one policy ------------------------------------------------------
@@ -296,7 +304,7 @@ def current_result(
         " AND check_id = ? AND current = 1",
         (run_id, version.policy, version.version, check_id),
     ).fetchone()
-    return None if row is None else StoredResult(*row[:8], json.loads(row[8]))
+    return None if row is None else StoredResult.from_row(row)
 
 
 # -- what rescore reads ----------------------------------------------------------------------

@@ -97,6 +97,7 @@ def counts(
             found[(group, status)] += count
         edges = _edges(filters.since, filters.until, first, end)
     else:  # the window fills no whole hour
+        assert filters.since is not None and filters.until is not None  # first, end are set
         edges = [(filters.since, filters.until)]
     for low, high in edges:
         where, params = _where(version, dataclasses.replace(filters, since=low, until=high))
@@ -172,8 +173,9 @@ def _bucket_counts(
         else:
             pieces = [(low, high)]
         for piece_low, piece_high in pieces:
-            for column, value in zip(edges, (index, piece_low, piece_high), strict=True):
-                column.append(value)
+            edges[0].append(index)
+            edges[1].append(piece_low)
+            edges[2].append(piece_high)
     counted: Counter[tuple[int, str]] = Counter()
     if hourly[0]:
         # Hour by hour (a few thousand groups), then each hour to the bucket it lies in.
@@ -232,7 +234,7 @@ def listing(
         query += f" ORDER BY {_DESCENDING} LIMIT %s"
         params.append(newest)
     for row in db.execute(query, params):
-        yield StoredResult(*row[:8], json.loads(row[8]))
+        yield StoredResult.from_row(row)
 
 
 # -- comparing two versions of one policy ------------------------------------------------------
@@ -276,7 +278,7 @@ def current_result(
         " AND policy_version = %s AND check_id = %s AND current",
         (stored_key(run_id), version.policy, version.version, check_id),
     ).fetchone()
-    return None if row is None else StoredResult(*row[:8], json.loads(row[8]))
+    return None if row is None else StoredResult.from_row(row)
 
 
 # -- what rescore reads ----------------------------------------------------------------------

@@ -79,7 +79,11 @@ def stored_results(db: Any, limit: int | None = None) -> Iterator[ResultRow]:
     if limit is not None:
         query += f" LIMIT {int(limit)}"
     for row in db.execute(query):
-        yield ResultRow(*row[:8], json.loads(row[8]), row[9], row[10])
+        run_id, revision, policy, check_id, status, service, started_at_ns, scored_at = row[:8]
+        yield ResultRow(
+            run_id, revision, policy, check_id, status, service, started_at_ns, scored_at,
+            json.loads(row[8]), row[9], row[10],
+        )  # fmt: skip
 
 
 def status_counts(db: Any) -> dict[str, int]:

@@ -165,6 +165,7 @@ def test_old_verdicts_are_kept_and_audit_reads_the_latest_version(rescored: Hist
     assert statuses(json.loads(old.stdout)["results"]) == statuses(rescored.scored_v1["results"])
 
 
+@pytest.mark.slow
 def test_rescore_resumes_and_a_version_bump_alone_changes_nothing(rescored: History) -> None:
     again = run_cli("rescore", "--data-dir", rescored.data_dir, "--policy", rescored.policies[2])
     assert again.returncode == 0, again.stderr

@@ -177,6 +177,7 @@ def test_terminal_summary_labels_levels_and_population() -> None:
     assert f"[tool_and_side_effects]  {TRACES / 'pydantic-ai-exfil.jsonl'}:1" in out
 
 
+@pytest.mark.slow
 def test_default_terminal_report_is_an_overview_that_names_every_sample_file() -> None:
     """`make demo`'s command: at most 150 lines, every sample file under its folder with the
     worst verdict of its runs, the findings by check, the totals and what to try next."""

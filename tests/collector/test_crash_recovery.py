@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
@@ -83,6 +84,7 @@ def restart_and_score_everything(
     return runs
 
 
+@pytest.mark.slow
 def test_sigkill_mid_load_then_restart_loses_nothing_and_scores_once(tmp_path):
     logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
     data_dir = tmp_path / "data"
@@ -125,6 +127,7 @@ def test_sigkill_mid_load_then_restart_loses_nothing_and_scores_once(tmp_path):
 KILLS = int(os.environ.get("RAMPART_CRASH_KILLS", "3"))
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_loses_nothing_and_scores_each_trace_once(tmp_path):
     logging.getLogger("opentelemetry.exporter").setLevel(logging.CRITICAL)
     data_dir = tmp_path / "data"
@@ -159,6 +162,7 @@ def test_sigkill_at_random_moments_loses_nothing_and_scores_each_trace_once(tmp_
     restart_and_score_everything(data_dir, settings, acked_spans, acked_traces)
 
 
+@pytest.mark.slow
 def test_sigterm_drains_scores_complete_runs_and_the_rest_resumes(tmp_path):
     data_dir = tmp_path / "data"
     collector = spawn(data_dir, config(tmp_path, idle=300, max_wait=300))

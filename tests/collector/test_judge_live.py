@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_runner import REPO, run_cli
 from evaluation.judge_server import Reply, judge_server
 
@@ -16,6 +17,7 @@ from collector.harness import spawn, wait_for
 SAMPLE = REPO / "samples" / "traces" / "openllmetry-benign.jsonl"
 
 
+@pytest.mark.slow
 def test_a_judge_outage_is_an_error_and_the_collector_goes_on(tmp_path: Path) -> None:
     state = {"down": True}
     lock = threading.Lock()

@@ -352,6 +352,7 @@ def test_a_service_name_too_long_for_an_index_row_is_stored_not_a_round_that_fai
     assert kept == stored_key(name)
 
 
+@pytest.mark.slow
 def test_postgresql_stopped_under_load_turns_healthz_503_in_one_line_and_loses_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

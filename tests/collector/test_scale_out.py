@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import psycopg
+import pytest
 from cli_runner import REPO, run_cli
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -202,6 +203,7 @@ def one_process_verdicts() -> dict[tuple[str, str], str]:
     return {(entry["run_id"], entry["check"]): entry["status"] for entry in report["results"]}
 
 
+@pytest.mark.slow
 def test_three_collectors_one_store_with_a_kill_score_every_trace_once(
     tmp_path: Path, pg_url: str
 ) -> None:

@@ -56,6 +56,7 @@ def verdicts(report: dict[str, Any]) -> Counter[tuple[str, str]]:
     return Counter((result["check"], result["status"]) for result in report["results"])
 
 
+@pytest.mark.slow
 def test_a_session_of_agent_tests(agent_suite: pytest.Pytester) -> None:
     result = run_pytest(agent_suite, "--rampart-report", "out/report.json")
     outcomes = result.parseoutcomes()
@@ -108,6 +109,7 @@ def test_a_session_of_agent_tests(agent_suite: pytest.Pytester) -> None:
     assert report["input_errors"] == []
 
 
+@pytest.mark.slow
 def test_the_same_suite_under_xdist_gives_one_report_with_every_result(
     agent_suite: pytest.Pytester,
 ) -> None:
@@ -215,6 +217,7 @@ def test_a_wrong_word_in_the_policy_stops_the_session_once(
     assert "test_agent[1]" not in output and "passed" not in output, output
 
 
+@pytest.mark.slow
 def test_under_xdist_a_wrong_word_in_the_policy_is_said_once(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

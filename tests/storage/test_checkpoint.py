@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from collector.harness import POLICY, make_traces, write_config
 from collector.test_scorer import Clock, new_scorer
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -49,6 +50,7 @@ def restart_and_send(data: Path) -> str:
     return trace_id
 
 
+@pytest.mark.slow  # a restart per byte of the last record
 def test_traces_sent_after_a_torn_write_below_the_checkpoint_are_scored(tmp_path: Path) -> None:
     template = tmp_path / "template"
     template.mkdir()

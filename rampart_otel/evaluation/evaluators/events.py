@@ -69,6 +69,7 @@ class EventEvaluator(Evaluator):
     """A leaf whose matches are events; ``evaluate`` is settled from its occurrences."""
 
     __slots__ = ()
+    _target: str  # each subclass's dataclass field (Targeted)
 
     @property
     def value_channels(self) -> tuple[str, ...]:

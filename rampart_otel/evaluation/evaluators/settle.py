@@ -7,6 +7,7 @@ is UNDETERMINED, naming the channel, the target and why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -74,9 +75,11 @@ def listed_evidence(evidence: list[Evidence]) -> str:
 
 
 class Targeted(Protocol):
-    """An evaluator that describes what it looks for, kept in ``_target`` once described."""
+    """An evaluator that describes what it looks for, kept in ``_target`` once described
+    (a frozen dataclass field: read-only to the type checker, set once here)."""
 
-    _target: str
+    @property
+    def _target(self) -> str: ...
 
     def target(self) -> str: ...
 
@@ -110,7 +113,7 @@ def calls_of(names: list[str]) -> str:
     return f"{len(names)} call(s) of tools {', '.join(named[:SHOWN])}{more}"
 
 
-def span_list(span_ids: list[str | None]) -> str:
+def span_list(span_ids: Sequence[str | None]) -> str:
     ids = [s for s in span_ids if s]
     if not ids:
         return ""

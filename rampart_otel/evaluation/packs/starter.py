@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rampart_otel.evaluation.matchers import address_range
@@ -36,7 +36,7 @@ def policy_name(service: str | None) -> str:
 def starter_policy(
     name: str,
     *,
-    seen: dict[str, Seen] | None = None,
+    seen: Mapping[str, Seen] | None = None,
     source: str | None = None,
     runs: int = 0,
 ) -> str:

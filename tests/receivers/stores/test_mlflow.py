@@ -14,7 +14,7 @@ from trace_stores import BENIGN, EXFIL, POLICY, send, spans_in, wait_for_spans
 from rampart_otel import score_files
 from rampart_otel.receivers.stores import parse_store_url, read_store
 
-pytestmark = pytest.mark.stores
+pytestmark = [pytest.mark.stores, pytest.mark.slow]  # a server started per worker
 TRACE = "tr-9eabfebdb8b003e645c9dab8a4a5e7ca"  # MLflow's id of the exfiltration trace
 
 

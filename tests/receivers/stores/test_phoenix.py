@@ -15,7 +15,7 @@ from rampart_otel import score_files
 from rampart_otel.receivers.stores import parse_store_url, read_store
 from rampart_otel.receivers.stores.phoenix import DROPPED
 
-pytestmark = pytest.mark.stores
+pytestmark = [pytest.mark.stores, pytest.mark.slow]  # a server started per worker
 
 
 @pytest.fixture(scope="module")
