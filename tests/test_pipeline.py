@@ -102,6 +102,7 @@ def test_with_sinks_keeps_the_scoring_and_adds_the_sinks() -> None:
     assert (both.assume, both.keep_tallies, both.policies) == (["user_input"], False, [POLICY])
 
 
+@pytest.mark.e2e  # --jobs 2 forks worker processes
 @pytest.mark.skipif(not fork_available(), reason="--jobs N needs fork")
 @pytest.mark.parametrize("output_format", ["json", "terminal", "junit", "html"])
 def test_two_workers_give_the_sinks_what_one_process_gives(output_format: str) -> None:

@@ -274,11 +274,12 @@ def test_evaluation_runs_outside_the_writers_lock_and_a_race_is_decided_under_it
     data, writer = data_dir_with_policy(tmp_path)
     writer.append_wait(encode_spans(make_traces(2, tool="delete_file")).SerializeToString(), 30)
     writer.close()
-    evaluate = make_evaluator([data / "policy.yaml"], [])
+    pipeline = make_evaluator([data / "policy.yaml"], [])
+    score = pipeline.score
     raced: list[str] = []
 
-    def evaluate_while_others_write(run):  # type: ignore[no-untyped-def]
-        results = evaluate(run)
+    def score_while_others_write(run):  # type: ignore[no-untyped-def]
+        scored = score(run)
         # lock_timeout: waiting on our lock (even to open the store) fails the test
         other = PgResultsStore(pg_url + "?options=-c%20lock_timeout%3D3000", instance="other")
         try:
@@ -288,17 +289,16 @@ def test_evaluation_runs_outside_the_writers_lock_and_a_race_is_decided_under_it
                     raced.append(run.run_id)
                     packed, digest = span_set(span.span_id for span in run.spans)
                     txn.add_run(run.run_id, 0, packed, digest, run.trace_ids, None, None)
-                    for row in result_rows(results, revision=0, scored_at=1.0):
+                    for row in result_rows(scored.results, revision=0, scored_at=1.0):
                         txn.add_result(row)
         finally:
             other.close()
-        return results
+        return scored
 
+    pipeline.score = score_while_others_write  # type: ignore[method-assign]
     store = PgResultsStore(pg_url, instance="one")
     clock = Clock()
-    scorer = Scorer(
-        data / "segments", store, evaluate_while_others_write, idle=5, max_wait=60, clock=clock
-    )
+    scorer = Scorer(data / "segments", store, pipeline, idle=5, max_wait=60, clock=clock)
     score_all(scorer, clock)
     runs = store.db.execute("SELECT run_id, revision FROM runs ORDER BY 1").fetchall()
     assert len(runs) == 2 and all(revision == 0 for _, revision in runs)  # none stored twice
