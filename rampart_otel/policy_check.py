@@ -29,7 +29,7 @@ from rampart_otel.exporters.report_json import input_error_to_dict
 from rampart_otel.model import AgentRun, InputError
 from rampart_otel.pipeline import FileSource, Pipeline
 from rampart_otel.reading import ReadStats
-from rampart_otel.sinks import Closing, Opening, Scored
+from rampart_otel.sinks import Scored, SinkDefaults
 
 SCHEMA = "rampart-otel/policy-check@1"
 STATUSES = tuple(status.value for status in SafetyStatus)
@@ -96,7 +96,7 @@ def check_policy(
     return document, stats
 
 
-class _Counted:
+class _Counted(SinkDefaults):
     """The sink: each check's verdicts and reasons, and the tools and side-effect kinds the
     runs hold (it reads what each run did: ``needs_agent_run``)."""
 
@@ -108,9 +108,6 @@ class _Counted:
         self.tools: Counter[str] = Counter()
         self.kinds: Counter[str] = Counter()
         self.runs = 0
-
-    def open(self, opening: Opening) -> None:
-        pass
 
     def prepare(self, scored: Scored) -> Scored:
         return scored
@@ -125,9 +122,6 @@ class _Counted:
             for result in scored.results:
                 check = self.checks[result.check_id]
                 _tally(self.counts[result.check_id], result, check, agent_run)
-
-    def close(self, closing: Closing) -> None:
-        pass
 
 
 def _described(check: Check, assumed: set[str]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from rampart_otel.evaluation import CheckResult, Policy, PopulationReport, Tally
 from rampart_otel.evaluation import summarize_population as _summarize
 from rampart_otel.model import AgentRun, InputError, Run
 
-__all__ = ["Closing", "Opening", "ResultList", "ResultSink", "Scored", "Tally"]
+__all__ = ["Closing", "Opening", "ResultList", "ResultSink", "Scored", "SinkDefaults", "Tally"]
 
 Prepared = TypeVar("Prepared")
 
@@ -89,17 +89,25 @@ class ResultSink(Protocol[Prepared]):
         ...
 
 
-class ResultList:
-    """Every result, kept in order: the sink of a host that returns them (the Python API,
-    the pytest plugin)."""
+class SinkDefaults:
+    """What most sinks do before the first run and after the last: nothing. A sink that
+    derives from it writes (``prepare``, ``write``) and overrides only what it needs."""
 
     needs_agent_run = False
 
+    def open(self, opening: Opening) -> None:
+        """Nothing before the first run."""
+
+    def close(self, closing: Closing) -> None:
+        """Nothing after the last run."""
+
+
+class ResultList(SinkDefaults):
+    """Every result, kept in order: the sink of a host that returns them (the Python API,
+    the pytest plugin)."""
+
     def __init__(self) -> None:
         self.results: list[CheckResult] = []
-
-    def open(self, opening: Opening) -> None:
-        pass
 
     def prepare(self, scored: Scored) -> list[CheckResult]:
         return scored.results
@@ -107,6 +115,3 @@ class ResultList:
     def write(self, batch: Sequence[list[CheckResult]]) -> None:
         for results in batch:
             self.results.extend(results)
-
-    def close(self, closing: Closing) -> None:
-        pass

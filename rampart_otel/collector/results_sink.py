@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from rampart_otel.evaluation import CheckResult
 from rampart_otel.exporters.report_json import stored_documents
-from rampart_otel.sinks import Closing, Opening, Scored
+from rampart_otel.sinks import Closing, Scored, SinkDefaults
 from rampart_otel.storage import queries as q
 from rampart_otel.storage.results import ResultRow
 from rampart_otel.storage.store import AnyResultsStore
@@ -43,12 +43,10 @@ def result_rows(results: list[CheckResult], *, revision: int, scored_at: float) 
     ]
 
 
-class ResultsStoreSink:
+class ResultsStoreSink(SinkDefaults):
     """The results of runs the store already holds (each run's ``revision`` as stored),
     written ``batch_runs`` runs per transaction; a result without a start time keeps the
     audit time its run already has. ``verdicts`` counts the rows written by status."""
-
-    needs_agent_run = False
 
     def __init__(self, store: AnyResultsStore, *, batch_runs: int = BATCH_RUNS) -> None:
         self.store = store
@@ -56,9 +54,6 @@ class ResultsStoreSink:
         self.verdicts: dict[str, int] = {}
         self._rows: list[ResultRow] = []
         self._runs = 0
-
-    def open(self, opening: Opening) -> None:
-        pass
 
     def prepare(self, scored: Scored) -> list[ResultRow]:
         return result_rows(scored.results, revision=scored.run.revision, scored_at=scored.scored_at)

@@ -46,7 +46,7 @@ from rampart_otel.model import Run, Span, replaces
 from rampart_otel.pipeline import Pipeline
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.processors.stitch import StitchingAssembler
-from rampart_otel.sinks import Closing, Opening, ResultSink, Scored
+from rampart_otel.sinks import ResultSink, Scored, SinkDefaults
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
 from rampart_otel.storage.store import AnyResultsStore, open_results_store
@@ -477,17 +477,12 @@ NOTICED = (SafetyStatus.UNSAFE, SafetyStatus.ERROR)
 MAX_NOTICES = 200  # per commit sent to the collector; past it only counted
 
 
-class NoticeSink:
+class NoticeSink(SinkDefaults):
     """Each commit's UNSAFE and ERROR results sent to the collector process, which prints
     them as they land (``verdict_notices``)."""
 
-    needs_agent_run = False
-
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-
-    def open(self, opening: Opening) -> None:
-        pass
 
     def prepare(self, scored: Scored) -> Scored:
         return scored
@@ -496,9 +491,6 @@ class NoticeSink:
         if notices := verdict_notices(batch):
             with contextlib.suppress(OSError):  # the collector is gone: the loop ends next
                 self.conn.send({"verdict_notices": notices})
-
-    def close(self, closing: Closing) -> None:
-        pass
 
 
 def verdict_notices(scored: Sequence[Scored]) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ from rampart_otel.evaluation import CheckResult
 from rampart_otel.exporters.otlp_send import bounded_transport, grpc_endpoint, http_endpoint
 from rampart_otel.model import Run
 from rampart_otel.processors.run_graph import run_graph
-from rampart_otel.sinks import Closing, Opening, Scored
+from rampart_otel.sinks import Closing, Scored, SinkDefaults
 
 log = logging.getLogger(__name__)
 
@@ -347,18 +347,13 @@ class VerdictExporter:
             log.warning("verdict export: %d verdict events still queued at stop, dropped", left)
 
 
-class VerdictEventSink:
+class VerdictEventSink(SinkDefaults):
     """The collector's verdict export as a sink: each batch of committed runs queued as
     events (never waiting); ``close`` sends what is queued for up to ``timeout`` seconds."""
-
-    needs_agent_run = False
 
     def __init__(self, exporter: VerdictExporter, *, timeout: float) -> None:
         self.exporter = exporter
         self.timeout = timeout
-
-    def open(self, opening: Opening) -> None:
-        pass
 
     def prepare(self, scored: Scored) -> Scored:
         return scored

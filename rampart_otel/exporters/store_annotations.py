@@ -29,7 +29,7 @@ from rampart_otel import __version__
 from rampart_otel.evaluation import CheckResult
 from rampart_otel.exporters.otlp_verdicts import root_span
 from rampart_otel.model import Run
-from rampart_otel.sinks import Closing, Opening, Scored
+from rampart_otel.sinks import Scored, SinkDefaults
 
 Send = Callable[..., Any]
 NAME_PREFIX = "rampart:"
@@ -167,18 +167,13 @@ def annotations_for(store: str, send: Send) -> PhoenixAnnotations | MlflowAnnota
     return PhoenixAnnotations(send) if store == "phoenix" else MlflowAnnotations(send)
 
 
-class AnnotationSink:
+class AnnotationSink(SinkDefaults):
     """``score --annotate`` as a sink: each scored run's results written back to the store
     it was read from, as soon as it is scored; ``summary`` says how many."""
-
-    needs_agent_run = False
 
     def __init__(self, writer: PhoenixAnnotations | MlflowAnnotations) -> None:
         self.writer = writer
         self.runs = self.results = 0
-
-    def open(self, opening: Opening) -> None:
-        pass
 
     def prepare(self, scored: Scored) -> Scored:
         return scored
@@ -188,9 +183,6 @@ class AnnotationSink:
             written = self.writer.write(scored.run, scored.results)
             self.runs += bool(written)
             self.results += written
-
-    def close(self, closing: Closing) -> None:
-        pass
 
     def summary(self) -> str:
         return f"annotated {self.results} verdicts on {self.runs} runs in {self.writer.store}"

@@ -28,7 +28,7 @@ from rampart_otel.pipeline import Pipeline, RunList
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.pytest_plugin.report import failure_lines
 from rampart_otel.render import safe_text
-from rampart_otel.sinks import Closing, Opening, ResultList, Scored
+from rampart_otel.sinks import ResultList, Scored, SinkDefaults
 
 EXIT_USAGE = 2  # the CLI's exit code for a policy that cannot be used
 NO_POLICY = (
@@ -133,17 +133,12 @@ def capturing() -> Iterator[SpanCapture]:
         router.close(capture)
 
 
-class _SessionRecord:
+class _SessionRecord(SinkDefaults):
     """The session's record of every result scored, as a sink: by test, for the summary
     and ``--rampart-report``."""
 
-    needs_agent_run = False
-
     def __init__(self, record: Callable[[Iterable[CheckResult]], None]) -> None:
         self.record = record
-
-    def open(self, opening: Opening) -> None:
-        pass
 
     def prepare(self, scored: Scored) -> list[CheckResult]:
         return scored.results
@@ -151,9 +146,6 @@ class _SessionRecord:
     def write(self, batch: Sequence[list[CheckResult]]) -> None:
         for results in batch:
             self.record(results)
-
-    def close(self, closing: Closing) -> None:
-        pass
 
 
 class AgentTrace:
