@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rampart_otel.storage.documents import DocumentReader
 from rampart_otel.storage.schema import PRIMARY_KEY_INDEX
 
 GroupBy = Literal["check", "service", "bucket"]
@@ -234,6 +235,11 @@ class StoredResult:
 _LISTED = "run_id, revision, policy, policy_version, check_id, status, service, run_at, result"
 
 
+def listed_document(documents: DocumentReader, row: Any) -> dict[str, Any]:
+    """A ``_LISTED`` row's document (same for both stores: ``pg_queries`` uses it too)."""
+    return documents.document(row[8], row[0], row[1], row[2], row[3], row[4])
+
+
 def listing(
     db: sqlite3.Connection, version: PolicyVersion, filters: Filters, newest: int | None
 ) -> Iterator[StoredResult]:
@@ -245,8 +251,9 @@ def listing(
     else:
         query += " ORDER BY run_at DESC LIMIT ?"
         params.append(newest)
+    documents = DocumentReader(db, "?")
     for row in db.execute(query, params):
-        yield StoredResult(*row[:8], json.loads(row[8]))
+        yield StoredResult(*row[:8], listed_document(documents, row))
 
 
 # -- comparing two versions of one policy ------------------------------------------------------
@@ -296,7 +303,9 @@ def current_result(
         " AND check_id = ? AND current = 1",
         (run_id, version.policy, version.version, check_id),
     ).fetchone()
-    return None if row is None else StoredResult(*row[:8], json.loads(row[8]))
+    if row is None:
+        return None
+    return StoredResult(*row[:8], listed_document(DocumentReader(db, "?"), row))
 
 
 # -- what rescore reads ----------------------------------------------------------------------

@@ -25,7 +25,9 @@ from rampart_otel.storage.audit_queries import (
     PolicyVersion,
     StoredResult,
     StoredRun,
+    listed_document,
 )
+from rampart_otel.storage.documents import DocumentReader
 from rampart_otel.storage.pg_schema import ROLLUP_SECONDS, stored_key
 
 if TYPE_CHECKING:
@@ -231,8 +233,9 @@ def listing(
     else:
         query += f" ORDER BY {_DESCENDING} LIMIT %s"
         params.append(newest)
+    documents = DocumentReader(db, "%s")
     for row in db.execute(query, params):
-        yield StoredResult(*row[:8], json.loads(row[8]))
+        yield StoredResult(*row[:8], listed_document(documents, row))
 
 
 # -- comparing two versions of one policy ------------------------------------------------------
@@ -276,7 +279,9 @@ def current_result(
         " AND policy_version = %s AND check_id = %s AND current",
         (stored_key(run_id), version.policy, version.version, check_id),
     ).fetchone()
-    return None if row is None else StoredResult(*row[:8], json.loads(row[8]))
+    if row is None:
+        return None
+    return StoredResult(*row[:8], listed_document(DocumentReader(db, "%s"), row))
 
 
 # -- what rescore reads ----------------------------------------------------------------------
