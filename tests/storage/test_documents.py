@@ -101,10 +101,15 @@ def audit_documents(db: Any) -> dict[tuple[Any, ...], dict[str, Any]]:
     return listed
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
 def test_new_verdicts_are_stored_once_per_run_revision_and_a_partial_rewrite_keeps_the_rest(
-    tmp_path,
-):
-    store = ResultsStore(tmp_path / "results.db")
+    tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    store: ResultsStore | PgResultsStore
+    if kind == "sqlite":
+        store = ResultsStore(tmp_path / "results.db")
+    else:
+        store = PgResultsStore(request.getfixturevalue("pg_url"))
     packed, digest = span_set(["00000000000000a1"])
     rows = [
         ResultRow("r1", 0, "p", c, "safe", "svc", 1, 2.0, entry(c, "safe"), 1)
@@ -131,6 +136,7 @@ def test_new_verdicts_are_stored_once_per_run_revision_and_a_partial_rewrite_kee
         )
         raise RuntimeError
     assert {r.check_id: r.result for r in store.results()} == stored
+    store.close()
 
 
 def write_v2_postgres(url: str, documents_of: Path) -> None:
