@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rampart_otel.evaluation import CheckResult
-from rampart_otel.exporters.report_json import stored_documents
+from rampart_otel.exporters.report_json import stored_entries
 from rampart_otel.sinks import Closing, Scored, SinkDefaults
 from rampart_otel.storage import queries as q
 from rampart_otel.storage.results import ResultRow
@@ -22,7 +22,8 @@ BATCH_RUNS = 200  # runs per write transaction: short enough not to stall a live
 
 
 def result_rows(results: list[CheckResult], *, revision: int, scored_at: float) -> list[ResultRow]:
-    """One run revision's results as ``results.db`` keeps them (what they share encoded once)."""
+    """One run revision's results as the results stores keep them: their report@1 entries
+    (no JSON text: the store packs a run revision's documents together, ``storage.documents``)."""
     return [
         ResultRow(
             result.run_id,
@@ -35,10 +36,9 @@ def result_rows(results: list[CheckResult], *, revision: int, scored_at: float) 
             scored_at,
             document,
             policy_version=result.policy_version,
-            result_json=text,
         )
-        for result, (document, text) in zip(
-            results, stored_documents(results, revision=revision), strict=True
+        for result, document in zip(
+            results, stored_entries(results, revision=revision), strict=True
         )
     ]
 

@@ -61,14 +61,10 @@ def check_result_to_dict(
     return document
 
 
-def stored_documents(
-    results: list[CheckResult], *, revision: int
-) -> list[tuple[dict[str, Any], str]]:
-    """Each result of one run revision as the collector stores it (its report entry, the
-    revision, its policy), and that document's JSON text. What the results share (the
-    run's coverage above all) is converted and encoded once, as in a report."""
-    entries = JsonReportWriter(io.StringIO())
-    snapshot: Coverage | None = None  # a policy's results share one snapshot (in a row)
+def stored_entries(results: list[CheckResult], *, revision: int) -> list[dict[str, Any]]:
+    """:func:`stored_documents` without their JSON text (a store that encodes them itself):
+    each run's coverage converted once, no text built."""
+    snapshot: Coverage | None = None
     covered: dict[str, Any] = {}
     stored = []
     for result in results:
@@ -76,12 +72,23 @@ def stored_documents(
             snapshot = result.coverage
             covered = coverage_to_dict(snapshot) if snapshot else {}
         document = check_result_to_dict(result, coverage_dict=covered)
-        policy = {"name": result.policy, "version": result.policy_version}
         document["revision"] = revision
-        document["policy"] = policy
+        document["policy"] = {"name": result.policy, "version": result.policy_version}
+        stored.append(document)
+    return stored
+
+
+def stored_documents(
+    results: list[CheckResult], *, revision: int
+) -> list[tuple[dict[str, Any], str]]:
+    """Each result of one run revision as the collector stores it (its report entry, the
+    revision, its policy), and that document's JSON text, encoded as a report writes it."""
+    entries = JsonReportWriter(io.StringIO())
+    stored = []
+    for result, document in zip(results, stored_entries(results, revision=revision), strict=True):
         text = (
             f'{entries.entry(result)[:-1]}, "revision": {dumps_jsonable(revision)}'
-            f', "policy": {dumps_jsonable(policy)}}}'
+            f', "policy": {dumps_jsonable(document["policy"])}}}'
         )
         stored.append((document, text))
     return stored

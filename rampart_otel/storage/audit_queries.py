@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rampart_otel.storage.documents import DocumentReader
 from rampart_otel.storage.schema import PRIMARY_KEY_INDEX
 
 GroupBy = Literal["check", "service", "bucket"]
@@ -231,15 +232,19 @@ class StoredResult:
     result: dict[str, Any]
 
     @classmethod
-    def from_row(cls, row: Any) -> StoredResult:
-        """A row of ``_LISTED``'s columns (``result`` as JSON text), from either store."""
-        run_id, revision, policy, version, check_id, status, service, run_at, result = row
-        return cls(
-            run_id, revision, policy, version, check_id, status, service, run_at, json.loads(result)
-        )
+    def from_row(cls, row: Any, documents: DocumentReader) -> StoredResult:
+        """A row of ``_LISTED``'s columns, from either store, with its document."""
+        run_id, revision, policy, version, check_id, status, service, run_at = row[:8]
+        document = listed_document(documents, row)
+        return cls(run_id, revision, policy, version, check_id, status, service, run_at, document)
 
 
 _LISTED = "run_id, revision, policy, policy_version, check_id, status, service, run_at, result"
+
+
+def listed_document(documents: DocumentReader, row: Any) -> dict[str, Any]:
+    """A ``_LISTED`` row's document (same for both stores: ``pg_queries`` uses it too)."""
+    return documents.document(row[8], row[0], row[1], row[2], row[3], row[4])
 
 
 def listing(
@@ -253,8 +258,9 @@ def listing(
     else:
         query += " ORDER BY run_at DESC LIMIT ?"
         params.append(newest)
+    documents = DocumentReader(db, "?")
     for row in db.execute(query, params):
-        yield StoredResult.from_row(row)
+        yield StoredResult.from_row(row, documents)
 
 
 # -- comparing two versions of one policy ------------------------------------------------------
@@ -304,7 +310,9 @@ def current_result(
         " AND check_id = ? AND current = 1",
         (run_id, version.policy, version.version, check_id),
     ).fetchone()
-    return None if row is None else StoredResult.from_row(row)
+    if row is None:
+        return None
+    return StoredResult.from_row(row, DocumentReader(db, "?"))
 
 
 # -- what rescore reads ----------------------------------------------------------------------

@@ -26,6 +26,7 @@ from rampart_otel.storage.audit_queries import (
     StoredResult,
     StoredRun,
 )
+from rampart_otel.storage.documents import DocumentReader
 from rampart_otel.storage.pg_schema import ROLLUP_SECONDS, stored_key
 
 if TYPE_CHECKING:
@@ -233,8 +234,9 @@ def listing(
     else:
         query += f" ORDER BY {_DESCENDING} LIMIT %s"
         params.append(newest)
+    documents = DocumentReader(db, "%s")
     for row in db.execute(query, params):
-        yield StoredResult.from_row(row)
+        yield StoredResult.from_row(row, documents)
 
 
 # -- comparing two versions of one policy ------------------------------------------------------
@@ -278,7 +280,9 @@ def current_result(
         " AND policy_version = %s AND check_id = %s AND current",
         (stored_key(run_id), version.policy, version.version, check_id),
     ).fetchone()
-    return None if row is None else StoredResult.from_row(row)
+    if row is None:
+        return None
+    return StoredResult.from_row(row, DocumentReader(db, "%s"))
 
 
 # -- what rescore reads ----------------------------------------------------------------------

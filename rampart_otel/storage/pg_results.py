@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from rampart_otel.errors import SchemaError, StoreError
 from rampart_otel.storage import pg_schema
+from rampart_otel.storage.documents import PACKED, merged
 from rampart_otel.storage.pg_schema import (
     LOCK_KEY,
     newer_message,
@@ -222,6 +223,24 @@ _INSERT_RESULTS = (
 )
 
 
+_DOCUMENT_KEYS = (
+    " unnest(%b::text[], %b::int[], %b::text[], %b::text[]) AS k(run_id, revision, policy,"
+    " policy_version)"
+)
+_STORED_DOCUMENTS = (
+    "SELECT d.run_id, d.revision, d.policy, d.policy_version, d.document"
+    f' FROM {_DOCUMENT_KEYS} JOIN result_documents d ON d.run_id = k.run_id COLLATE "C"'
+    ' AND d.revision = k.revision AND d.policy = k.policy COLLATE "C"'
+    ' AND d.policy_version = k.policy_version COLLATE "C"'
+)
+_WRITE_DOCUMENTS = (
+    "INSERT INTO result_documents SELECT * FROM"
+    " unnest(%b::text[], %b::int[], %b::text[], %b::text[], %b::bytea[])"
+    " ON CONFLICT (run_id, revision, policy, policy_version)"
+    " DO UPDATE SET document = excluded.document"
+)
+
+
 class _PgTransaction:
     """One write transaction: runs and results of a scoring round, plus the checkpoint."""
 
@@ -236,6 +255,8 @@ class _PgTransaction:
         self.registered = registered
         self.registering: set[tuple[str, str, str]] = set()
         self.results: list[tuple[Any, ...]] = []  # add_result's rows, written at the end
+        # (run, revision, policy, version) -> check -> document: written at the end, together
+        self.documents: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
         self._pipeline: Any = None
         self._transaction: Any = None
 
@@ -315,11 +336,13 @@ class _PgTransaction:
                 stored_key(row.service),
                 row.started_at_ns,
                 row.scored_at,
-                row.result_text(),
+                PACKED,
                 version,
                 run_at,
             )
         )
+        key = (stored_key(row.run_id), row.revision, row.policy, version)
+        self.documents.setdefault(key, {})[row.check_id] = row.result
         check = (row.policy, version, row.check_id)
         if check in self.registered or check in self.registering:
             return
@@ -365,6 +388,19 @@ class _PgTransaction:
         columns[10] = [float(v) for v in columns[10]]
         columns.append([key[4] == latest[key[:4]] for key in rows])  # round_latest
         self.db.execute(_INSERT_RESULTS, columns)
+        self._write_documents()
+
+    def _write_documents(self) -> None:
+        """Each run revision's documents in one value, with any stored ones not replaced:
+        one statement reads those stored (none, for a new revision), one writes."""
+        documents, self.documents = self.documents, {}
+        keys = [list(column) for column in zip(*documents, strict=True)]
+        stored = {
+            (run_id, revision, policy, version): bytes(blob)
+            for run_id, revision, policy, version, blob in self.db.execute(_STORED_DOCUMENTS, keys)
+        }
+        blobs = [merged(stored.get(key), docs) for key, docs in documents.items()]
+        self.db.execute(_WRITE_DOCUMENTS, [*keys, blobs])
 
     def add_quarantine(self, segment: int, offset: int, spans: int, message: str) -> None:
         """A stored record the scorer could not read whole; replays record it once."""

@@ -19,11 +19,13 @@ aggregate reads current verdicts only.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from rampart_otel.errors import SchemaError
+from rampart_otel.storage.documents import pack_stored
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # A run id or service name longer than this (only hostile input has one: a session id or
 # service.name is attacker-influenced) is stored as its start and a digest of the whole.
@@ -171,8 +173,28 @@ _V2 = (
     " GROUP BY 1, 2, 3, 4, 5, 6",
 )
 
-# version -> the statements that bring the store from the version before to it.
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: _V1, 2: _V2}
+
+def _pack_stored(db: Any) -> None:
+    pack_stored(db, "%s")
+
+
+# Version 3: ``result_documents``, a run revision's result documents under one policy
+# version in one compressed value, what they share (the run's coverage) once
+# (``documents``); ``results.result`` is then ''. Every stored document is moved there.
+_V3: tuple[str | Callable[[Any], None], ...] = (
+    """CREATE TABLE result_documents (
+        run_id TEXT COLLATE "C" NOT NULL,
+        revision INTEGER NOT NULL,
+        policy TEXT COLLATE "C" NOT NULL,
+        policy_version TEXT COLLATE "C" NOT NULL,
+        document BYTEA NOT NULL,
+        PRIMARY KEY (run_id, revision, policy, policy_version)
+    )""",
+    _pack_stored,
+)
+
+# version -> the statements (or steps) that bring the store from the version before to it.
+MIGRATIONS: dict[int, tuple[str | Callable[[Any], None], ...]] = {1: _V1, 2: _V2, 3: _V3}
 
 
 def stored_version(db: Any) -> int | None:
@@ -199,7 +221,10 @@ def prepare(db: Any, label: str) -> None:
             raise SchemaError(newer_message(label, version))
         for step in range(version + 1, SCHEMA_VERSION + 1):
             for statement in MIGRATIONS[step]:
-                db.execute(statement)
+                if callable(statement):
+                    statement(db)
+                else:
+                    db.execute(statement)
             db.execute("INSERT INTO schema_version (version) VALUES (%s)", (step,))
 
 

@@ -1,7 +1,8 @@
 """Verdicts given by the collector, in SQLite (``results.db``, WAL) inside the data directory.
 
-One row per (run, revision, policy, policy version, check) with the JSON result, indexed
-for the audit's aggregate queries (``schema`` has the layout and its migrations). Each
+One row per (run, revision, policy, policy version, check), indexed for the audit's
+aggregate queries (``schema`` has the layout and its migrations); the result documents of a
+run revision are stored together, what they share once (``documents``). Each
 scored run revision also records the span ids it covered: a run is scored again only when
 its span set grows, so replaying segments after a crash never scores the same spans twice
 under one revision. The scorer's resume point (``checkpoint``) is written in the same
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rampart_otel.errors import SchemaError
+from rampart_otel.storage.documents import PACKED, DocumentReader, merged, store_documents
 from rampart_otel.storage.schema import SCHEMA_VERSION, prepare, stored_version
 
 # The layout and its migrations live in ``schema``; re-exported for callers of the store.
@@ -59,13 +61,6 @@ class ResultRow:
     result: dict[str, Any]
     policy_version: int | str | None = None  # None: a policy without a version
     run_at: float | None = None  # audit time; None: started_at_ns, else scored_at
-    result_json: str | None = None  # ``result`` already encoded (the scorer's), to store
-
-    def result_text(self) -> str:
-        """``result`` as stored: the text given with it, else encoded here."""
-        if self.result_json is not None:
-            return self.result_json
-        return json.dumps(self.result, default=str)
 
 
 def stored_results(db: Any, limit: int | None = None) -> Iterator[ResultRow]:
@@ -78,11 +73,13 @@ def stored_results(db: Any, limit: int | None = None) -> Iterator[ResultRow]:
     )
     if limit is not None:
         query += f" LIMIT {int(limit)}"
+    documents = DocumentReader(db, "?" if isinstance(db, sqlite3.Connection) else "%s")
     for row in db.execute(query):
         run_id, revision, policy, check_id, status, service, started_at_ns, scored_at = row[:8]
+        result = documents.document(row[8], run_id, revision, policy, row[9], check_id)
         yield ResultRow(
             run_id, revision, policy, check_id, status, service, started_at_ns, scored_at,
-            json.loads(row[8]), row[9], row[10],
+            result, row[9], row[10],
         )  # fmt: skip
 
 
@@ -153,12 +150,20 @@ class _Transaction:
         self.db = db
         self.registered = registered
         self.registering: set[tuple[str, str, str]] = set()
+        # (run, revision, policy, version) -> check -> document: stored at the end, together
+        self.documents: dict[tuple[str, int, str, str], dict[str, dict[str, Any]]] = {}
 
     def __enter__(self) -> _Transaction:
         self.db.execute("BEGIN IMMEDIATE")
         return self
 
     def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if kind is None:
+            try:
+                self._write_documents()
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
         if kind is None:  # known stored only once committed
             self.registered |= self.registering
@@ -216,12 +221,14 @@ class _Transaction:
                 row.service,
                 row.started_at_ns,
                 row.scored_at,
-                row.result_text(),
+                PACKED,
                 version,
                 run_at,
                 *key,
             ),
         )
+        documents = self.documents.setdefault((row.run_id, row.revision, row.policy, version), {})
+        documents[row.check_id] = row.result
         check = (row.policy, version, row.check_id)
         if check in self.registered or check in self.registering:
             return
@@ -240,6 +247,17 @@ class _Transaction:
                 row.scored_at,
             ),
         )
+
+    def _write_documents(self) -> None:
+        """Each run revision's documents in one value, with any stored ones not replaced."""
+        for key, documents in self.documents.items():
+            stored = self.db.execute(
+                "SELECT document FROM result_documents WHERE run_id = ? AND revision = ?"
+                " AND policy = ? AND policy_version = ?",
+                key,
+            ).fetchone()
+            store_documents(self.db, "?", key, merged(stored[0] if stored else None, documents))
+        self.documents = {}
 
     def add_quarantine(self, segment: int, offset: int, spans: int, message: str) -> None:
         """A stored record the scorer could not read whole; replays record it once."""

@@ -18,6 +18,13 @@ Version 2 (audit, re-scoring history):
   query (no table lookups, no sorting a million rows);
 - ``policy_checks`` lists each (policy, version, check) ever scored, with the check's
   polarity and harm category: the versions to choose from without scanning ``results``.
+
+Version 3 (size: a run's coverage once per run revision):
+
+- ``result_documents`` holds the report@1 entries of one run revision's checks under one
+  policy version as one compressed value, what they share (the run's coverage above all)
+  written once (``documents``); a ``results`` row's ``result`` is then ``''``. Readers get
+  the same documents as before. The migration moves every v2 document there.
 """
 
 from __future__ import annotations
@@ -25,8 +32,9 @@ from __future__ import annotations
 import sqlite3
 
 from rampart_otel.errors import SchemaError
+from rampart_otel.storage.documents import pack_stored
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 _RESULTS_V2 = """
@@ -77,6 +85,18 @@ CREATE TABLE IF NOT EXISTS policy_checks (
     PRIMARY KEY (policy, policy_version, check_id)
 )
 """
+
+_DOCUMENTS = """
+CREATE TABLE IF NOT EXISTS result_documents (
+    run_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    policy TEXT NOT NULL,
+    policy_version TEXT NOT NULL,
+    document BLOB NOT NULL,
+    PRIMARY KEY (run_id, revision, policy, policy_version)
+)
+"""
+# A rowid table: its 1-4 KB values fill pages; WITHOUT ROWID would spill each to overflow.
 
 _COMMON = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -135,8 +155,9 @@ def prepare(db: sqlite3.Connection) -> None:
             )
         if version is None:
             _create(db)
-        elif version < SCHEMA_VERSION:
-            _MIGRATIONS[version](db)
+        else:
+            for step in range(version, SCHEMA_VERSION):
+                _MIGRATIONS[step](db)
         # Indexes and tables added within a version appear on the next read-write open.
         for statement in (*_INDEXES_V2, _QUARANTINE):
             db.execute(statement)
@@ -156,7 +177,7 @@ def _create(db: sqlite3.Connection) -> None:
         db.execute(statement)
     if not _has_table(db, "results"):
         db.execute(_RESULTS_V2)
-    for statement in (*_INDEXES_V2, _POLICY_CHECKS):
+    for statement in (*_INDEXES_V2, _POLICY_CHECKS, _DOCUMENTS):
         db.execute(statement)
 
 
@@ -206,4 +227,10 @@ def _migrate_1_to_2(db: sqlite3.Connection) -> None:
     )
 
 
-_MIGRATIONS = {1: _migrate_1_to_2}
+def _migrate_2_to_3(db: sqlite3.Connection) -> None:
+    """Move each run revision's documents into ``result_documents``, shared values once."""
+    db.execute(_DOCUMENTS)
+    pack_stored(db, "?")
+
+
+_MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3}

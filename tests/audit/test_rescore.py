@@ -4,7 +4,6 @@ runs it cannot rebuild, or that were never scored, are counted, never guessed.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -62,14 +61,19 @@ def test_a_run_in_pieces_is_rescored_as_its_latest_revision(tmp_path):
     assert stats.spans_missing == 1  # `other`: its revision 5 names a span that is gone
     assert stats.not_in_segments == 1  # "fff…": no span of it is left at all
     rows = store.db.execute(
-        "SELECT run_id, revision, check_id, status, current, result FROM results"
+        "SELECT run_id, revision, check_id, status, current FROM results"
         " WHERE policy_version = '2' ORDER BY check_id"
     ).fetchall()
     assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows] == [
         (late_id, 1, "no-delete", "unsafe", 1),
         (late_id, 1, "no-exfiltration", "undetermined", 1),
     ]
-    evidence = {e["span_id"] for e in json.loads(rows[0][5])["evidence"]}
+    (document,) = [
+        row.result
+        for row in store.results()
+        if row.policy_version == "2" and row.check_id == "no-delete"
+    ]
+    evidence = {e["span_id"] for e in document["evidence"]}
     assert evidence == {f"{s.context.span_id:016x}" for s in late[1:]}  # both tool spans
 
     again = _rescore(store, segments(tmp_path), make_evaluator([v2], []), "test", "2", 1)

@@ -1,0 +1,151 @@
+"""Result documents as the stores keep them since schema version 3: once per run revision.
+
+The verdicts of one run revision under one policy version share most of their report@1
+entry: the run's coverage above all (about 1-4 KB of JSON), its ids, service and start. Up
+to version 2 every ``results`` row repeated all of it. Now ``result_documents`` holds one
+value per (run, revision, policy, policy version): the entries of all its checks in one
+zlib-compressed JSON object, the values they share written once, and each ``results`` row's
+``result`` is ``''`` (a row that still holds its JSON text is read as it is).
+
+Readers get the same documents as before, key order included: :func:`unpack` rebuilds each
+entry from the shared values and its own. Same code for SQLite (``?``) and PostgreSQL
+(``%s``): the callers pass their placeholder.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+PACKED = ""  # ``results.result`` of a row whose document is in ``result_documents``
+_LEVEL = 6
+_STRICT = json.JSONEncoder(allow_nan=False)
+
+
+def _encode(value: Any) -> str:
+    """Plain JSON as ``json.dumps`` writes it; anything else as the store always wrote it
+    (``default=str``). Report documents are plain: the fallback is for a hand-made row."""
+    try:
+        return _STRICT.encode(value)
+    except (TypeError, ValueError):
+        return json.dumps(value, default=str)
+
+
+def pack(documents: dict[str, dict[str, Any]]) -> bytes:
+    """The entries of one run revision's checks (check id -> document), compressed.
+
+    ``shared`` has each key every document holds with one value; ``checks`` maps a check to
+    its other values, and to its own key order when that differs from ``order``.
+    """
+    docs = list(documents.values())
+    first = docs[0]
+    order = list(first)
+    shared = {
+        key: value
+        for key, value in first.items()
+        if all(key in doc and (doc[key] is value or doc[key] == value) for doc in docs[1:])
+    }
+    checks: dict[str, Any] = {}
+    for check, doc in documents.items():
+        own = {key: value for key, value in doc.items() if key not in shared}
+        keys = list(doc)
+        checks[check] = [own, None if keys == order else keys]
+    text = _encode({"order": order, "shared": shared, "checks": checks})
+    return zlib.compress(text.encode(), _LEVEL)
+
+
+def unpack(blob: bytes) -> dict[str, dict[str, Any]]:
+    """check id -> its document, as :func:`pack` was given it."""
+    packed = json.loads(zlib.decompress(bytes(blob)))
+    shared, order = packed["shared"], packed["order"]
+    return {
+        check: {key: own[key] if key in own else shared[key] for key in (keys or order)}
+        for check, (own, keys) in packed["checks"].items()
+    }
+
+
+def merged(existing: bytes | None, documents: dict[str, dict[str, Any]]) -> bytes:
+    """``documents`` packed with the stored ones they do not replace (same run revision)."""
+    if existing is None:
+        return pack(documents)
+    return pack({**unpack(existing), **documents})
+
+
+class DocumentReader:
+    """Documents of stored rows: a row's own JSON text, else its run revision's packed
+    entries (the last one read is kept: a listing reads a run's checks one after another)."""
+
+    def __init__(self, db: Any, placeholder: str) -> None:
+        self.db = db
+        p = placeholder
+        self.query = (
+            "SELECT document FROM result_documents WHERE run_id = "
+            f"{p} AND revision = {p} AND policy = {p} AND policy_version = {p}"
+        )
+        self._key: tuple[Any, ...] | None = None
+        self._documents: dict[str, dict[str, Any]] = {}
+
+    def document(
+        self, text: str, run_id: str, revision: int, policy: str, version: str, check_id: str
+    ) -> dict[str, Any]:
+        if text != PACKED:
+            return json.loads(text)
+        key = (run_id, revision, policy, version)
+        if key != self._key:
+            row = self.db.execute(self.query, key).fetchone()
+            self._documents = unpack(row[0]) if row else {}
+            self._key = key
+        return self._documents.get(check_id, {})
+
+
+def pack_stored(db: Any, placeholder: str) -> int:
+    """Move every ``results`` document still stored as JSON text into ``result_documents``
+    (the v2 -> v3 migration, the same for SQLite and PostgreSQL); the count moved.
+
+    One run revision at a time, so a large store is never held in memory. A text that is
+    not a JSON object is left where it is: it is read as before.
+    """
+    p = placeholder
+    keys = db.execute(
+        "SELECT DISTINCT run_id, revision, policy, policy_version FROM results"
+        f" WHERE result <> {p}",
+        (PACKED,),
+    ).fetchall()
+    same_run = f"run_id = {p} AND revision = {p} AND policy = {p} AND policy_version = {p}"
+    moved = 0
+    for key in keys:
+        key = tuple(key)
+        documents: dict[str, dict[str, Any]] = {}
+        for check_id, text in db.execute(
+            f"SELECT check_id, result FROM results WHERE {same_run} AND result <> {p}",
+            (*key, PACKED),
+        ).fetchall():
+            try:
+                document = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(document, dict):
+                documents[check_id] = document
+        if not documents:
+            continue
+        existing = db.execute(
+            f"SELECT document FROM result_documents WHERE {same_run}", key
+        ).fetchone()
+        store_documents(db, p, key, merged(existing[0] if existing else None, documents))
+        for check_id in documents:
+            db.execute(
+                f"UPDATE results SET result = {p} WHERE {same_run} AND check_id = {p}",
+                (PACKED, *key, check_id),
+            )
+        moved += len(documents)
+    return moved
+
+
+def store_documents(db: Any, p: str, key: tuple[Any, ...], blob: bytes) -> None:
+    db.execute(
+        f"INSERT INTO result_documents VALUES ({p}, {p}, {p}, {p}, {p})"
+        " ON CONFLICT (run_id, revision, policy, policy_version)"
+        " DO UPDATE SET document = excluded.document",
+        (*key, blob),
+    )
