@@ -72,7 +72,10 @@ def test_an_unsafe_verdict_prints_a_line_naming_the_check_as_it_lands(tmp_path, 
 
 
 def test_quiet_prints_the_addresses_and_no_verdict_lines(tmp_path):
-    collector = spawn(tmp_path / "data", settings(tmp_path), "--quiet")
+    # The scorer runs niced: on a machine busy with other tests its drain may take longer
+    # than the default 30 s, and the line saying so would be a second line.
+    config = settings(tmp_path, "shutdown_timeout_seconds: 300\n")
+    collector = spawn(tmp_path / "data", config, "--quiet")
     try:
         sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
         assert sender.export(make_traces(1, tool="delete_file")) is SpanExportResult.SUCCESS
