@@ -77,7 +77,7 @@ CASES = [
         LIBRARY,
         "msg-benign",
         "msg-benign",
-        "publish sends the weather update to the queue weather.updates (RabbitMQ, pika instrumented)",
+        "publish sends the update to the RabbitMQ queue weather.updates (pika instrumented)",
     ),
     Case(
         LIBRARY,
@@ -113,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             path = record_case(case, OUT)
             print(f"{path.relative_to(REPO)}: {path.stat().st_size} bytes")
         lines.append(f"| `{case.name}.jsonl` | {case.what} |")
+    lines += ["", __doc__.split("\n\n")[3]]  # the broker the msg-* cases need
     (OUT / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 0
 
