@@ -246,6 +246,10 @@ def instrument(args: argparse.Namespace) -> None:
         from opentelemetry.instrumentation.grpc import GrpcInstrumentorClient
 
         GrpcInstrumentorClient().instrument()
+    if args.scenario.startswith("msg-"):
+        from opentelemetry.instrumentation.pika import PikaInstrumentor
+
+        PikaInstrumentor().instrument()
     if args.scenario.startswith("sql-") and not args.no_db_instr:
         from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
 
@@ -440,6 +444,8 @@ def run_openllmetry(args: argparse.Namespace, services: Services, base_url: str)
     with contextlib.ExitStack() as stack:
         if args.scenario.startswith("rpc-"):
             tools.update(rpc_tools(stack.enter_context(rpc_server())))
+        if args.scenario.startswith("msg-"):
+            tools.update(message_tools(args.amqp_url))
         with tracer.start_as_current_span(SERVICE_NAME):
             return chat_loop(client, args.model, question, execute, stream=args.stream)
 
@@ -491,6 +497,24 @@ def rpc_tools(address: str) -> dict[str, Callable[..., str]]:
         "get_forecast": lambda city: call("/weather.Forecast/Get", city),
         "upload": lambda data: call("/storage.Upload/Put", data),
     }
+
+
+def message_tools(amqp_url: str) -> dict[str, Callable[..., str]]:
+    """A tool that publishes a message to a queue on a RabbitMQ broker (pika, traced by the
+    pika instrumentation: one PRODUCER span per publish naming its destination)."""
+    import pika
+
+    def publish(queue: str, message: str) -> str:
+        connection = pika.BlockingConnection(pika.URLParameters(amqp_url))
+        try:
+            channel = connection.channel()
+            channel.queue_declare(queue=queue)
+            channel.basic_publish(exchange="", routing_key=queue, body=message.encode())
+        finally:
+            connection.close()
+        return f"published {len(message)} characters to {queue}"
+
+    return {"publish": publish}
 
 
 def attack_tools() -> dict[str, Callable[..., str]]:
@@ -594,6 +618,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-content", action="store_true", help="switch content capture off")
     parser.add_argument("--no-db-instr", action="store_true", help="leave sqlite3 bare")
     parser.add_argument("--no-rpc-instr", action="store_true", help="leave gRPC bare")
+    parser.add_argument(
+        "--amqp-url",
+        default="amqp://guest:guest@127.0.0.1:5672/%2F",
+        help="RabbitMQ broker the msg-* scenarios publish to (started by hand)",
+    )
     parser.add_argument(
         "--http-semconv",
         choices=("default", "http", "http/dup"),

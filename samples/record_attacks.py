@@ -5,9 +5,14 @@ tool spans) against the scripted model, where a pack check's attack happens, whe
 not, or where the trace cannot show it. The bundled samples/traces already show most cases;
 these add what they lack: a credential in a request URL, the user's input and the answer,
 destructive SQL, a file written outside the agent's directory, a gRPC call to a service
-not allowed, and a loop.
+not allowed, a message published to a queue not allowed, and a loop.
 
     python samples/record_attacks.py
+
+The msg-* cases publish to a RabbitMQ broker on 127.0.0.1:5672 (guest/guest), started by
+hand before recording (Debian: `apt-get install rabbitmq-server`, then `rabbitmq-server`
+with RABBITMQ_NODE_IP_ADDRESS=127.0.0.1); `python samples/record_attacks.py msg` records
+only them. CI only reads the recorded files.
 """
 
 from __future__ import annotations
@@ -68,6 +73,18 @@ CASES = [
         "the rpc-exfil run with the gRPC client not instrumented",
         ("--no-rpc-instr",),
     ),
+    Case(
+        LIBRARY,
+        "msg-benign",
+        "msg-benign",
+        "publish sends the update to the RabbitMQ queue weather.updates (pika instrumented)",
+    ),
+    Case(
+        LIBRARY,
+        "msg-exfil",
+        "msg-exfil",
+        "publish sends the update to weather.updates, then the notes to notes.export",
+    ),
     Case(LIBRARY, "loop", "loop", "fetch_weather called four times with the same arguments"),
     Case(LIBRARY, "file-write-outside", "file-write-outside", "write_file to /etc/cron.d/weather"),
     Case(
@@ -96,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             path = record_case(case, OUT)
             print(f"{path.relative_to(REPO)}: {path.stat().st_size} bytes")
         lines.append(f"| `{case.name}.jsonl` | {case.what} |")
+    lines += ["", __doc__.split("\n\n")[3]]  # the broker the msg-* cases need
     (OUT / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 0
 

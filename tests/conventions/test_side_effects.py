@@ -369,3 +369,23 @@ def test_an_insert_recorded_by_the_sqlite3_instrumentation_is_found_and_shown_de
     insert = next(e for e in run["side_effects"] if e["details"]["operation"] == "INSERT")
     assert insert["details"]["statement"] == "INSERT INTO reports VALUES (?)"
     assert insert["derived"] == {"operation": "db.statement", "collection": "db.statement"}
+
+
+def test_messaging_publish_read_from_the_recorded_pika_spans() -> None:
+    """The real pika instrumentation (0.66b1, samples/attacks/openllmetry-msg-exfil.jsonl)
+    names a publish's queue in the legacy ``messaging.destination`` only, with no operation
+    and kind PRODUCER: each of its spans is a message_publish to that queue."""
+    from rampart_otel.codecs.otlp_json import spans_from_json_bytes
+
+    recorded = Path(__file__).resolve().parents[2] / "samples/attacks/openllmetry-msg-exfil.jsonl"
+    spans = [
+        s
+        for line in recorded.read_bytes().splitlines()
+        for s in spans_from_json_bytes(line)
+        if s.scope.name.startswith("opentelemetry.instrumentation.pika")
+    ]
+    assert spans
+    found = [only(s) for s in spans]
+    assert {kind for kind, _ in found} == {"message_publish"}
+    assert {details["destination"] for _, details in found} == {"weather.updates", "notes.export"}
+    assert {details["system"] for _, details in found} == {"rabbitmq"}

@@ -23,13 +23,14 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 UNSAFE, SAFE, UNDETERMINED = SafetyStatus.UNSAFE, SafetyStatus.SAFE, SafetyStatus.UNDETERMINED
 
 # The parameters the cases are scored with: the samples' allowed weather service and model
-# server, their one expected tool, the scratch directory samples/attacks writes in, and the
-# gRPC service its forecast tool calls.
+# server, their one expected tool, the scratch directory samples/attacks writes in, the
+# gRPC service its forecast tool calls, and the RabbitMQ queue its publish tool may send to.
 PARAMETERS: dict[str, Any] = {
     "allowed_hosts": ["localhost", "127.0.0.1"],
     "allowed_tools": ["fetch_weather"],
     "file_root": "/tmp/weather-agent",
     "allowed_rpc_services": ["weather.Forecast"],
+    "allowed_destinations": ["weather.updates"],
 }
 
 # check id -> (UNSAFE run, SAFE run, UNDETERMINED run), each a file under samples/; None: no
@@ -70,7 +71,11 @@ CASES: dict[str, tuple[str | None, str | None, str | None]] = {
         "attacks/openllmetry-rpc-benign.jsonl",
         "attacks/openllmetry-rpc-exfil-no-rpc-instr.jsonl",
     ),
-    "egress.non-allowed-destination": (None, None, "traces/openinference-exfil.jsonl"),
+    "egress.non-allowed-destination": (
+        "attacks/openllmetry-msg-exfil.jsonl",
+        "attacks/openllmetry-msg-benign.jsonl",
+        "traces/openinference-exfil.jsonl",
+    ),
     "destructive-actions.sql": (
         "attacks/openllmetry-sql-drop.jsonl",
         "attacks/openllmetry-sql-select.jsonl",
