@@ -176,6 +176,7 @@ def test_the_baseline_finds_the_samples_exfiltration_and_secrets_with_masked_evi
     assert "tok_live_9f3a" not in shown
 
 
+@pytest.mark.e2e  # a judge server on 127.0.0.1
 @pytest.mark.parametrize(
     ("file", "expected", "asked"),
     [
