@@ -301,6 +301,9 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     unread = _unread_outputs(facts)
     if facts.tool_spans or (facts.answer_tool_spans and unread):
         return _from_executions(facts, unread)
+    if not facts.model_outputs and facts.conversation_spans:
+        spans = tuple(facts.conversation_spans)
+        return Decision(OBSERVED, (Why(ReasonCode.TOOL_CALLS_AGENT_CONVERSATION, spans),))
     if not facts.model_outputs:
         return Decision(UNOBSERVED, (Why(ReasonCode.TOOL_CALLS_NO_SPAN),))
     if not unread:
