@@ -14,7 +14,8 @@ from rampart_otel.api import score_files
 from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import haystack, openinference
 from rampart_otel.evaluation import SafetyStatus
-from rampart_otel.model import FindingKind, ToolCallStatus
+from rampart_otel.model import FindingKind, Run, ToolCallStatus
+from rampart_otel.processors.normalize import normalize
 
 TRACES = "haystack-openinference/haystack-openinference"
 
@@ -178,3 +179,24 @@ def test_another_scopes_agent_named_chain_is_a_plain_chain() -> None:
     span = mk("a1", "Agent.run", {"openinference.span.kind": "CHAIN", "output.value": "x"})
     report = openinference.read(span)
     assert report is not None and report.not_understood == []
+
+
+def test_a_second_agent_whose_conversation_is_hidden_leaves_the_calls_unobserved() -> None:
+    whole = conversation(ASK.format(call_id=repr("call_1")), RESULT.format(call_id=repr("call_1")))
+    agents = [
+        mk(
+            name,
+            "Agent.run",
+            {"openinference.span.kind": "CHAIN", "output.value": value},
+            scope=haystack.SCOPE,
+            start=start,
+            end=start + 10,
+        )
+        for name, value, start in (("a1", whole, 0), ("a2", "__REDACTED__", 20))
+    ]
+    trace = agents[0].trace_id
+    run = normalize(Run(trace, [trace], agents))
+    assert [call.name for call in run.tool_calls] == ["send_report"]
+    assert run.coverage.get("tool_calls").state is ChannelState.UNOBSERVED
+    alone = normalize(Run(trace, [trace], agents[:1]))
+    assert alone.coverage.get("tool_calls").state is ChannelState.OBSERVED
