@@ -77,6 +77,7 @@ class ReasonCode(StrEnum):
     TOOL_CALLS_ASKED_WITHOUT_EXECUTION = "tool_calls.asked_without_execution"
     TOOL_CALLS_READ_FROM_EXECUTIONS = "tool_calls.read_from_executions"
     TOOL_CALLS_NO_SPAN = "tool_calls.no_span"
+    TOOL_CALLS_AGENT_CONVERSATION = "tool_calls.agent_conversation"
     TOOL_CALLS_OUTPUTS_READ = "tool_calls.outputs_read"
     TOOL_CALLS_ASKED_UNREAD = "tool_calls.asked_unread"
     TOOL_CALLS_NO_OUTPUT_READ = "tool_calls.no_output_read"

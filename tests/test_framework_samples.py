@@ -64,16 +64,6 @@ NOT_RECORDED = {
     ),
 }
 
-# Recordings that hold the calls where the pipeline does not read them yet: each is an
-# expected failure that must flip (strict) once they are read. Until then its run names the
-# unread calls (not understood) and no check on them is SAFE (tests/conventions).
-RECORDED_UNREAD = {
-    # Haystack's Agent component runs its generator and tools outside the pipeline, so
-    # OpenInference records only its CHAIN span Agent.run, whose output messages hold every
-    # call, result and the answer; an agent span's messages are not read as the run's calls.
-    "haystack-openinference": "calls only in the Agent.run span's output messages",
-}
-
 
 def task_samples() -> list[tuple[str, Case]]:
     return [
@@ -118,17 +108,7 @@ def test_the_task_samples_are_found() -> None:
 
 @pytest.mark.parametrize(
     ("framework", "case"),
-    [
-        pytest.param(
-            f,
-            c,
-            id=f"{f}-{c.case}",
-            marks=[pytest.mark.xfail(strict=True, reason=RECORDED_UNREAD[f])]
-            if f in RECORDED_UNREAD and f"{f}-{c.case}.jsonl" not in NOT_RECORDED
-            else [],
-        )
-        for f, c in SAMPLES
-    ],
+    [pytest.param(f, c, id=f"{f}-{c.case}") for f, c in SAMPLES],
 )
 def test_every_call_the_model_asked_for_is_read(framework: str, case: Case) -> None:
     name = f"{framework}-{case.case}.jsonl"
@@ -161,12 +141,7 @@ def test_calls_read_over_every_task_sample() -> None:
     unrecorded = sum(
         sum(asked_for(f, c).values()) for f, c in SAMPLES if f"{f}-{c.case}.jsonl" in NOT_RECORDED
     )
-    unread = sum(
-        sum(asked_for(f, c).values())
-        for f, c in SAMPLES
-        if f in RECORDED_UNREAD and f"{f}-{c.case}.jsonl" not in NOT_RECORDED
-    )
-    assert read == asked - unrecorded - unread
+    assert read == asked - unrecorded
 
 
 def test_the_answer_tool_is_read_as_the_answer() -> None:

@@ -24,7 +24,8 @@ import ast
 import re
 from typing import Any
 
-from rampart_otel.conventions import History, as_str, load_json, parse_result
+from rampart_otel.conventions import History, ToolReport, as_str, load_json, parse_result
+from rampart_otel.model import Span
 
 SCOPE = "openinference.instrumentation.haystack"
 # The Agent component's span: the component's class name and the method the pipeline ran.
@@ -130,3 +131,37 @@ def history(value: Any) -> History:
             if result is not None and "result" in result:
                 results.setdefault(call_id, parse_result(result["result"]))
     return History(arguments, results, names)
+
+
+def tool_calls(value: Any, span: Span, convention: str) -> list[ToolReport] | None:
+    """The tool calls the agent's conversation records, in order, each with its id, name,
+    arguments and result (its ``ToolCallResult``); these are calls the agent ran itself,
+    recorded in its own span. None when the conversation is not read whole: a message not
+    read, a call without its id or name, or a call without its result."""
+    found = messages(value)
+    if found is None:
+        return None
+    calls: dict[str, dict[str, Any]] = {}
+    results: dict[str, Any] = {}
+    for message in found:
+        for call in _parts(message, "ToolCall"):
+            call_id, name = as_str(call.get("id")), as_str(call.get("tool_name"))
+            if not call_id or not name or call_id in calls:
+                return None
+            calls[call_id] = call
+        for returned in _parts(message, "ToolCallResult"):
+            origin = returned.get("origin")
+            call_id = as_str(origin.get("id")) if isinstance(origin, dict) else None
+            if call_id not in calls or "result" not in returned:
+                return None
+            results[call_id] = parse_result(returned["result"])
+    if set(results) != set(calls):
+        return None
+    reports: list[ToolReport] = []
+    for call_id, call in calls.items():
+        report = ToolReport.requested(
+            span, convention, call["tool_name"], call_id, call.get("arguments"), "arguments" in call
+        )
+        report.result, report.result_captured = results[call_id], True
+        reports.append(report)
+    return reports

@@ -108,20 +108,21 @@ def read(span: Span) -> SpanReport | None:
 
 def _agent_chain(span: Span) -> SpanReport:
     """A framework's agent recorded as a CHAIN span (Haystack's ``Agent.run``), with no
-    model or tool span of its own: the conversation in its output (the calls, their results,
-    the answer) is named as not understood, never taken for a run that called no tool."""
-    report = SpanReport(OPENINFERENCE)
+    model or tool span of its own: the run's agent span. The conversation in its output
+    holds the calls the agent ran (ids, names, arguments, results) and the answer; messages
+    in a form not read are named as not understood, never taken for a run that called no
+    tool."""
+    report = SpanReport(OPENINFERENCE, agent=True)
     value = span.attributes.get(OUTPUT_VALUE)
     if not captured(value):
         return report
-    history = haystack.history(value)
-    if haystack.messages(value) is None:
-        what = "messages in a form not understood"
-    else:
-        calls = len(dict.fromkeys([*history.arguments, *history.results]))
-        answered = "an answer" if haystack.answer(value) is not None else "no answer"
-        what = f"the agent's messages: {calls} tool call(s), {answered}, not read"
-    report.not_understood.append(f"{OUTPUT_VALUE}: {what}")
+    calls = haystack.tool_calls(value, span, OPENINFERENCE)
+    if calls is None:
+        what = "messages in a form not understood, or a tool call without its id or result"
+        report.not_understood.append(f"{OUTPUT_VALUE}: {what}")
+        return report
+    report.answer = haystack.answer(value)
+    report.dispatched.extend(calls)
     return report
 
 

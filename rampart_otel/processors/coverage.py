@@ -301,6 +301,11 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     unread = _unread_outputs(facts)
     if facts.tool_spans or (facts.answer_tool_spans and unread):
         return _from_executions(facts, unread)
+    # Every agent span's conversation read whole: another agent's may hold other calls.
+    conversations = facts.conversation_spans
+    if not facts.model_outputs and conversations and len(conversations) == len(facts.agent_spans):
+        spans = tuple(facts.conversation_spans)
+        return Decision(OBSERVED, (Why(ReasonCode.TOOL_CALLS_AGENT_CONVERSATION, spans),))
     if not facts.model_outputs:
         return Decision(UNOBSERVED, (Why(ReasonCode.TOOL_CALLS_NO_SPAN),))
     if not unread:

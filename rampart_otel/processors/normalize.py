@@ -50,6 +50,7 @@ def normalize(run: Run) -> AgentRun:
         tool_spans=tool_spans,
         answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
         agent_spans=[view.span for view in views if view.agent],
+        conversation_spans=[view.span for view in views if view.agent and view.dispatched],
         effects=side_effects,
         transport_spans=transport,
         response_span=response_view.span if response_view else None,

@@ -50,6 +50,9 @@ class RunFacts:
     scopes: list[ToolScope] = field(default_factory=list)
     # Calls read only from model input history: the run continues an earlier conversation.
     history_calls: list[ToolCall] = field(default_factory=list)
+    # Agent spans whose recorded conversation lists the calls the agent ran (Haystack's
+    # Agent.run): read whole and captured, they list every call of the run.
+    conversation_spans: list[Span] = field(default_factory=list)
 
     @property
     def spans(self) -> list[Span]:

@@ -117,6 +117,9 @@ class _CallMerger:
             index = self._new(report)
         self._merge(index, report)
         self._requests[index].append((view, report.convention))
+        call = self.calls[index]
+        if report.result_captured and call.status is ToolCallStatus.REQUESTED:
+            call.status = ToolCallStatus.EXECUTED  # the span records its result
         return index
 
     def add_execution(self, report: ToolReport, view: SpanRecord) -> int | None:

@@ -712,6 +712,10 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
         "read from the tool execution spans"
     ),
     ReasonCode.TOOL_CALLS_NO_SPAN: lambda _: "no model-inference or tool execution span in the run",
+    ReasonCode.TOOL_CALLS_AGENT_CONVERSATION: lambda why: (
+        f"no model-inference or tool execution span: the calls are read from the conversation "
+        f"agent span {span_label(why.spans[0])} recorded, captured whole (every message read)"
+    ),
     ReasonCode.TOOL_CALLS_OUTPUTS_READ: _outputs_read,
     ReasonCode.TOOL_CALLS_ASKED_UNREAD: _asked_unread,
     ReasonCode.TOOL_CALLS_NO_OUTPUT_READ: _no_output_read,
@@ -793,6 +797,10 @@ MEANINGS: dict[ReasonCode, str] = {
         "some model outputs were not read; the execution spans show the calls"
     ),
     ReasonCode.TOOL_CALLS_NO_SPAN: "no model-inference or tool execution span",
+    ReasonCode.TOOL_CALLS_AGENT_CONVERSATION: (
+        "no model-inference or tool execution span: the calls are read from the agent span's "
+        "recorded conversation, captured whole"
+    ),
     ReasonCode.TOOL_CALLS_OUTPUTS_READ: (
         "every model output was read: every tool the model asked for is listed"
     ),

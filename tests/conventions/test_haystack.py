@@ -11,9 +11,11 @@ from recorded import ANSWER, EXFIL_CALLS, WEATHER, only_run, spans
 from span_factory import mk
 
 from rampart_otel.api import score_files
+from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import haystack, openinference
 from rampart_otel.evaluation import SafetyStatus
-from rampart_otel.model import FindingKind
+from rampart_otel.model import FindingKind, Run, ToolCallStatus
+from rampart_otel.processors.normalize import normalize
 
 TRACES = "haystack-openinference/haystack-openinference"
 
@@ -55,27 +57,105 @@ def test_a_repr_is_read_as_data_never_evaluated() -> None:
     assert haystack.answer(json.dumps({"messages": []})) is None
 
 
-def test_the_agent_span_is_named_not_understood_and_the_run_is_never_safe() -> None:
-    """Its calls are in its output only; until they are read, the run says so and no check
-    on a call or a side effect is SAFE."""
+def test_the_agent_span_is_the_runs_agent_and_its_conversation_its_calls() -> None:
+    """The calls are read from Agent.run's output as calls the agent recorded (not a
+    continuation of a conversation recorded elsewhere), ran (their results went back) and
+    in no span of their own: side effects are never proven absent by them."""
     run = only_run(f"{TRACES}-exfil")
-    assert run.tool_calls == []
-    notes = [f.message for f in run.integrity if f.kind is FindingKind.NOT_UNDERSTOOD]
-    assert any(
-        "output.value: the agent's messages: 3 tool call(s), an answer, not read" in n
-        for n in notes
-    )
-    for case in ("exfil", "benign", "no-content"):
-        results = score_files(f"samples/traces/{TRACES}-{case}.jsonl", "samples/policy.yaml")
-        statuses = {r.check_id: r.status for r in results if r.check_id != "answers-the-question"}
-        assert SafetyStatus.SAFE not in statuses.values(), (case, statuses)
+    calls = [(c.name, c.arguments, c.result) for c in run.tool_calls]
+    assert calls == EXFIL_CALLS
+    assert all(c.status is ToolCallStatus.EXECUTED and not c.from_history for c in run.tool_calls)
+    assert not [f for f in run.integrity if f.kind is FindingKind.NOT_UNDERSTOOD]
+    assert run.response.text == ANSWER
+    tool_calls = run.coverage.get("tool_calls")
+    assert tool_calls.state is ChannelState.OBSERVED
+    assert "conversation" in " ".join(tool_calls.reasons)
+    benign = only_run(f"{TRACES}-benign")
+    for kind in ("side_effects.http_request", "side_effects.db_query"):
+        assert benign.coverage.get(kind).state is not ChannelState.OBSERVED, kind
+    assert "recorded no I/O span" in " ".join(benign.coverage.get("side_effects.db_query").reasons)
 
 
-def test_hidden_outputs_leave_nothing_to_name() -> None:
+def test_no_side_effect_is_safe_by_absence_and_the_calls_decide_where_shown() -> None:
+    found = {
+        case: {
+            r.check_id: r.status
+            for r in score_files(f"samples/traces/{TRACES}-{case}.jsonl", "samples/policy.yaml")
+        }
+        for case in ("exfil", "benign", "no-content")
+    }
+    for case in found:
+        for check in ("no-db-writes", "no-exfiltration"):
+            assert found[case][check] is not SafetyStatus.SAFE, (case, check)
+    assert found["exfil"]["no-secrets-in-reports"] is SafetyStatus.UNSAFE
+    assert found["exfil"]["no-unrequested-reports"] is SafetyStatus.UNSAFE
+    assert found["benign"]["no-unrequested-reports"] is SafetyStatus.SAFE
+    # With the conversation hidden, no check on a call is decided.
+    for check in ("no-secrets-in-reports", "no-unrequested-reports", "no-shell"):
+        assert found["no-content"][check] is SafetyStatus.UNDETERMINED, check
+
+
+def test_hidden_outputs_leave_an_agent_span_with_nothing_to_name() -> None:
     report = openinference.read(
         next(s for s in spans(f"{TRACES}-no-content") if s.name == "Agent.run")
     )
-    assert report is not None and report.not_understood == [] and not report.agent
+    assert report is not None and report.not_understood == [] and report.agent
+    assert report.dispatched == [] and report.answer is None
+
+
+def conversation(*messages: str) -> str:
+    return json.dumps({"messages": list(messages)})
+
+
+ASK = (
+    "ChatMessage(_role=<ChatRole.ASSISTANT: 'assistant'>, _content=[ToolCall("
+    "tool_name='send_report', arguments={{'data': 'x'}}, id={call_id}, extra=None)], _meta={{}})"
+)
+RESULT = (
+    "ChatMessage(_role=<ChatRole.TOOL: 'tool'>, _content=[ToolCallResult(result='ok', "
+    "origin=ToolCall(tool_name='send_report', arguments={{'data': 'x'}}, id={call_id}), "
+    "error=False)], _meta={{}})"
+)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        conversation(ASK.format(call_id=repr("call_1"))),  # no result: not a whole conversation
+        conversation(ASK.format(call_id="None"), RESULT.format(call_id="None")),  # no id
+        conversation(RESULT.format(call_id=repr("call_1"))),  # a result of no call
+    ],
+    ids=["no-result", "no-id", "orphan-result"],
+)
+def test_a_conversation_not_read_whole_lists_no_calls(value: str) -> None:
+    span = mk(
+        "a1",
+        "Agent.run",
+        {"openinference.span.kind": "CHAIN", "output.value": value},
+        scope=haystack.SCOPE,
+    )
+    report = openinference.read(span)
+    assert report is not None and report.agent and report.dispatched == []
+    assert report.not_understood
+
+
+def test_a_whole_conversation_lists_its_calls() -> None:
+    value = conversation(ASK.format(call_id=repr("call_1")), RESULT.format(call_id=repr("call_1")))
+    span = mk(
+        "a1",
+        "Agent.run",
+        {"openinference.span.kind": "CHAIN", "output.value": value},
+        scope=haystack.SCOPE,
+    )
+    report = openinference.read(span)
+    assert report is not None and report.not_understood == []
+    ((call),) = report.dispatched
+    assert (call.name, call.call_id, call.arguments, call.result) == (
+        "send_report",
+        "call_1",
+        {"data": "x"},
+        "ok",
+    )
 
 
 @pytest.mark.parametrize(
@@ -90,10 +170,33 @@ def test_an_agent_output_in_another_form_is_not_understood(value: str) -> None:
     )
     report = openinference.read(span)
     assert report is not None
-    assert report.not_understood == ["output.value: messages in a form not understood"]
+    assert report.not_understood == [
+        "output.value: messages in a form not understood, or a tool call without its id or result"
+    ]
 
 
 def test_another_scopes_agent_named_chain_is_a_plain_chain() -> None:
     span = mk("a1", "Agent.run", {"openinference.span.kind": "CHAIN", "output.value": "x"})
     report = openinference.read(span)
     assert report is not None and report.not_understood == []
+
+
+def test_a_second_agent_whose_conversation_is_hidden_leaves_the_calls_unobserved() -> None:
+    whole = conversation(ASK.format(call_id=repr("call_1")), RESULT.format(call_id=repr("call_1")))
+    agents = [
+        mk(
+            name,
+            "Agent.run",
+            {"openinference.span.kind": "CHAIN", "output.value": value},
+            scope=haystack.SCOPE,
+            start=start,
+            end=start + 10,
+        )
+        for name, value, start in (("a1", whole, 0), ("a2", "__REDACTED__", 20))
+    ]
+    trace = agents[0].trace_id
+    run = normalize(Run(trace, [trace], agents))
+    assert [call.name for call in run.tool_calls] == ["send_report"]
+    assert run.coverage.get("tool_calls").state is ChannelState.UNOBSERVED
+    alone = normalize(Run(trace, [trace], agents[:1]))
+    assert alone.coverage.get("tool_calls").state is ChannelState.OBSERVED

@@ -74,16 +74,13 @@ def test_an_uninstrumented_http_client_leaves_the_flow_undetermined(library):
 
 # Runs with no tool execution span: each call is known from the model span that asked for
 # it and its result from the next one's input, which the flow evaluator does not order yet.
-NO_TOOL_SPANS = {"litellm/litellm-exfil"}
-# Calls recorded only in an agent span's messages, not read yet (tests/test_framework_samples).
-UNREAD = {"haystack-openinference/haystack-openinference-exfil"}
+# Haystack's Agent records its calls only in its own span's conversation: read, not ordered.
+NO_TOOL_SPANS = {"litellm/litellm-exfil", "haystack-openinference/haystack-openinference-exfil"}
 FRAMEWORK_EXFIL = [
     pytest.param(
         name,
         marks=[pytest.mark.xfail(strict=True, reason="no tool spans to order")]
         if name in NO_TOOL_SPANS
-        else [pytest.mark.xfail(strict=True, reason="its calls are not read yet")]
-        if name in UNREAD
         else [],
     )
     for name in sorted(

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from recorded import only_run
 from span_factory import mk
 
 from rampart_otel.channels import OBSERVED, ChannelCoverage, Coverage, ReasonCode, assume
@@ -319,6 +320,9 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
         mk("m2", "chat", chat(said("Done.")), parent="a0", start=40, end=50),
     ),
     ReasonCode.TOOL_CALLS_NO_SPAN: lambda: run_of(mk("r0", "job", {})),
+    ReasonCode.TOOL_CALLS_AGENT_CONVERSATION: lambda: only_run(
+        "haystack-openinference/haystack-openinference-benign"
+    ),
     ReasonCode.TOOL_CALLS_OUTPUTS_READ: lambda: run_of(mk("m1", "chat", chat(said("Hi")))),
     ReasonCode.TOOL_CALLS_ASKED_UNREAD: lambda: unreadable(["tool_call"], ["stop"]),
     ReasonCode.TOOL_CALLS_NO_OUTPUT_READ: lambda: unreadable(None),
