@@ -436,8 +436,6 @@ RECORDED = sorted(
     for path in TRACES.glob(pattern)
 )
 ARGUMENTS_NOT_CAPTURED = {"adk/adk-exfil", "adk/adk-benign"}  # ADK records no tool arguments
-# Calls recorded only in Haystack's Agent.run messages, not read yet: never SAFE meanwhile.
-CALLS_NOT_READ = {f"haystack-openinference/haystack-openinference-{c}" for c in ("exfil", "benign")}
 
 
 @pytest.mark.parametrize("sample", RECORDED)
@@ -445,10 +443,6 @@ def test_no_secret_in_any_argument_of_any_tool_on_the_samples(sample: str) -> No
     """UNSAFE on every exfiltration (the report carries the token), SAFE on every benign run
     whose arguments are captured, and otherwise UNDETERMINED naming the tools it could not
     read — never because some tool lacks an argument of a given name."""
-    if sample in CALLS_NOT_READ:
-        results = [evaluate_check(run, SECRET_IN_ANY_ARGUMENT) for run in recorded_runs(sample)]
-        assert {result.status for result in results} == {SafetyStatus.UNDETERMINED}
-        return
     with_calls = [run for run in recorded_runs(sample) if run.tool_calls]
     assert with_calls, sample
     results = [evaluate_check(run, SECRET_IN_ANY_ARGUMENT) for run in with_calls]
