@@ -305,11 +305,17 @@ class ScorerProcess:
             if not self.process.is_alive() or time.monotonic() > deadline:
                 break
         drained = self._drained.is_set() and self._drained_ok
-        self.process.join(5 if drained else 0.1)
+        # A scorer that finished may still take a while to exit (it runs niced: on a busy
+        # machine its interpreter's teardown waits for CPU): it gets what is left of the
+        # timeout, at least 5 s, before it is stopped.
+        self.process.join(max(deadline - time.monotonic(), 5) if drained else 0.1)
         if self.process.is_alive():
-            log.error(
-                "scorer did not finish in %.0fs; stopping it (it resumes next start)", timeout
-            )
+            if drained:
+                log.error("scorer finished but did not exit in %.0fs; stopping it", timeout)
+            else:
+                log.error(
+                    "scorer did not finish in %.0fs; stopping it (it resumes next start)", timeout
+                )
             self.process.kill()
             self.process.join(5)
         return drained
