@@ -170,17 +170,17 @@ def _touch_proto(attributes: object) -> list[object]:
 
 
 def score(path: Path, policy_path: Path, jobs: int = 1) -> int:
+    from rampart_otel.exporters.report_sinks import report_sink
     from rampart_otel.scoring import load_checked_policy
     from rampart_otel.scoring import score as run_score
 
     policy = load_checked_policy(policy_path, [])
     errors: list[object] = []
-    with open(os.devnull, "w") as sink:
+    with open(os.devnull, "w") as out:
         _, stats = run_score(
             [path],
             policy,
-            output_format="json",
-            out=sink,
+            sinks=[report_sink("json", out)],
             group_by="trace",
             assume_coverage=[],
             fail_on="unsafe",
