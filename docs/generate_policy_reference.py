@@ -35,44 +35,34 @@ BEGIN = (
 END = "<!-- end of the generated vocabulary -->"
 
 
+def between(text: str, path: Path, begin: str, end: str, body: str) -> str:
+    """``text`` (the file at ``path``) with ``body`` between its ``begin`` and ``end``
+    markers; a file without them is an error, not a silent skip."""
+    head, found_begin, rest = text.partition(begin)
+    _, found_end, tail = rest.partition(end)
+    if not found_begin or not found_end:
+        raise SystemExit(f"{path}: the markers {begin!r} and {end!r} are missing")
+    return f"{head}{begin}\n{body}{end}{tail}"
+
+
 def with_tables(text: str) -> str:
     """``text`` (docs/policy.md) with the generated tables between the markers."""
-    head, begin, rest = text.partition(BEGIN)
-    _, end, tail = rest.partition(END)
-    if not begin or not end:
-        raise SystemExit(f"{POLICY_MD}: the markers {BEGIN!r} and {END!r} are missing")
-    return f"{head}{BEGIN}\n\n{markdown_tables()}\n{END}{tail}"
+    return between(text, POLICY_MD, BEGIN, END, f"\n{markdown_tables()}\n")
 
 
 def with_hints(text: str) -> str:
     """``text`` (docs/coverage.md) with the fix-hint tables between their markers."""
-    head, begin, rest = text.partition(HINTS_BEGIN)
-    _, end, tail = rest.partition(HINTS_END)
-    if not begin or not end:
-        raise SystemExit(
-            f"{COVERAGE_MD}: the markers {HINTS_BEGIN!r} and {HINTS_END!r} are missing"
-        )
-    return f"{head}{HINTS_BEGIN}\n{fix_hints.markdown_table()}\n{HINTS_END}{tail}"
+    return between(text, COVERAGE_MD, HINTS_BEGIN, HINTS_END, f"{fix_hints.markdown_table()}\n")
 
 
 def with_codes(text: str) -> str:
     """``text`` (docs/coverage.md) with the reason-code table between its markers."""
-    head, begin, rest = text.partition(CODES_BEGIN)
-    _, end, tail = rest.partition(CODES_END)
-    if not begin or not end:
-        raise SystemExit(
-            f"{COVERAGE_MD}: the markers {CODES_BEGIN!r} and {CODES_END!r} are missing"
-        )
-    return f"{head}{CODES_BEGIN}\n{reason_codes_table()}\n{CODES_END}{tail}"
+    return between(text, COVERAGE_MD, CODES_BEGIN, CODES_END, f"{reason_codes_table()}\n")
 
 
 def with_packs(text: str) -> str:
     """``text`` (docs/policy-packs.md) with the packs' tables between their markers."""
-    head, begin, rest = text.partition(PACKS_BEGIN)
-    _, end, tail = rest.partition(PACKS_END)
-    if not begin or not end:
-        raise SystemExit(f"{PACKS_MD}: the markers {PACKS_BEGIN!r} and {PACKS_END!r} are missing")
-    return f"{head}{PACKS_BEGIN}\n{packs.markdown_tables()}{PACKS_END}{tail}"
+    return between(text, PACKS_MD, PACKS_BEGIN, PACKS_END, packs.markdown_tables())
 
 
 def main() -> None:
