@@ -172,12 +172,19 @@ def _cap_by_findings(
     return capped_by
 
 
+# The channel is short because the run does not show which tools ran.
+_CALLS_UNKNOWN = (ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED)
+
+
 def _gap_cause(key: str, channel: ChannelCoverage, scopes: list[ToolScope]) -> str:
     """Why a side-effect channel falls short: a call could go unrecorded (``client``: no
-    span of the kind, or a silent tool), a tool ran out of process (``remote``), or the
-    trace itself is incomplete (``trace``: an integrity finding capped it)."""
+    span of the kind, or a silent tool), the calls that ran are not known (``calls``), a
+    tool ran out of process (``remote``), or the trace itself is incomplete (``trace``: an
+    integrity finding capped it)."""
     if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
         return "client"
+    if any(reason.code in _CALLS_UNKNOWN for reason in channel.codes):
+        return "calls"
     gaps = unproven(scopes, key[len(SIDE_EFFECT_PREFIX) :])
     if any(scope.state is ScopeState.SILENT for scope in gaps):
         return "client"

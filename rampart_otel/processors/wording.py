@@ -385,24 +385,24 @@ UNREAD_FIX = (
 def fix_hint(key: str, scope_names: set[str], cause: str = "client") -> str | None:
     """How to close the gap of channel ``key``, from the instrumentations whose scope
     names are in the run; None for a channel no instrumentation records. ``cause`` of a
-    side-effect gap: ``client`` (a call could go unrecorded), ``remote`` (a tool ran out of
-    process); of any gap: ``trace`` (the trace itself is incomplete: a finding capped it),
-    ``unread`` (the trace holds what is needed in a form not understood), ``ids`` (spans
-    were refused for breaking the OTLP id rule)."""
+    side-effect gap: ``client`` (a call could go unrecorded), ``calls`` (which tools ran is
+    not recorded), ``remote`` (a tool ran out of process); of any gap: ``trace`` (the trace
+    itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
+    in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule)."""
     if cause == "trace":
         return TRACE_FIX
     if cause == "ids":
         return IDS_FIX
     if cause == "unread":
         return UNREAD_FIX
+    if cause == "calls" or key == "tool_calls":  # record which tools ran
+        return f"{TOOL_SPANS}; and {_content_hint(scope_names)}"
     if key.startswith(SIDE_EFFECT_PREFIX):
         if cause == "remote":
             return REMOTE_FIX
         return _client_hint(key[len(SIDE_EFFECT_PREFIX) :], scope_names)
     if key in CONTENT_CHANNELS:
         return _content_hint(scope_names)
-    if key == "tool_calls":
-        return f"{TOOL_SPANS}; and {_content_hint(scope_names)}"
     return None
 
 

@@ -796,4 +796,7 @@ def test_an_agent_with_no_model_or_tool_span_proves_no_side_effect_absent() -> N
     )
     assert state(agent, HTTP) is PARTIAL
     assert "no tool execution span and no model call" in reasons(agent, HTTP)
+    # the fix is to record the calls, not to keep a trace context no one lost
+    assert "wrap each tool execution in a span" in reasons(agent, HTTP)
+    assert "export the whole run" not in reasons(agent, HTTP)
     assert [e.kind for e in agent.side_effects] == ["http_request"]  # the GET is still read
