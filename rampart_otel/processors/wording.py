@@ -683,7 +683,7 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.INPUT_AGENT_ONLY_READ: _agent_only,
     ReasonCode.INPUT_AGENT_ONLY_WITHHELD: _agent_only,
     ReasonCode.INPUT_NO_MODEL_SPAN: lambda _: (
-        "no model-inference span in the run: the user's input is not recorded"
+        "no model-inference span in the run, and no span's record of the user's input was read"
     ),
     ReasonCode.INPUT_AGENT_READ: _agent_note,
     ReasonCode.INPUT_AGENT_WITHHELD: _agent_note,
@@ -766,7 +766,9 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.INPUT_AGENT_ONLY_WITHHELD: (
         "no model span, and the agent span recorded its caller's input without content"
     ),
-    ReasonCode.INPUT_NO_MODEL_SPAN: "no model-inference span: the user's input is not recorded",
+    ReasonCode.INPUT_NO_MODEL_SPAN: (
+        "no model-inference span, and no span's record of the user's input read"
+    ),
     ReasonCode.INPUT_AGENT_READ: "an agent span's record of its caller's input was read",
     ReasonCode.INPUT_AGENT_WITHHELD: (
         "an agent span recorded its caller's input without its content"
