@@ -82,6 +82,10 @@ UntilOpt = Annotated[
 LimitOpt = Annotated[
     int | None, typer.Option(help="Store sources: at most this many traces, oldest first.")
 ]
+AssumeCoverage = Annotated[
+    list[str] | None,
+    typer.Option("--assume-coverage", help="Channel key taken as observed; reported as assumed."),
+]
 ShowSecrets = Annotated[
     bool,
     typer.Option(
@@ -218,12 +222,7 @@ def score(
     group_by: Annotated[
         str, typer.Option("--group-by", help="One run per trace, or per conversation (session).")
     ] = "trace",
-    assume_coverage: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--assume-coverage", help="Channel key taken as observed; reported as assumed."
-        ),
-    ] = None,
+    assume_coverage: AssumeCoverage = None,
     fail_on: Annotated[
         str, typer.Option("--fail-on", help="unsafe (and error), or undetermined as well.")
     ] = "unsafe",
@@ -387,12 +386,7 @@ def policy_check(
     json_output: Annotated[
         bool, typer.Option("--json", help="JSON (rampart-otel/policy-check@1).")
     ] = False,
-    assume_coverage: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--assume-coverage", help="Channel key taken as observed; reported as assumed."
-        ),
-    ] = None,
+    assume_coverage: AssumeCoverage = None,
 ) -> None:
     """Validate a policy and show the channels each check reads; with traces, how many runs
     each check could decide and why the others stay undetermined.
@@ -614,12 +608,7 @@ def rescore(
             help="Shared results store (postgresql:// URL) the collector wrote to.",
         ),
     ] = None,
-    assume_coverage: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--assume-coverage", help="Channel key taken as observed; reported as assumed."
-        ),
-    ] = None,
+    assume_coverage: AssumeCoverage = None,
 ) -> None:
     """Re-score the stored runs under a policy version, keeping the earlier verdicts."""
     from rampart_otel.audit.rescore import rescore as run_rescore  # startup
