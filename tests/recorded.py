@@ -48,3 +48,37 @@ def runs(name: str) -> list[AgentRun]:
 def only_run(name: str) -> AgentRun:
     (run,) = runs(name)
     return run
+
+
+# A run UNSAFE only by one leaf span: crewai's own sqlite DELETE is what the built-in pack's
+# destructive-actions.sql check (samples/policy-packs.yaml) finds; without that span the run
+# reads SAFE.
+UNREADABLE_SAMPLE = "crewai-openinference/crewai-openinference-exfil"
+UNREADABLE_RUN, UNREADABLE_SPAN = "440735fc52b84dc9b948f120ecb6a876", "b27ebe350eff808c"
+POLICY_PACKS = TRACES.parent / "policy-packs.yaml"
+_MARK = "@corrupt@"
+
+
+def request_with_an_unreadable_span(
+    name: str = UNREADABLE_SAMPLE, trace_id: str = UNREADABLE_RUN, span_id: str = UNREADABLE_SPAN
+) -> bytes:
+    """One trace of a recording as a serialized ExportTraceServiceRequest in which only span
+    ``span_id`` cannot be parsed: a string of it holds invalid UTF-8 (protobuf refuses
+    it), so the request does not parse as a whole while every other span does."""
+    from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+
+    from rampart_otel.codecs.otlp_proto import spans_to_proto_request
+
+    request = spans_to_proto_request(s for s in spans(name) if s.trace_id == trace_id)
+    (target,) = (
+        span
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+        if span.span_id.hex() == span_id
+    )
+    target.attributes.append(KeyValue(key="note", value={"string_value": _MARK}))
+    data = request.SerializeToString()
+    assert data.count(_MARK.encode()) == 1
+    return data.replace(_MARK.encode(), b"\xff" + _MARK.encode()[1:])
+

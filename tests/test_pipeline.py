@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+import recorded
 
 from rampart_otel.engine import score_run
 from rampart_otel.evaluation import CheckResult, SafetyStatus, Tally, load_policy
@@ -83,6 +84,30 @@ def test_the_results_are_the_engines() -> None:
     assert [(r.run_id, r.check_id, r.status, r.summary) for r in kept.results] == [
         (r.run_id, r.check_id, r.status, r.summary) for r in by_engine
     ]
+
+
+def test_a_span_not_readable_on_its_own_in_a_trace_file_leaves_its_run_undetermined(
+    tmp_path: Path,
+) -> None:
+    # ``score`` on a length-prefixed protobuf file whose one record does not parse whole
+    # because of one span: the record was refused whole (no run, no verdict); now its
+    # readable spans are scored with a placeholder for the unread one, which leaves every
+    # channel it could have fed short of complete, and the input errors name it.
+    record = recorded.request_with_an_unreadable_span()
+    path = tmp_path / "damaged.binpb"
+    path.write_bytes(len(record).to_bytes(4, "big") + record)
+    kept = ResultList()
+    source = FileSource([path])
+    Pipeline([load_policy(recorded.POLICY_PACKS)], [kept]).run(source)
+    (error,) = source.stats.errors
+    assert error.location == f"{path}@0"
+    assert "1 of 15 spans could not be decoded" in error.message, error.message
+    (result,) = (r for r in kept.results if r.check_id == "destructive-actions.sql")
+    assert result.run_id == recorded.UNREADABLE_RUN
+    assert result.status is SafetyStatus.UNDETERMINED
+    assert result.coverage is not None
+    db = result.coverage.channels["side_effects.db_query"]
+    assert any(reason.startswith("1 span of the run could not be decoded") for reason in db.reasons)
 
 
 def test_a_host_that_runs_for_months_keeps_no_tallies() -> None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import recorded
 from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
@@ -14,6 +15,7 @@ from collector.harness import POLICY, make_traces, write_config
 from rampart_otel.collector.scorer import Scorer, make_evaluator
 from rampart_otel.model import Resource, Scope, Span
 from rampart_otel.processors.assemble import RunAssembler
+from rampart_otel.receivers import ingest
 from rampart_otel.storage.results import ResultsStore
 from rampart_otel.storage.segments import SegmentWriter
 
@@ -220,6 +222,38 @@ def test_an_unreadable_span_in_a_stored_record_is_quarantined_and_the_rest_score
     assert error["message"].startswith("1 spans quarantined (the rest of the record was scored)")
     terminal = run_cli("audit", "--data-dir", tmp_path)
     assert "warning: segment-000000000001.binpb@0: 1 spans quarantined" in terminal.stdout
+
+
+def test_a_span_not_readable_on_its_own_leaves_its_run_undetermined_never_safe(tmp_path):
+    # The receiver salvages what protobuf cannot parse whole; a span it could not read was
+    # once left out silently, and the run it alone made UNSAFE read SAFE. Now it is stored
+    # as a placeholder (its ids), and every channel it could have fed is short of complete.
+    body = recorded.request_with_an_unreadable_span()
+    accepted = ingest.decode(body, ingest.PROTOBUF)  # the OTLP/HTTP and gRPC receivers' path
+    assert accepted.rejected == 1 and "not readable on their own" in accepted.message
+    clock = Clock()
+    writer = SegmentWriter(tmp_path / "segments")
+    scorer = new_scorer(tmp_path, clock, recorded.POLICY_PACKS)
+    writer.append_wait(accepted.payload, 30)
+    scorer.step()
+    clock.now = 10
+    scorer.step()
+    (row,) = (
+        row
+        for row in scorer.store.results()
+        if row.run_id == recorded.UNREADABLE_RUN and row.check_id == "destructive-actions.sql"
+    )
+    assert row.status == "undetermined"
+    db = row.result["coverage"]["side_effects.db_query"]
+    assert db["state"] == "partial"
+    assert any(
+        reason.startswith("1 span of the run could not be decoded") for reason in db["reasons"]
+    ), db["reasons"]
+    codes = [code["code"] for code in db["reason_codes"]]
+    assert "finding.undecodable_span" in codes
+    assert recorded.UNREADABLE_SPAN in next(
+        code["span_ids"] for code in db["reason_codes"] if code["code"] == "finding.undecodable_span"
+    )
 
 
 def test_a_run_out_of_its_time_budget_is_undetermined_never_safe(tmp_path):
