@@ -117,6 +117,7 @@ class ReasonCode(StrEnum):
     FINDING_FRAGMENT = "finding.fragment"
     FINDING_CONTINUATION = "finding.continuation"
     FINDING_REFUSED_SPAN = "finding.refused_span"
+    FINDING_UNDECODABLE_SPAN = "finding.undecodable_span"
 
 
 EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first

@@ -229,6 +229,7 @@ class FindingKind(StrEnum):
     NOT_UNDERSTOOD = "not_understood"  # spans or content no convention understood
     FRAGMENT = "fragment"  # no agent, model or tool span: a piece of a run, or no run
     REFUSED_SPAN = "refused_span"  # a span of the run was refused for its ids (OTLP rule)
+    UNDECODABLE_SPAN = "undecodable_span"  # a span of the run could not be decoded on its own
     CONTINUATION = "continuation"  # model input history holds calls no span of the run made
 
 

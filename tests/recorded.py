@@ -81,4 +81,3 @@ def request_with_an_unreadable_span(
     data = request.SerializeToString()
     assert data.count(_MARK.encode()) == 1
     return data.replace(_MARK.encode(), b"\xff" + _MARK.encode()[1:])
-

@@ -31,6 +31,16 @@ OTLP/HTTP and gRPC the partial-success answer does. Refusing must never hide any
   would read.
 
 An all-zero parent span id is read as "no parent" (exporters write it for a root).
+
+A span present on the wire that cannot be decoded on its own (``codecs/otlp_salvage``: a
+string not UTF-8, a value nested too deep, a field cut short) is refused the same way: if
+its trace id can be read, it is kept as a placeholder of kind :data:`UNDECODABLE`, its ids
+and times only, so its run is never SAFE for what the span may have held. Such a
+placeholder carries one attribute, :data:`UNDECODABLE_KEY`, saying why it could not be
+decoded; it is how the placeholder is written (to the collector's segments, to OTLP/JSON)
+and read back, by both decoders. A span with that attribute is read as such a placeholder
+whatever else it holds: an exporter writing it can only make its own run less decidable.
+A span whose trace id cannot be read belongs to no run: it is only counted.
 """
 
 from __future__ import annotations
@@ -42,11 +52,16 @@ from rampart_otel.model import Link, Resource, Scope, Span, SpanKind, StatusCode
 
 __all__ = [
     "RULES",
+    "UNDECODABLE",
+    "UNDECODABLE_KEY",
     "IdProblem",
     "id_problem",
     "kept_spans",
     "placeholder",
     "refusal_message",
+    "traceless",
+    "undecodable",
+    "undecodable_why",
 ]
 
 
@@ -59,23 +74,35 @@ class IdProblem(StrEnum):
     LINK_ID = "link_id"
 
 
+# ``Span.refused`` of a span that could not be decoded on its own, and the attribute of
+# its placeholder that says why (the decoder's words, clipped to WHY_CHARS).
+UNDECODABLE = "undecodable"
+UNDECODABLE_KEY = "rampart_otel.undecodable"
+WHY_CHARS = 160
+
 # The rule each problem breaks, as every path words it.
 RULES: dict[str, str] = {
     IdProblem.TRACE_ID: "trace id must be 16 bytes, not all zero",
     IdProblem.SPAN_ID: "span id must be 8 bytes, not all zero",
     IdProblem.PARENT_SPAN_ID: "parent span id must be empty or 8 bytes",
     IdProblem.LINK_ID: "a link's trace id must be 16 bytes and its span id 8 bytes",
+    UNDECODABLE: "a span must decode on its own",
 }
 SOURCE = "OTLP trace.proto: an id of all zeroes or of another length is invalid"
 
 _ZERO16, _ZERO8 = bytes(16), bytes(8)
 
 
+def traceless(trace_id: bytes) -> bool:
+    """The id puts its span in no trace: not 16 bytes, or all zero."""
+    return len(trace_id) != 16 or trace_id == _ZERO16
+
+
 def id_problem(
     trace_id: bytes, span_id: bytes, parent: bytes, links: Iterable[tuple[bytes, bytes]] = ()
 ) -> IdProblem | None:
     """The first id of a span that breaks the OTLP rule, or None when all are valid."""
-    if len(trace_id) != 16 or trace_id == _ZERO16:
+    if traceless(trace_id):
         return IdProblem.TRACE_ID
     if len(span_id) != 8 or span_id == _ZERO8:
         return IdProblem.SPAN_ID
@@ -118,6 +145,32 @@ def placeholder(
     )
 
 
+def undecodable(
+    trace_id: bytes,
+    span_id: bytes,
+    parent: bytes,
+    start_ns: int | None,
+    end_ns: int | None,
+    resource: Resource,
+    scope: Scope,
+    why: str,
+) -> Span:
+    """What is kept of a span that could not be decoded: the ids and times its bytes show,
+    and why (its one attribute, so writing it and reading it back gives it again)."""
+    kept = placeholder(
+        IdProblem.SPAN_ID, trace_id, span_id, parent, (), start_ns, end_ns, resource, scope
+    )
+    kept.attributes[UNDECODABLE_KEY] = undecodable_why(why)
+    kept.refused = UNDECODABLE
+    return kept
+
+
+def undecodable_why(why: object) -> str:
+    """The reason an undecodable placeholder carries: text, one line, clipped."""
+    text = " ".join(str(why).split()) or "malformed"
+    return text if len(text) <= WHY_CHARS else text[: WHY_CHARS - 1] + "…"
+
+
 def kept_spans(spans: list[Span]) -> tuple[list[Span], list[Span]]:
     """``(kept, refused)``: kept is every span but those with no valid trace id (placeholders
     of a valid trace stay, to keep their run honest); refused is every placeholder."""
@@ -135,7 +188,9 @@ def refusal_message(problems: Sequence[str], total: int) -> str:
     for problem in problems:
         counts[problem] = counts.get(problem, 0) + 1
     rules = "; ".join(f"{RULES[problem]} ({count})" for problem, count in counts.items())
-    message = f"{len(problems)} of {total} spans refused: {rules} [{SOURCE}]"
+    message = f"{len(problems)} of {total} spans refused: {rules}"
+    if any(problem != UNDECODABLE for problem in problems):
+        message += f" [{SOURCE}]"
     if any(problem != IdProblem.TRACE_ID for problem in problems):
         message += "; their traces are scored without their content, as incomplete"
     return message

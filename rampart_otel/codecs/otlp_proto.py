@@ -20,7 +20,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 
-from rampart_otel.codecs.otlp_ids import id_problem, placeholder
+from rampart_otel.codecs.otlp_ids import (
+    UNDECODABLE_KEY,
+    IdProblem,
+    id_problem,
+    placeholder,
+    traceless,
+    undecodable,
+)
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
@@ -84,20 +91,24 @@ def spans_from_proto(request: ExportTraceServiceRequest | TracesData) -> list[Sp
     return out
 
 
-def readable_spans(data: bytes) -> tuple[list[Span], int]:
-    """Every span of a serialized request that decodes on its own, and how many did not.
+def readable_spans(data: bytes) -> tuple[list[Span], int, int]:
+    """Every span of a serialized request, those that cannot be decoded on their own as
+    placeholders (``codecs/otlp_salvage``); how many could not be decoded, and how many of
+    those showed no trace id, so are in no run (``lost``).
 
-    The scorer's fallback for a stored record :func:`spans_from_proto_bytes` refuses as a
-    whole: one unreadable span must not cost the others their verdicts.
+    The fallback for a record :func:`spans_from_proto_bytes` refuses as a whole (the
+    scorer's stored records, trace files): one unreadable span must not cost the others
+    their verdicts, nor leave its run looking complete.
     """
     try:
         request = ExportTraceServiceRequest.FromString(bytes(data))
-        unreadable = 0
+        unreadable = lost = 0
     except (_ProtoDecodeError, RecursionError):
         try:
-            request, unreadable = salvage(bytes(data))
+            found = salvage(bytes(data))
         except WireError:
-            return [], 1
+            return [], 1, 1
+        request, unreadable, lost = found.request, found.unreadable, found.lost
     out: list[Span] = []
     for rs in request.resource_spans:
         res = rs.resource
@@ -107,9 +118,24 @@ def readable_spans(data: bytes) -> tuple[list[Span], int]:
             for sp in ss.spans:
                 try:
                     out.append(_span(sp, resource, scope))
-                except (DecodeError, RecursionError):
+                except (DecodeError, RecursionError) as error:
+                    why = error.message if isinstance(error, DecodeError) else "nested too deeply"
                     unreadable += 1
-    return out, unreadable
+                    kept = undecodable(
+                        sp.trace_id,
+                        sp.span_id,
+                        sp.parent_span_id,
+                        sp.start_time_unix_nano or None,
+                        sp.end_time_unix_nano or None,
+                        resource,
+                        scope,
+                        why,
+                    )
+                    if traceless(sp.trace_id):
+                        lost += 1
+                    else:
+                        out.append(kept)
+    return out, unreadable, lost
 
 
 def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
@@ -120,6 +146,12 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
     problem = id_problem(
         trace_id, span_id, parent, [(ln.trace_id, ln.span_id) for ln in links] if links else ()
     )
+    start_ns = sp.start_time_unix_nano or None  # 0 is proto3's "not set"
+    end_ns = sp.end_time_unix_nano or None
+    attributes = _attrs(sp.attributes) if problem is not IdProblem.TRACE_ID else {}
+    why = attributes.get(UNDECODABLE_KEY)
+    if why is not None:  # a placeholder of a span that could not be decoded (otlp_salvage)
+        return undecodable(trace_id, span_id, parent, start_ns, end_ns, resource, scope, why)
     if problem is not None:  # the OTLP id rule (codecs/otlp_ids.py): refused, kept as a mark
         return placeholder(
             problem,
@@ -127,8 +159,8 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
             span_id,
             parent,
             [(ln.trace_id, ln.span_id) for ln in links],
-            sp.start_time_unix_nano or None,
-            sp.end_time_unix_nano or None,
+            start_ns,
+            end_ns,
             resource,
             scope,
         )
@@ -142,11 +174,11 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
         parent_hex,
         sp.name,
         _KINDS[kind] if 0 <= kind < 6 else SpanKind.UNSPECIFIED,  # proto3 enums are open
-        sp.start_time_unix_nano or None,  # 0 is proto3's "not set"
-        sp.end_time_unix_nano or None,
+        start_ns,
+        end_ns,
         _STATUSES[code] if 0 <= code < 3 else StatusCode.UNSET,
         status.message,
-        _attrs(sp.attributes),
+        attributes,
         [_event(ev) for ev in sp.events] if sp.events else [],
         [_link(ln) for ln in links] if links else [],
         resource,

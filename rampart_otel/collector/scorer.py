@@ -193,14 +193,19 @@ class Scorer:
         try:
             spans = spans_from_proto_bytes(payload)
         except DecodeError as error:  # validated on receipt, so this is a decoder gap
-            # Quarantine only what cannot be read: the record's other spans are scored.
-            spans, unreadable = readable_spans(payload)
+            # Quarantine only what cannot be read: the record's other spans are scored, and
+            # each unread span of a known trace is a placeholder that keeps its run short of
+            # complete (codecs/otlp_salvage); one with no trace id is in no run, only counted.
+            spans, unreadable, lost = readable_spans(payload)
             self.stats.decode_errors += 1
             self.stats.spans_quarantined += unreadable
-            self._quarantined.append((*where, unreadable, error.message))
+            message = error.message
+            if lost:
+                message += f"; {lost} of them with no readable trace id, in no run"
+            self._quarantined.append((*where, unreadable, message))
             log.error(
-                "segment %d@%d: %s: %d spans quarantined, %d scored",
-                where[0], where[1], error, unreadable, len(spans),
+                "segment %d@%d: %s: %d spans quarantined (%d in no run), %d scored",
+                where[0], where[1], error, unreadable, lost, len(spans),
             )  # fmt: skip
         # Spans the OTLP id rule refused were answered as rejected on receipt; those of a
         # valid trace stay as placeholders, so their run is scored as incomplete.

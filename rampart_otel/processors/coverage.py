@@ -167,6 +167,8 @@ def _cap_by_findings(
                 capped_by.setdefault(key, "unread")
             elif finding.kind is FindingKind.REFUSED_SPAN:  # lost to the OTLP id rule
                 capped_by.setdefault(key, "ids")
+            elif finding.kind is FindingKind.UNDECODABLE_SPAN:  # could not be decoded
+                capped_by.setdefault(key, "undecodable")
             elif state is OBSERVED:
                 capped_by.setdefault(key, "trace")
     return capped_by

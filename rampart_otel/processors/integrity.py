@@ -16,7 +16,7 @@ from rampart_otel.channels import (
     SIDE_EFFECT_PREFIX,
     TOOL_CHANNELS,
 )
-from rampart_otel.codecs.otlp_ids import RULES
+from rampart_otel.codecs.otlp_ids import RULES, UNDECODABLE, UNDECODABLE_KEY
 from rampart_otel.model import FindingKind, IntegrityFinding, Span
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
 from rampart_otel.processors.wording import (
@@ -29,6 +29,7 @@ from rampart_otel.processors.wording import (
     parent_cycle,
     refused_spans,
     split_run,
+    undecodable_spans,
 )
 
 
@@ -36,7 +37,13 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
     """Lost spans (a trace in pieces), spans never ended, dropped attributes or events."""
     refused = [span for span in facts.spans if span.refused]
     # First: a placeholder often splits its trace too, and the refusal is the cause to fix.
-    findings = [_refused(refused)] if refused else []
+    findings: list[IntegrityFinding] = []
+    if refused:
+        unread = [span for span in refused if span.refused == UNDECODABLE]
+        if unread:
+            findings.append(_undecodable(unread))
+        if len(unread) < len(refused):
+            findings.append(_refused([span for span in refused if span.refused != UNDECODABLE]))
     findings += _split(facts)
     groups: dict[tuple[FindingKind, tuple[str, ...]], list[Span]] = {}
     roles = facts.roles
@@ -161,6 +168,18 @@ def _refused(spans: list[Span]) -> IntegrityFinding:
     return IntegrityFinding(
         kind=FindingKind.REFUSED_SPAN,
         message=refused_spans(spans, rules),
+        span_ids=[span.span_id for span in spans],
+        channels=[EVERY_CHANNEL],
+    )
+
+
+def _undecodable(spans: list[Span]) -> IntegrityFinding:
+    """Spans that could not be decoded (``codecs/otlp_salvage``): as for a refused span, only
+    their ids are in the run, and any channel may be what they held."""
+    whys = sorted({str(span.attributes.get(UNDECODABLE_KEY, "")) for span in spans})
+    return IntegrityFinding(
+        kind=FindingKind.UNDECODABLE_SPAN,
+        message=undecodable_spans(spans, whys),
         span_ids=[span.span_id for span in spans],
         channels=[EVERY_CHANNEL],
     )

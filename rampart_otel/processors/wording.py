@@ -296,6 +296,19 @@ def refused_spans(spans: list[Span], rules: list[str]) -> str:
     )
 
 
+def undecodable_spans(spans: list[Span], whys: list[str]) -> str:
+    """Spans present in the trace that could not be decoded on their own (``codecs/
+    otlp_salvage``): only their ids are in the run; ``whys``: the decoder's reasons."""
+    ids = ", ".join(span.span_id for span in spans[:NAMED])
+    if len(spans) > NAMED:
+        ids += f" and {len(spans) - NAMED} more"
+    return (
+        f"{counted(spans, 'span')} of the run could not be decoded, content not read: "
+        f"{'; '.join(safe_text(why, 100) for why in whys)} "
+        f"(span{'' if len(spans) == 1 else 's'} {ids})"
+    )
+
+
 def parent_cycle(cycles: list[Span]) -> str:
     return f"span parent links form a cycle at {span_names(cycles)}"
 
@@ -375,6 +388,13 @@ IDS_FIX = (
     "no-op or unconfigured tracer, or from a span built by hand)"
 )
 
+UNDECODABLE_FIX = (
+    "find what wrote the span the decoder could not read (the reason names why; the input "
+    "errors of score, or the collector's partial-success answer and log, name the record): "
+    "OTLP protobuf needs valid UTF-8 in every string, values nested less than 100 deep, and "
+    "no field cut short; an exporter or proxy that alters or truncates the payload breaks it"
+)
+
 UNREAD_FIX = (
     "the trace records it in a form this version does not read (the reason names where): "
     "upgrade rampart-otel, or have the instrumentation write the standard attributes "
@@ -388,11 +408,14 @@ def fix_hint(key: str, scope_names: set[str], cause: str = "client") -> str | No
     side-effect gap: ``client`` (a call could go unrecorded), ``calls`` (which tools ran is
     not recorded), ``remote`` (a tool ran out of process); of any gap: ``trace`` (the trace
     itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
-    in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule)."""
+    in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule),
+    ``undecodable`` (spans could not be decoded)."""
     if cause == "trace":
         return TRACE_FIX
     if cause == "ids":
         return IDS_FIX
+    if cause == "undecodable":
+        return UNDECODABLE_FIX
     if cause == "unread":
         return UNREAD_FIX
     if cause == "calls" or key == "tool_calls":  # record which tools ran
@@ -878,6 +901,9 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.FINDING_REFUSED_SPAN: (
         "capped: spans of the run were refused for breaking the OTLP id rule, content not read"
+    ),
+    ReasonCode.FINDING_UNDECODABLE_SPAN: (
+        "capped: spans of the run could not be decoded on their own, only their ids were read"
     ),
 }
 

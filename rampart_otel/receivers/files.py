@@ -53,14 +53,14 @@ from typing import TypeAlias
 
 from rampart_otel.codecs.foreign import binary_form
 from rampart_otel.codecs.json_forms import spans_from_document, spans_from_document_bytes
-from rampart_otel.codecs.otlp_ids import kept_spans, refusal_message
+from rampart_otel.codecs.otlp_ids import UNDECODABLE, kept_spans, refusal_message
 from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,
     parse_json,
     spans_from_json_bytes,
 )
-from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
+from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import InputError, Span
 
@@ -642,9 +642,36 @@ def _decode_record(payload: bytes, where: str) -> Iterator[Item]:
         else:
             batch = spans_from_proto_bytes(payload)
     except DecodeError as exc:
-        yield InputError(where, binary_form(payload) or exc.message)
+        if payload.startswith((b"{", _ZSTD_MAGIC)) or binary_form(payload):
+            yield InputError(where, binary_form(payload) or exc.message)
+        else:
+            yield from _salvaged(payload, where, exc)
         return
     yield from _checked(batch, where)
+
+
+def _salvaged(payload: bytes, where: str, error: DecodeError) -> Iterator[Item]:
+    """A protobuf record that does not decode as a whole: every span that decodes on its
+    own, and a placeholder for each one that does not (``codecs/otlp_salvage``), which
+    keeps its run short of complete; the InputError says how many, and how many were in no
+    run. A record none of whose spans can be placed in a trace is refused whole."""
+    spans, unreadable, lost = readable_spans(payload)
+    if not spans:
+        yield InputError(where, error.message)
+        return
+    kept, refused = kept_spans(spans)
+    total = len(spans) + lost
+    message = f"{unreadable} of {total} spans could not be decoded ({error.message})"
+    if lost:
+        message += f"; {lost} of them with no readable trace id, in no run"
+    if lost < unreadable:
+        message += "; their traces are scored without their content, as incomplete"
+    others = [span.refused for span in refused if span.refused != UNDECODABLE]
+    if others:
+        message += "; " + refusal_message(others, total)
+    yield InputError(where, message)
+    if kept:
+        yield kept
 
 
 def _checked(batch: list[Span], where: str) -> Iterator[Item]:

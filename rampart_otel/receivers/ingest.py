@@ -22,7 +22,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from rampart_otel.codecs.otlp_ids import IdProblem, id_problem, kept_spans, refusal_message
+from rampart_otel.codecs.otlp_ids import (
+    UNDECODABLE_KEY,
+    IdProblem,
+    id_problem,
+    kept_spans,
+    refusal_message,
+)
 from rampart_otel.codecs.otlp_json import load_json, spans_from_json
 from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
@@ -65,6 +71,7 @@ class Accepted:
     rejected: int = 0
     message: str = ""
     stored: int = -1  # -1: ``spans``
+    lost: int = 0  # of ``rejected``: not readable, and no trace id to store them under
 
     def __post_init__(self) -> None:
         if self.stored < 0:
@@ -149,55 +156,77 @@ def decode(data: bytes, media: str) -> Accepted:
 
 
 def _salvaged(data: bytes, error: ProtoDecodeError) -> Accepted:
-    """The spans of a request that does not parse as a whole, where each parses on its own."""
+    """The spans of a request that does not parse as a whole, where each parses on its own;
+    each one that does not is stored as a placeholder when its trace id can be read
+    (``codecs/otlp_salvage``), so its run is scored as incomplete, never as if it had
+    not been sent."""
     refusal = bad_data(f"not a valid ExportTraceServiceRequest: {error}")
     try:
-        request, unreadable = salvage(data)
+        found = salvage(data)
     except WireError:
         raise refusal from None
-    if not request.resource_spans:
+    if found.unreadable == found.lost and not found.request.resource_spans:
         raise refusal
-    accepted = _validate(request, None, unreadable)
-    unread = f"{unreadable} spans rejected: not readable on their own ({error})"
+    accepted = _validate(found.request, None, found.unreadable, found.lost)
+    unread = f"{found.unreadable} spans rejected: not readable on their own ({error})"
+    if found.lost:
+        unread += f"; {found.lost} of them with no readable trace id, in no run"
+    if found.lost < found.unreadable:
+        unread += "; their traces are scored without their content, as incomplete"
     accepted.message = "; ".join(filter(None, (unread, accepted.message)))
     return accepted
 
 
 def _validate(
-    request: ExportTraceServiceRequest, raw: bytes | None, unreadable: int = 0
+    request: ExportTraceServiceRequest, raw: bytes | None, unreadable: int = 0, lost: int = 0
 ) -> Accepted:
     """Apply the id rule: spans with no valid trace id are dropped from what is stored,
     the other refused ones stay for the scorer to read as placeholders; refuse the request
-    if nothing is left."""
-    total = unreadable
+    if nothing is left. ``unreadable`` spans did not parse (``lost`` of them, with no trace
+    id, are not in ``request``; the others are, as placeholders the id rule does not judge).
+    """
+    total = lost  # every span sent
     problems: list[str] = []
     for resource_spans in request.resource_spans:
         for scope_spans in resource_spans.scope_spans:
             spans = scope_spans.spans
             total += len(spans)
             for span in spans:
+                if unreadable and _undecodable(span):
+                    continue
                 problem = _problem(span)
                 if problem is not None:
                     problems.append(problem)
+    whole = total - unreadable  # spans that parsed
     if not problems:
         payload = raw if raw is not None else request.SerializeToString()
-        return Accepted(payload, total - unreadable, unreadable)
-    message = refusal_message(problems, total - unreadable)
+        return Accepted(payload, whole, unreadable, stored=total - lost, lost=lost)
+    message = refusal_message(problems, whole)
     traceless = problems.count(IdProblem.TRACE_ID)
-    stored = total - unreadable - traceless
+    stored = total - lost - traceless
     if stored == 0:
         raise bad_data(message if not unreadable else f"all {total} spans refused: {message}")
     if traceless:  # the rare path: rebuild without the spans that belong to no trace
         for resource_spans in request.resource_spans:
             for scope_spans in resource_spans.scope_spans:
-                keep = [s for s in scope_spans.spans if _problem(s) is not IdProblem.TRACE_ID]
+                keep = [
+                    s
+                    for s in scope_spans.spans
+                    if (unreadable and _undecodable(s)) or _problem(s) is not IdProblem.TRACE_ID
+                ]
                 if len(keep) != len(scope_spans.spans):
                     del scope_spans.spans[:]
                     scope_spans.spans.extend(keep)
         raw = None
     payload = raw if raw is not None else request.SerializeToString()
     rejected = len(problems) + unreadable
-    return Accepted(payload, total - rejected, rejected, message, stored)
+    return Accepted(payload, total - rejected, rejected, message, stored, lost)
+
+
+def _undecodable(span: Any) -> bool:
+    """A placeholder the salvage made of a span it could not parse (``codecs/otlp_ids``)."""
+    attributes = span.attributes
+    return len(attributes) == 1 and attributes[0].key == UNDECODABLE_KEY
 
 
 def _problem(span: Any) -> IdProblem | None:
