@@ -56,9 +56,11 @@ __all__ = [
     "UNDECODABLE_KEY",
     "IdProblem",
     "id_problem",
+    "in_no_trace",
     "kept_spans",
     "placeholder",
     "refusal_message",
+    "refusal_of",
     "traceless",
     "undecodable",
     "undecodable_why",
@@ -177,20 +179,49 @@ def kept_spans(spans: list[Span]) -> tuple[list[Span], list[Span]]:
     refused = [span for span in spans if span.refused]
     if not refused:
         return spans, refused
-    kept = [span for span in spans if span.refused != IdProblem.TRACE_ID]
+    kept = [span for span in spans if not in_no_trace(span)]
     return kept, refused
 
 
-def refusal_message(problems: Sequence[str], total: int) -> str:
+def in_no_trace(span: Span) -> bool:
+    """A refused span with no valid trace id: it belongs to no run, so it is only counted."""
+    if span.refused == IdProblem.TRACE_ID:
+        return True
+    return span.refused == UNDECODABLE and (
+        len(span.trace_id) != 32 or span.trace_id == _ZERO16.hex()
+    )
+
+
+def refusal_of(refused: Sequence[Span], total: int) -> str:
+    """:func:`refusal_message` for refused spans as decoded (``kept_spans``' second list):
+    a span that could not be decoded says why, one in no run is counted as such."""
+    whys = [
+        str(span.attributes.get(UNDECODABLE_KEY)) for span in refused if span.refused == UNDECODABLE
+    ]
+    lost = sum(1 for span in refused if span.refused == UNDECODABLE and in_no_trace(span))
+    return refusal_message([span.refused for span in refused], total, whys, lost)
+
+
+def refusal_message(
+    problems: Sequence[str], total: int, whys: Sequence[str] = (), lost: int = 0
+) -> str:
     """One line for an InputError or a partial-success answer: how many spans the rule
-    refused (``problems``: each one's ``IdProblem``) of ``total``, and which rules."""
+    refused (``problems``: each one's ``IdProblem``, or ``UNDECODABLE``) of ``total``, and
+    which rules; ``whys``: why spans could not be decoded, ``lost`` of them in no run."""
     counts: dict[str, int] = {}
     for problem in problems:
         counts[problem] = counts.get(problem, 0) + 1
     rules = "; ".join(f"{RULES[problem]} ({count})" for problem, count in counts.items())
+    if whys:
+        shown = sorted(set(whys))
+        rules += (
+            ": " + "; ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+        )
+    if lost:
+        rules += f"; {lost} of them with no readable trace id, in no run"
     message = f"{len(problems)} of {total} spans refused: {rules}"
     if any(problem != UNDECODABLE for problem in problems):
         message += f" [{SOURCE}]"
-    if any(problem != IdProblem.TRACE_ID for problem in problems):
+    if len(problems) > counts.get(IdProblem.TRACE_ID, 0) + lost:
         message += "; their traces are scored without their content, as incomplete"
     return message

@@ -20,7 +20,13 @@ from typing import Any, TypeVar
 
 import orjson
 
-from rampart_otel.codecs.otlp_ids import id_problem, placeholder
+from rampart_otel.codecs.otlp_ids import (
+    UNDECODABLE_KEY,
+    IdProblem,
+    id_problem,
+    placeholder,
+    undecodable,
+)
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
 
@@ -151,17 +157,22 @@ def spans_from_json(obj: dict[str, Any]) -> list[Span]:
     ri = si = pi = -1
     try:
         # The loop indices are read by the error handlers below, to say where.
-        for ri, rs in enumerate(rss):  # noqa: B007
+        for ri, rs in enumerate(rss):
             si = pi = -1
             res = rs.get("resource")
             resource = _resource(res) if res else Resource({})
-            for si, ss in enumerate(_scope_spans(rs)):  # noqa: B007
+            for si, ss in enumerate(_scope_spans(rs)):
                 pi = -1
                 g = ss.get
                 sc = g("scope") or g("instrumentationLibrary") or g("instrumentation_library")
                 scope = _scope(sc) if sc else Scope()
-                for pi, sp in enumerate(g("spans") or ()):  # noqa: B007
-                    append(_span(sp, resource, scope))
+                for pi, sp in enumerate(g("spans") or ()):
+                    try:
+                        append(_span(sp, resource, scope))
+                    except _SPAN_ERRORS as exc:  # refused alone, kept as a mark of its run
+                        append(
+                            _unreadable(sp, resource, scope, f"{_where(ri, si, pi)}: {_why(exc)}")
+                        )
     except DecodeError as exc:
         raise DecodeError(f"{_where(ri, si, pi)}: {exc.message}") from None
     except RecursionError:
@@ -169,6 +180,67 @@ def spans_from_json(obj: dict[str, Any]) -> list[Span]:
     except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
         raise DecodeError(f"{_where(ri, si, pi)}: {_explain(exc)}") from None
     return out
+
+
+_SPAN_ERRORS = (
+    DecodeError,
+    RecursionError,
+    TypeError,
+    AttributeError,
+    KeyError,
+    ValueError,
+    IndexError,
+)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, DecodeError):
+        return exc.message
+    if isinstance(exc, RecursionError):
+        return "values nested too deeply"
+    return _explain(exc)
+
+
+def _unreadable(sp: Any, resource: Resource, scope: Scope, why: str) -> Span:
+    """A span object that does not decode: a placeholder (``otlp_ids.undecodable``) of the ids
+    and times it shows, each read on its own; one with no readable trace id is in no run
+    (``otlp_ids.kept_spans`` leaves it out, the refusal counts it)."""
+    shown: dict[str, Any] = {}
+    if type(sp) is dict:
+        for key, snake, size in _ID_FIELDS:
+            try:
+                v = sp.get(key)
+                shown[key] = _id(sp.get(snake) if v is None else v, size, key)
+            except DecodeError:
+                shown[key] = b""
+        for key, snake, _ in _TIME_FIELDS:
+            v = sp.get(key)
+            v = sp.get(snake) if v is None else v
+            try:
+                shown[key] = _uint(v, key, _U64) or None if v is not None else None
+            except DecodeError:
+                shown[key] = None
+    return undecodable(
+        shown.get("traceId", b""),
+        shown.get("spanId", b""),
+        shown.get("parentSpanId", b""),
+        shown.get("startTimeUnixNano"),
+        shown.get("endTimeUnixNano"),
+        resource,
+        scope,
+        why,
+    )
+
+
+_ID_FIELDS = (
+    ("traceId", "trace_id", 16),
+    ("spanId", "span_id", 8),
+    ("parentSpanId", "parent_span_id", 8),
+)
+_TIME_FIELDS = (
+    ("startTimeUnixNano", "start_time_unix_nano", 0),
+    ("endTimeUnixNano", "end_time_unix_nano", 0),
+)
 
 
 def _scope_spans(rs: dict[str, Any]) -> Any:
@@ -286,7 +358,9 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
     )
 
     problem = id_problem(trace_id, span_id, parent, link_ids)
-    if problem is not None:  # the OTLP id rule (codecs/otlp_ids.py): refused, kept as a mark
+    # the OTLP id rule (codecs/otlp_ids.py): refused, kept as a mark; a placeholder of a span
+    # that could not be decoded is read as such (its attribute says why), as protobuf's is
+    if problem is not None and (problem is IdProblem.TRACE_ID or not _marked(g("attributes"))):
         return placeholder(
             problem, trace_id, span_id, parent, link_ids, start or None, end or None,
             resource, scope,
@@ -313,6 +387,11 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
 
     v = g("attributes")
     attributes = _attrs(v) if v else {}
+    why = attributes.get(UNDECODABLE_KEY)
+    if why is not None:
+        return undecodable(
+            trace_id, span_id, parent, start or None, end or None, resource, scope, why
+        )
     v = g("events")
     events = _events(v) if v else []
     links = _links(links, link_ids) if links else []
@@ -347,6 +426,13 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
         _uint(de, "droppedEventsCount") if de is not None else 0,
         _uint(dl, "droppedLinksCount") if dl is not None else 0,
         _uint(flags, "flags") if flags is not None else 0,
+    )
+
+
+def _marked(kvs: Any) -> bool:
+    """The attributes hold the mark of an undecodable span's placeholder."""
+    return type(kvs) is list and any(
+        type(kv) is dict and kv.get("key") == UNDECODABLE_KEY for kv in kvs
     )
 
 

@@ -53,7 +53,7 @@ from typing import TypeAlias
 
 from rampart_otel.codecs.foreign import binary_form
 from rampart_otel.codecs.json_forms import spans_from_document, spans_from_document_bytes
-from rampart_otel.codecs.otlp_ids import UNDECODABLE, kept_spans, refusal_message
+from rampart_otel.codecs.otlp_ids import UNDECODABLE, kept_spans, refusal_message, refusal_of
 from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,
@@ -679,7 +679,7 @@ def _checked(batch: list[Span], where: str) -> Iterator[Item]:
     no valid trace id is dropped, the others stay as placeholders (``codecs/otlp_ids``)."""
     kept, refused = kept_spans(batch)
     if refused:
-        yield InputError(where, refusal_message([span.refused for span in refused], len(batch)))
+        yield InputError(where, refusal_of(refused, len(batch)))
     if kept:
         yield kept
 

@@ -23,11 +23,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from rampart_otel.codecs.otlp_ids import (
+    UNDECODABLE,
     UNDECODABLE_KEY,
     IdProblem,
     id_problem,
+    in_no_trace,
     kept_spans,
     refusal_message,
+    refusal_of,
 )
 from rampart_otel.codecs.otlp_json import load_json, spans_from_json
 from rampart_otel.codecs.otlp_proto import spans_to_proto_request
@@ -255,10 +258,13 @@ def _from_json(data: bytes) -> Accepted:
     kept, refused = kept_spans(spans)
     if not refused:
         return Accepted(_encoded(kept), len(kept))
-    message = refusal_message([span.refused for span in refused], len(spans))
+    message = refusal_of(refused, len(spans))
     if not kept:
         raise bad_data(message)
-    return Accepted(_encoded(kept), len(spans) - len(refused), len(refused), message, len(kept))
+    lost = sum(1 for span in refused if span.refused == UNDECODABLE and in_no_trace(span))
+    return Accepted(
+        _encoded(kept), len(spans) - len(refused), len(refused), message, len(kept), lost
+    )
 
 
 _RESOURCE_SPANS = frozenset(("resourceSpans", "resource_spans"))

@@ -279,7 +279,7 @@ def test_otlp_in_an_envelope(document: dict[str, object]) -> None:
 
 def test_tempo_error_names_the_form() -> None:
     with pytest.raises(DecodeError, match=r"Tempo trace JSON \(batches\): resourceSpans\[0\]"):
-        spans_from_document({"batches": [{"scopeSpans": [{"spans": [{"spanId": "x"}]}]}]})
+        spans_from_document({"batches": [{"scopeSpans": [{"scope": {"name": 1}, "spans": []}]}]})
 
 
 # ---- console output ----------------------------------------------------------------------

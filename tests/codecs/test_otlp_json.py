@@ -13,7 +13,13 @@ from google.protobuf import json_format
 from opentelemetry.proto.trace.v1.trace_pb2 import TracesData
 from sdk_traces import by_id, collector_json
 
+from rampart_otel.codecs.otlp_ids import UNDECODABLE, UNDECODABLE_KEY, in_no_trace, kept_spans
 from rampart_otel.codecs.otlp_json import gc_paused, spans_from_json, spans_from_json_bytes
+from rampart_otel.codecs.otlp_proto import (
+    spans_from_proto,
+    spans_to_json_dict,
+    spans_to_proto_request,
+)
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Span
 
@@ -341,6 +347,8 @@ def test_duplicate_attribute_keys_keep_the_last():
 
 
 # ---- malformed input: one DecodeError, one line, saying where ---------------------------
+# A malformed document, resource or scope refuses the document; a malformed span is refused
+# alone: a placeholder of its run (``otlp_ids.undecodable``) saying where and why.
 
 
 def _span_with(**fields: Any) -> dict[str, Any]:
@@ -354,6 +362,23 @@ def _span_with(**fields: Any) -> dict[str, Any]:
         ({"resourceMetrics": []}, "not OTLP trace data"),
         ({"resourceSpans": {}}, "resourceSpans: expected an array"),
         ({"resourceSpans": ["x"]}, "resourceSpans[0]: expected an object, got string"),
+        (
+            doc(resource={"attributes": attrs(k={"intValue": "NaN"})}),
+            "resourceSpans[0]: resource: attribute 'k': intValue",
+        ),
+        (doc(scopeSpans=[{"scope": {"name": 1}}]), "scopeSpans[0]: scope: name and version"),
+    ],
+)
+def test_malformed_documents(obj, needle):
+    with pytest.raises(DecodeError) as err:
+        spans_from_json(copy.deepcopy(obj))
+    assert needle in err.value.message
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("obj", "needle"),
+    [
         (
             {"resourceSpans": [{"scopeSpans": [{"spans": [7]}]}]},
             "resourceSpans[0].scopeSpans[0].spans[0]: expected an object, got number",
@@ -390,18 +415,26 @@ def _span_with(**fields: Any) -> dict[str, Any]:
         (_span_with(events=[{"name": 3}]), "events[0]: name: expected a string"),
         (_span_with(events=[{"timeUnixNano": "x"}]), "events[0]: timeUnixNano"),
         (_span_with(events=["e"]), "events[0]: expected an object, got string"),
-        (
-            doc(resource={"attributes": attrs(k={"intValue": "NaN"})}),
-            "resourceSpans[0]: resource: attribute 'k': intValue",
-        ),
-        (doc(scopeSpans=[{"scope": {"name": 1}}]), "scopeSpans[0]: scope: name and version"),
     ],
 )
-def test_malformed_documents(obj, needle):
-    with pytest.raises(DecodeError) as err:
-        spans_from_json(copy.deepcopy(obj))
-    assert needle in err.value.message
-    assert "\n" not in str(err.value)
+def test_a_malformed_span_is_refused_alone_as_a_placeholder(obj, needle):
+    obj = copy.deepcopy(obj)
+    good = {"traceId": TRACE, "spanId": PARENT, "name": "good"}
+    obj["resourceSpans"][0]["scopeSpans"][0]["spans"].append(good)
+    bad, kept = spans_from_json(obj)
+    assert (kept.span_id, kept.name, kept.refused) == (PARENT, "good", "")
+    assert bad.refused == UNDECODABLE and bad.name == "" and not bad.events
+    why = bad.attributes[UNDECODABLE_KEY]
+    assert why.startswith("resourceSpans[0].scopeSpans[0].spans[0]: ") and needle in why
+    assert "\n" not in why
+    # Its ids, where they can be read: with its trace id it is in its run, without, in none.
+    readable_trace = type(obj["resourceSpans"][0]["scopeSpans"][0]["spans"][0]) is dict and (
+        obj["resourceSpans"][0]["scopeSpans"][0]["spans"][0].get("traceId") == TRACE
+    )
+    assert in_no_trace(bad) is not readable_trace
+    assert kept_spans([bad, kept])[0] == ([bad, kept] if readable_trace else [kept])
+    if readable_trace:
+        assert bad.trace_id == TRACE
 
 
 @pytest.mark.parametrize(
@@ -420,13 +453,31 @@ def test_malformed_bytes(data, needle):
     assert needle in err.value.message
 
 
-def test_deeply_nested_any_value_is_a_decode_error():
+def test_a_span_with_a_value_nested_too_deep_is_refused_alone():
     value: dict[str, Any] = {"stringValue": "leaf"}
     for _ in range(5000):
         value = {"arrayValue": {"values": [value]}}
     obj = doc({"attributes": attrs(deep=value)})
-    with pytest.raises(DecodeError, match="nested too deeply"):
-        spans_from_json(obj)
+    (span,) = spans_from_json(obj)
+    assert span.refused == UNDECODABLE and (span.trace_id, span.span_id) == (TRACE, SPAN)
+    assert span.attributes[UNDECODABLE_KEY].endswith("values nested too deeply")
+
+
+def test_a_placeholder_of_an_undecodable_span_reads_back_as_one():
+    # As the collector stores it, and as OTLP/JSON carries it (replay, a JSON export).
+    obj = doc({"parentSpanId": PARENT, "attributes": attrs(n={"intValue": "x1"})})
+    (placeholder,) = spans_from_json(obj)
+    again = json.loads(json.dumps(spans_to_json_dict([placeholder])))
+    (read,) = spans_from_json(again)
+    assert (read.refused, read.trace_id, read.span_id, read.parent_span_id) == (
+        UNDECODABLE,
+        TRACE,
+        SPAN,
+        PARENT,
+    )
+    assert read.attributes == placeholder.attributes
+    (from_proto,) = spans_from_proto(spans_to_proto_request([placeholder]))
+    assert from_proto == read
 
 
 def test_decode_error_message_is_one_line():

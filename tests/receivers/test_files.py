@@ -247,16 +247,25 @@ def test_malformed_line_in_the_middle(tmp_path, make_request):
     assert errors[0].message.startswith("invalid JSON")
 
 
-def test_bad_span_in_a_line_reports_where(tmp_path, make_request):
+def test_bad_span_in_a_line_is_refused_alone_and_reports_where(tmp_path, make_request):
+    # The line's other spans are read, and the bad one is a placeholder in its run (its
+    # trace id and times), which keeps that run short of complete: it was once dropped with
+    # the whole line, leaving the run's other lines to read as if it had not been sent.
     good = make_request()
     bad = collector_json(make_request())
-    bad["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"] = "!?*"  # not hex nor base64
+    spans = bad["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[0]["spanId"] = "!?*"  # not hex nor base64
     data = json.dumps(bad).encode() + b"\n" + jsonl([good])
     path = write(tmp_path / "t.jsonl", data)
     batches, errors = collect(read_path(path))
-    assert span_ids(batches) == ids_of(good)
-    assert errors[0].location == f"{path}:1"
-    assert "resourceSpans[0].scopeSpans[0].spans[0]: spanId" in errors[0].message
+    first, second = batches
+    assert span_ids([second]) == ids_of(good)
+    assert [s.refused for s in first] == ["undecodable"] + [""] * (len(first) - 1)
+    assert first[0].trace_id == spans[0]["traceId"] and first[0].span_id == ""
+    (error,) = errors
+    assert error.location == f"{path}:1"
+    assert error.message.startswith(f"1 of {len(first)} spans refused: a span must decode")
+    assert "resourceSpans[0].scopeSpans[0].spans[0]: spanId" in error.message
 
 
 def test_first_line_broken_at_a_value_boundary_is_still_json_lines(tmp_path, make_request):

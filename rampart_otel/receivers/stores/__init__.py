@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from rampart_otel.codecs.otlp_ids import kept_spans, refusal_message
+from rampart_otel.codecs.otlp_ids import kept_spans, refusal_of
 from rampart_otel.errors import UserError
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_paths
@@ -191,9 +191,7 @@ def read_sources(
         for batch in read_store(source):
             kept, refused = kept_spans(batch)  # the OTLP id rule, as for files
             if refused:
-                yield InputError(
-                    source.url, refusal_message([span.refused for span in refused], len(batch))
-                )
+                yield InputError(source.url, refusal_of(refused, len(batch)))
             if kept:
                 yield kept
     if files:
