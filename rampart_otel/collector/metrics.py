@@ -45,13 +45,19 @@ class Metrics:
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(self)  # a custom collector
 
-    def request(self, transport: str, code: str, spans: int = 0, rejected: int = 0) -> None:
+    def request(
+        self, transport: str, code: str, spans: int = 0, rejected: int = 0, lost: int = 0
+    ) -> None:
+        """An accepted request: ``rejected`` spans refused in it, ``lost`` of them unreadable
+        with no trace id (reason ``no_trace``: in no run, so no verdict says they are gone)."""
         with self._lock:
             self.requests[transport, code] += 1
             if spans:
                 self.spans_received[transport] += spans
-            if rejected:
-                self.spans_rejected[transport, "invalid"] += rejected
+            if rejected > lost:
+                self.spans_rejected[transport, "invalid"] += rejected - lost
+            if lost:
+                self.spans_rejected[transport, "no_trace"] += lost
 
     def refused(self, transport: str, code: str, reason: str, spans: int = 0) -> None:
         with self._lock:

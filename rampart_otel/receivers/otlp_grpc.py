@@ -56,7 +56,7 @@ class TraceService:
         except Refusal as refusal:
             self._refuse(context, refusal, spans)
             raise AssertionError("unreachable: abort raises") from None
-        self.metrics.request("grpc", "OK", accepted.spans, accepted.rejected)
+        self.metrics.request("grpc", "OK", accepted.spans, accepted.rejected, accepted.lost)
         return accepted.response().SerializeToString()
 
     def _store(self, payload: bytes) -> None:

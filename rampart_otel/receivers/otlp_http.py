@@ -196,7 +196,7 @@ class OTLPHttpApp:
         except Refusal as refusal:
             await self._refuse(send, refusal, media, spans)
             return
-        self.metrics.request("http", "200", accepted.spans, accepted.rejected)
+        self.metrics.request("http", "200", accepted.spans, accepted.rejected, accepted.lost)
         await _respond(send, 200, ingest.success_body(accepted, media), media)
 
     async def _read_body(self, headers: dict[bytes, bytes], receive: Receive) -> bytes:

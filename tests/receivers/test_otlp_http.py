@@ -24,7 +24,9 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk.trace.export import SpanExportResult
 
+from rampart_otel.codecs.otlp_ids import UNDECODABLE_KEY
 from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes
+from rampart_otel.model import Span
 from rampart_otel.storage.segments import list_segments, read_records
 
 PROTOBUF = "application/x-protobuf"
@@ -115,6 +117,15 @@ def scorable_spans(collector: InProcess) -> set[tuple[str, str]]:
     return found
 
 
+def stored_placeholders(collector: InProcess, span_id: str) -> list[Span]:
+    """The stored placeholders of span ``span_id`` (spans refused, kept for their run)."""
+    found = []
+    for _, path in list_segments(collector.data_dir / "segments"):
+        for _, _, payload in read_records(path):
+            found += [s for s in spans_from_proto_bytes(payload) if s.span_id == span_id]
+    return [span for span in found if span.refused]
+
+
 def test_a_span_with_a_malformed_link_is_refused_alone_and_the_rest_is_scorable(
     collector, acknowledged
 ):
@@ -144,9 +155,42 @@ def test_a_span_nested_too_deep_for_protobuf_is_refused_alone(collector, acknowl
     assert status == 200
     partial = ExportTraceServiceResponse.FromString(body).partial_success
     assert partial.rejected_spans == 1 and "not readable on their own" in partial.error_message
+    assert "scored without their content, as incomplete" in partial.error_message
     good = span_keys(spans) - {(deep.trace_id.hex(), deep.span_id.hex())}
     acknowledged |= good
     assert good <= scorable_spans(collector)
+    # ...and it is stored as a placeholder of its run (its ids): the run is never complete.
+    (placeholder,) = stored_placeholders(collector, deep.span_id.hex())
+    assert placeholder.trace_id == deep.trace_id.hex() and placeholder.refused == "undecodable"
+    assert "MaxDepth" in placeholder.attributes[UNDECODABLE_KEY]
+
+
+def test_an_unreadable_span_with_no_trace_id_is_counted_as_in_no_run(collector, acknowledged):
+    spans = make_traces(2)
+    request = encode_spans(spans)
+    bad = request.resource_spans[0].scope_spans[0].spans[0]
+    bad.trace_id, bad.name = b"\x01\x02\x03", "@corrupt@"  # 3 bytes: in no trace
+    body = request.SerializeToString().replace(b"@corrupt@", b"\xffcorrupt@")  # not UTF-8
+    status, _, response = post(collector.traces_url, body)
+    assert status == 200
+    partial = ExportTraceServiceResponse.FromString(response).partial_success
+    assert partial.rejected_spans == 1
+    assert "1 of them with no readable trace id, in no run" in partial.error_message
+    good = span_keys(spans) - {
+        (spans[0].context.trace_id.to_bytes(16, "big").hex(), bad.span_id.hex())
+    }
+    acknowledged |= good
+    assert good <= scorable_spans(collector)
+    assert not stored_placeholders(collector, bad.span_id.hex())
+    with urllib.request.urlopen(collector.http_url + "/metrics", timeout=30) as answer:
+        text = answer.read().decode()
+    assert any(
+        line.startswith("rampart_otel_spans_rejected_total{")
+        and 'transport="http"' in line
+        and 'reason="no_trace"' in line
+        and float(line.rsplit(" ", 1)[1]) >= 1
+        for line in text.splitlines()
+    ), text
 
 
 def test_a_json_key_with_a_lone_surrogate_is_not_500(collector, acknowledged):
