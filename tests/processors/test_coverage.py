@@ -17,6 +17,7 @@ from rampart_otel.channels import (
     assume,
     observability_level,
 )
+from rampart_otel.codecs.otlp_ids import UNDECODABLE, UNDECODABLE_KEY
 from rampart_otel.model import AgentRun, Run, Scope, Span
 from rampart_otel.processors.normalize import normalize
 
@@ -530,6 +531,32 @@ def test_a_span_refused_for_its_ids_makes_every_channel_partial_naming_the_rule(
         assert state(agent, key) is PARTIAL, key
         assert "refused for breaking the OTLP id rule" in reasons(agent, key)
         assert "have the exporter write valid ids" in reasons(agent, key)
+    assert state(agent, HTTP) is UNOBSERVED  # the GET's content (what it was) is not read
+
+
+def test_a_span_that_could_not_be_decoded_makes_every_channel_partial_saying_why() -> None:
+    """A placeholder of a span protobuf or JSON could not decode (``codecs/otlp_salvage``)
+    in place of the GET, with its real ids: the run cannot prove the absence of anything,
+    the reason says why it was not read, and the hint is to find what wrote it."""
+    spans = full_run()
+    gone = spans[3]
+    spans[3] = replace(
+        mk(gone.span_id, "", {UNDECODABLE_KEY: "String field had bad UTF-8"}, parent="t1"),
+        kind="UNSPECIFIED",
+        refused=UNDECODABLE,
+    )
+    agent = run_of(*spans)
+    assert [finding.kind for finding in agent.integrity] == ["undecodable_span"]
+    (finding,) = agent.integrity
+    assert finding.channels == ["*"] and finding.span_ids == [gone.span_id]
+    assert finding.message == (
+        "1 span of the run could not be decoded, content not read: String field had bad "
+        f"UTF-8 (span {gone.span_id})"
+    )
+    for key in CORE:
+        assert state(agent, key) is PARTIAL, key
+        assert "could not be decoded" in reasons(agent, key)
+        assert "find what wrote the span the decoder could not read" in reasons(agent, key)
     assert state(agent, HTTP) is UNOBSERVED  # the GET's content (what it was) is not read
 
 
