@@ -15,6 +15,7 @@ from recorded import only_run
 from span_factory import mk
 
 from rampart_otel.channels import OBSERVED, ChannelCoverage, Coverage, ReasonCode, assume
+from rampart_otel.codecs.otlp_ids import UNDECODABLE, UNDECODABLE_KEY
 from rampart_otel.declare import TOOL_SIDE_EFFECTS_ATTRIBUTE
 from rampart_otel.model import AgentRun, FindingKind, Run, Span
 from rampart_otel.processors.normalize import normalize
@@ -229,6 +230,15 @@ def refused() -> AgentRun:
     return run_of(*spans)
 
 
+def undecodable() -> AgentRun:
+    spans = full_run()
+    spans[3] = replace(
+        mk("h1", "", {UNDECODABLE_KEY: "String field had bad UTF-8"}, parent="t1", start=31),
+        refused=UNDECODABLE,
+    )
+    return run_of(*spans)
+
+
 def dropped() -> AgentRun:
     spans = full_run()
     spans[1] = mk("m1", "chat", chat(asked("fetch", "c1", {"q": 1})), parent="a0", start=10,
@@ -372,6 +382,7 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
     ),
     ReasonCode.FINDING_CONTINUATION: continuation,
     ReasonCode.FINDING_REFUSED_SPAN: refused,
+    ReasonCode.FINDING_UNDECODABLE_SPAN: undecodable,
     ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: agent_without_calls,
 }
 
