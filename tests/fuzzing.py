@@ -141,7 +141,7 @@ def target_proto(data: bytes, kind: str) -> None:
     try:
         spans = spans_from_proto_bytes(data)
     except DecodeError:
-        spans, _ = readable_spans(data)  # the scorer's fallback: must never raise
+        spans, _, _ = readable_spans(data)  # the scorer's fallback: must never raise
     with suppress(WireError):
         salvage(data)
     _normalizes(spans)
