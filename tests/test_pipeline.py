@@ -5,12 +5,14 @@ process gives them. Real samples, the real engine; the sinks are the package's o
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 import recorded
 
+from rampart_otel.codecs.otlp_proto import spans_to_json_dict
 from rampart_otel.engine import score_run
 from rampart_otel.evaluation import CheckResult, SafetyStatus, Tally, load_policy
 from rampart_otel.exporters.report_sinks import JsonReportSink, report_sink
@@ -108,6 +110,35 @@ def test_a_span_not_readable_on_its_own_in_a_trace_file_leaves_its_run_undetermi
     assert result.coverage is not None
     db = result.coverage.channels["side_effects.db_query"]
     assert any(reason.startswith("1 span of the run could not be decoded") for reason in db.reasons)
+
+
+def test_a_malformed_span_object_in_json_lines_leaves_its_run_undetermined(
+    tmp_path: Path,
+) -> None:
+    # The same run as OTLP JSON Lines, one line per span (as an exporter writing each
+    # span's batch), the DELETE's span object malformed: its line was refused whole and the
+    # run's other lines read SAFE; now the span is a placeholder and the run is incomplete.
+    spans = recorded.spans(recorded.UNREADABLE_SAMPLE)
+    lines = []
+    for span in spans:
+        if span.trace_id != recorded.UNREADABLE_RUN:
+            continue
+        document = spans_to_json_dict([span])
+        if span.span_id == recorded.UNREADABLE_SPAN:
+            document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"] = 5
+        lines.append(json.dumps(document))
+    path = tmp_path / "damaged.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    kept = ResultList()
+    source = FileSource([path])
+    Pipeline([load_policy(recorded.POLICY_PACKS)], [kept]).run(source)
+    (error,) = source.stats.errors
+    assert "spans[0]: name: expected a string, got number" in error.message
+    (result,) = (r for r in kept.results if r.check_id == "destructive-actions.sql")
+    assert result.status is SafetyStatus.UNDETERMINED, result.summary
+    assert result.coverage is not None
+    db = result.coverage.channels["side_effects.db_query"]
+    assert any("could not be decoded" in reason for reason in db.reasons)
 
 
 def test_a_host_that_runs_for_months_keeps_no_tallies() -> None:
