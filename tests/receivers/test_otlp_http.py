@@ -165,6 +165,25 @@ def test_a_span_nested_too_deep_for_protobuf_is_refused_alone(collector, acknowl
     assert "MaxDepth" in placeholder.attributes[UNDECODABLE_KEY]
 
 
+def test_a_malformed_json_span_is_refused_alone_and_stored_as_a_placeholder(
+    collector, acknowledged
+):
+    spans = make_traces(2)
+    document = _otlp_json(spans)
+    bad = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    bad["name"] = 5  # the span does not decode; its line's other spans do
+    status, _, body = post(collector.traces_url, json.dumps(document).encode(), "application/json")
+    assert status == 200
+    partial = json.loads(body)["partialSuccess"]
+    assert int(partial["rejectedSpans"]) == 1
+    assert "spans[0]: name: expected a string, got number" in partial["errorMessage"]
+    good = span_keys(spans) - {(bad["traceId"], bad["spanId"])}
+    acknowledged |= good
+    assert good <= scorable_spans(collector)
+    (placeholder,) = stored_placeholders(collector, bad["spanId"])
+    assert (placeholder.trace_id, placeholder.refused) == (bad["traceId"], "undecodable")
+
+
 def test_an_unreadable_span_with_no_trace_id_is_counted_as_in_no_run(collector, acknowledged):
     spans = make_traces(2)
     request = encode_spans(spans)
