@@ -117,7 +117,7 @@ def id_problem(
 
 
 def placeholder(
-    problem: IdProblem,
+    problem: str,
     trace_id: bytes,
     span_id: bytes,
     parent: bytes,
@@ -127,7 +127,8 @@ def placeholder(
     resource: Resource,
     scope: Scope,
 ) -> Span:
-    """What is kept of a refused span: its ids (as sent) and times, none of its content."""
+    """What is kept of a refused span: its ids (as sent) and times, none of its content;
+    ``problem``: an ``IdProblem``, or ``UNDECODABLE``."""
     return Span(
         trace_id.hex(),
         span_id.hex(),
@@ -160,10 +161,9 @@ def undecodable(
     """What is kept of a span that could not be decoded: the ids and times its bytes show,
     and why (its one attribute, so writing it and reading it back gives it again)."""
     kept = placeholder(
-        IdProblem.SPAN_ID, trace_id, span_id, parent, (), start_ns, end_ns, resource, scope
+        UNDECODABLE, trace_id, span_id, parent, (), start_ns, end_ns, resource, scope
     )
     kept.attributes[UNDECODABLE_KEY] = undecodable_why(why)
-    kept.refused = UNDECODABLE
     return kept
 
 
@@ -211,15 +211,17 @@ def refusal_message(
     counts: dict[str, int] = {}
     for problem in problems:
         counts[problem] = counts.get(problem, 0) + 1
-    rules = "; ".join(f"{RULES[problem]} ({count})" for problem, count in counts.items())
-    if whys:
-        shown = sorted(set(whys))
-        rules += (
-            ": " + "; ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
-        )
-    if lost:
-        rules += f"; {lost} of them with no readable trace id, in no run"
-    message = f"{len(problems)} of {total} spans refused: {rules}"
+    stated = []
+    for problem, count in counts.items():
+        rule = f"{RULES[problem]} ({count})"
+        if problem == UNDECODABLE and whys:  # the decoder's words: where, and what is wrong
+            shown = sorted(set(whys))
+            rule += ": " + "; ".join(shown[:3])
+            rule += f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+        if problem == UNDECODABLE and lost:
+            rule += f"; {lost} of them with no readable trace id, in no run"
+        stated.append(rule)
+    message = f"{len(problems)} of {total} spans refused: {'; '.join(stated)}"
     if any(problem != UNDECODABLE for problem in problems):
         message += f" [{SOURCE}]"
     if len(problems) > counts.get(IdProblem.TRACE_ID, 0) + lost:
