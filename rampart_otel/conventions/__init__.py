@@ -165,6 +165,20 @@ class UserInput:
 
 
 @dataclass(frozen=True, slots=True)
+class Gate:
+    """Which spans a reader can say anything of, by cheap probes: those holding one of
+    ``keys`` (attributes), of one of ``scopes`` (or a scope under one: ``scope.``), or,
+    with ``events``, with any event. A reader behind a gate reports nothing (``None``, an
+    empty ``History``) on any other span, so ``processors.span_views`` does not call it
+    there. Declare a gate next to its reader and keep it a superset of what the reader
+    probes: a key it forgets silently drops what the reader would have read."""
+
+    keys: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    events: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Convention:
     """One family's reader: ``read`` is called on every span, so it probes keys cheaply."""
 
@@ -182,6 +196,9 @@ class Convention:
     # read by this family (and the side-effect conventions) only, since the framework's
     # gen_ai.* keys mean what it says they mean there (ids, wrappers, envelopes).
     scopes: tuple[str, ...] = ()
+    # The spans ``read`` and ``history`` can report on (None: any span).
+    read_gate: Gate | None = None
+    history_gate: Gate | None = None
 
 
 def load_json(value: Any) -> Any:

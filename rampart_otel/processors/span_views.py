@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from rampart_otel.conventions import (
     Convention,
+    Gate,
     History,
     ModelOutput,
     SideEffectDetails,
@@ -56,8 +57,62 @@ def _readers(conventions: tuple[Convention, ...]) -> _Readers:
     )
 
 
-_READERS, _HISTORY_READERS, _INPUT_READERS = _readers(GENERAL)
+_INPUT_READERS = _readers(GENERAL)[2]
 _BY_SCOPE = {scope: _readers(conventions) for scope, conventions in BY_SCOPE.items()}
+
+# The general conventions' gates (``conventions.Gate``): every key and scope one names. A
+# span is read only by the readers whose gate it passes, found once per combination of
+# these keys and scopes it holds (and whether it has events) and kept.
+_GATES = [g for c in GENERAL for g in (c.read_gate, c.history_gate) if g is not None]
+_GATE_KEYS = frozenset(key for gate in _GATES for key in gate.keys)
+_GATE_SCOPES = tuple(dict.fromkeys(scope for gate in _GATES for scope in gate.scopes))
+_GATE_SCOPE_PREFIXES = tuple(scope + "." for scope in _GATE_SCOPES)
+_NO_SCOPES: frozenset[str] = frozenset()
+_DispatchKey = tuple[frozenset[str], frozenset[str], bool]
+_dispatch: dict[_DispatchKey, _Readers] = {}
+_DISPATCH_KEPT = 1024  # combinations are few; keys are trace data, so never unbounded
+
+
+def _passes(gate: Gate | None, key: _DispatchKey) -> bool:
+    keys, scopes, events = key
+    return (
+        gate is None
+        or not keys.isdisjoint(gate.keys)
+        or not scopes.isdisjoint(gate.scopes)
+        or (gate.events and events)
+    )
+
+
+def _general_readers(span: Span) -> _Readers:
+    """The readers of the general conventions whose gates ``span`` passes."""
+    scope = span.scope.name
+    if scope in _GATE_SCOPES or scope.startswith(_GATE_SCOPE_PREFIXES):
+        scopes = frozenset(s for s in _GATE_SCOPES if scope == s or scope.startswith(s + "."))
+    else:
+        scopes = _NO_SCOPES
+    key = (_GATE_KEYS.intersection(span.attributes), scopes, bool(span.events))
+    found = _dispatch.get(key)
+    if found is None:
+        found = (
+            tuple(c.read for c in GENERAL if _passes(c.read_gate, key)),
+            tuple(
+                (c.name, c.history)
+                for c in GENERAL
+                if c.history is not None and _passes(c.history_gate, key)
+            ),
+            _INPUT_READERS,
+        )
+        if len(_dispatch) >= _DISPATCH_KEPT:
+            _dispatch.clear()
+        _dispatch[key] = found
+    return found
+
+
+def _span_readers(span: Span) -> _Readers:
+    """The readers of the conventions that read ``span``: its scope's owner's (and the
+    side-effect conventions'), else the general ones its keys call for."""
+    owned = _BY_SCOPE.get(span.scope.name)
+    return owned if owned else _general_readers(span)
 
 
 class SpanReading(NamedTuple):
@@ -412,9 +467,9 @@ class _Classifier:
 
 
 def history_readers(span: Span) -> tuple[tuple[str, Callable[[Span], History]], ...]:
-    """(convention, message-history reader) of the conventions that read ``span``."""
-    owned = _BY_SCOPE.get(span.scope.name)
-    return owned[1] if owned else _HISTORY_READERS
+    """(convention, message-history reader) of the conventions that read ``span``, those
+    whose history of it may hold anything."""
+    return _span_readers(span)[1]
 
 
 def input_readers(span: Span) -> tuple[Callable[[Span], UserInput | None], ...]:
@@ -426,11 +481,10 @@ def input_readers(span: Span) -> tuple[Callable[[Span], UserInput | None], ...]:
 def _classify(span: Span) -> SpanReading:
     """Every convention's report on one span, merged into one reading; a model span's
     message history is read here too, once (the stitcher and the tool calls use it)."""
-    reading = _understood(span, _read(span))
+    readers = _span_readers(span)
+    reading = _understood(span, _read(span, readers[0]))
     if reading.model:
-        reading = reading._replace(
-            history=tuple((name, read(span)) for name, read in history_readers(span))
-        )
+        reading = reading._replace(history=tuple((name, read(span)) for name, read in readers[1]))
     return reading
 
 
@@ -517,10 +571,13 @@ def _meaning(reading: SpanReading) -> tuple[Any, ...]:
     )
 
 
-def _read(span: Span) -> SpanReading:
+def _read(
+    span: Span, read_by: tuple[Callable[[Span], SpanReport | None], ...] | None = None
+) -> SpanReading:
+    """The reports of ``read_by`` (default: the readers of the conventions that read the
+    span) on ``span``, merged."""
     reports: list[SpanReport] = []
-    owned = _BY_SCOPE.get(span.scope.name)
-    for read in owned[0] if owned else _READERS:
+    for read in _span_readers(span)[0] if read_by is None else read_by:
         report = read(span)
         if report is not None:
             reports.append(report)
