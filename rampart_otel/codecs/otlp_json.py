@@ -343,11 +343,18 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
         links,
         resource,
         scope,
-        _uint(da, "droppedAttributesCount") if da is not None else 0,
-        _uint(de, "droppedEventsCount") if de is not None else 0,
-        _uint(dl, "droppedLinksCount") if dl is not None else 0,
-        _uint(flags, "flags") if flags is not None else 0,
+        _count(da, "droppedAttributesCount"),
+        _count(de, "droppedEventsCount"),
+        _count(dl, "droppedLinksCount"),
+        _count(flags, "flags"),
     )
+
+
+def _count(value: Any, field: str) -> int:
+    """An optional uint32 field (a count, the flags): missing is 0."""
+    if type(value) is int and 0 <= value <= _U32:
+        return value
+    return 0 if value is None else _uint(value, field)
 
 
 def _events(items: list[Any]) -> list[Event]:
@@ -428,11 +435,29 @@ def _attrs(kvs: Iterable[Any]) -> Attributes:
             if av is None:
                 out[key] = None
                 continue
-            if len(av) == 1:
+            if len(av) == 1:  # the common shapes, read as _value reads them, inline
                 s = av.get("stringValue")
                 if type(s) is str:
                     out[key] = s
                     continue
+                s = av.get("intValue")
+                if s is not None:
+                    ts = type(s)
+                    if ts is str:
+                        try:
+                            s = int(s)
+                        except ValueError:
+                            s = None  # _value says why
+                    elif ts is not int:
+                        s = None
+                    if s is not None and _I64_MIN <= s <= _I64_MAX:
+                        out[key] = s
+                        continue
+                else:
+                    s = av.get("boolValue")
+                    if type(s) is bool:
+                        out[key] = s
+                        continue
             out[key] = _value(av)
     except DecodeError as exc:
         raise DecodeError(f"attribute {_short(key)}: {exc.message}") from None
