@@ -196,9 +196,10 @@ class Convention:
     # read by this family (and the side-effect conventions) only, since the framework's
     # gen_ai.* keys mean what it says they mean there (ids, wrappers, envelopes).
     scopes: tuple[str, ...] = ()
-    # The spans ``read`` and ``history`` can report on (None: any span).
+    # The spans ``read``, ``history`` and ``user_input`` can report on (None: any span).
     read_gate: Gate | None = None
     history_gate: Gate | None = None
+    input_gate: Gate | None = None
 
 
 def load_json(value: Any) -> Any:

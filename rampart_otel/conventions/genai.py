@@ -612,4 +612,7 @@ CONVENTION = Convention(
         events=True,
     ),
     history_gate=Gate(keys=(INPUT_MESSAGES, _PACKED_EVENTS), events=True),
+    input_gate=Gate(
+        keys=(INPUT_MESSAGES, PYDANTIC_ALL_MESSAGES, _PACKED_EVENTS, PROMPT_TEXT), events=True
+    ),
 )

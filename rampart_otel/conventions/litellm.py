@@ -168,4 +168,5 @@ CONVENTION = Convention(
     content_keys=("llm.openai.",),
     read_gate=Gate(keys=(CALL_ID,), scopes=(SCOPE,)),
     history_gate=Gate(scopes=(SCOPE,)),
+    input_gate=Gate(scopes=(SCOPE,)),
 )

@@ -520,4 +520,5 @@ CONVENTION = Convention(
     ),
     read_gate=Gate(keys=(SPAN_KIND,)),
     history_gate=Gate(keys=(SPAN_KIND,)),
+    input_gate=Gate(keys=(SPAN_KIND,)),
 )

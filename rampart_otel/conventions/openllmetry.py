@@ -278,4 +278,5 @@ CONVENTION = Convention(
     ),
     read_gate=Gate(keys=(SPAN_KIND, REQUEST_TYPE, *_FIRST_COMPLETION_KEYS)),
     history_gate=Gate(keys=(REQUEST_TYPE, f"{PROMPT}0.role")),
+    input_gate=Gate(keys=(f"{PROMPT}0.role", f"{LEGACY_PROMPT}0.role")),
 )

@@ -301,4 +301,5 @@ CONVENTION = Convention(
     ),
     read_gate=Gate(keys=(OPERATION_ID,)),
     history_gate=Gate(keys=(PROMPT_MESSAGES,)),
+    input_gate=Gate(keys=(OPERATION_ID,)),
 )

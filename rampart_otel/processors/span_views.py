@@ -57,13 +57,12 @@ def _readers(conventions: tuple[Convention, ...]) -> _Readers:
     )
 
 
-_INPUT_READERS = _readers(GENERAL)[2]
 _BY_SCOPE = {scope: _readers(conventions) for scope, conventions in BY_SCOPE.items()}
 
 # The general conventions' gates (``conventions.Gate``): every key and scope one names. A
 # span is read only by the readers whose gate it passes, found once per combination of
 # these keys and scopes it holds (and whether it has events) and kept.
-_GATES = [g for c in GENERAL for g in (c.read_gate, c.history_gate) if g is not None]
+_GATES = [g for c in GENERAL for g in (c.read_gate, c.history_gate, c.input_gate) if g is not None]
 _GATE_KEYS = frozenset(key for gate in _GATES for key in gate.keys)
 _GATE_SCOPES = tuple(dict.fromkeys(scope for gate in _GATES for scope in gate.scopes))
 _GATE_SCOPE_PREFIXES = tuple(scope + "." for scope in _GATE_SCOPES)
@@ -100,7 +99,11 @@ def _general_readers(span: Span) -> _Readers:
                 for c in GENERAL
                 if c.history is not None and _passes(c.history_gate, key)
             ),
-            _INPUT_READERS,
+            tuple(
+                c.user_input
+                for c in GENERAL
+                if c.user_input is not None and _passes(c.input_gate, key)
+            ),
         )
         if len(_dispatch) >= _DISPATCH_KEPT:
             _dispatch.clear()
@@ -473,9 +476,9 @@ def history_readers(span: Span) -> tuple[tuple[str, Callable[[Span], History]], 
 
 
 def input_readers(span: Span) -> tuple[Callable[[Span], UserInput | None], ...]:
-    """The user-input readers of the conventions that read ``span``."""
-    owned = _BY_SCOPE.get(span.scope.name)
-    return owned[2] if owned else _INPUT_READERS
+    """The user-input readers of the conventions that read ``span``, those that may find
+    any input on it."""
+    return _span_readers(span)[2]
 
 
 def _classify(span: Span) -> SpanReading:

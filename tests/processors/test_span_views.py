@@ -13,7 +13,7 @@ import pytest
 from recorded import TRACES
 from span_factory import mk, span
 
-from rampart_otel.conventions import Gate
+from rampart_otel.conventions import Gate, openinference
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL
 from rampart_otel.model import Event, InputError, Scope, Span
 from rampart_otel.processors.run_graph import RunGraph
@@ -21,6 +21,7 @@ from rampart_otel.processors.span_views import (
     SpanRecord,
     classify,
     history_readers,
+    input_readers,
     read_span,
     run_readings,
 )
@@ -221,6 +222,8 @@ def test_no_gate_hides_a_report_on_any_recorded_span() -> None:
                     convention.name,
                     recorded.name,
                 )
+            if convention.user_input is not None and not _passes(convention.input_gate, recorded):
+                assert convention.user_input(recorded) is None, (convention.name, recorded.name)
     assert kept_out > len(spans)  # the gates keep most conventions off most spans
 
 
@@ -231,6 +234,8 @@ def test_a_span_is_read_by_the_conventions_its_keys_call_for_only() -> None:
     assert [name for name, _ in history_readers(plain)] == []
     assert [name for name, _ in history_readers(oi)] == ["openinference"]
     assert [name for name, _ in history_readers(events)] == ["gen_ai"]
+    assert input_readers(plain) == ()
+    assert input_readers(oi) == (openinference.user_input,)
     litellm = span("completion", {}, scope="litellm")
     assert "litellm" in [name for name, _ in history_readers(litellm)]
 
