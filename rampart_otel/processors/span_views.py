@@ -579,11 +579,13 @@ def _read(
 ) -> SpanReading:
     """The reports of ``read_by`` (default: the readers of the conventions that read the
     span) on ``span``, merged."""
-    reports: list[SpanReport] = []
-    for read in _span_readers(span)[0] if read_by is None else read_by:
-        report = read(span)
-        if report is not None:
-            reports.append(report)
+    reports = [
+        report
+        for read in (_span_readers(span)[0] if read_by is None else read_by)
+        if (report := read(span)) is not None
+    ]
+    if len(reports) == 1:
+        return _one(span, reports[0])
     if not reports:
         family = agent_family(span)
         if family is not None:
@@ -633,6 +635,26 @@ def _read(
         readers=tuple(readers),
         unread_by=tuple(unread_by),
         caller=caller,
+    )
+
+
+def _one(span: Span, report: SpanReport) -> SpanReading:
+    """One convention's report as a reading: what ``_read`` merges of one report."""
+    model, output = report.model, report.output
+    noted = bool(report.not_understood or (output is not None and output.not_understood))
+    return SpanReading(
+        span,
+        model=model,
+        agent=report.agent,
+        output=_merge_outputs([output] if output is not None else []) if model else None,
+        execution=report.execution,
+        effects=() if model else tuple(report.effects),
+        answer=report.answer,
+        dispatched=tuple(report.dispatched),
+        not_understood=tuple(report.not_understood) if noted else (),
+        readers=(report.convention,),
+        unread_by=(report.convention,) if noted else (),
+        caller=report.caller,
     )
 
 
