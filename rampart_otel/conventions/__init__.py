@@ -269,17 +269,54 @@ def as_str_list(value: Any) -> list[str]:
 
 
 def indexed(attributes: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
-    """Flattened ``prefix{i}.rest`` keys grouped by ``i`` (OpenInference, OpenLLMetry)."""
+    """Flattened ``prefix{i}.rest`` keys grouped by ``i`` (OpenInference, OpenLLMetry).
+
+    A key whose ``i`` is not a decimal number ``int`` reads is no index (keys are the
+    sender's). Each key is parsed once per prefix and remembered (``_index_keys``).
+    """
     groups: dict[int, dict[str, Any]] = {}
-    start = len(prefix)
+    known = _index_keys.get(prefix)
+    if known is None:
+        if len(_index_keys) >= _INDEX_PREFIXES_CACHED:
+            _index_keys.clear()
+        known = _index_keys[prefix] = {}
+    seen = known.get
     for key, value in attributes.items():
-        if not key.startswith(prefix):
+        where = seen(key, _UNSEEN)
+        if where is _UNSEEN:
+            where = _index_key(key, prefix)
+            if len(known) >= _INDEX_KEYS_CACHED:
+                known.clear()  # keys are trace data: never let them grow memory unbounded
+            known[key] = where
+        if where is None:
             continue
-        index, dot, rest = key[start:].partition(".")
-        if not dot or not index.isdigit():
-            continue
-        groups.setdefault(int(index), {})[rest] = value
+        index, rest = where
+        group = groups.get(index)
+        if group is None:
+            groups[index] = {rest: value}
+        else:
+            group[rest] = value
     return groups
+
+
+def _index_key(key: str, prefix: str) -> tuple[int, str] | None:
+    """``(i, rest)`` of a ``prefix{i}.rest`` key; None for any other key."""
+    if not key.startswith(prefix):
+        return None
+    index, dot, rest = key[len(prefix) :].partition(".")
+    if not dot or not index.isdecimal():
+        return None
+    try:
+        return int(index), rest
+    except ValueError:  # more digits than int() reads
+        return None
+
+
+# prefix → key → what ``indexed`` reads of it: spans repeat a few hundred flattened keys.
+_index_keys: dict[str, dict[str, tuple[int, str] | None]] = {}
+_INDEX_PREFIXES_CACHED = 64
+_INDEX_KEYS_CACHED = 4096
+_UNSEEN: Any = object()
 
 
 # Attribute-key prefixes of agent telemetry families; a span carrying one that no convention
