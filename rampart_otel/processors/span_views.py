@@ -485,10 +485,7 @@ def _classify(span: Span) -> SpanReading:
     """Every convention's report on one span, merged into one reading; a model span's
     message history is read here too, once (the stitcher and the tool calls use it)."""
     readers = _span_readers(span)
-    reading = _understood(span, _read(span, readers[0]))
-    if reading.model:
-        reading = reading._replace(history=tuple((name, read(span)) for name, read in readers[1]))
-    return reading
+    return _understood(span, _read(span, readers[0], readers[1]))
 
 
 def _understood(span: Span, reading: SpanReading) -> SpanReading:
@@ -575,17 +572,21 @@ def _meaning(reading: SpanReading) -> tuple[Any, ...]:
 
 
 def _read(
-    span: Span, read_by: tuple[Callable[[Span], SpanReport | None], ...] | None = None
+    span: Span,
+    read_by: tuple[Callable[[Span], SpanReport | None], ...] | None = None,
+    history_by: tuple[tuple[str, Callable[[Span], History]], ...] = (),
 ) -> SpanReading:
     """The reports of ``read_by`` (default: the readers of the conventions that read the
-    span) on ``span``, merged."""
+    span) on ``span``, merged; a model span's history read by ``history_by``.
+
+    Readings are made positionally (a named tuple's keywords cost three times as much)."""
     reports = [
         report
         for read in (_span_readers(span)[0] if read_by is None else read_by)
         if (report := read(span)) is not None
     ]
     if len(reports) == 1:
-        return _one(span, reports[0])
+        return _one(span, reports[0], history_by)
     if not reports:
         family = agent_family(span)
         if family is not None:
@@ -623,38 +624,49 @@ def _read(
             unread_by.append(report.convention)
     return SpanReading(
         span,
-        model=model,
-        agent=agent,
-        output=_merge_outputs(outputs) if model else None,
-        execution=execution,
-        # A model span's own HTTP attributes are its transport.
-        effects=() if model else tuple(effects),
-        answer=answer,
-        dispatched=tuple(dispatched),
-        not_understood=tuple(not_understood),
-        readers=tuple(readers),
-        unread_by=tuple(unread_by),
-        caller=caller,
+        model,
+        agent,
+        _merge_outputs(outputs) if model else None,
+        execution,
+        () if model else tuple(effects),  # a model span's own HTTP attributes: its transport
+        answer,
+        tuple(dispatched),
+        tuple(not_understood),
+        tuple(readers),
+        tuple(unread_by),
+        caller,
+        _history(span, history_by) if model else (),
     )
 
 
-def _one(span: Span, report: SpanReport) -> SpanReading:
+def _history(
+    span: Span, history_by: tuple[tuple[str, Callable[[Span], History]], ...]
+) -> tuple[tuple[str, History], ...]:
+    return tuple((name, read(span)) for name, read in history_by)
+
+
+def _one(
+    span: Span,
+    report: SpanReport,
+    history_by: tuple[tuple[str, Callable[[Span], History]], ...],
+) -> SpanReading:
     """One convention's report as a reading: what ``_read`` merges of one report."""
     model, output = report.model, report.output
     noted = bool(report.not_understood or (output is not None and output.not_understood))
     return SpanReading(
         span,
-        model=model,
-        agent=report.agent,
-        output=_merge_outputs([output] if output is not None else []) if model else None,
-        execution=report.execution,
-        effects=() if model else tuple(report.effects),
-        answer=report.answer,
-        dispatched=tuple(report.dispatched),
-        not_understood=tuple(report.not_understood) if noted else (),
-        readers=(report.convention,),
-        unread_by=(report.convention,) if noted else (),
-        caller=report.caller,
+        model,
+        report.agent,
+        _merge_outputs([output] if output is not None else []) if model else None,
+        report.execution,
+        () if model else tuple(report.effects),
+        report.answer,
+        tuple(report.dispatched),
+        tuple(report.not_understood) if noted else (),
+        (report.convention,),
+        (report.convention,) if noted else (),
+        report.caller,
+        _history(span, history_by) if model else (),
     )
 
 
