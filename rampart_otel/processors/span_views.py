@@ -425,7 +425,9 @@ class _Classifier:
         copy of its output: a reading is never changed).
         """
         outputs, through = self.output, self.read_through
-        for reading in self.readings:
+        if not any(o is not None and not o.readable for o in outputs.values()):
+            return  # no unreadable model span: none to read through another
+        for reading in self.readings if self.layers else ():
             span_id = reading.span.span_id
             layers = self.layers.get(span_id)
             output = outputs[span_id]
