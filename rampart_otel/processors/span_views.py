@@ -644,7 +644,13 @@ def _read(
 def _history(
     span: Span, history_by: tuple[tuple[str, Callable[[Span], History]], ...]
 ) -> tuple[tuple[str, History], ...]:
-    return tuple((name, read(span)) for name, read in history_by)
+    """Each convention's history of a model span that holds any call: an empty one says
+    nothing, so it is not kept (a run keeps its readings while it is open)."""
+    return tuple(
+        (name, found)
+        for name, read in history_by
+        if (found := read(span)).arguments or found.results or found.names
+    )
 
 
 def _one(
