@@ -411,12 +411,13 @@ def redaction_hint(span: Span, prefer: tuple[str, ...] = ()) -> str | None:
     naming one of ``prefer`` ("output", "result"...) first, so the reason names the
     content it is about."""
     found: list[tuple[str, str]] = []
+    markers = REDACTED_MARKERS
     for key, value in span.attributes.items():
-        if redacted(value):
+        if isinstance(value, str) and value in markers:  # redacted(), inline: every value
             found.append((key, f"{value!r} in attribute {key!r}"))
     for event in span.events:
         for key, value in event.attributes.items():
-            if redacted(value):
+            if isinstance(value, str) and value in markers:
                 found.append(
                     (f"{event.name} {key}", f"{value!r} in event {event.name!r} attribute {key!r}")
                 )
