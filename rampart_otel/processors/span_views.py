@@ -665,7 +665,7 @@ def _one(
         span,
         model,
         report.agent,
-        _merge_outputs([output] if output is not None else []) if model else None,
+        (_merged_alone(output) if output is not None else _merge_outputs([])) if model else None,
         report.execution,
         () if model else tuple(report.effects),
         report.answer,
@@ -707,6 +707,18 @@ def _merge_outputs(outputs: list[ModelOutput]) -> ModelOutput:
             merged.text, merged.text_captured = output.text, True
         merged.requests.extend(output.requests)  # same-span duplicates merge by id later
     return merged
+
+
+def _merged_alone(output: ModelOutput) -> ModelOutput:
+    """``_merge_outputs([output])``: the output itself when merging would copy it unchanged
+    (the one convention that read the span made it for this reading alone)."""
+    reasons = output.finish_reasons
+    if all(reasons.index(reason) == i for i, reason in enumerate(reasons)) and (
+        (output.readable and (output.text_captured or output.text is None))
+        or (not output.text_captured and output.text is None and not output.requests)
+    ):
+        return output
+    return _merge_outputs([output])
 
 
 def _fill_report(into: ToolReport, other: ToolReport) -> None:

@@ -13,9 +13,10 @@ import pytest
 from recorded import TRACES
 from span_factory import mk, span
 
-from rampart_otel.conventions import Gate, openinference
+from rampart_otel.conventions import Gate, ModelOutput, openinference
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL
 from rampart_otel.model import Event, InputError, Scope, Span
+from rampart_otel.processors import span_views
 from rampart_otel.processors.run_graph import RunGraph
 from rampart_otel.processors.span_views import (
     SpanRecord,
@@ -248,3 +249,35 @@ def test_a_gated_reading_is_the_full_reading() -> None:
             continue
         every = [c.read(recorded) for c in GENERAL]
         assert gated.readers == tuple(r.convention for r in every if r is not None)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        ModelOutput(readable=True, text="hi", text_captured=True, finish_reasons=["stop"]),
+        ModelOutput(readable=True, text="not captured", finish_reasons=["stop"]),
+        ModelOutput(readable=True, finish_reasons=["tool_calls", "tool_calls"]),
+        ModelOutput(readable=False, text="x", text_captured=True, provider=""),
+        ModelOutput(readable=False, finish_reasons=["length"], response_id="r1", source="s"),
+        ModelOutput(readable=False, not_understood=["part type 'x'"], convention="gen_ai"),
+    ],
+)
+def test_one_conventions_output_reads_as_merged_alone(output: ModelOutput) -> None:
+    """A span one convention reads keeps that convention's output object only where
+    merging it alone would give the same output."""
+
+    def fields(o: ModelOutput) -> tuple[Any, ...]:
+        return (
+            o.readable,
+            o.text,
+            o.text_captured,
+            list(o.requests),
+            list(o.finish_reasons),
+            o.convention,
+            o.provider,
+            o.source,
+            list(o.not_understood),
+            o.response_id,
+        )
+
+    assert fields(span_views._merged_alone(output)) == fields(span_views._merge_outputs([output]))
