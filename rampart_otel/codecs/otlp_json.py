@@ -343,19 +343,11 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
     v = g("startTimeUnixNano")
     if v is None:
         v = g("start_time_unix_nano")
-    start = (
-        (v if type(v) is int and 0 <= v <= _U64 else _uint(v, "startTimeUnixNano", _U64))
-        if v is not None
-        else None
-    )
+    start = _time(v, "startTimeUnixNano")
     v = g("endTimeUnixNano")
     if v is None:
         v = g("end_time_unix_nano")
-    end = (
-        (v if type(v) is int and 0 <= v <= _U64 else _uint(v, "endTimeUnixNano", _U64))
-        if v is not None
-        else None
-    )
+    end = _time(v, "endTimeUnixNano")
 
     problem = id_problem(trace_id, span_id, parent, link_ids)
     # the OTLP id rule (codecs/otlp_ids.py): refused, kept as a mark; a placeholder of a span
@@ -422,10 +414,10 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
         links,
         resource,
         scope,
-        _uint(da, "droppedAttributesCount") if da is not None else 0,
-        _uint(de, "droppedEventsCount") if de is not None else 0,
-        _uint(dl, "droppedLinksCount") if dl is not None else 0,
-        _uint(flags, "flags") if flags is not None else 0,
+        _count(da, "droppedAttributesCount"),
+        _count(de, "droppedEventsCount"),
+        _count(dl, "droppedLinksCount"),
+        _count(flags, "flags"),
     )
 
 
@@ -434,6 +426,30 @@ def _marked(kvs: Any) -> bool:
     return type(kvs) is list and any(
         type(kv) is dict and kv.get("key") == UNDECODABLE_KEY for kv in kvs
     )
+
+
+def _time(value: Any, field: str) -> int | None:
+    """A fixed64 time: a number, or (as OTLP/JSON writes int64s) its decimal text."""
+    tv = type(value)
+    if tv is str:
+        try:
+            n = int(value)
+        except ValueError:
+            n = -1  # _uint says why
+        if 0 <= n <= _U64:
+            return n
+    elif tv is int and 0 <= value <= _U64:
+        return value  # type: ignore[no-any-return]
+    elif value is None:
+        return None
+    return _uint(value, field, _U64)
+
+
+def _count(value: Any, field: str) -> int:
+    """An optional uint32 field (a count, the flags): missing is 0."""
+    if type(value) is int and 0 <= value <= _U32:
+        return value
+    return 0 if value is None else _uint(value, field)
 
 
 def _events(items: list[Any]) -> list[Event]:
@@ -514,11 +530,29 @@ def _attrs(kvs: Iterable[Any]) -> Attributes:
             if av is None:
                 out[key] = None
                 continue
-            if len(av) == 1:
+            if len(av) == 1:  # the common shapes, read as _value reads them, inline
                 s = av.get("stringValue")
                 if type(s) is str:
                     out[key] = s
                     continue
+                s = av.get("intValue")
+                if s is not None:
+                    ts = type(s)
+                    if ts is str:
+                        try:
+                            s = int(s)
+                        except ValueError:
+                            s = None  # _value says why
+                    elif ts is not int:
+                        s = None
+                    if s is not None and _I64_MIN <= s <= _I64_MAX:
+                        out[key] = s
+                        continue
+                else:
+                    s = av.get("boolValue")
+                    if type(s) is bool:
+                        out[key] = s
+                        continue
             out[key] = _value(av)
     except DecodeError as exc:
         raise DecodeError(f"attribute {_short(key)}: {exc.message}") from None

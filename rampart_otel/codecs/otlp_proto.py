@@ -205,7 +205,12 @@ def _attrs(kvs: Any) -> Attributes:
     for kv in kvs:
         av = kv.value
         which = av.WhichOneof("value")
-        out[kv.key] = av.string_value if which == "string_value" else _value(av, which)
+        if which == "string_value":
+            out[kv.key] = av.string_value
+        elif which == "int_value":
+            out[kv.key] = av.int_value
+        else:
+            out[kv.key] = _value(av, which)
     return out
 
 

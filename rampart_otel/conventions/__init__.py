@@ -165,6 +165,20 @@ class UserInput:
 
 
 @dataclass(frozen=True, slots=True)
+class Gate:
+    """Which spans a reader can say anything of, by cheap probes: those holding one of
+    ``keys`` (attributes), of one of ``scopes`` (or a scope under one: ``scope.``), or,
+    with ``events``, with any event. A reader behind a gate reports nothing (``None``, an
+    empty ``History``) on any other span, so ``processors.span_views`` does not call it
+    there. Declare a gate next to its reader and keep it a superset of what the reader
+    probes: a key it forgets silently drops what the reader would have read."""
+
+    keys: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    events: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Convention:
     """One family's reader: ``read`` is called on every span, so it probes keys cheaply."""
 
@@ -182,6 +196,10 @@ class Convention:
     # read by this family (and the side-effect conventions) only, since the framework's
     # gen_ai.* keys mean what it says they mean there (ids, wrappers, envelopes).
     scopes: tuple[str, ...] = ()
+    # The spans ``read``, ``history`` and ``user_input`` can report on (None: any span).
+    read_gate: Gate | None = None
+    history_gate: Gate | None = None
+    input_gate: Gate | None = None
 
 
 def load_json(value: Any) -> Any:
@@ -251,17 +269,54 @@ def as_str_list(value: Any) -> list[str]:
 
 
 def indexed(attributes: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
-    """Flattened ``prefix{i}.rest`` keys grouped by ``i`` (OpenInference, OpenLLMetry)."""
+    """Flattened ``prefix{i}.rest`` keys grouped by ``i`` (OpenInference, OpenLLMetry).
+
+    A key whose ``i`` is not a decimal number ``int`` reads is no index (keys are the
+    sender's). Each key is parsed once per prefix and remembered (``_index_keys``).
+    """
     groups: dict[int, dict[str, Any]] = {}
-    start = len(prefix)
+    known = _index_keys.get(prefix)
+    if known is None:
+        if len(_index_keys) >= _INDEX_PREFIXES_CACHED:
+            _index_keys.clear()
+        known = _index_keys[prefix] = {}
+    seen = known.get
     for key, value in attributes.items():
-        if not key.startswith(prefix):
+        where = seen(key, _UNSEEN)
+        if where is _UNSEEN:
+            where = _index_key(key, prefix)
+            if len(known) >= _INDEX_KEYS_CACHED:
+                known.clear()  # keys are trace data: never let them grow memory unbounded
+            known[key] = where
+        if where is None:
             continue
-        index, dot, rest = key[start:].partition(".")
-        if not dot or not index.isdigit():
-            continue
-        groups.setdefault(int(index), {})[rest] = value
+        index, rest = where
+        group = groups.get(index)
+        if group is None:
+            groups[index] = {rest: value}
+        else:
+            group[rest] = value
     return groups
+
+
+def _index_key(key: str, prefix: str) -> tuple[int, str] | None:
+    """``(i, rest)`` of a ``prefix{i}.rest`` key; None for any other key."""
+    if not key.startswith(prefix):
+        return None
+    index, dot, rest = key[len(prefix) :].partition(".")
+    if not dot or not index.isdecimal():
+        return None
+    try:
+        return int(index), rest
+    except ValueError:  # more digits than int() reads
+        return None
+
+
+# prefix → key → what ``indexed`` reads of it: spans repeat a few hundred flattened keys.
+_index_keys: dict[str, dict[str, tuple[int, str] | None]] = {}
+_INDEX_PREFIXES_CACHED = 64
+_INDEX_KEYS_CACHED = 4096
+_UNSEEN: Any = object()
 
 
 # Attribute-key prefixes of agent telemetry families; a span carrying one that no convention
@@ -356,12 +411,13 @@ def redaction_hint(span: Span, prefer: tuple[str, ...] = ()) -> str | None:
     naming one of ``prefer`` ("output", "result"...) first, so the reason names the
     content it is about."""
     found: list[tuple[str, str]] = []
+    markers = REDACTED_MARKERS
     for key, value in span.attributes.items():
-        if redacted(value):
+        if isinstance(value, str) and value in markers:  # redacted(), inline: every value
             found.append((key, f"{value!r} in attribute {key!r}"))
     for event in span.events:
         for key, value in event.attributes.items():
-            if redacted(value):
+            if isinstance(value, str) and value in markers:
                 found.append(
                     (f"{event.name} {key}", f"{value!r} in event {event.name!r} attribute {key!r}")
                 )

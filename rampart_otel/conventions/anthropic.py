@@ -24,6 +24,7 @@ from typing import Any
 
 from rampart_otel.conventions import (
     Convention,
+    Gate,
     History,
     ModelOutput,
     SpanReport,
@@ -120,4 +121,11 @@ def _after_prefix(name: str) -> str:
     return name
 
 
-CONVENTION = Convention(ANTHROPIC, read, history, content_keys=(TOOL_RESULT,))
+CONVENTION = Convention(
+    ANTHROPIC,
+    read,
+    history,
+    content_keys=(TOOL_RESULT,),
+    read_gate=Gate(keys=(STOP_REASON, TOOL_RESULT, TRUNCATED)),
+    history_gate=Gate(keys=(genai.INPUT_MESSAGES,)),
+)

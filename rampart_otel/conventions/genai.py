@@ -15,6 +15,7 @@ from typing import Any
 from rampart_otel.conventions import (
     GEN_AI,
     Convention,
+    Gate,
     History,
     ModelOutput,
     SpanReport,
@@ -105,6 +106,9 @@ USER_EVENT = "gen_ai.user.message"
 PROMPT_EVENT = "gen_ai.content.prompt"
 PROMPT_TEXT = "gen_ai.prompt"
 _EVENT_BODY_KEYS = ("body", "event.body", "gen_ai.event.content")
+REQUEST_MODEL = "gen_ai.request.model"  # a model span, before the operation name existed
+_AGENT_NAME_KEYS = ("agent_name", "gen_ai.agent.name")  # pydantic-ai's agent run span
+_PACKED_EVENTS = "events"  # pydantic-ai v1: the GenAI events as one JSON attribute
 
 
 def operation(span: Span) -> str | None:
@@ -128,10 +132,10 @@ def span_role(span: Span) -> str | None:
         return "agent" if op in AGENT_OPERATIONS else None
     if TOOL_NAME in attrs:
         return "tool" if span.name.startswith(PYDANTIC_TOOL_SPAN_NAMES) else None
-    if "gen_ai.request.model" in attrs:
+    if REQUEST_MODEL in attrs:
         return "model"
     if span.name.startswith(PYDANTIC_AGENT_SPAN_NAMES) and (
-        "agent_name" in attrs or "gen_ai.agent.name" in attrs
+        any(key in attrs for key in _AGENT_NAME_KEYS)
     ):
         return "agent"
     return None
@@ -499,7 +503,7 @@ def _event_bodies(span: Span) -> list[tuple[str, dict[str, Any]]]:
     for event in span.events:
         if event.name.startswith("gen_ai."):
             found.append((event.name, _event_body(event)))
-    packed = span.attributes.get("events")
+    packed = span.attributes.get(_PACKED_EVENTS)
     if isinstance(packed, str) and '"gen_ai.' in packed:
         for item in _list(packed):
             if isinstance(item, dict) and isinstance(item.get("event.name"), str):
@@ -600,5 +604,15 @@ CONVENTION = Convention(
         "gen_ai.content.prompt",
         "gen_ai.content.completion",
         OPERATION_DETAILS,
+    ),
+    # span_role's and _has_output_content's probes, and the operation name;
+    # input_history's: the messages, on the span or its events, or pydantic-ai's ``events``.
+    read_gate=Gate(
+        keys=(OPERATION, TOOL_NAME, REQUEST_MODEL, *_AGENT_NAME_KEYS, OUTPUT_MESSAGES),
+        events=True,
+    ),
+    history_gate=Gate(keys=(INPUT_MESSAGES, _PACKED_EVENTS), events=True),
+    input_gate=Gate(
+        keys=(INPUT_MESSAGES, PYDANTIC_ALL_MESSAGES, _PACKED_EVENTS, PROMPT_TEXT), events=True
     ),
 )

@@ -27,6 +27,7 @@ from typing import Any
 
 from rampart_otel.conventions import (
     Convention,
+    Gate,
     History,
     ModelOutput,
     SpanReport,
@@ -165,4 +166,7 @@ CONVENTION = Convention(
     history=input_history,
     user_input=user_input,
     content_keys=("llm.openai.",),
+    read_gate=Gate(keys=(CALL_ID,), scopes=(SCOPE,)),
+    history_gate=Gate(scopes=(SCOPE,)),
+    input_gate=Gate(scopes=(SCOPE,)),
 )

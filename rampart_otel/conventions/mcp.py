@@ -29,6 +29,7 @@ from typing import Any
 from rampart_otel.conventions import (
     MCP,
     Convention,
+    Gate,
     SpanReport,
     ToolReport,
     as_str,
@@ -209,7 +210,12 @@ def _request_target(span: Span) -> str | None:
     return as_str(params.get("uri")) or as_str(params.get("name")) or None
 
 
-CONVENTION = Convention(MCP, read, content_keys=(RESPONSE_VALUE,))
+CONVENTION = Convention(
+    MCP,
+    read,
+    content_keys=(RESPONSE_VALUE,),
+    read_gate=Gate(keys=(METHOD, REQUEST_ID, RESPONSE_VALUE), scopes=(OPENLLMETRY_SCOPE,)),
+)
 
 
 def runs_elsewhere(span: Span) -> bool:

@@ -32,6 +32,7 @@ from typing import Any
 from rampart_otel.conventions import (
     OPENINFERENCE,
     Convention,
+    Gate,
     History,
     ModelOutput,
     SpanReport,
@@ -517,4 +518,7 @@ CONVENTION = Convention(
         "llm.prompts",
         "llm.prompt_template.",
     ),
+    read_gate=Gate(keys=(SPAN_KIND,)),
+    history_gate=Gate(keys=(SPAN_KIND,)),
+    input_gate=Gate(keys=(SPAN_KIND,)),
 )

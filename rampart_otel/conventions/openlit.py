@@ -22,6 +22,7 @@ from typing import Any
 from rampart_otel.conventions import (
     OPENLIT,
     Convention,
+    Gate,
     ModelOutput,
     SpanReport,
     ToolReport,
@@ -138,7 +139,9 @@ def _python_arguments(kwargs: Any, args: Any) -> dict[str, Any] | str | None:
     return arguments
 
 
-CONVENTION = Convention(OPENLIT, read, content_keys=(TOOL_ARGS,))
+CONVENTION = Convention(
+    OPENLIT, read, content_keys=(TOOL_ARGS,), read_gate=Gate(keys=(TOOL_NAMES,))
+)
 # The manual-tracing spans own their scope: no other family reads them.
 TRACES = Convention(
     OPENLIT, read_traced, content_keys=(genai.OUTPUT_MESSAGES, KWARGS, ARGS), scopes=(SCOPE,)

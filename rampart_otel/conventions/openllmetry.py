@@ -23,6 +23,7 @@ from typing import Any
 from rampart_otel.conventions import (
     OPENLLMETRY,
     Convention,
+    Gate,
     History,
     ModelOutput,
     SpanReport,
@@ -275,4 +276,7 @@ CONVENTION = Convention(
         "gen_ai.completion.",
         "llm.prompts.",
     ),
+    read_gate=Gate(keys=(SPAN_KIND, REQUEST_TYPE, *_FIRST_COMPLETION_KEYS)),
+    history_gate=Gate(keys=(REQUEST_TYPE, f"{PROMPT}0.role")),
+    input_gate=Gate(keys=(f"{PROMPT}0.role", f"{LEGACY_PROMPT}0.role")),
 )

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from rampart_otel.conventions import (
     Convention,
+    Gate,
     SideEffectDetails,
     SpanReport,
     as_str,
@@ -73,7 +74,9 @@ INTERPRETED = frozenset({(DB, "operation"), (DB, "collection")})
 
 
 def side_effects(span: Span) -> list[SideEffectDetails]:
-    """Every side effect this one span records; cheap key probes before any work."""
+    """Every side effect this one span records; cheap key probes before any work (each
+    key probed first is in ``_PROBED``, the convention's gate: a span without one is not
+    read at all)."""
     attrs = span.attributes
     found: list[SideEffectDetails] = []
     if CUSTOM_KIND in attrs:
@@ -438,4 +441,22 @@ def _compose_url(attrs: dict[str, Any]) -> str | None:
     return f"{scheme}://{netloc}{target}"
 
 
-CONVENTION = Convention(SEMCONV, read)
+# Every key ``side_effects`` probes first: a span holding none of them records none.
+_PROBED = (
+    CUSTOM_KIND,
+    "db.system.name",
+    "db.system",
+    "messaging.system",
+    "messaging.operation.type",
+    "messaging.operation",
+    "rpc.system.name",
+    "rpc.system",
+    "http.request.method",
+    "http.method",
+    "process.executable.name",
+    "process.executable.path",
+    "process.command_args",
+    "process.command_line",
+)
+
+CONVENTION = Convention(SEMCONV, read, read_gate=Gate(keys=_PROBED))

@@ -19,6 +19,7 @@ from typing import Any
 from rampart_otel.conventions import (
     VERCEL_AI,
     Convention,
+    Gate,
     History,
     ModelOutput,
     SpanReport,
@@ -298,4 +299,7 @@ CONVENTION = Convention(
         "ai.documents",
         "ai.ranking",
     ),
+    read_gate=Gate(keys=(OPERATION_ID,)),
+    history_gate=Gate(keys=(PROMPT_MESSAGES,)),
+    input_gate=Gate(keys=(OPERATION_ID,)),
 )

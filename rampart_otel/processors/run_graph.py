@@ -34,7 +34,8 @@ class RunGraph:
     def __init__(self, spans: Iterable[Span]) -> None:
         by_id: dict[str, Span] = {}
         for span in spans:
-            if replaces(by_id.get(span.span_id), span):
+            known = by_id.get(span.span_id)
+            if known is None or replaces(known, span):
                 by_id[span.span_id] = span
         ordered = tuple(sorted(by_id.values(), key=_order))
         parent: dict[str, str] = {}
@@ -45,8 +46,15 @@ class RunGraph:
         cut: list[Span] = []
         state: dict[str, int] = {}  # 1: on the path being walked, 2: done
         for span in ordered:
+            span_id = span.span_id
+            if span_id in state:
+                continue
+            up = parent.get(span_id)
+            if up is None or state.get(up) == 2:  # a root, or a parent already walked
+                state[span_id] = 2
+                continue
+            current: str | None = span_id
             path: list[str] = []
-            current: str | None = span.span_id
             while current is not None and current not in state:
                 state[current] = 1
                 path.append(current)
@@ -59,16 +67,19 @@ class RunGraph:
             for item in path:
                 state[item] = 2
         children: dict[str, list[Span]] = {}
+        roots: list[Span] = []
         for span in ordered:
             up = parent.get(span.span_id)
-            if up is not None:
+            if up is None:
+                roots.append(span)
+            else:
                 children.setdefault(up, []).append(span)
         # Private and never changed after this: no method hands out a way to change them.
         self._spans = ordered
         self._by_id = by_id
         self._parent = parent
         self._children = {key: tuple(value) for key, value in children.items()}
-        self._roots = tuple(span for span in ordered if span.span_id not in parent)
+        self._roots = tuple(roots)
         self._cut = tuple(cut)
 
     def __len__(self) -> int:

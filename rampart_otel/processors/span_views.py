@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from rampart_otel.conventions import (
     Convention,
+    Gate,
     History,
     ModelOutput,
     SideEffectDetails,
@@ -56,8 +57,65 @@ def _readers(conventions: tuple[Convention, ...]) -> _Readers:
     )
 
 
-_READERS, _HISTORY_READERS, _INPUT_READERS = _readers(GENERAL)
 _BY_SCOPE = {scope: _readers(conventions) for scope, conventions in BY_SCOPE.items()}
+
+# The general conventions' gates (``conventions.Gate``): every key and scope one names. A
+# span is read only by the readers whose gate it passes, found once per combination of
+# these keys and scopes it holds (and whether it has events) and kept.
+_GATES = [g for c in GENERAL for g in (c.read_gate, c.history_gate, c.input_gate) if g is not None]
+_GATE_KEYS = frozenset(key for gate in _GATES for key in gate.keys)
+_GATE_SCOPES = tuple(dict.fromkeys(scope for gate in _GATES for scope in gate.scopes))
+_GATE_SCOPE_PREFIXES = tuple(scope + "." for scope in _GATE_SCOPES)
+_NO_SCOPES: frozenset[str] = frozenset()
+_DispatchKey = tuple[frozenset[str], frozenset[str], bool]
+_dispatch: dict[_DispatchKey, _Readers] = {}
+_DISPATCH_KEPT = 1024  # combinations are few; keys are trace data, so never unbounded
+
+
+def _passes(gate: Gate | None, key: _DispatchKey) -> bool:
+    keys, scopes, events = key
+    return (
+        gate is None
+        or not keys.isdisjoint(gate.keys)
+        or not scopes.isdisjoint(gate.scopes)
+        or (gate.events and events)
+    )
+
+
+def _general_readers(span: Span) -> _Readers:
+    """The readers of the general conventions whose gates ``span`` passes."""
+    scope = span.scope.name
+    if scope in _GATE_SCOPES or scope.startswith(_GATE_SCOPE_PREFIXES):
+        scopes = frozenset(s for s in _GATE_SCOPES if scope == s or scope.startswith(s + "."))
+    else:
+        scopes = _NO_SCOPES
+    key = (_GATE_KEYS.intersection(span.attributes), scopes, bool(span.events))
+    found = _dispatch.get(key)
+    if found is None:
+        found = (
+            tuple(c.read for c in GENERAL if _passes(c.read_gate, key)),
+            tuple(
+                (c.name, c.history)
+                for c in GENERAL
+                if c.history is not None and _passes(c.history_gate, key)
+            ),
+            tuple(
+                c.user_input
+                for c in GENERAL
+                if c.user_input is not None and _passes(c.input_gate, key)
+            ),
+        )
+        if len(_dispatch) >= _DISPATCH_KEPT:
+            _dispatch.clear()
+        _dispatch[key] = found
+    return found
+
+
+def _span_readers(span: Span) -> _Readers:
+    """The readers of the conventions that read ``span``: its scope's owner's (and the
+    side-effect conventions'), else the general ones its keys call for."""
+    owned = _BY_SCOPE.get(span.scope.name)
+    return owned if owned else _general_readers(span)
 
 
 class SpanReading(NamedTuple):
@@ -367,7 +425,9 @@ class _Classifier:
         copy of its output: a reading is never changed).
         """
         outputs, through = self.output, self.read_through
-        for reading in self.readings:
+        if not any(o is not None and not o.readable for o in outputs.values()):
+            return  # no unreadable model span: none to read through another
+        for reading in self.readings if self.layers else ():
             span_id = reading.span.span_id
             layers = self.layers.get(span_id)
             output = outputs[span_id]
@@ -412,26 +472,22 @@ class _Classifier:
 
 
 def history_readers(span: Span) -> tuple[tuple[str, Callable[[Span], History]], ...]:
-    """(convention, message-history reader) of the conventions that read ``span``."""
-    owned = _BY_SCOPE.get(span.scope.name)
-    return owned[1] if owned else _HISTORY_READERS
+    """(convention, message-history reader) of the conventions that read ``span``, those
+    whose history of it may hold anything."""
+    return _span_readers(span)[1]
 
 
 def input_readers(span: Span) -> tuple[Callable[[Span], UserInput | None], ...]:
-    """The user-input readers of the conventions that read ``span``."""
-    owned = _BY_SCOPE.get(span.scope.name)
-    return owned[2] if owned else _INPUT_READERS
+    """The user-input readers of the conventions that read ``span``, those that may find
+    any input on it."""
+    return _span_readers(span)[2]
 
 
 def _classify(span: Span) -> SpanReading:
     """Every convention's report on one span, merged into one reading; a model span's
     message history is read here too, once (the stitcher and the tool calls use it)."""
-    reading = _understood(span, _read(span))
-    if reading.model:
-        reading = reading._replace(
-            history=tuple((name, read(span)) for name, read in history_readers(span))
-        )
-    return reading
+    readers = _span_readers(span)
+    return _understood(span, _read(span, readers[0], readers[1]))
 
 
 def _understood(span: Span, reading: SpanReading) -> SpanReading:
@@ -517,13 +573,22 @@ def _meaning(reading: SpanReading) -> tuple[Any, ...]:
     )
 
 
-def _read(span: Span) -> SpanReading:
-    reports: list[SpanReport] = []
-    owned = _BY_SCOPE.get(span.scope.name)
-    for read in owned[0] if owned else _READERS:
-        report = read(span)
-        if report is not None:
-            reports.append(report)
+def _read(
+    span: Span,
+    read_by: tuple[Callable[[Span], SpanReport | None], ...] | None = None,
+    history_by: tuple[tuple[str, Callable[[Span], History]], ...] = (),
+) -> SpanReading:
+    """The reports of ``read_by`` (default: the readers of the conventions that read the
+    span) on ``span``, merged; a model span's history read by ``history_by``.
+
+    Readings are made positionally (a named tuple's keywords cost three times as much)."""
+    reports = [
+        report
+        for read in (_span_readers(span)[0] if read_by is None else read_by)
+        if (report := read(span)) is not None
+    ]
+    if len(reports) == 1:
+        return _one(span, reports[0], history_by)
     if not reports:
         family = agent_family(span)
         if family is not None:
@@ -561,18 +626,55 @@ def _read(span: Span) -> SpanReading:
             unread_by.append(report.convention)
     return SpanReading(
         span,
-        model=model,
-        agent=agent,
-        output=_merge_outputs(outputs) if model else None,
-        execution=execution,
-        # A model span's own HTTP attributes are its transport.
-        effects=() if model else tuple(effects),
-        answer=answer,
-        dispatched=tuple(dispatched),
-        not_understood=tuple(not_understood),
-        readers=tuple(readers),
-        unread_by=tuple(unread_by),
-        caller=caller,
+        model,
+        agent,
+        _merge_outputs(outputs) if model else None,
+        execution,
+        () if model else tuple(effects),  # a model span's own HTTP attributes: its transport
+        answer,
+        tuple(dispatched),
+        tuple(not_understood),
+        tuple(readers),
+        tuple(unread_by),
+        caller,
+        _history(span, history_by) if model else (),
+    )
+
+
+def _history(
+    span: Span, history_by: tuple[tuple[str, Callable[[Span], History]], ...]
+) -> tuple[tuple[str, History], ...]:
+    """Each convention's history of a model span that holds any call: an empty one says
+    nothing, so it is not kept (a run keeps its readings while it is open)."""
+    return tuple(
+        (name, found)
+        for name, read in history_by
+        if (found := read(span)).arguments or found.results or found.names
+    )
+
+
+def _one(
+    span: Span,
+    report: SpanReport,
+    history_by: tuple[tuple[str, Callable[[Span], History]], ...],
+) -> SpanReading:
+    """One convention's report as a reading: what ``_read`` merges of one report."""
+    model, output = report.model, report.output
+    noted = bool(report.not_understood or (output is not None and output.not_understood))
+    return SpanReading(
+        span,
+        model,
+        report.agent,
+        (_merged_alone(output) if output is not None else _merge_outputs([])) if model else None,
+        report.execution,
+        () if model else tuple(report.effects),
+        report.answer,
+        tuple(report.dispatched),
+        tuple(report.not_understood) if noted else (),
+        (report.convention,),
+        (report.convention,) if noted else (),
+        report.caller,
+        _history(span, history_by) if model else (),
     )
 
 
@@ -605,6 +707,18 @@ def _merge_outputs(outputs: list[ModelOutput]) -> ModelOutput:
             merged.text, merged.text_captured = output.text, True
         merged.requests.extend(output.requests)  # same-span duplicates merge by id later
     return merged
+
+
+def _merged_alone(output: ModelOutput) -> ModelOutput:
+    """``_merge_outputs([output])``: the output itself when merging would copy it unchanged
+    (the one convention that read the span made it for this reading alone)."""
+    reasons = output.finish_reasons
+    if all(reasons.index(reason) == i for i, reason in enumerate(reasons)) and (
+        (output.readable and (output.text_captured or output.text is None))
+        or (not output.text_captured and output.text is None and not output.requests)
+    ):
+        return output
+    return _merge_outputs([output])
 
 
 def _fill_report(into: ToolReport, other: ToolReport) -> None:

@@ -530,3 +530,46 @@ def test_a_span_breaking_the_id_rule_is_refused_alone_and_kept_as_a_bare_mark(sp
 def test_all_zero_parent_is_no_parent_and_valid_ids_are_not_refused():
     span = one(doc({"parentSpanId": "0" * 16}))
     assert span.parent_span_id is None and span.refused == ""
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"intValue": "42"},
+        {"intValue": 42},
+        {"intValue": " 7 "},
+        {"intValue": 3.0},
+        {"intValue": "-9223372036854775808"},
+        {"intValue": str(2**63)},
+        {"intValue": 2**63},
+        {"intValue": True},
+        {"intValue": "x1"},
+        {"intValue": "1.5"},
+        {"intValue": None},
+        {"boolValue": False},
+        {"boolValue": "true"},
+        {"boolValue": 1},
+        {"stringValue": 5},
+        {"doubleValue": "NaN"},
+        {"unknownValue": 1},
+    ],
+)
+def test_a_one_member_value_reads_as_the_general_anyvalue_reader_reads_it(
+    value: dict[str, Any],
+) -> None:
+    """The decoder's fast paths for the common AnyValue shapes give what ``_value`` gives,
+    errors included."""
+
+    def read(attributes: list[dict[str, Any]]) -> Any:
+        try:
+            return one(doc({"attributes": attributes})).attributes["k"]
+        except DecodeError as exc:
+            return exc.message
+
+    # Two members: the fast paths stand aside and the general reader reads the value.
+    general = read(attrs(k={**value, "ignored": 1}))
+    fast = read(attrs(k=value))
+    if isinstance(general, float) and math.isnan(general):
+        assert isinstance(fast, float) and math.isnan(fast)
+    else:
+        assert fast == general and type(fast) is type(general)

@@ -10,11 +10,23 @@ import json
 from typing import Any
 
 import pytest
-from span_factory import mk
+from recorded import TRACES
+from span_factory import mk, span
 
-from rampart_otel.model import Scope, Span
+from rampart_otel.conventions import Gate, ModelOutput, openinference
+from rampart_otel.conventions.registry import BY_SCOPE, GENERAL
+from rampart_otel.model import Event, InputError, Scope, Span
+from rampart_otel.processors import span_views
 from rampart_otel.processors.run_graph import RunGraph
-from rampart_otel.processors.span_views import SpanRecord, classify, read_span, run_readings
+from rampart_otel.processors.span_views import (
+    SpanRecord,
+    classify,
+    history_readers,
+    input_readers,
+    read_span,
+    run_readings,
+)
+from rampart_otel.receivers.files import read_paths
 
 MODEL_URL = "http://127.0.0.1:4000/v1/chat/completions"
 
@@ -170,3 +182,102 @@ def test_a_caller_span_holding_the_calls_own_spans_is_no_model_call() -> None:
     reading = run.records[0].reading._replace(model=True, caller=True)
     record = classify(run.graph, {"c0": reading, "m1": run.records[1].reading}).records[0]
     assert reading.model and not record.model and record.holds_work and record.caller
+
+
+# ---- gates: each convention reads only the spans its keys call for ----------------------
+
+
+def _recorded_spans() -> list[Span]:
+    found: list[Span] = []
+    for path in sorted(TRACES.rglob("*.jsonl")):
+        for item in read_paths([path]):
+            assert not isinstance(item, InputError), item
+            found.extend(item)
+    return found
+
+
+def _passes(gate: Gate | None, span: Span) -> bool:
+    if gate is None:
+        return True
+    scope = span.scope.name
+    return (
+        any(key in span.attributes for key in gate.keys)
+        or any(scope == s or scope.startswith(s + ".") for s in gate.scopes)
+        or (gate.events and bool(span.events))
+    )
+
+
+def test_no_gate_hides_a_report_on_any_recorded_span() -> None:
+    """A gate is a promise that its reader says nothing of the spans it keeps out: on every
+    recorded span, a general convention whose gate keeps the span out reports nothing."""
+    spans = _recorded_spans()
+    assert len(spans) > 1000
+    kept_out = 0
+    for recorded in spans:
+        for convention in GENERAL:
+            if not _passes(convention.read_gate, recorded):
+                kept_out += 1
+                assert convention.read(recorded) is None, (convention.name, recorded.name)
+            if convention.history is not None and not _passes(convention.history_gate, recorded):
+                assert convention.history(recorded)[:2] == ({}, {}), (
+                    convention.name,
+                    recorded.name,
+                )
+            if convention.user_input is not None and not _passes(convention.input_gate, recorded):
+                assert convention.user_input(recorded) is None, (convention.name, recorded.name)
+    assert kept_out > len(spans)  # the gates keep most conventions off most spans
+
+
+def test_a_span_is_read_by_the_conventions_its_keys_call_for_only() -> None:
+    plain = mk("s1", "GET", http(MODEL_URL))
+    oi = mk("s2", "llm", {"openinference.span.kind": "LLM"})
+    events = mk("s3", "chat", {}, events=[Event("gen_ai.choice", 1, {})])
+    assert [name for name, _ in history_readers(plain)] == []
+    assert [name for name, _ in history_readers(oi)] == ["openinference"]
+    assert [name for name, _ in history_readers(events)] == ["gen_ai"]
+    assert input_readers(plain) == ()
+    assert input_readers(oi) == (openinference.user_input,)
+    litellm = span("completion", {}, scope="litellm")
+    assert "litellm" in [name for name, _ in history_readers(litellm)]
+
+
+def test_a_gated_reading_is_the_full_reading() -> None:
+    """Reading a span through the gates changes nothing of what is read of it."""
+    for recorded in _recorded_spans():
+        gated = read_span(recorded)
+        if recorded.scope.name in BY_SCOPE:
+            continue
+        every = [c.read(recorded) for c in GENERAL]
+        assert gated.readers == tuple(r.convention for r in every if r is not None)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        ModelOutput(readable=True, text="hi", text_captured=True, finish_reasons=["stop"]),
+        ModelOutput(readable=True, text="not captured", finish_reasons=["stop"]),
+        ModelOutput(readable=True, finish_reasons=["tool_calls", "tool_calls"]),
+        ModelOutput(readable=False, text="x", text_captured=True, provider=""),
+        ModelOutput(readable=False, finish_reasons=["length"], response_id="r1", source="s"),
+        ModelOutput(readable=False, not_understood=["part type 'x'"], convention="gen_ai"),
+    ],
+)
+def test_one_conventions_output_reads_as_merged_alone(output: ModelOutput) -> None:
+    """A span one convention reads keeps that convention's output object only where
+    merging it alone would give the same output."""
+
+    def fields(o: ModelOutput) -> tuple[Any, ...]:
+        return (
+            o.readable,
+            o.text,
+            o.text_captured,
+            list(o.requests),
+            list(o.finish_reasons),
+            o.convention,
+            o.provider,
+            o.source,
+            list(o.not_understood),
+            o.response_id,
+        )
+
+    assert fields(span_views._merged_alone(output)) == fields(span_views._merge_outputs([output]))
