@@ -75,16 +75,16 @@ def infer_coverage(
     return scoped(base, facts.scopes, findings, scope_names(facts.spans)), findings, base
 
 
-def scope_names(spans: list[Span]) -> set[str]:
+def scope_names(spans: list[Span]) -> frozenset[str]:
     """The instrumentation scope names of ``spans``: which instrumentations are in use."""
-    return {span.scope.name for span in spans if span.scope.name}
+    return frozenset({span.scope.name for span in spans if span.scope.name})
 
 
 def scoped(
     base: Coverage,
     scopes: list[ToolScope],
     findings: list[IntegrityFinding],
-    names: set[str],
+    names: frozenset[str],
 ) -> Coverage:
     """``base`` capped by the tool calls whose side effects were not watched, then by the
     integrity findings: a side effect of a kind is proven absent only where every executed
@@ -97,10 +97,13 @@ def scoped(
         _every_tool_declared(scopes, channels)
     capped_by = _cap_by_findings(findings, channels)
     for key, channel in list(channels.items()):
-        cause = capped_by.get(key) or _gap_cause(key, channel, scopes)
+        if channel.state is OBSERVED:
+            continue
         # A hint the channel's own inference chose (content there but unread) stands.
-        hint = channel.hint or fix_hint(key, names, cause)
-        if channel.state is not OBSERVED and hint is not None:
+        hint = channel.hint or fix_hint(
+            key, names, capped_by.get(key) or _gap_cause(key, channel, scopes)
+        )
+        if hint is not None:
             channels[key] = appended(channel, Why(ReasonCode.FIX, data={"hint": hint}), hint=hint)
     return Coverage(channels, observability_level(channels))
 
