@@ -46,6 +46,7 @@ from rampart_otel.model import (
     ToolScope,
 )
 from rampart_otel.processors.integrity import integrity, understanding
+from rampart_otel.processors.plan import FULL_READING, ScoringPlan
 from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.processors.run_facts import RunFacts
 from rampart_otel.processors.run_graph import RunGraph
@@ -56,23 +57,27 @@ from rampart_otel.vocabulary import STANDARD_KINDS
 
 
 def infer_coverage(
-    facts: RunFacts, response: Response, calls: list[ToolCall]
+    facts: RunFacts, response: Response, calls: list[ToolCall], plan: ScoringPlan = FULL_READING
 ) -> tuple[Coverage, list[IntegrityFinding], Coverage]:
     """Every channel's state with its reasons, the integrity findings that capped them, and
-    the coverage before the tool scopes and findings capped it (``scoped`` starts there)."""
-    channels: dict[str, ChannelCoverage] = {
-        "input": _input(facts),
-        "response": _response(facts, response),
-    }
+    the coverage before the tool scopes and findings capped it (``scoped`` starts there).
+    ``plan``: the channels to decide (``processors.plan``); the others are left out."""
+    channels: dict[str, ChannelCoverage] = {}
+    if plan.decides("input"):
+        channels["input"] = _input(facts)
+    if plan.decides("response"):
+        channels["response"] = _response(facts, response)
     tool_calls = channels["tool_calls"] = _tool_calls(facts)
-    channels["tool_calls.arguments"] = _captured("arguments", calls, tool_calls, facts)
-    channels["tool_calls.results"] = _captured("results", calls, tool_calls, facts)
+    for part in ("arguments", "results"):
+        if plan.decides(f"tool_calls.{part}"):
+            channels[f"tool_calls.{part}"] = _captured(part, calls, tool_calls, facts)
     channels.update(_side_effects(facts))
     _cap_unseen_calls(facts, tool_calls, channels)
     _apply_declarations(facts, channels)
     findings = integrity(facts) + understanding(facts)
     base = Coverage(channels, observability_level(channels))
-    return scoped(base, facts.scopes, findings, scope_names(facts.spans)), findings, base
+    names = scope_names(facts.spans)
+    return scoped(base, facts.scopes, findings, names, plan), findings, base
 
 
 def scope_names(spans: list[Span]) -> frozenset[str]:
@@ -85,11 +90,13 @@ def scoped(
     scopes: list[ToolScope],
     findings: list[IntegrityFinding],
     names: frozenset[str],
+    plan: ScoringPlan = FULL_READING,
 ) -> Coverage:
     """``base`` capped by the tool calls whose side effects were not watched, then by the
     integrity findings: a side effect of a kind is proven absent only where every executed
     tool call's scope was watched for it. Each channel left short of observed carries the
-    way to close its gap, for the instrumentations ``names`` (scope names) show."""
+    way to close its gap, for the instrumentations ``names`` (scope names) show (only the
+    channels ``plan`` reads: the words of a gap no check reads are not worked out)."""
     channels = dict(base.channels)
     _name_unwatched(base, scopes, channels)
     _cap_unwatched(scopes, channels)
@@ -97,7 +104,7 @@ def scoped(
         _every_tool_declared(scopes, channels)
     capped_by = _cap_by_findings(findings, channels)
     for key, channel in list(channels.items()):
-        if channel.state is OBSERVED:
+        if channel.state is OBSERVED or not plan.hints(key):
             continue
         # A hint the channel's own inference chose (content there but unread) stands.
         hint = channel.hint or fix_hint(
