@@ -50,7 +50,7 @@ from rampart_otel.processors.plan import FULL_READING, ScoringPlan
 from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.processors.run_facts import RunFacts
 from rampart_otel.processors.run_graph import RunGraph
-from rampart_otel.processors.scopes import resource_declarations, unproven
+from rampart_otel.processors.scopes import UNWATCHED, resource_declarations, unproven
 from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import ANSWER_KEYS, appended, fix_hint, missing_content, worded
 from rampart_otel.vocabulary import STANDARD_KINDS
@@ -124,11 +124,12 @@ def _name_unwatched(
     base: Coverage, scopes: list[ToolScope], channels: dict[str, ChannelCoverage]
 ) -> None:
     """Unobserved kinds: say which tool calls could have hidden one."""
+    if not any(scope.state in UNWATCHED for scope in scopes):
+        return  # no scope leaves any kind unproven (the usual case: skip the kinds)
     for kind in STANDARD_KINDS:
         key = SIDE_EFFECT_PREFIX + kind
-        channel = base.get(key)
         gaps = unproven(scopes, kind)
-        if channel.state is UNOBSERVED and gaps:
+        if gaps and (channel := base.get(key)).state is UNOBSERVED:
             channels[key] = appended(channel, _scope_gaps(kind, gaps))
 
 
