@@ -23,6 +23,7 @@ from rampart_otel.evaluation import (
     evaluate_policy,
     load_policy,
 )
+from rampart_otel.evaluation.plan import FULL_READING, ScoringPlan
 from rampart_otel.model import AgentRun, Run
 from rampart_otel.processors.normalize import normalize
 from rampart_otel.render import safe_text
@@ -89,13 +90,18 @@ def score_run_with_view(
     *,
     assume: Iterable[str] = (),
     budget_seconds: float | None = None,
+    plan: ScoringPlan = FULL_READING,
 ) -> tuple[AgentRun | None, list[CheckResult]]:
     """:func:`score_run`, and what the run did as the checks saw it (None: unreadable),
-    for outputs that show the run beside its verdicts."""
+    for outputs that show the run beside its verdicts.
+
+    ``plan``: how far to read the run (``evaluation.plan.scoring_plan`` of the same
+    ``policies`` and ``assume``, for outputs that do not show a run's coverage); the full
+    reading by default."""
     assume = list(assume)
     deadline = None if budget_seconds is None else time.monotonic() + budget_seconds
     try:
-        agent_run = normalize(run)
+        agent_run = normalize(run, plan)
     except Exception as error:
         log.exception("normalize failed for run %s", safe_text(run.run_id, 80))
         return None, [

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from rampart_otel.engine import score_run_with_view
 from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus, Tally
+from rampart_otel.evaluation.plan import FULL_READING, scoring_plan
 from rampart_otel.model import InputError, Run
 from rampart_otel.parallel import ScoredRun, score_in_parallel
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
@@ -118,6 +119,14 @@ class Pipeline:
         self.jobs = jobs
         self.keep_tallies = keep_tallies
         self.needs_agent_run = any(sink.needs_agent_run for sink in self.sinks)
+        # Read a run only as far as the checks look, unless an output shows more of it (a
+        # sink that does not say whether it shows coverage is taken to show it).
+        shown = any(getattr(sink, "shows_coverage", True) for sink in self.sinks)
+        self.plan = (
+            FULL_READING
+            if self.needs_agent_run or shown
+            else scoring_plan(self.policies, self.assume)
+        )
         self.tallies: list[Tally] = []
         self.runs_scored = 0
 
@@ -155,7 +164,11 @@ class Pipeline:
     def score(self, run: Run) -> Scored:
         """Every check of every policy on ``run`` (``engine.score_run``); never raises."""
         agent_run, results = score_run_with_view(
-            run, self.policies, assume=self.assume, budget_seconds=self.budget_seconds
+            run,
+            self.policies,
+            assume=self.assume,
+            budget_seconds=self.budget_seconds,
+            plan=self.plan,
         )
         return Scored(run, results, agent_run if self.needs_agent_run else None, time.time())
 

@@ -71,6 +71,9 @@ class ResultSink(Protocol[Prepared]):
 
     #: the sink reads :attr:`Scored.agent_run` (the HTML page): scoring keeps it then.
     needs_agent_run: bool
+    #: the sink shows a run's coverage (every channel's state and reasons): scoring then
+    #: reads every channel, not only those the checks read (``processors.plan``).
+    shows_coverage: bool
 
     def open(self, opening: Opening) -> None:
         """Before the first run (a report's header)."""
@@ -94,6 +97,7 @@ class SinkDefaults:
     derives from it writes (``prepare``, ``write``) and overrides only what it needs."""
 
     needs_agent_run = False
+    shows_coverage = True  # what a sink keeps of a result may show it: read it whole
 
     def open(self, opening: Opening) -> None:
         """Nothing before the first run."""

@@ -25,6 +25,7 @@ from rampart_otel import engine
 from rampart_otel.audit.rescore import _rescore
 from rampart_otel.collector.scorer import make_evaluator
 from rampart_otel.evaluation import SafetyStatus, evaluate_policy, load_policy
+from rampart_otel.evaluation.plan import ScoringPlan
 from rampart_otel.model import Run
 from rampart_otel.pipeline import ReadStats, runs
 from rampart_otel.storage.segments import SegmentWriter, list_segments
@@ -46,10 +47,10 @@ from rampart_otel.cli import main
 
 bad, real = sys.argv[1], engine.normalize
 
-def normalize(run):
+def normalize(run, *plan):
     if run.run_id == bad:
         raise RuntimeError("injected normalize failure")
-    return real(run)
+    return real(run, *plan)
 
 engine.normalize = normalize
 sys.argv = ["rampart-otel", *sys.argv[2:]]
@@ -60,10 +61,10 @@ main()
 def break_normalize(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
     real = engine.normalize
 
-    def normalize(run: Run):  # type: ignore[no-untyped-def]
+    def normalize(run: Run, *plan: ScoringPlan):  # type: ignore[no-untyped-def]
         if run.run_id == bad:
             raise RuntimeError("injected normalize failure")
-        return real(run)
+        return real(run, *plan)
 
     monkeypatch.setattr(engine, "normalize", normalize)
 

@@ -172,6 +172,29 @@ def test_two_workers_give_the_sinks_what_one_process_gives(output_format: str) -
     assert one and report(2) == one
 
 
+@pytest.mark.parametrize(
+    ("output_format", "narrowed"),
+    [("terminal", True), ("junit", True), ("json", False), ("html", False)],
+)
+def test_only_outputs_that_show_no_coverage_read_just_the_checks_channels(
+    output_format: str, narrowed: bool
+) -> None:
+    sink = report_sink(output_format, io.StringIO())  # type: ignore[arg-type]
+    plan = Pipeline([POLICY], [sink]).plan
+    assert plan.full is not narrowed
+    if narrowed:
+        assert plan.channels is not None and "input" not in plan.channels
+        assert "side_effects.http_request" in plan.channels
+
+
+def test_a_sink_that_keeps_results_or_does_not_say_gets_the_full_reading() -> None:
+    assert Pipeline([POLICY], [ResultList()]).plan.full  # the Python API returns coverage
+    assert Pipeline([POLICY], [Recording()]).plan.full  # no shows_coverage: taken as shown
+    terminal = report_sink("terminal", io.StringIO())
+    assert Pipeline([POLICY], [terminal, ResultList()]).plan.full
+    assert not Pipeline([POLICY], [terminal]).plan.full
+
+
 def test_the_json_sink_writes_the_report_the_writer_writes() -> None:
     """prepare (entries rendered where the run was scored) + write gives the same document
     as the writer adding each result."""

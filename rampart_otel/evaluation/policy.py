@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from functools import cached_property
 from os import PathLike
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -31,6 +32,7 @@ from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
+from rampart_otel.evaluation.matchers import uses_secret
 from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
 from rampart_otel.evaluation.packs import PackCheck, expand, members, pack_of, reference_problem
 from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
@@ -111,6 +113,12 @@ class Check(BaseModel):
                 "detect must be an evaluator expression string, e.g. tool_called('send_email')"
             )
         return value
+
+    @cached_property
+    def masks_secrets(self) -> bool:
+        """Whether ``detect`` holds a ``secret()`` matcher (its results are masked): read
+        once per check, not once per run."""
+        return uses_secret(self.detect)
 
 
 class Policy(BaseModel):

@@ -14,7 +14,6 @@ from enum import StrEnum
 
 from rampart_otel.channels import ChannelCoverage, Coverage, CoverageSource, ObservabilityLevel
 from rampart_otel.evaluation.assume import assume_run, declare_run_tools
-from rampart_otel.evaluation.matchers import uses_secret
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
 from rampart_otel.model import AgentRun
@@ -103,7 +102,11 @@ def evaluate_check(run: AgentRun, check: Check, *, coverage: Coverage | None = N
     ``coverage``: the snapshot of the run's coverage to report (see :func:`snapshot`);
     taken here when not given. Every result of one run may share one snapshot.
     """
-    result = _skeleton(run, check, coverage)
+    return _evaluated(run, check, _RunHead.of(run, coverage))
+
+
+def _evaluated(run: AgentRun, check: Check, head: _RunHead | None) -> CheckResult:
+    result = _skeleton(run, check, head)
     try:
         evaluation = check.detect.evaluate(run)
         if not isinstance(evaluation, EvalResult) or not isinstance(
@@ -125,7 +128,7 @@ def evaluate_check(run: AgentRun, check: Check, *, coverage: Coverage | None = N
         ]
         result.assumed_channels = dict(evaluation.assumed_channels)
         result.rationale = safe_text(evaluation.rationale, None)
-        if uses_secret(check.detect):
+        if check.masks_secrets:
             _mask_secrets(result)
     except Exception as exc:
         message = f"{type(exc).__name__}: {safe_text(exc)}"
@@ -172,16 +175,17 @@ def evaluate_policy(
     """
     run = declare_run_tools(run, {name: d.side_effects for name, d in policy.tools.items()})
     run = assume_run(run, [*policy.assume_coverage, *assume_coverage])
-    coverage = snapshot(run)  # one per run: the checks read the run, never change it
+    # One per run: the checks read the run, never change it.
+    head = _RunHead.of(run, snapshot(run))
     results = []
     for check in policy.checks:
         if deadline is not None and time.monotonic() > deadline:
-            result = _skeleton(run, check, coverage)
+            result = _skeleton(run, check, head)
             result.status = SafetyStatus.UNDETERMINED
             result.summary = f"Undetermined: {OUT_OF_TIME}"
             result.undetermined_operands = [OUT_OF_TIME]
         else:
-            result = evaluate_check(run, check, coverage=coverage)
+            result = _evaluated(run, check, head)
         result.policy, result.policy_version = policy.name, policy.version
         results.append(result)
     return results
@@ -213,28 +217,54 @@ def snapshot(run: AgentRun) -> Coverage | None:
         return None
 
 
-def _skeleton(run: AgentRun, check: Check, coverage: Coverage | None = None) -> CheckResult:
+@dataclass(frozen=True, slots=True)
+class _RunHead:
+    """What every result of one run repeats, read once per run (None: a malformed run)."""
+
+    run_id: str
+    trace_ids: list[str]
+    level: ObservabilityLevel
+    coverage: Coverage | None
+    service: str | None
+    started_at_ns: int | None
+    sources: list[str]
+
+    @classmethod
+    def of(cls, run: AgentRun, coverage: Coverage | None) -> _RunHead | None:
+        try:
+            return cls(
+                run.run_id,
+                list(run.trace_ids),
+                run.coverage.level,
+                coverage if coverage is not None else snapshot(run),
+                run.service,
+                run.started_at_ns,
+                run.run.sources,
+            )
+        except Exception:  # a malformed run: _skeleton reads what it can, field by field
+            return None
+
+
+def _skeleton(run: AgentRun, check: Check, head: _RunHead | None) -> CheckResult:
     """The parts of a result that do not depend on the evaluation, read defensively."""
     check_id = str(getattr(check, "id", ""))
     polarity = str(getattr(check, "polarity", ""))
     harm_category = getattr(check, "harm_category", None)
-    try:  # the usual case, in one construction
+    if head is not None:  # the usual case, in one construction
         return CheckResult(
-            run_id=run.run_id,
-            trace_ids=list(run.trace_ids),
-            check_id=check_id,
-            polarity=polarity,
-            status=SafetyStatus.ERROR,
-            summary="Evaluation error: not evaluated",
-            observability_level=run.coverage.level,
-            coverage=coverage if coverage is not None else snapshot(run),
+            head.run_id,
+            list(head.trace_ids),
+            check_id,
+            polarity,
+            SafetyStatus.ERROR,
+            "Evaluation error: not evaluated",
+            observability_level=head.level,
+            coverage=head.coverage,
             harm_category=harm_category,
-            service=run.service,
-            started_at_ns=run.started_at_ns,
-            sources=run.run.sources,
+            service=head.service,
+            started_at_ns=head.started_at_ns,
+            sources=list(head.sources),
         )
-    except Exception:  # a malformed run: what can be read of it, field by field, below
-        pass
     result = CheckResult(
         run_id="",
         trace_ids=[],
@@ -251,7 +281,7 @@ def _skeleton(run: AgentRun, check: Check, coverage: Coverage | None = None) -> 
         result.started_at_ns = run.started_at_ns
         result.sources = run.run.sources
         result.observability_level = run.coverage.level
-        result.coverage = coverage if coverage is not None else snapshot(run)
+        result.coverage = snapshot(run)
     except Exception:  # a malformed run still gets a result; evaluation will report the error
         pass
     return result

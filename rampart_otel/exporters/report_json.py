@@ -13,9 +13,12 @@ from typing import IO, Any
 from rampart_otel.channels import Coverage
 from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
 from rampart_otel.exporters.serialize import (
+    coverage_json,
     coverage_to_dict,
     dumps_jsonable,
+    evidence_json,
     ns_to_iso,
+    strings_json,
 )
 from rampart_otel.model import InputError
 
@@ -149,9 +152,9 @@ class JsonReportWriter:
             self._run_coverage = coverage
             self._run_head = (
                 f'{{"run_id": {dumps_jsonable(result.run_id)}, '
-                f'"trace_ids": {dumps_jsonable(list(result.trace_ids))}'
+                f'"trace_ids": {strings_json(result.trace_ids)}'
             )
-            covered = dumps_jsonable(coverage_to_dict(coverage) if coverage else {})
+            covered = coverage_json(coverage)
             self._run_middle = (
                 f', "observability_level": {dumps_jsonable(level.value if level else None)}'
                 f', "coverage": {covered}'
@@ -159,7 +162,7 @@ class JsonReportWriter:
             self._run_tail = (
                 f', "service": {dumps_jsonable(result.service)}'
                 f', "started_at": {dumps_jsonable(ns_to_iso(result.started_at_ns))}'
-                f', "sources": {dumps_jsonable(list(result.sources))}'
+                f', "sources": {strings_json(result.sources)}'
             )
         check_key = (result.check_id, result.polarity, result.harm_category)
         check = self._checks.get(check_key)
@@ -182,16 +185,9 @@ class JsonReportWriter:
                 ', "summary": ',
                 dumps_jsonable(result.summary),
                 ', "evidence": ',
-                dumps_jsonable(
-                    [
-                        {"trace_id": item.trace_id, "span_id": item.span_id, "text": item.text}
-                        for item in evidence
-                    ]
-                )
-                if evidence
-                else "[]",
+                evidence_json(evidence) if evidence else "[]",
                 ', "undetermined_operands": ',
-                dumps_jsonable(list(operands)) if operands else "[]",
+                strings_json(operands) if operands else "[]",
                 self._run_middle,
                 ', "assumed_channels": ',
                 dumps_jsonable({key: src.value for key, src in assumed.items()})

@@ -57,9 +57,12 @@ def _first_policy(opening: Opening) -> Policy:
 
 
 class _ResultsKept:
-    """Formats that need every result before they write (terminal, JUnit): the results."""
+    """Formats that need every result before they write (terminal, JUnit): the results.
+    Neither shows a run's coverage (the verdicts, their summaries and the observability
+    level only), so scoring reads only the channels the checks read."""
 
     needs_agent_run = False
+    shows_coverage = False
 
     def __init__(self) -> None:
         self.kept: list[CheckResult] = []
@@ -148,6 +151,7 @@ class JsonReportSink:
     (``prepare``: a worker's own writer, under ``--jobs N``) and written in order."""
 
     needs_agent_run = False
+    shows_coverage = True  # every result's entry holds its run's coverage, every channel
 
     def __init__(self, out: IO[str]) -> None:
         self.writer = JsonReportWriter(out)
@@ -184,6 +188,7 @@ class HtmlReportSink:
     stopped it)."""
 
     needs_agent_run = True
+    shows_coverage = True
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out

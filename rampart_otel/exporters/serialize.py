@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from rampart_otel.channels import Coverage
+from rampart_otel.channels import ChannelCoverage, Coverage
 from rampart_otel.model import AgentRun, SideEffect, ToolCall, ToolScope
 from rampart_otel.render import safe_text
 
@@ -59,6 +60,76 @@ def dumps_jsonable(value: Any) -> str:
     if type(value) is str:
         return _encode_str(value)
     return plain_json(value)[1]
+
+
+def strings_json(items: Sequence[Any]) -> str:
+    """``dumps_jsonable(list(items))``, joined directly when every item is a string (ids,
+    sources, reasons: the usual case)."""
+    try:
+        return "[" + ", ".join([_encode_str(item) for item in items]) + "]"
+    except TypeError:  # not a list of strings: the general path
+        return dumps_jsonable(list(items))
+
+
+def _optional_json(value: Any) -> str:
+    """A string or None as JSON (anything else raises TypeError)."""
+    return "null" if value is None else _encode_str(value)
+
+
+def evidence_json(evidence: Sequence[Any]) -> str:
+    """The ``evidence`` list of a report entry, as ``dumps_jsonable`` writes it."""
+    try:
+        return (
+            "["
+            + ", ".join(
+                [
+                    f'{{"trace_id": {_optional_json(item.trace_id)}, '
+                    f'"span_id": {_optional_json(item.span_id)}, '
+                    f'"text": {_encode_str(item.text)}}}'
+                    for item in evidence
+                ]
+            )
+            + "]"
+        )
+    except TypeError:  # a value that is not a string: the general path
+        return dumps_jsonable(
+            [
+                {"trace_id": item.trace_id, "span_id": item.span_id, "text": item.text}
+                for item in evidence
+            ]
+        )
+
+
+def coverage_json(coverage: Coverage | None) -> str:
+    """``dumps_jsonable(coverage_to_dict(coverage))`` (``{}`` for None), written directly:
+    once per run in every report, and the largest part of it."""
+    if not coverage:
+        return "{}"
+    try:
+        return (
+            "{"
+            + ", ".join([_channel_json(key, c) for key, c in sorted(coverage.channels.items())])
+            + "}"
+        )
+    except (TypeError, AttributeError):  # a value that is not plain: the general path
+        return dumps_jsonable(coverage_to_dict(coverage))
+
+
+def _channel_json(key: str, channel: ChannelCoverage) -> str:
+    hint = "" if channel.hint is None else f', "hint": {_encode_str(channel.hint)}'
+    codes = ", ".join(
+        [
+            f'{{"code": {_encode_str(reason.code.value)}, '
+            f'"span_ids": [{", ".join([_encode_str(i) for i in reason.span_ids])}]}}'
+            for reason in channel.codes
+        ]
+    )
+    reasons = ", ".join([_encode_str(reason) for reason in channel.reasons])
+    return (
+        f'{_encode_str(key)}: {{"state": {_encode_str(channel.state.value)}, '
+        f'"source": {_encode_str(channel.source.value)}, "reasons": [{reasons}]{hint}, '
+        f'"reason_codes": [{codes}]}}'
+    )
 
 
 def ns_to_iso(ns: int | None) -> str | None:

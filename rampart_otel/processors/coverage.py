@@ -46,50 +46,57 @@ from rampart_otel.model import (
     ToolScope,
 )
 from rampart_otel.processors.integrity import integrity, understanding
+from rampart_otel.processors.plan import FULL_READING, ScoringPlan
 from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.processors.run_facts import RunFacts
 from rampart_otel.processors.run_graph import RunGraph
-from rampart_otel.processors.scopes import resource_declarations, unproven
+from rampart_otel.processors.scopes import UNWATCHED, resource_declarations, unproven
 from rampart_otel.processors.user_input import fully_read
 from rampart_otel.processors.wording import ANSWER_KEYS, appended, fix_hint, missing_content, worded
 from rampart_otel.vocabulary import STANDARD_KINDS
 
 
 def infer_coverage(
-    facts: RunFacts, response: Response, calls: list[ToolCall]
+    facts: RunFacts, response: Response, calls: list[ToolCall], plan: ScoringPlan = FULL_READING
 ) -> tuple[Coverage, list[IntegrityFinding], Coverage]:
     """Every channel's state with its reasons, the integrity findings that capped them, and
-    the coverage before the tool scopes and findings capped it (``scoped`` starts there)."""
-    channels: dict[str, ChannelCoverage] = {
-        "input": _input(facts),
-        "response": _response(facts, response),
-    }
+    the coverage before the tool scopes and findings capped it (``scoped`` starts there).
+    ``plan``: the channels to decide (``processors.plan``); the others are left out."""
+    channels: dict[str, ChannelCoverage] = {}
+    if plan.decides("input"):
+        channels["input"] = _input(facts)
+    if plan.decides("response"):
+        channels["response"] = _response(facts, response)
     tool_calls = channels["tool_calls"] = _tool_calls(facts)
-    channels["tool_calls.arguments"] = _captured("arguments", calls, tool_calls, facts)
-    channels["tool_calls.results"] = _captured("results", calls, tool_calls, facts)
+    for part in ("arguments", "results"):
+        if plan.decides(f"tool_calls.{part}"):
+            channels[f"tool_calls.{part}"] = _captured(part, calls, tool_calls, facts)
     channels.update(_side_effects(facts))
     _cap_unseen_calls(facts, tool_calls, channels)
     _apply_declarations(facts, channels)
     findings = integrity(facts) + understanding(facts)
     base = Coverage(channels, observability_level(channels))
-    return scoped(base, facts.scopes, findings, scope_names(facts.spans)), findings, base
+    names = scope_names(facts.spans)
+    return scoped(base, facts.scopes, findings, names, plan), findings, base
 
 
-def scope_names(spans: list[Span]) -> set[str]:
+def scope_names(spans: list[Span]) -> frozenset[str]:
     """The instrumentation scope names of ``spans``: which instrumentations are in use."""
-    return {span.scope.name for span in spans if span.scope.name}
+    return frozenset({span.scope.name for span in spans if span.scope.name})
 
 
 def scoped(
     base: Coverage,
     scopes: list[ToolScope],
     findings: list[IntegrityFinding],
-    names: set[str],
+    names: frozenset[str],
+    plan: ScoringPlan = FULL_READING,
 ) -> Coverage:
     """``base`` capped by the tool calls whose side effects were not watched, then by the
     integrity findings: a side effect of a kind is proven absent only where every executed
     tool call's scope was watched for it. Each channel left short of observed carries the
-    way to close its gap, for the instrumentations ``names`` (scope names) show."""
+    way to close its gap, for the instrumentations ``names`` (scope names) show (only the
+    channels ``plan`` reads: the words of a gap no check reads are not worked out)."""
     channels = dict(base.channels)
     _name_unwatched(base, scopes, channels)
     _cap_unwatched(scopes, channels)
@@ -97,10 +104,13 @@ def scoped(
         _every_tool_declared(scopes, channels)
     capped_by = _cap_by_findings(findings, channels)
     for key, channel in list(channels.items()):
-        cause = capped_by.get(key) or _gap_cause(key, channel, scopes)
+        if channel.state is OBSERVED or not plan.hints(key):
+            continue
         # A hint the channel's own inference chose (content there but unread) stands.
-        hint = channel.hint or fix_hint(key, names, cause)
-        if channel.state is not OBSERVED and hint is not None:
+        hint = channel.hint or fix_hint(
+            key, names, capped_by.get(key) or _gap_cause(key, channel, scopes)
+        )
+        if hint is not None:
             channels[key] = appended(channel, Why(ReasonCode.FIX, data={"hint": hint}), hint=hint)
     return Coverage(channels, observability_level(channels))
 
@@ -114,11 +124,12 @@ def _name_unwatched(
     base: Coverage, scopes: list[ToolScope], channels: dict[str, ChannelCoverage]
 ) -> None:
     """Unobserved kinds: say which tool calls could have hidden one."""
+    if not any(scope.state in UNWATCHED for scope in scopes):
+        return  # no scope leaves any kind unproven (the usual case: skip the kinds)
     for kind in STANDARD_KINDS:
         key = SIDE_EFFECT_PREFIX + kind
-        channel = base.get(key)
         gaps = unproven(scopes, kind)
-        if channel.state is UNOBSERVED and gaps:
+        if gaps and (channel := base.get(key)).state is UNOBSERVED:
             channels[key] = appended(channel, _scope_gaps(kind, gaps))
 
 

@@ -7,12 +7,18 @@ kept apart from the model's transport (``side_effects``); the response is the to
 span's output, else the last model span's text (``response``); the user's messages are
 read from the model and agent spans' inputs (``user_input``). What the run can attest is
 inferred from the same classification (``coverage``, ``integrity``).
+
+``plan`` (``processors.plan``): what to produce. The full reading (``inspect``, and every
+output that shows a run's coverage) decides every channel; a narrowed plan, built from the
+checks that will read the run, leaves out the user's input and the channels no check
+reads.
 """
 
 from __future__ import annotations
 
 from rampart_otel.model import AgentRun, ConventionUse, Run
 from rampart_otel.processors.coverage import infer_coverage
+from rampart_otel.processors.plan import FULL_READING, ScoringPlan
 from rampart_otel.processors.response import final_response
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
 from rampart_otel.processors.scopes import call_windows, executed_calls, tool_scopes
@@ -22,7 +28,7 @@ from rampart_otel.processors.tool_calls import ToolCalls, merge_tool_calls
 from rampart_otel.processors.user_input import collect_user_input
 
 
-def normalize(run: Run) -> AgentRun:
+def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
     classes = classified(run)
     graph = classes.graph
     merged = merge_tool_calls(classes)
@@ -41,7 +47,9 @@ def normalize(run: Run) -> AgentRun:
     )
     scopes = tool_scopes(classes, merged, side_effects, executed, windowed)
     response, response_view = final_response(classes, merged.dropped)
-    user_input, model_inputs, agent_inputs = collect_user_input(classes, merged.dropped)
+    user_input, model_inputs, agent_inputs = (
+        collect_user_input(classes, merged.dropped) if plan.decides("input") else ([], [], [])
+    )
     views = classes.records
     facts = RunFacts(
         graph=graph,
@@ -69,7 +77,7 @@ def normalize(run: Run) -> AgentRun:
         scopes=scopes,
         history_calls=[call for call in calls if call.from_history],
     )
-    coverage, integrity, base = infer_coverage(facts, response, calls)
+    coverage, integrity, base = infer_coverage(facts, response, calls, plan)
     root = graph.roots[0] if graph.roots else None
     starts = [span.start_ns for span in graph.spans if span.start_ns is not None]
     return AgentRun(

@@ -58,6 +58,10 @@ class CallWindow:
     end: int | None  # None: open (the run's last call, or an unended span)
 
 
+# The scope states that leave side effects unproven: no span watched the tool call for them.
+UNWATCHED = (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
+
+
 def executed_calls(calls: list[ToolCall], tool_spans_recorded: bool) -> list[int]:
     """Indexes of the calls that ran, or may have run unseen.
 
@@ -260,7 +264,7 @@ def declare_tools(scopes: list[ToolScope], tools: Mapping[str, str]) -> list[Too
         dataclasses.replace(
             scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.POLICY, exempt_kinds=()
         )
-        if scope.tool in tools and scope.state in (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
+        if scope.tool in tools and scope.state in UNWATCHED
         else scope
         for scope in scopes
     ]
@@ -271,7 +275,7 @@ def unproven(scopes: list[ToolScope], kind: str) -> list[ToolScope]:
     return [
         scope
         for scope in scopes
-        if scope.state in (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
+        if scope.state in UNWATCHED
         and kind not in scope.exempt_kinds
         and "*" not in scope.exempt_kinds
     ]

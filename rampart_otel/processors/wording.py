@@ -10,6 +10,8 @@ these helpers, with trace text passed through ``safe_text`` and lists cut after 
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from functools import lru_cache
 from typing import Any
 
 from rampart_otel.channels import (
@@ -402,14 +404,20 @@ UNREAD_FIX = (
 )
 
 
-def fix_hint(key: str, scope_names: set[str], cause: str = "client") -> str | None:
+def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> str | None:
     """How to close the gap of channel ``key``, from the instrumentations whose scope
     names are in the run; None for a channel no instrumentation records. ``cause`` of a
     side-effect gap: ``client`` (a call could go unrecorded), ``calls`` (which tools ran is
     not recorded), ``remote`` (a tool ran out of process); of any gap: ``trace`` (the trace
     itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
     in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule),
-    ``undecodable`` (spans could not be decoded)."""
+    ``undecodable`` (spans could not be decoded).
+    Computed once per distinct (key, scope names, cause): runs of one agent share them."""
+    return _fix_hint(key, frozenset(scope_names), cause)
+
+
+@lru_cache(maxsize=1024)
+def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
     if cause == "trace":
         return TRACE_FIX
     if cause == "ids":
@@ -429,7 +437,7 @@ def fix_hint(key: str, scope_names: set[str], cause: str = "client") -> str | No
     return None
 
 
-def _content_hint(scope_names: set[str]) -> str:
+def _content_hint(scope_names: frozenset[str]) -> str:
     settings = content_settings(scope_names)
     if not settings:
         return ANY_CONTENT_SETTING
@@ -438,7 +446,7 @@ def _content_hint(scope_names: set[str]) -> str:
     )
 
 
-def _client_hint(kind: str, scope_names: set[str]) -> str:
+def _client_hint(kind: str, scope_names: frozenset[str]) -> str:
     clients = clients_of(kind)
     if not clients:
         return f"instrument the client that makes {safe_text(kind, 40)} calls, {DECLARE}"
