@@ -11,7 +11,8 @@ span ``<Component>.run``), with the component's inputs and outputs as ``input.va
 The ``Agent`` component calls its chat generator and runs its tools itself, not through
 the pipeline, so its span is the run's only record: the agent span, whose output's
 ``messages`` is the whole conversation (each ``ToolCall`` with its id and arguments, each
-``ToolCallResult`` with its result, the answer last).
+``ToolCallResult`` with its result, the answer last), and whose input's ``messages`` are
+what the caller sent (the user's messages among them).
 
 A repr is read as data only: a constructor call with keyword arguments becomes a dict
 (``__type__`` names the class), everything else must be a Python literal (``ast``); nothing
@@ -24,7 +25,14 @@ import ast
 import re
 from typing import Any
 
-from rampart_otel.conventions import History, ToolReport, as_str, load_json, parse_result
+from rampart_otel.conventions import (
+    History,
+    ToolReport,
+    UserInput,
+    as_str,
+    load_json,
+    parse_result,
+)
 from rampart_otel.model import Span
 
 SCOPE = "openinference.instrumentation.haystack"
@@ -82,6 +90,31 @@ def _data(node: ast.expr) -> Any:
         pairs = zip(node.keys, node.values, strict=True)
         return {_data(key): _data(value) for key, value in pairs}  # type: ignore[arg-type]
     return ast.literal_eval(node)
+
+
+def user_input(value: Any, where: str) -> UserInput:
+    """The user messages of the agent's input (its ``messages``): each ``TextContent``
+    part's text. Whatever is not read is named as not understood, never taken for no
+    input: a value that is not the messages JSON, a message whose repr is not read, a part
+    of another kind (an image, a file)."""
+    found = UserInput()
+    decoded = load_json(value)
+    if not isinstance(decoded, dict) or not isinstance(decoded.get("messages"), list):
+        found.not_understood.append(f"{where} (not a JSON object with a list of messages)")
+        return found
+    for index, item in enumerate(decoded["messages"]):
+        message = chat_message(item)
+        if message is None:
+            found.not_understood.append(f"message {index} of {where} (not a ChatMessage read)")
+        elif message.get("_role") == "user":
+            for part in message["_content"]:
+                kind = part.get("__type__") if isinstance(part, dict) else type(part).__name__
+                text = part.get("text") if kind == "TextContent" else None
+                if isinstance(text, str):
+                    found.texts.append(text)
+                else:
+                    found.not_understood.append(f"{kind} in user message {index} of {where}")
+    return found
 
 
 def _parts(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
