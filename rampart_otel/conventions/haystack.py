@@ -169,32 +169,38 @@ def history(value: Any) -> History:
 def tool_calls(value: Any, span: Span, convention: str) -> list[ToolReport] | None:
     """The tool calls the agent's conversation records, in order, each with its id, name,
     arguments and result (its ``ToolCallResult``); these are calls the agent ran itself,
-    recorded in its own span. None when the conversation is not read whole: a message not
-    read, a call without its id or name, or a call without its result."""
+    recorded in its own span, each with the positions of the message that asked for it and
+    of the one that brought its result back (``ToolReport.steps``: they order the calls).
+    None when the conversation is not read whole: a message not read, a call without its
+    id or name, or a call without its result."""
     found = messages(value)
     if found is None:
         return None
-    calls: dict[str, dict[str, Any]] = {}
-    results: dict[str, Any] = {}
-    for message in found:
+    calls: dict[str, tuple[dict[str, Any], int]] = {}  # call id → (call, its message)
+    results: dict[str, tuple[Any, int]] = {}
+    for position, message in enumerate(found):
         for call in _parts(message, "ToolCall"):
             call_id, name = as_str(call.get("id")), as_str(call.get("tool_name"))
             if not call_id or not name or call_id in calls:
                 return None
-            calls[call_id] = call
+            calls[call_id] = call, position
         for returned in _parts(message, "ToolCallResult"):
             origin = returned.get("origin")
             call_id = as_str(origin.get("id")) if isinstance(origin, dict) else None
             if call_id not in calls or "result" not in returned:
                 return None
-            results[call_id] = parse_result(returned["result"])
+            results[call_id] = parse_result(returned["result"]), position
     if set(results) != set(calls):
         return None
     reports: list[ToolReport] = []
-    for call_id, call in calls.items():
+    for call_id, (call, asked) in calls.items():
         report = ToolReport.requested(
             span, convention, call["tool_name"], call_id, call.get("arguments"), "arguments" in call
         )
-        report.result, report.result_captured = results[call_id], True
+        result, returned_at = results[call_id]
+        report.result, report.result_captured = result, True
+        # The agent appends each message as it happens: the model's message asking for
+        # the call, then (the call run) the message with its result.
+        report.steps = (asked, returned_at)
         reports.append(report)
     return reports

@@ -276,3 +276,14 @@ def test_input_not_read_is_partial_and_named_never_no_input(value: str, note: st
 def test_an_agent_with_no_input_value_records_no_input() -> None:
     span = mk("a1", "Agent.run", {"openinference.span.kind": "CHAIN"}, scope=haystack.SCOPE)
     assert openinference.user_input(span) is None
+
+
+def test_each_call_keeps_where_the_conversation_asked_for_it_and_got_its_result() -> None:
+    """Messages: system, user, then (ask, result) per call: the positions order the calls."""
+    run = only_run(f"{TRACES}-exfil")
+    assert [(c.name, c.steps, c.requested_within) for c in run.tool_calls] == [
+        ("fetch_weather", (2, 3), True),
+        ("send_report", (4, 5), True),
+        ("save_note", (6, 7), True),
+    ]
+    assert all(c.requested_in == c.span_ids[0] for c in run.tool_calls)
