@@ -182,6 +182,15 @@ class ToolCall:
     # happened, for evaluators that order events (``before``, ``flows``).
     executed_in: str | None = None
     requested_in: str | None = None
+    # ``requested_in`` holds the call (an agent or framework span that dispatched it and
+    # ran it inside itself, not a model span that asked for it): the call happened within
+    # that span. ``steps``: the places in that span's record of the conversation (message
+    # positions) after which the call was asked for and by which its result was back.
+    requested_within: bool = False
+    steps: tuple[int, int] | None = None
+    # The first model span whose input sent the call's result back: it was over by the
+    # time that span started.
+    returned_by: str | None = None
     # Read only from a later model call's input history: a call made in an earlier piece of
     # the conversation, recorded elsewhere (evidence that it happened, not of all it did).
     from_history: bool = False

@@ -51,6 +51,9 @@ class ToolReport:
     # A traced function (not a tool by any convention of its own): it is the execution of a
     # call only when a model asked for a tool of its name before it; otherwise no call.
     candidate: bool = False
+    # Read from a span's own record of the conversation: the message positions after which
+    # the call was asked for and by which its result came back (``ToolCall.steps``).
+    steps: tuple[int, int] | None = None
 
     @classmethod
     def requested(

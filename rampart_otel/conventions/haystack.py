@@ -11,7 +11,8 @@ span ``<Component>.run``), with the component's inputs and outputs as ``input.va
 The ``Agent`` component calls its chat generator and runs its tools itself, not through
 the pipeline, so its span is the run's only record: the agent span, whose output's
 ``messages`` is the whole conversation (each ``ToolCall`` with its id and arguments, each
-``ToolCallResult`` with its result, the answer last).
+``ToolCallResult`` with its result, the answer last), and whose input's ``messages`` are
+what the caller sent (the user's messages among them).
 
 A repr is read as data only: a constructor call with keyword arguments becomes a dict
 (``__type__`` names the class), everything else must be a Python literal (``ast``); nothing
@@ -24,7 +25,14 @@ import ast
 import re
 from typing import Any
 
-from rampart_otel.conventions import History, ToolReport, as_str, load_json, parse_result
+from rampart_otel.conventions import (
+    History,
+    ToolReport,
+    UserInput,
+    as_str,
+    load_json,
+    parse_result,
+)
 from rampart_otel.model import Span
 
 SCOPE = "openinference.instrumentation.haystack"
@@ -84,6 +92,31 @@ def _data(node: ast.expr) -> Any:
     return ast.literal_eval(node)
 
 
+def user_input(value: Any, where: str) -> UserInput:
+    """The user messages of the agent's input (its ``messages``): each ``TextContent``
+    part's text. Whatever is not read is named as not understood, never taken for no
+    input: a value that is not the messages JSON, a message whose repr is not read, a part
+    of another kind (an image, a file)."""
+    found = UserInput()
+    decoded = load_json(value)
+    if not isinstance(decoded, dict) or not isinstance(decoded.get("messages"), list):
+        found.not_understood.append(f"{where} (not a JSON object with a list of messages)")
+        return found
+    for index, item in enumerate(decoded["messages"]):
+        message = chat_message(item)
+        if message is None:
+            found.not_understood.append(f"message {index} of {where} (not a ChatMessage read)")
+        elif message.get("_role") == "user":
+            for part in message["_content"]:
+                kind = part.get("__type__") if isinstance(part, dict) else type(part).__name__
+                text = part.get("text") if kind == "TextContent" else None
+                if isinstance(text, str):
+                    found.texts.append(text)
+                else:
+                    found.not_understood.append(f"{kind} in user message {index} of {where}")
+    return found
+
+
 def _parts(message: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [
         part
@@ -136,32 +169,38 @@ def history(value: Any) -> History:
 def tool_calls(value: Any, span: Span, convention: str) -> list[ToolReport] | None:
     """The tool calls the agent's conversation records, in order, each with its id, name,
     arguments and result (its ``ToolCallResult``); these are calls the agent ran itself,
-    recorded in its own span. None when the conversation is not read whole: a message not
-    read, a call without its id or name, or a call without its result."""
+    recorded in its own span, each with the positions of the message that asked for it and
+    of the one that brought its result back (``ToolReport.steps``: they order the calls).
+    None when the conversation is not read whole: a message not read, a call without its
+    id or name, or a call without its result."""
     found = messages(value)
     if found is None:
         return None
-    calls: dict[str, dict[str, Any]] = {}
-    results: dict[str, Any] = {}
-    for message in found:
+    calls: dict[str, tuple[dict[str, Any], int]] = {}  # call id → (call, its message)
+    results: dict[str, tuple[Any, int]] = {}
+    for position, message in enumerate(found):
         for call in _parts(message, "ToolCall"):
             call_id, name = as_str(call.get("id")), as_str(call.get("tool_name"))
             if not call_id or not name or call_id in calls:
                 return None
-            calls[call_id] = call
+            calls[call_id] = call, position
         for returned in _parts(message, "ToolCallResult"):
             origin = returned.get("origin")
             call_id = as_str(origin.get("id")) if isinstance(origin, dict) else None
             if call_id not in calls or "result" not in returned:
                 return None
-            results[call_id] = parse_result(returned["result"])
+            results[call_id] = parse_result(returned["result"]), position
     if set(results) != set(calls):
         return None
     reports: list[ToolReport] = []
-    for call_id, call in calls.items():
+    for call_id, (call, asked) in calls.items():
         report = ToolReport.requested(
             span, convention, call["tool_name"], call_id, call.get("arguments"), "arguments" in call
         )
-        report.result, report.result_captured = results[call_id], True
+        result, returned_at = results[call_id]
+        report.result, report.result_captured = result, True
+        # The agent appends each message as it happens: the model's message asking for
+        # the call, then (the call run) the message with its result.
+        report.steps = (asked, returned_at)
         reports.append(report)
     return reports

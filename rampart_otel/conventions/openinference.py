@@ -430,13 +430,21 @@ def input_history(span: Span) -> History:
 
 def user_input(span: Span) -> UserInput | None:
     """The user messages of an LLM span's ``llm.input_messages``; an AGENT span's caller
-    input (``input.value``: the text, LangGraph's ``messages`` state, smolagents' ``task``).
+    input (``input.value``: the text, LangGraph's ``messages`` state, smolagents' ``task``);
+    a framework agent's CHAIN span's input messages (Haystack's ``Agent.run``).
 
     With inputs hidden, ``input.value`` is ``__REDACTED__`` and no messages are recorded.
     """
     kind = span_kind(span)
     if kind == "AGENT":
         return _agent_input(span.attributes.get(INPUT_VALUE))
+    if kind == "CHAIN" and span.name in dialect(span).agent_chains:
+        value = span.attributes.get(INPUT_VALUE)
+        if value is None:
+            return None
+        if redacted(value):
+            return UserInput(withheld=[f"{INPUT_VALUE} ({value})"])
+        return haystack.user_input(value, INPUT_VALUE)
     if kind not in MODEL_KINDS:
         return None
     attrs = span.attributes

@@ -217,7 +217,7 @@ def _input_decision(facts: RunFacts) -> Decision:
     models = facts.model_inputs
     agent = _agent_input(facts)
     if not models:
-        return _input_without_models(agent)
+        return _input_without_models(agent, _agent_unread(facts))
     read = [span for span, found in models if fully_read(found)]
     if len(read) < len(models):
         return _input_gaps(models, read, agent)
@@ -237,12 +237,30 @@ def _agent_input(facts: RunFacts) -> Why | None:
     return None
 
 
-def _input_without_models(agent: Why | None) -> Decision:
-    if agent is None:
+def _agent_unread(facts: RunFacts) -> Why | None:
+    """The caller's input an agent span records in a form not read, where it is not read."""
+    unread = [(span, found) for span, found in facts.agent_inputs if found.not_understood]
+    if not unread:
+        return None
+    notes = {"notes": unread[0][1].not_understood}
+    return Why(ReasonCode.INPUT_NOT_UNDERSTOOD, tuple(span for span, _ in unread), notes)
+
+
+def _input_without_models(agent: Why | None, unread: Why | None) -> Decision:
+    """No model span: the agent spans' record of the caller's input is all there is. Input
+    there in a form not read leaves the channel partial, never read as no input."""
+    if agent is None and unread is None:
         return Decision(UNOBSERVED, (Why(ReasonCode.INPUT_NO_MODEL_SPAN),))
-    if agent.code is ReasonCode.INPUT_AGENT_READ:
-        return Decision(PARTIAL, (replace(agent, code=ReasonCode.INPUT_AGENT_ONLY_READ),))
-    return Decision(UNOBSERVED, (replace(agent, code=ReasonCode.INPUT_AGENT_ONLY_WITHHELD),))
+    whys: list[Why] = []
+    if agent is not None and agent.code is ReasonCode.INPUT_AGENT_READ:
+        whys.append(replace(agent, code=ReasonCode.INPUT_AGENT_ONLY_READ))
+    elif agent is not None:
+        whys.append(replace(agent, code=ReasonCode.INPUT_AGENT_ONLY_WITHHELD))
+    if unread is not None:
+        whys.append(unread)
+    read = agent is not None and agent.code is ReasonCode.INPUT_AGENT_READ
+    state = PARTIAL if read or unread is not None else UNOBSERVED
+    return Decision(state, tuple(whys), unread_only=agent is None)
 
 
 def _input_gaps(

@@ -60,7 +60,7 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
             for report in record.output.requests:
                 calls.add_request(report, record)
         for report in record.dispatched:
-            calls.add_request(report, record)
+            calls.add_request(report, record, dispatched=True)
         if record.execution is not None and not record.execution.answer:
             index = calls.add_execution(record.execution, record)
             if index is None:
@@ -71,7 +71,7 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     calls.fill_from_history(models)
     calls.adopt_history_calls(models)
     calls.adopt_named_spans(run.records, dropped)
-    calls.mark_when()
+    calls.mark_when(models)
     _name_single_arguments(calls.calls, run.records)
     owner = run.graph.nearest(calls.call_of)
     return ToolCalls(calls.calls, calls.call_of, frozenset(dropped), owner)
@@ -108,13 +108,18 @@ class _CallMerger:
         self._requests: list[list[tuple[SpanRecord, str]]] = []  # (model span, convention)
         self._executed: list[bool] = []
         self._exec_views: list[SpanRecord | None] = []
+        self._steps: dict[int, tuple[str, tuple[int, int]]] = {}  # call → (span, steps)
+        self._within: set[int] = set()  # calls first requested by a span that dispatched them
 
-    def add_request(self, report: ToolReport, view: SpanRecord) -> int:
+    def add_request(self, report: ToolReport, view: SpanRecord, dispatched: bool = False) -> int:
+        """``dispatched``: the span hands the call to its tools (runs it inside itself)."""
         index = self._by_id.get(report.call_id) if report.call_id else None
         if index is None:
             index = self._related_request(report, view)
         if index is None:
             index = self._new(report)
+        if dispatched and not self._requests[index]:
+            self._within.add(index)
         self._merge(index, report)
         self._requests[index].append((view, report.convention))
         call = self.calls[index]
@@ -235,13 +240,28 @@ class _CallMerger:
         self._by_name.setdefault(name, []).append(index)
         return index
 
-    def mark_when(self) -> None:
-        """Name each call's execution span and first requesting model span."""
-        for call, executed, requests in zip(
-            self.calls, self._exec_views, self._requests, strict=True
+    def mark_when(self, model_views: list[SpanRecord]) -> None:
+        """Name each call's execution span, its first requesting span (and whether that span
+        holds it: the span that dispatched the call, not a model span that asked for it), and
+        the first model span whose input sent its result back (``ToolCall.returned_by``)."""
+        for index, (call, executed, requests) in enumerate(
+            zip(self.calls, self._exec_views, self._requests, strict=True)
         ):
             call.executed_in = executed.span.span_id if executed is not None else None
             call.requested_in = requests[0][0].span.span_id if requests else None
+            call.requested_within = index in self._within
+            span_id, steps = self._steps.get(index, (None, None))
+            if call.requested_within and span_id == call.requested_in:
+                call.steps = steps  # read on the span that holds the call
+        for view in model_views:  # in time order: the first to send a result back
+            for _, history in view.history:
+                for call_id in history.results:
+                    returned = self._by_id.get(call_id)
+                    if returned is None:
+                        continue
+                    call = self.calls[returned]
+                    if call.returned_by is None and view.span.span_id != call.requested_in:
+                        call.returned_by = view.span.span_id
 
     def adopt_named_spans(self, views: tuple[SpanRecord, ...], dropped: set[str]) -> None:
         """A plain span named exactly like a requested call with no execution span holds it.
@@ -283,6 +303,8 @@ class _CallMerger:
             call.arguments, call.arguments_captured = report.arguments, True
         if report.result_captured and not call.result_captured:
             call.result, call.result_captured = report.result, True
+        if report.steps is not None:
+            self._steps.setdefault(index, (report.span.span_id, report.steps))
         self._seen(call, report.span, report.convention)
 
     @staticmethod

@@ -14,7 +14,7 @@ from rampart_otel.api import score_files
 from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import haystack, openinference
 from rampart_otel.evaluation import SafetyStatus
-from rampart_otel.model import FindingKind, Run, ToolCallStatus
+from rampart_otel.model import FindingKind, Run, Span, ToolCallStatus
 from rampart_otel.processors.normalize import normalize
 
 TRACES = "haystack-openinference/haystack-openinference"
@@ -200,3 +200,90 @@ def test_a_second_agent_whose_conversation_is_hidden_leaves_the_calls_unobserved
     assert run.coverage.get("tool_calls").state is ChannelState.UNOBSERVED
     alone = normalize(Run(trace, [trace], agents[:1]))
     assert alone.coverage.get("tool_calls").state is ChannelState.OBSERVED
+
+
+QUESTION = "Weather in Paris? Also file the daily report and save a note."
+ROLE_USER = "_role=<ChatRole.USER: 'user'>"
+USER = "ChatMessage(" + ROLE_USER + ", _content=[TextContent(text={text!r})], _meta={{}})"
+SYSTEM = "ChatMessage(_role=<ChatRole.SYSTEM: 'system'>, _content=[TextContent(text='sys')])"
+
+
+def agent_input_span(value: str) -> Span:
+    return mk(
+        "a1",
+        "Agent.run",
+        {"openinference.span.kind": "CHAIN", "input.value": value},
+        scope=haystack.SCOPE,
+    )
+
+
+@pytest.mark.parametrize("case", ["exfil", "benign"])
+def test_the_agents_input_messages_are_the_users_input(case: str) -> None:
+    """Agent.run's input.value holds the caller's messages: the user's text is read, and
+    with no model span the channel stays partial (messages sent during the run cannot show)."""
+    run = only_run(f"{TRACES}-{case}")
+    assert [m.text for m in run.user_input] == [QUESTION]
+    channel = run.coverage.get("input")
+    assert channel.state is ChannelState.PARTIAL
+    assert channel.codes[0].code == "input.agent_only_read"
+    assert "the caller's input was read on agent span 'Agent.run'" in channel.reasons[0]
+
+
+def test_hidden_inputs_are_withheld_not_missing() -> None:
+    run = only_run(f"{TRACES}-no-content")
+    assert [m.text for m in run.user_input] == [None]
+    channel = run.coverage.get("input")
+    assert channel.state is ChannelState.UNOBSERVED
+    assert channel.codes[0].code == "input.agent_only_withheld"
+    assert "input.value (__REDACTED__)" in channel.reasons[0]
+
+
+def test_only_the_user_messages_text_parts_are_read() -> None:
+    value = conversation(SYSTEM, USER.format(text="hello"), USER.format(text="again"))
+    found = openinference.user_input(agent_input_span(value))
+    assert found is not None
+    assert (found.texts, found.withheld, found.not_understood) == (["hello", "again"], [], [])
+
+
+@pytest.mark.parametrize(
+    ("value", "note"),
+    [
+        ("not json", "input.value (not a JSON object with a list of messages)"),
+        (json.dumps({"messages": "hi"}), "input.value (not a JSON object with a list of messages)"),
+        (conversation("ChatMessage(_role=", USER.format(text="hi")), "message 0 of input.value"),
+        (
+            conversation(
+                "ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[ImageContent("
+                "base64_image='AAAA', mime_type='image/png')])"
+            ),
+            "ImageContent in user message 0 of input.value",
+        ),
+    ],
+    ids=["not-json", "no-list", "message-not-read", "image-part"],
+)
+def test_input_not_read_is_partial_and_named_never_no_input(value: str, note: str) -> None:
+    span = agent_input_span(value)
+    found = openinference.user_input(span)
+    assert found is not None and any(n.startswith(note) for n in found.not_understood)
+    run = normalize(Run(span.trace_id, [span.trace_id], [span]))
+    channel = run.coverage.get("input")
+    assert channel.state is ChannelState.PARTIAL
+    assert "input.not_understood" in [code.code for code in channel.codes]
+    assert "input messages in a form not understood" in " ".join(channel.reasons)
+    assert note in " ".join(channel.reasons)
+
+
+def test_an_agent_with_no_input_value_records_no_input() -> None:
+    span = mk("a1", "Agent.run", {"openinference.span.kind": "CHAIN"}, scope=haystack.SCOPE)
+    assert openinference.user_input(span) is None
+
+
+def test_each_call_keeps_where_the_conversation_asked_for_it_and_got_its_result() -> None:
+    """Messages: system, user, then (ask, result) per call: the positions order the calls."""
+    run = only_run(f"{TRACES}-exfil")
+    assert [(c.name, c.steps, c.requested_within) for c in run.tool_calls] == [
+        ("fetch_weather", (2, 3), True),
+        ("send_report", (4, 5), True),
+        ("save_note", (6, 7), True),
+    ]
+    assert all(c.requested_in == c.span_ids[0] for c in run.tool_calls)

@@ -72,24 +72,12 @@ def test_an_uninstrumented_http_client_leaves_the_flow_undetermined(library):
     assert "side_effects.http_request is unobserved" in result.rationale
 
 
-# Runs with no tool execution span: each call is known from the model span that asked for
-# it and its result from the next one's input, which the flow evaluator does not order yet.
-# Haystack's Agent records its calls only in its own span's conversation: read, not ordered.
-NO_TOOL_SPANS = {"litellm/litellm-exfil", "haystack-openinference/haystack-openinference-exfil"}
-FRAMEWORK_EXFIL = [
-    pytest.param(
-        name,
-        marks=[pytest.mark.xfail(strict=True, reason="no tool spans to order")]
-        if name in NO_TOOL_SPANS
-        else [],
-    )
-    for name in sorted(
-        path.relative_to(TRACES).with_suffix("").as_posix()
-        for path in TRACES.glob("*/*-exfil.jsonl")
-        if not path.name.startswith(("claude-code", "adk"))  # Bash tools; content off by default
-        and path.parent.name not in OTHER_TASKS
-    )
-]
+FRAMEWORK_EXFIL = sorted(
+    path.relative_to(TRACES).with_suffix("").as_posix()
+    for path in TRACES.glob("*/*-exfil.jsonl")
+    if not path.name.startswith(("claude-code", "adk"))  # Bash tools; content off by default
+    and path.parent.name not in OTHER_TASKS
+)
 
 
 # Semantic Kernel names a tool <plugin>-<function> (samples/frameworks/semantic-kernel).
@@ -131,3 +119,36 @@ def test_claude_code_without_content_cannot_say():
     result = flows(tool_result("Bash"), side_effect("process_exec")).evaluate(run)
     assert result.outcome is EvalOutcome.UNDETERMINED
     assert "tool_calls.results is" in result.rationale
+
+
+def test_calls_without_spans_are_ordered_by_what_the_record_shows():
+    """LiteLLM's loop: fetch_weather's result went back in the model call that asked for
+    send_report. Haystack's Agent.run: its conversation holds fetch_weather's result before
+    the message asking for send_report. Each order's evidence names what recorded it."""
+    litellm = _task_run("litellm/litellm-exfil", "send_report")
+    haystack = _task_run("haystack-openinference/haystack-openinference-exfil", "send_report")
+    for run, recorded in (
+        (litellm, "order recorded by this model call's input"),
+        (haystack, "order recorded by this span's conversation"),
+    ):
+        order = before(tool_called("fetch_weather"), tool_called("send_report")).evaluate(run)
+        assert order.outcome is EvalOutcome.DETECTED, order.rationale
+        assert order.evidence[2].text.startswith(recorded)
+    fetch, send = (next(c for c in litellm.tool_calls if c.name == n) for n in NAMES)
+    assert fetch.returned_by == send.requested_in  # the model call that asked for send_report
+
+
+NAMES = ("fetch_weather", "send_report")
+
+
+def test_haystacks_calls_ran_inside_its_agent_span_not_after_it():
+    """The INSERT (save_note's) and the POST (send_report's) are inside Agent.run, as the
+    calls are: no order between them is recorded, so none is claimed."""
+    run = _task_run("haystack-openinference/haystack-openinference-exfil", "send_report")
+    for check in (
+        before(side_effect("db_query"), tool_called("fetch_weather")),
+        before(side_effect("http_request", method="POST"), tool_called("send_report")),
+    ):
+        result = check.evaluate(run)
+        assert result.outcome is EvalOutcome.UNDETERMINED, (check, result.rationale)
+        assert "cannot order" in result.rationale

@@ -827,3 +827,26 @@ def test_an_agent_with_no_model_or_tool_span_proves_no_side_effect_absent() -> N
     assert "wrap each tool execution in a span" in reasons(agent, HTTP)
     assert "export the whole run" not in reasons(agent, HTTP)
     assert [e.kind for e in agent.side_effects] == ["http_request"]  # the GET is still read
+
+
+@pytest.mark.parametrize(
+    ("messages", "note"),
+    [
+        ("Hello there", "not a JSON array of messages"),
+        (
+            json.dumps([{"role": "user", "parts": [{"type": "image", "url": "x"}]}]),
+            "part type 'image'",
+        ),
+    ],
+)
+def test_an_agent_spans_input_not_understood_is_partial_never_no_input(
+    messages: str, note: str
+) -> None:
+    """No model span, and the agent span's record of the caller's input is in a form not
+    read: partial, the reason naming it, never 'no span's record of the user's input'."""
+    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.input.messages": messages}
+    agent = run_of(mk("a0", "invoke_agent", attrs, end=100))
+    assert state(agent, "input") is PARTIAL
+    assert note in reasons(agent, "input") and "form not understood" in reasons(agent, "input")
+    codes = [code.code for code in agent.coverage.get("input").codes]
+    assert "input.not_understood" in codes and "input.no_model_span" not in codes

@@ -96,3 +96,40 @@ def test_a_traced_function_no_model_asked_for_is_no_call_and_no_record_changes()
         (c.name, c.span_ids) for c in first.calls
     ]
     assert again.call_of == first.call_of and again.dropped == first.dropped
+
+
+def _chat(asks: list[tuple[str, str]], returned: list[str]) -> dict[str, str]:
+    """A GenAI chat span: its input sends back the results of ``returned`` (call ids), its
+    output asks for ``asks`` (name, call id)."""
+    history = [{"role": "user", "parts": [{"type": "text", "content": "go"}]}]
+    for call_id in returned:
+        history.append(
+            {
+                "role": "tool",
+                "parts": [{"type": "tool_call_response", "id": call_id, "response": "ok"}],
+            }
+        )
+    parts = [
+        {"type": "tool_call", "id": call_id, "name": name, "arguments": {}}
+        for name, call_id in asks
+    ] or [{"type": "text", "content": "done"}]
+    output = [{"role": "assistant", "parts": parts}]
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps(history),
+        "gen_ai.output.messages": json.dumps(output),
+    }
+
+
+def test_a_call_with_no_span_is_over_by_the_model_call_that_sent_its_result_back() -> None:
+    spans = [
+        mk("a0", "agent", {"gen_ai.operation.name": "invoke_agent"}, end=100),
+        mk("m1", "chat", _chat([("fetch", "c1")], []), parent="a0", start=1, end=10),
+        mk("m2", "chat", _chat([("report", "c2")], ["c1"]), parent="a0", start=20, end=30),
+        mk("m3", "chat", _chat([], ["c1", "c2"]), parent="a0", start=40, end=50),
+    ]
+    calls = merge_tool_calls(classify(RunGraph(spans))).calls
+    assert [(c.name, c.requested_in, c.returned_by, c.requested_within) for c in calls] == [
+        ("fetch", "m1", "m2", False),
+        ("report", "m2", "m3", False),
+    ]

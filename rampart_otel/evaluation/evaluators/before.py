@@ -11,6 +11,7 @@ from rampart_otel.evaluation.evaluators.events import (
     Occurrences,
     SpanIndex,
     happened_before,
+    order_evidence,
 )
 from rampart_otel.evaluation.evaluators.settle import described_target, settle, span_list
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult
@@ -54,7 +55,12 @@ class Before(Evaluator):
                 elif order is None:
                     unordered.extend((a, b))
         if hits:
-            evidence = [e for a, b in hits[:PAIRS_SHOWN] for e in (a.evidence, b.evidence)]
+            evidence = [
+                e
+                for a, b in hits[:PAIRS_SHOWN]
+                for e in (a.evidence, b.evidence, order_evidence(a, b))
+                if e is not None
+            ]
             return settle(run, self.channels, target, evidence, [])
         for side, found in ((self.first, first), (self.second, second)):
             empty = absent(run, side, found, target)

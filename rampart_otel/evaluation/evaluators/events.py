@@ -29,14 +29,23 @@ class Part(StrEnum):
     END = "end"  # at the span's end (a result, an answer, a model's request for a tool)
     AFTER_END = "after_end"  # some time after the span ended (a call that ran, no span of it)
     BY_START = "by_start"  # some time before the span started (an input the span carried)
+    WITHIN = "within"  # some time inside the span (a call the span dispatched and ran)
 
 
 @dataclass(frozen=True, slots=True)
 class Moment:
-    """When an event happened, as a part of one span of the run."""
+    """When an event happened, as a part of one span of the run.
+
+    ``until``: a span by whose start the event was over (a call whose result a later model
+    call's input sent back). ``steps``: where in the span's own record of a conversation
+    the event lies (message positions: after the first, over by the second), which orders
+    the events of one span that its timestamps cannot.
+    """
 
     span_id: str
     part: Part
+    until: str | None = None
+    steps: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +113,23 @@ class SpanIndex:
     def bounds(self, moment: Moment) -> tuple[float, float, float, float] | None:
         """(earliest start, latest start, earliest end, latest end) of the moment, in ns;
         None when the trace lacks a timestamp it needs."""
-        span = self._graph.span(moment.span_id)
+        found = self._bounds(moment.span_id, moment.part)
+        if found is None or moment.until is None:
+            return found
+        until = self._graph.span(moment.until)
+        if until is None or until.start_ns is None:
+            return found  # the later bound is not known: the moment's own bounds hold
+        limit = until.start_ns
+        earliest_start, latest_start, earliest_end, latest_end = found
+        if earliest_end > limit:
+            return None  # over before it began: the trace contradicts itself
+        return earliest_start, min(latest_start, limit), earliest_end, min(latest_end, limit)
+
+    def _bounds(self, span_id: str, part: Part) -> tuple[float, float, float, float] | None:
+        span = self._graph.span(span_id)
         if span is None or span.start_ns is None or span.end_ns is None:
             return None
         start, end = span.start_ns, span.end_ns
-        part = moment.part
         if part is Part.SPAN:
             return start, start, end, end
         if part is Part.START:
@@ -117,6 +138,8 @@ class SpanIndex:
             return end, end, end, end
         if part is Part.AFTER_END:
             return end, _LATEST, end, _LATEST
+        if part is Part.WITHIN:
+            return start, end, start, end
         return _EARLIEST, start, _EARLIEST, start  # BY_START
 
     def contains(self, outer: str, inner: str) -> bool:
@@ -128,12 +151,20 @@ def happened_before(first: Occurrence, second: Occurrence, index: SpanIndex) -> 
     """Whether ``first`` was over before ``second`` began; None when the trace cannot say.
 
     Two spans one inside the other (or the same span) overlap: neither was before the other.
-    Otherwise the timestamps decide, as far as they bound each event: True when ``first``
-    surely ended at or before ``second`` started, False when it surely ended after.
+    Two events one span's record of a conversation places (``Moment.steps``) are ordered by
+    it: ``first`` over by a message before the one after which ``second`` began. Otherwise
+    the timestamps decide, as far as they bound each event: True when ``first`` surely
+    ended at or before ``second`` started, False when it surely ended after.
     """
     if first.at is None or second.at is None:
         return None
     a, b = first.at, second.at
+    if a.span_id == b.span_id and a.steps is not None and b.steps is not None:
+        if a.steps[1] < b.steps[0]:
+            return True
+        if b.steps[1] < a.steps[0]:
+            return False  # second was over before first began
+        return None  # asked for in the same turn, or overlapping: not recorded
     if (
         a.part is Part.SPAN
         and b.part is Part.SPAN
@@ -149,4 +180,28 @@ def happened_before(first: Occurrence, second: Occurrence, index: SpanIndex) -> 
         return True
     if first_end_earliest > second_start_latest:
         return False
+    return None
+
+
+def order_evidence(first: Occurrence, second: Occurrence) -> Evidence | None:
+    """What recorded the order of a pair ``happened_before`` put first-then-second, when it
+    was not the timestamps of two spans alone: the conversation one span recorded, or a
+    model call whose input sent the first's result back before the second began."""
+    a, b = first.at, second.at
+    if a is None or b is None:
+        return None
+    if a.span_id == b.span_id and a.steps is not None and b.steps is not None:
+        return Evidence(
+            first.evidence.trace_id,
+            a.span_id,
+            f"order recorded by this span's conversation: the first was over by messages["
+            f"{a.steps[1]}], the second began after messages[{b.steps[0]}]",
+        )
+    if a.until is not None and a.part is Part.AFTER_END:
+        return Evidence(
+            first.evidence.trace_id,
+            a.until,
+            "order recorded by this model call's input: it sent the first's result back, "
+            "so the first was over when this call began, before the second",
+        )
     return None

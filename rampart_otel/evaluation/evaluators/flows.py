@@ -30,6 +30,7 @@ from rampart_otel.evaluation.evaluators.events import (
     Occurrence,
     SpanIndex,
     happened_before,
+    order_evidence,
 )
 from rampart_otel.evaluation.evaluators.input_contains import InputContains
 from rampart_otel.evaluation.evaluators.settle import (
@@ -106,6 +107,7 @@ class Flows(Evaluator):
         not_captured: list[str | None] = []
         unordered: list[str | None] = []
         too_many: list[str | None] = []
+        shown = 0  # pairs in ``hits``
         for source in sources.matches:
             values = followed_values(source.value, self.min_length)
             for sink in sinks.matches:
@@ -124,8 +126,12 @@ class Flows(Evaluator):
                     continue
                 if order is None:
                     unordered.extend(spans)
-                elif len(hits) < 2 * PAIRS_SHOWN:
+                elif shown < PAIRS_SHOWN:
+                    shown += 1
                     hits.extend(_flow_evidence(reached, source, sink))
+                    recorded = order_evidence(source, sink)
+                    if recorded is not None:
+                        hits.append(recorded)
         if hits:
             return settle(run, self.channels, target, hits, [])
         for side, found in ((self.source, sources), (self.sink, sinks)):

@@ -182,12 +182,16 @@ def arguments_text(args: Any) -> str:
 
 def _call_occurrence(call: ToolCall, span_id: str | None) -> Occurrence:
     """The call as an event, with its arguments: when it ran; a call no tool ran, when a
-    model asked for it; a call that ran with no span of its own, after that."""
+    model asked for it; a call that ran with no span of its own, after that (and over by
+    the time a model call sent its result back); a call a span dispatched, inside it."""
     if call.executed_in:
         at: Moment | None = Moment(call.executed_in, Part.SPAN)
+    elif call.requested_in and call.requested_within:
+        at = Moment(call.requested_in, Part.WITHIN, steps=call.steps)
     elif call.requested_in:
         ran = call.status is not ToolCallStatus.REQUESTED
-        at = Moment(call.requested_in, Part.AFTER_END if ran else Part.END)
+        part, until = (Part.AFTER_END, call.returned_by) if ran else (Part.END, None)
+        at = Moment(call.requested_in, part, until)
     else:
         at = None
     captured = call.arguments_captured and call.arguments is not None

@@ -138,12 +138,15 @@ def result_text(result: Any) -> str:
 
 def _occurrence(call: ToolCall, span: str | None, quote: str) -> Occurrence:
     """The result as an event: it exists once its execution span ended; with no such span,
-    some time after the model asked for the call."""
+    some time after the model asked for the call (and by the time a model call sent it
+    back); for a call a span dispatched, inside that span."""
     text = safe_text(f"{safe_text(call.name, 60)} returned {quote}", EVIDENCE_LIMIT)
     if call.executed_in:
         at: Moment | None = Moment(call.executed_in, Part.END)
+    elif call.requested_in and call.requested_within:
+        at = Moment(call.requested_in, Part.WITHIN, steps=call.steps)
     elif call.requested_in:
-        at = Moment(call.requested_in, Part.AFTER_END)
+        at = Moment(call.requested_in, Part.AFTER_END, call.returned_by)
     else:
         at = None
     value = call.result if call.result_captured else MISSING
