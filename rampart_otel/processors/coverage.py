@@ -185,15 +185,30 @@ def _cap_by_findings(
     return capped_by
 
 
+# The input channel is short because no model call was recorded as a span.
+_NO_MODEL_SPAN = frozenset(
+    (
+        ReasonCode.INPUT_NO_MODEL_SPAN,
+        ReasonCode.INPUT_AGENT_ONLY_READ,
+        ReasonCode.INPUT_AGENT_ONLY_WITHHELD,
+    )
+)
+
 # The channel is short because the run does not show which tools ran.
 _CALLS_UNKNOWN = (ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED)
 
 
 def _gap_cause(key: str, channel: ChannelCoverage, scopes: list[ToolScope]) -> str:
-    """Why a side-effect channel falls short: a call could go unrecorded (``client``: no
+    """Why a channel falls short. The input channel of a run with no model span: the model
+    calls were not recorded (``models``; ``models+content`` where the agent span's record
+    hid its content too). A side-effect channel: a call could go unrecorded (``client``: no
     span of the kind, or a silent tool), the calls that ran are not known (``calls``), a
     tool ran out of process (``remote``), or the trace itself is incomplete (``trace``: an
     integrity finding capped it)."""
+    codes = {reason.code for reason in channel.codes}
+    if key == "input" and codes & _NO_MODEL_SPAN:
+        # Only an agent span's record: the model calls' own spans are what is missing.
+        return "models" if ReasonCode.INPUT_AGENT_ONLY_READ in codes else "models+content"
     if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
         return "client"
     if any(reason.code in _CALLS_UNKNOWN for reason in channel.codes):

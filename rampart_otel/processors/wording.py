@@ -370,6 +370,11 @@ TOOL_SPANS = (
     "wrap each tool execution in a span (OpenInference's @tracer.tool, or the SDK's "
     "tracer.start_as_current_span(name)) inside an agent span around the loop"
 )
+MODEL_SPANS = (
+    "record each model call as a span with its input messages: instrument the model client "
+    "the agent calls (the SDK's or framework's model-call instrumentation), not only the "
+    "agent's entry point"
+)
 DECLARE = "or declare the tools (tools: in the policy, or rampart_otel.declare in the agent)"
 REMOTE_FIX = (
     "propagate the trace context to the MCP server or child process that ran the tool (MCP "
@@ -408,7 +413,9 @@ def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> 
     """How to close the gap of channel ``key``, from the instrumentations whose scope
     names are in the run; None for a channel no instrumentation records. ``cause`` of a
     side-effect gap: ``client`` (a call could go unrecorded), ``calls`` (which tools ran is
-    not recorded), ``remote`` (a tool ran out of process); of any gap: ``trace`` (the trace
+    not recorded), ``remote`` (a tool ran out of process); of an input gap: ``models`` (no
+    model call was recorded as a span; ``models+content``: nor the agent's input content);
+    of any gap: ``trace`` (the trace
     itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
     in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule),
     ``undecodable`` (spans could not be decoded).
@@ -426,6 +433,12 @@ def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
         return UNDECODABLE_FIX
     if cause == "unread":
         return UNREAD_FIX
+    if cause == "models":
+        return MODEL_SPANS
+    if cause == "models+content":
+        if not content_settings(scope_names):
+            return f"{MODEL_SPANS}, with message content capture on"
+        return f"{MODEL_SPANS}; and {_content_hint(scope_names)}"
     if cause == "calls" or key == "tool_calls":  # record which tools ran
         return f"{TOOL_SPANS}; and {_content_hint(scope_names)}"
     if key.startswith(SIDE_EFFECT_PREFIX):
@@ -543,7 +556,7 @@ def _input_read(why: Why) -> str:
 
 def _input_not_understood(why: Why) -> str:
     notes = ", ".join(safe_text(note, 80) for note in why.data["notes"][:2])
-    more = f" (and {len(why.spans) - 1} more model span(s))" if len(why.spans) > 1 else ""
+    more = f" (and {counted(list(why.spans[1:]), 'more span')})" if len(why.spans) > 1 else ""
     return f"input messages in a form not understood ({notes}) on {span_label(why.spans[0])}{more}"
 
 

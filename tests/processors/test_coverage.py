@@ -850,3 +850,17 @@ def test_an_agent_spans_input_not_understood_is_partial_never_no_input(
     assert note in reasons(agent, "input") and "form not understood" in reasons(agent, "input")
     codes = [code.code for code in agent.coverage.get("input").codes]
     assert "input.not_understood" in codes and "input.no_model_span" not in codes
+
+
+def test_input_short_of_model_spans_is_fixed_by_recording_the_model_calls() -> None:
+    """No model span: the gap is the model calls' own spans. Where the agent span's input
+    was read, content capture is on, so the hint does not ask to turn it on."""
+    said_hi = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "hi"}]}])
+    attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.input.messages": said_hi}
+    read = run_of(mk("a0", "invoke_agent", attrs, end=100)).coverage.get("input")
+    assert read.state is PARTIAL and read.hint is not None
+    assert read.hint.startswith("record each model call as a span")
+    assert "content capture" not in read.hint
+    nothing = run_of(mk("r0", "job", {})).coverage.get("input")
+    assert nothing.hint is not None and nothing.hint.startswith("record each model call")
+    assert nothing.hint.endswith("with message content capture on")
