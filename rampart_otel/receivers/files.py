@@ -65,7 +65,7 @@ from rampart_otel.errors import DecodeError
 from rampart_otel.model import InputError, Span
 
 # An opened trace file: the file itself, or the gzip stream over it (both can peek).
-_Stream: TypeAlias = io.BufferedReader | gzip.GzipFile
+_Stream: TypeAlias = "io.BufferedReader[Any] | gzip.GzipFile"
 
 __all__ = [
     "FileFormat",
@@ -742,7 +742,9 @@ def pieces(path: str, kind: RecordKind, step: int) -> list[Piece]:
         if cuts is None:
             cuts = _record_cuts(file, size, step)
     ends = [start for start, _ in cuts[1:]] + [size]
-    return [Piece(path, kind, start, end, line) for (start, line), end in zip(cuts, ends)]
+    return [
+        Piece(path, kind, start, end, line) for (start, line), end in zip(cuts, ends, strict=True)
+    ]
 
 
 def _line_cuts(file: io.BufferedReader, size: int, step: int) -> list[tuple[int, int]]:
