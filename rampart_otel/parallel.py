@@ -501,12 +501,14 @@ def _next(responses: Any, processes: list[Any], kind: str) -> tuple[Any, ...]:
         try:
             message = responses.get(timeout=1.0)
         except queue.Empty:
-            for process in processes:
-                if not process.is_alive():
-                    raise WorkerFailed(
-                        f"a scoring worker stopped (exit code {process.exitcode}); "
-                        "if the machine ran out of memory, try fewer --jobs"
-                    ) from None
+            # A worker that is done exits (code 0) once its messages are in the pipe.
+            codes = [process.exitcode for process in processes]
+            stopped = [code for code in codes if code not in (None, 0)]
+            if stopped or None not in codes:
+                raise WorkerFailed(
+                    f"a scoring worker stopped (exit code {(stopped or codes)[0]}) before "
+                    "it was done; if the machine ran out of memory, try fewer --jobs"
+                ) from None
             continue
         if message[0] == "failed":
             raise WorkerFailed(f"scoring worker {message[1] + 1} failed: {message[2]}")
