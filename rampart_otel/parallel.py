@@ -15,17 +15,21 @@ in order by whichever worker is free. In two passes:
    worker that owns it (``owner``: ``crc32(trace id) % N``), which assembles them in the
    order of the ranges. Only those spans, the counts and the id sets cross processes.
 
-Any other input (gzip, a JSON document, raw protobuf, Zipkin, Jaeger, Tempo or console
-JSON files, a path that cannot be read) is read by the main process, which hands each
-record to the workers owning its traces (``_score_routed``).
+The first pass decodes rather than skims (``trace_ids_of_json``): the clock counts the
+spans the decoder keeps, and a record a quick parse accepts may still be refused whole.
+
+(Whatever JSON a line holds: Tempo's, Jaeger's, Zipkin's are decoded by the workers as by
+one process.) Any other input (gzip, a JSON document spread over lines, raw protobuf, a
+path that cannot be read) is read by the main process, which hands each record to the
+workers owning its traces (``_score_routed``).
 
 Output is identical to ``--jobs 1 --no-stitch``, in the same order. A trace's runs depend
 on its own spans and on the clock alone: it is set aside or emitted at the first record
 read ``idle`` spans after its last span (if one comes before its next span), so every
 run gets a key that places it in one process's output (``_Assembly``), and the main
 process merges the workers' runs by key as far as every worker has got
-(``_Merge``). Memory stays bounded by the open traces, the spans of one record, each
-range's trace ids and the runs of the ranges in flight.
+(``_Merge``). Memory stays bounded by the open traces, the spans of one record, the
+runs of the ranges in flight and, between the passes, every trace id once.
 """
 
 from __future__ import annotations
