@@ -272,13 +272,11 @@ class _RangeWorker:
         while (number := _take(shared.scan_next)) < len(ranges):
             shared.responses.put(("scan", number, *_scan(ranges[number])))
         self.bases, self.cross = shared.requests[self.index].get()
-        out: list[_Keyed] = []
         number = _take(shared.score_next)
         while number < len(ranges):
-            out = self._score_range(number, out)
+            out = self._score_range(number)
             number = _take(shared.score_next)
             self._send(0, out, self.bases[number] if number < len(ranges) else _END - 1)
-            out = []
         self._send(0, self._scored(self.local.flush()), _DONE)
         inbox = shared.inboxes[self.index]
         while self.owned_next < len(ranges):
@@ -288,8 +286,10 @@ class _RangeWorker:
         self.owned_mark = _DONE
         self._send_owned()
 
-    def _score_range(self, number: int, out: list[_Keyed]) -> list[_Keyed]:
+    def _score_range(self, number: int) -> list[_Keyed]:
+        """Range ``number`` scored; what is left to send at its end."""
         shared, cross, local = self.shared, self.cross, self.local
+        out: list[_Keyed] = []
         workers = shared.workers
         clock = self.bases[number]
         records = 0
