@@ -8,6 +8,7 @@ last), and lines only some decoders accept or none do.
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
@@ -15,11 +16,16 @@ from pathlib import Path
 import pytest
 from cli_runner import REPO, run_cli
 
+from rampart_otel import parallel
+from rampart_otel.codecs.json_forms import spans_from_document_bytes
+from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.engine import score_run
+from rampart_otel.errors import DecodeError
 from rampart_otel.evaluation import load_policy
 from rampart_otel.model import InputError
 from rampart_otel.parallel import ScoredRun, fork_available, score_in_parallel
 from rampart_otel.pipeline import ReadStats, runs
+from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, RunAssembler
 from rampart_otel.sinks import Scored
 
 SAMPLES = REPO / "samples" / "traces"
@@ -98,11 +104,11 @@ def _shuffled_input(seed: int, path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def _sequential(path: Path, idle: int, revisions: set[int]) -> list[object]:
+def _sequential(paths: list[Path], idle: int, revisions: set[int]) -> list[object]:
     policy = load_policy(POLICY)
     stats = ReadStats()
     out: list[object] = []
-    for run in runs([path], stats, idle_spans=idle, stitch=False):
+    for run in runs(paths, stats, idle_spans=idle, stitch=False):
         revisions.add(run.revision)
         results = score_run(run, [policy])
         out.append([(r.run_id, r.check_id, r.status, r.summary) for r in results])
@@ -111,17 +117,20 @@ def _sequential(path: Path, idle: int, revisions: set[int]) -> list[object]:
     return out
 
 
-def _parallel(path: Path, idle: int, jobs: int) -> list[object]:
+def _parallel(
+    paths: list[Path], idle: int, jobs: int, range_bytes: int | None = None
+) -> list[object]:
     policy = load_policy(POLICY)
     out: list[object] = []
     errors: list[tuple[str, str]] = []
     for item in score_in_parallel(
-        [str(path)],
+        [str(path) for path in paths],
         jobs=jobs,
         score=lambda run: Scored(run, score_run(run, [policy])),
         prepare=lambda scored: [scored.results],
         on_error=lambda e: None,
         idle=idle,
+        range_bytes=range_bytes,
     ):
         if isinstance(item, InputError):
             errors.append((item.location, item.message))
@@ -134,17 +143,151 @@ def _parallel(path: Path, idle: int, jobs: int) -> list[object]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_interleaved_traces_come_out_as_one_process_gives_them(seed: int, tmp_path: Path) -> None:
+def _cross_range_traces(paths: list[Path], jobs: int, range_bytes: int | None) -> int:
+    """How many traces have spans in more than one of the ranges the workers read (0 when
+    the input is not read in ranges)."""
+    ranges = parallel._ranges([str(path) for path in paths], jobs, range_bytes)
+    seen: dict[str, int] = {}
+    for ranged in ranges or ():
+        for trace_id in parallel._scan(ranged)[1]:
+            seen[trace_id] = seen.get(trace_id, 0) + 1
+    return sum(count > 1 for count in seen.values())
+
+
+# A range of 700 bytes holds a line or two: most traces cross ranges, many cross several.
+RANGE_SIZES = [None, 700]
+
+
+@pytest.mark.parametrize("range_bytes", RANGE_SIZES)
+@pytest.mark.parametrize("seed", range(4))
+def test_interleaved_traces_come_out_as_one_process_gives_them(
+    seed: int, range_bytes: int | None, tmp_path: Path
+) -> None:
     path = tmp_path / "mixed.jsonl"
     _shuffled_input(seed, path)
     idle = 25  # spans: traces go idle, are set aside and come back within the file
     revisions: set[int] = set()
-    expected = _sequential(path, idle, revisions)
+    expected = _sequential([path], idle, revisions)
     assert len(expected) > 50 and 1 in revisions  # the input exercises what it should
     assert expected[-2]  # and input errors
+    assert (_cross_range_traces([path], 2, range_bytes) > 20) == (range_bytes is not None)
     for jobs in (2, 3):
-        assert _parallel(path, idle, jobs) == expected, f"jobs={jobs}"
+        assert _parallel([path], idle, jobs, range_bytes) == expected, f"jobs={jobs}"
+
+
+@pytest.mark.parametrize("idle", [0, 1, 300, DEFAULT_IDLE_SPANS])
+def test_any_idle_window_gives_one_process_runs(idle: int, tmp_path: Path) -> None:
+    """0: every trace is emitted at its record; the default: nothing before the end."""
+    path = tmp_path / "mixed.jsonl"
+    _shuffled_input(7, path)
+    expected = _sequential([path], idle, set())
+    assert _parallel([path], idle, 2, 700) == expected
+    assert _parallel([path], idle, 3, 3000) == expected
+
+
+def test_traces_that_fill_up_come_out_where_one_process_gives_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trace emitted because it holds ``max_spans`` spans, in the middle of a record, is
+    placed by the span that filled it (the workers are forked with the smaller limit)."""
+    monkeypatch.setitem(RunAssembler.__init__.__kwdefaults__, "max_spans", 4)
+    path = tmp_path / "mixed.jsonl"
+    _shuffled_input(8, path)
+    revisions: set[int] = set()
+    expected = _sequential([path], 40, revisions)
+    assert max(revisions) >= 3  # traces were cut at 4 spans, often
+    assert _parallel([path], 40, 2, 700) == expected
+    assert _parallel([path], 40, 3, 2000) == expected
+
+
+def test_traces_inside_a_range_go_idle_where_one_process_emits_them(tmp_path: Path) -> None:
+    """One trace per line, a range a line or two: no trace crosses ranges, and each goes
+    idle at the next line, which a worker's next range may not hold (its last range's
+    traces go idle after it, at the end of its range)."""
+    traces = _spans_by_trace()
+    path = tmp_path / "one-per-line.jsonl"
+    path.write_text("".join(_line(traces[trace_id]) + "\n" for trace_id in sorted(traces)))
+    assert _cross_range_traces([path], 2, 700) == 0
+    expected = _sequential([path], 1, set())
+    assert len(expected) > 30
+    for jobs in (2, 3):
+        assert _parallel([path], 1, jobs, 700) == expected, f"jobs={jobs}"
+
+
+def _as_length_prefixed(source: Path, path: Path) -> None:
+    """The same records as the file exporter's protobuf; a line that does not decode is a
+    record that does not either, and the file ends in a truncated record."""
+    records = []
+    for line in source.read_bytes().splitlines():
+        try:
+            spans = spans_from_document_bytes(line)
+        except DecodeError:
+            records.append(b"\x0a\x05abc")  # field 1 announces 5 bytes, holds 3
+            continue
+        records.append(spans_to_proto_request(spans).SerializeToString())
+    data = b"".join(len(record).to_bytes(4, "big") + record for record in records)
+    path.write_bytes(data + data[:100])
+
+
+@pytest.mark.parametrize("range_bytes", RANGE_SIZES)
+def test_length_prefixed_protobuf_comes_out_as_one_process_gives_it(
+    range_bytes: int | None, tmp_path: Path
+) -> None:
+    source = tmp_path / "mixed.jsonl"
+    _shuffled_input(3, source)
+    path = tmp_path / "mixed.binpb"
+    _as_length_prefixed(source, path)
+    expected = _sequential([path], 25, set())
+    errors = expected[-2]
+    assert isinstance(errors, list) and errors[-1][1].startswith("truncated record")
+    assert any(message.startswith("invalid OTLP protobuf") for _, message in errors), errors
+    assert (_cross_range_traces([path], 2, range_bytes) > 20) == (range_bytes is not None)
+    for jobs in (2, 3):
+        assert _parallel([path], 25, jobs, range_bytes) == expected, f"jobs={jobs}"
+
+
+def test_many_files_of_both_forms_come_out_as_one_process_gives_them(tmp_path: Path) -> None:
+    """A directory of JSON Lines and protobuf files, one empty: ranges hold several files
+    or parts of one, and traces cross files."""
+    source = tmp_path / "mixed.jsonl"
+    _shuffled_input(4, source)
+    lines = source.read_bytes().splitlines(keepends=True)
+    third = len(lines) // 3
+    directory = tmp_path / "traces"
+    directory.mkdir()
+    (directory / "a.jsonl").write_bytes(b"".join(lines[:third]))
+    (directory / "b.jsonl").write_bytes(b"".join(lines[third : 2 * third]))
+    (directory / "c.jsonl").write_bytes(b"")
+    (tmp_path / "rest.jsonl").write_bytes(b"".join(lines[2 * third :]))
+    _as_length_prefixed(tmp_path / "rest.jsonl", directory / "d.binpb")
+    expected = _sequential([directory, source], 25, set())
+    for jobs, range_bytes in ((2, None), (2, 900), (3, 5000)):
+        assert _parallel([directory, source], 25, jobs, range_bytes) == expected
+
+
+def test_gzip_and_other_forms_are_read_by_the_main_process(tmp_path: Path) -> None:
+    """Input the workers cannot cut (here gzip and a pretty-printed document) is routed by
+    the main process, with the same output."""
+    source = tmp_path / "mixed.jsonl"
+    _shuffled_input(5, source)
+    directory = tmp_path / "traces"
+    directory.mkdir()
+    (directory / "a.jsonl.gz").write_bytes(gzip.compress(source.read_bytes()))
+    first = source.read_text().splitlines()[0]
+    (directory / "b.json").write_text(json.dumps(json.loads(first), indent=2))
+    assert parallel._ranges([str(directory)], 2, None) is None
+    expected = _sequential([directory], 25, set())
+    assert len(expected) > 50
+    assert _parallel([directory], 25, 2, 700) == expected
+
+
+def test_a_missing_path_is_reported_where_one_process_reports_it(tmp_path: Path) -> None:
+    source = tmp_path / "mixed.jsonl"
+    _shuffled_input(6, source)
+    paths = [source, tmp_path / "missing.jsonl", source]
+    expected = _sequential(paths, 25, set())
+    assert ("" + str(tmp_path / "missing.jsonl"), "no such file or directory") in expected[-2]
+    assert _parallel(paths, 25, 2, 700) == expected
 
 
 def test_stitching_with_workers_is_a_usage_error() -> None:

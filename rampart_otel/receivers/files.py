@@ -49,7 +49,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from rampart_otel.codecs.foreign import binary_form
 from rampart_otel.codecs.json_forms import spans_from_document, spans_from_document_bytes
@@ -65,17 +65,22 @@ from rampart_otel.errors import DecodeError
 from rampart_otel.model import InputError, Span
 
 # An opened trace file: the file itself, or the gzip stream over it (both can peek).
-_Stream: TypeAlias = io.BufferedReader | gzip.GzipFile
+_Stream: TypeAlias = "io.BufferedReader[Any] | gzip.GzipFile"
 
 __all__ = [
     "FileFormat",
+    "Piece",
     "Record",
     "RecordKind",
     "decode_record",
+    "pieces",
     "read_path",
     "read_paths",
+    "read_piece",
     "read_records",
     "sniff_format",
+    "splittable",
+    "trace_files",
 ]
 
 Item = list[Span] | InputError
@@ -196,16 +201,22 @@ def read_path(path: str | os.PathLike[str]) -> Iterator[Item]:
 
 def read_records(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Record | InputError]:
     """Every file under ``paths`` as undecoded records, in order; read errors as InputErrors."""
+    for item in trace_files(paths):
+        if isinstance(item, InputError):
+            yield item
+        else:
+            yield from _read_file(item)
+
+
+def trace_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[str | InputError]:
+    """Every file ``read_records`` reads under ``paths``, in its order; a directory that
+    cannot be listed, or a path that does not exist, as an InputError in its place."""
     for path in paths:
         name = os.fsdecode(path)
         if os.path.isdir(name):
-            for item in _walk(name, set()):
-                if isinstance(item, InputError):
-                    yield item
-                else:
-                    yield from _read_file(item)
+            yield from _walk(name, set())
         elif os.path.lexists(name):
-            yield from _read_file(name)
+            yield name
         else:
             yield InputError(name, "no such file or directory")
 
@@ -318,35 +329,45 @@ def _read_json(stream: _Stream, path: str, cursor: _Cursor) -> Iterator[Record |
     if first is None:
         return  # blank from end to end
     lineno, line = first
-    if line is not None:
-        try:
-            if len(line) > GC_PAUSE_THRESHOLD:
-                with gc_paused():
-                    parse_json(line)
-            else:
+    if line is not None and _spread_over_lines(line):
+        cursor.location = path
+        rest = lines.rest(MAX_DOCUMENT_BYTES - len(line))
+        if rest is None:
+            yield InputError(path, _too_long("JSON document", MAX_DOCUMENT_BYTES))
+        else:
+            data, gaps = rest
+            yield Record(RecordKind.JSON_DOCUMENTS, path, path, line + data, lineno, gaps)
+        return
+    yield from _json_line_records(lines, path, first)
+
+
+def _spread_over_lines(line: bytes) -> bool:
+    """Whether a file's first line is an *incomplete* JSON value (the parser ran out of
+    input at its end): a document spread over lines, not JSON Lines. A line that is bad
+    JSON otherwise is a line, whose error is reported when it is decoded."""
+    try:
+        if len(line) > GC_PAUSE_THRESHOLD:
+            with gc_paused():
                 parse_json(line)
-        except json.JSONDecodeError as exc:
-            if exc.pos >= len(exc.doc.rstrip()):
-                # Ran out of input at the end of the line: a document spread over lines.
-                cursor.location = path
-                rest = lines.rest(MAX_DOCUMENT_BYTES - len(line))
-                if rest is None:
-                    yield InputError(path, _too_long("JSON document", MAX_DOCUMENT_BYTES))
-                else:
-                    data, gaps = rest
-                    yield Record(RecordKind.JSON_DOCUMENTS, path, path, line + data, lineno, gaps)
-                return
-        except (ValueError, RecursionError):
-            pass  # reported when the line is decoded, as any other line's error
-    while True:
+        else:
+            parse_json(line)
+    except json.JSONDecodeError as exc:
+        return exc.pos >= len(exc.doc.rstrip())
+    except (ValueError, RecursionError):
+        pass
+    return False
+
+
+def _json_line_records(
+    lines: _LineReader, path: str, item: tuple[int, bytes | None] | None
+) -> Iterator[Record | InputError]:
+    while item is not None:
+        lineno, line = item
         if line is None:
             yield InputError(f"{path}:{lineno}", _too_long("line", MAX_LINE_BYTES))
         else:
             yield Record(RecordKind.JSON_LINE, path, f"{path}:{lineno}", line)
         item = lines.next_line()
-        if item is None:
-            return
-        lineno, line = item
 
 
 class _LineReader:
@@ -586,9 +607,11 @@ def _json_error(exc: BaseException, file_line: Callable[[int], int] = int) -> st
 
 
 def _read_length_prefixed(
-    stream: _Stream, path: str, cursor: _Cursor
+    stream: _Stream, path: str, cursor: _Cursor, offset: int = 0
 ) -> Iterator[Record | InputError]:
-    offset = empty = 0
+    """The records from ``offset`` (where ``stream`` stands: a record's start, after a
+    record that was not empty) to the end of ``stream``."""
+    empty = 0
     while True:
         where = cursor.location = f"{path}@{offset}"
         header = stream.read(4)
@@ -690,3 +713,148 @@ def _read_raw_proto(stream: _Stream, path: str) -> Iterator[Record | InputError]
         yield InputError(path, _too_long("protobuf file", MAX_DOCUMENT_BYTES))
     else:
         yield Record(RecordKind.PROTO, path, path, data)
+
+
+# ---- pieces: one file read by several processes (``score --jobs N``) -----------------
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A stretch of a file that starts at a record's start and ends at one (or at the file's
+    end): reading the pieces of a file one after the other gives the records ``read_records``
+    gives, with the same locations. ``line``: the newlines before ``start`` (JSON Lines)."""
+
+    path: str
+    kind: RecordKind  # JSON_LINE: a JSON Lines file; PROTO: length-prefixed protobuf
+    start: int
+    end: int
+    line: int = 0
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+def splittable(path: str) -> RecordKind | None:
+    """How ``path`` (a file ``trace_files`` gave) can be cut into pieces: JSON_LINE for
+    JSON Lines, PROTO for length-prefixed protobuf, None for every other form or a file
+    that cannot be read now (read whole: gzip, a JSON document, raw protobuf, ...)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as raw:
+            fmt = sniff_format(raw.peek(SNIFF_BYTES)[:SNIFF_BYTES])
+            if fmt is FileFormat.EMPTY:
+                return RecordKind.JSON_LINE  # no record either way
+            if fmt is FileFormat.PROTO_LENGTH_PREFIXED:
+                return RecordKind.PROTO
+            if fmt is not FileFormat.JSON:
+                return None
+            first = _LineReader(raw, path, _Cursor(path)).next_line()
+    except OSError:
+        return None
+    if first is not None and first[1] is not None and _spread_over_lines(first[1]):
+        return None
+    return RecordKind.JSON_LINE
+
+
+def pieces(path: str, kind: RecordKind, step: int) -> list[Piece]:
+    """``path`` cut at record starts about every ``step`` bytes (JSON Lines: after a newline;
+    length-prefixed protobuf: at a record whose length prefix the walk reached, after one
+    that is not empty, never past a truncated record or a run of empty ones)."""
+    step = max(step, 1)
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        cuts = _line_cuts(file, size, step) if kind is RecordKind.JSON_LINE else None
+        if cuts is None:
+            cuts = _record_cuts(file, size, step)
+    ends = [start for start, _ in cuts[1:]] + [size]
+    return [
+        Piece(path, kind, start, end, line) for (start, line), end in zip(cuts, ends, strict=True)
+    ]
+
+
+def _line_cuts(file: io.BufferedReader, size: int, step: int) -> list[tuple[int, int]]:
+    cuts = [(0, 0)]
+    base = lines = 0  # bytes read before this chunk, and the newlines among them
+    target = step  # the next cut is the first line start at or after it
+    while target < size:
+        chunk = file.read(_READ_SIZE)
+        if not chunk:
+            break
+        start = 0
+        while target < size and target - 1 < base + len(chunk):
+            at = chunk.find(b"\n", max(target - 1 - base, start))
+            if at < 0:
+                break
+            cut = base + at + 1
+            if cut < size:
+                cuts.append((cut, lines + chunk.count(b"\n", 0, at + 1)))
+            target, start = cut + step, at + 1
+        lines += chunk.count(b"\n")
+        base += len(chunk)
+    return cuts
+
+
+def _record_cuts(file: io.BufferedReader, size: int, step: int) -> list[tuple[int, int]]:
+    cuts = [(0, 0)]
+    offset = empty = 0
+    target = step
+    while True:
+        header = file.read(4)
+        if len(header) < 4:
+            return cuts
+        if offset >= target and empty == 0:
+            cuts.append((offset, 0))
+            target = offset + step
+        length = int.from_bytes(header, "big")
+        if offset + 4 + length > size:
+            return cuts  # truncated: reported by the piece that holds it
+        empty = empty + 1 if length == 0 else 0
+        if empty == MAX_EMPTY_RECORDS:
+            return cuts  # the reader stops here: no piece may start after it
+        offset += 4 + length
+        file.seek(offset)
+
+
+class _Slice(io.RawIOBase):
+    """``remaining`` bytes of an open file, from where it stands."""
+
+    def __init__(self, file: io.FileIO, remaining: int) -> None:
+        self.file = file
+        self.remaining = remaining
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        size = min(len(buffer), self.remaining)
+        if size <= 0:
+            return 0
+        got = self.file.readinto(memoryview(buffer)[:size]) or 0
+        self.remaining -= got
+        return got
+
+
+def read_piece(piece: Piece) -> Iterator[Record | InputError]:
+    """The records of one piece, as ``read_records`` gives them for that stretch."""
+    path = piece.path
+    try:
+        raw = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below, generator-safe
+    except OSError as exc:
+        yield InputError(path, _os_message(exc))
+        return
+    cursor = _Cursor(path)
+    try:
+        raw.seek(piece.start)
+        stream = io.BufferedReader(_Slice(raw, piece.size), _READ_SIZE)
+        if piece.kind is RecordKind.PROTO:
+            yield from _read_length_prefixed(stream, path, cursor, piece.start)
+        else:
+            lines = _LineReader(stream, path, cursor)
+            lines.lineno = piece.line
+            yield from _json_line_records(lines, path, lines.next_line())
+    except _READ_ERRORS as exc:
+        yield InputError(cursor.location, _read_error_message(exc))
+    finally:
+        raw.close()

@@ -660,3 +660,76 @@ def test_a_span_breaking_the_otlp_id_rule_is_refused_alone_and_named(tmp_path, m
     assert len(kept) == len(spans) - 1
     assert [span.refused for span in kept].count("span_id") == 1
     assert all(span.trace_id != "0" * 32 for span in kept)
+
+
+# ---- pieces: a file cut at record starts, for ``score --jobs N`` -------------------------
+
+
+def _records(items: Any) -> list[tuple[str, object]]:
+    return [
+        (item.location, item.message if isinstance(item, InputError) else item.payload)
+        for item in items
+    ]
+
+
+def _read_in_pieces(path: Path, step: int) -> tuple[list[files.Piece], list[tuple[str, object]]]:
+    kind = files.splittable(str(path))
+    assert kind is not None
+    cut = files.pieces(str(path), kind, step)
+    return cut, [record for piece in cut for record in _records(files.read_piece(piece))]
+
+
+@pytest.mark.parametrize("step", [1, 50, 700, 10**9])
+def test_json_lines_read_in_pieces_give_the_same_records_and_lines(tmp_path, make_request, step):
+    lines = jsonl(split(make_request())).splitlines()
+    # Blank lines, indented ones, a bad line and no newline at the end.
+    data = b"\n  \n" + b"\n\n   ".join(lines[:3]) + b"\n{not json\n\n" + b"\n".join(lines[3:])
+    path = write(tmp_path / "t.jsonl", data)
+    cut, records = _read_in_pieces(path, step)
+    assert records == _records(files.read_records([path]))
+    assert len(records) == len(lines) + 1
+    assert (len(cut) > 3) == (step < 1000)
+    assert all(piece.start == 0 or data[piece.start - 1 : piece.start] == b"\n" for piece in cut)
+
+
+@pytest.mark.parametrize("step", [1, 100, 10**9])
+@pytest.mark.parametrize("tail", ["truncated", "empties", "bad"])
+def test_length_prefixed_read_in_pieces_give_the_same_records(tmp_path, make_request, step, tail):
+    good = [r.SerializeToString() for r in split(make_request())]
+    data = length_prefixed(good[:2] + [b""] * 3 + good[2:])
+    if tail == "truncated":
+        data += length_prefixed(good[:1])[:-5]
+    elif tail == "empties":  # the reader stops at 64 empty records in a row: no piece after
+        data += length_prefixed([b""] * (files.MAX_EMPTY_RECORDS + 1) + good)
+    else:
+        data += length_prefixed([b"\x0a\x05abc", *good])
+    path = write(tmp_path / "t.pb", data)
+    cut, records = _read_in_pieces(path, step)
+    assert records == _records(files.read_records([path]))
+    assert any(isinstance(message, str) for _, message in records) == (tail != "bad")
+    if step == 1:
+        assert len(cut) > len(good) // 2
+
+
+def test_what_cuts_into_pieces(tmp_path, make_request):
+    request = make_request()
+    document = json.dumps(collector_json(request), indent=2).encode()
+    splittable = {
+        "lines": write(tmp_path / "a.jsonl", jsonl([request])),
+        "proto": write(tmp_path / "b.pb", proto_records([request])),
+        "empty": write(tmp_path / "c.jsonl", b""),
+        "blank": write(tmp_path / "d.jsonl", b"\n \n"),
+    }
+    whole = {
+        "gzip": write(tmp_path / "e.jsonl.gz", jsonl([request]), gz=True),
+        "document": write(tmp_path / "f.json", document),
+        "raw proto": write(tmp_path / "g.pb", request.SerializeToString()),
+        "not trace data": write(tmp_path / "h.bin", b"\x7fELF"),
+    }
+    kinds = {name: files.splittable(str(path)) for name, path in splittable.items()}
+    assert kinds["proto"] == files.RecordKind.PROTO
+    assert {kinds[name] for name in ("lines", "empty", "blank")} == {files.RecordKind.JSON_LINE}
+    assert {name: files.splittable(str(path)) for name, path in whole.items()} == dict.fromkeys(
+        whole
+    )
+    assert files.splittable(str(tmp_path)) is None  # a directory is not a file
