@@ -101,7 +101,16 @@ class AssemblyConfig(_Section):
 
 
 class ScoringConfig(_Section):
-    nice: int = Field(10, ge=0, le=19)
+    # Scorer processes, each owning the traces ``parallel.owner`` gives it (default: one per
+    # core). 1 scores in one process, as before; >1 stitches pieces within a shard only.
+    workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1, le=256)
+    # 0: the scorers share the CPU with ingest as equals (acknowledging is mostly waiting on
+    # the network and fsync, so it still gets the CPU first when it wakes); a higher value
+    # favours ingest and lets the backlog grow until push-back (max_backlog_seconds).
+    nice: int = Field(0, ge=0, le=19)
+    # Ingest pushes back (OTLP/HTTP 503/429 + Retry-After, OTLP/gRPC UNAVAILABLE + RetryInfo)
+    # while the oldest acknowledged record no scorer has read is older than this; null: never.
+    max_backlog_seconds: float | None = Field(30.0, gt=0)
     assume_coverage: list[str] = Field(default_factory=list)
     # Checks of a run not started within this budget are UNDETERMINED, with the reason: one
     # huge run cannot hold up every other tenant's verdicts.

@@ -200,7 +200,9 @@ def test_a_dead_scorer_is_restarted_and_resumes(tmp_path):
         **{"assembly.idle_seconds": 0.2},
     )
     try:
-        scorer = running.collector.scorer
+        pool = running.collector.scorer
+        assert pool is not None
+        scorer = pool.shards[0]
         assert scorer is not None
         wait_for(lambda: scorer.alive, 60, "the scorer to start")
         first = scorer.process.pid
