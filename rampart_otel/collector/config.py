@@ -182,6 +182,19 @@ class CollectorConfig(_Section):
     shutdown_timeout_seconds: float = Field(30.0, gt=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
+    @model_validator(mode="after")
+    def _shards_need_traces(self) -> CollectorConfig:
+        # Shards own traces: a session's traces may be owned by several, so grouping by
+        # session scores in one process (as ``score --jobs N`` needs --group-by trace).
+        if self.assembly.group_by == "session" and self.scoring.workers > 1:
+            if "workers" in self.scoring.model_fields_set:
+                raise ValueError(
+                    "scoring.workers above 1 needs assembly.group_by: trace (the shards own "
+                    "traces; a session's traces may reach several of them)"
+                )
+            self.scoring.workers = 1
+        return self
+
     @field_validator("results")
     @classmethod
     def _results_url(cls, value: str | None) -> str | None:

@@ -215,3 +215,18 @@ def test_a_built_in_pack_in_the_file_is_a_name_not_a_path(tmp_path):
 
     (policy,) = load_policies(config.policies[:1])
     assert policy.name == "builtin:agent-baseline"
+
+
+def test_scorer_shards_default_to_the_cores_and_session_grouping_scores_in_one():
+    import os
+
+    assert load_config(None).scoring.workers == (os.cpu_count() or 1)
+    assert load_config(None, overrides={"assembly.group_by": "session"}).scoring.workers == 1
+    with pytest.raises(ConfigError, match="scoring.workers above 1 needs assembly.group_by"):
+        load_config(None, overrides={"assembly.group_by": "session", "scoring.workers": 2})
+    assert (
+        load_config(
+            None, overrides={"scoring.max_backlog_seconds": None}
+        ).scoring.max_backlog_seconds
+        is None
+    )
