@@ -217,16 +217,13 @@ def test_a_built_in_pack_in_the_file_is_a_name_not_a_path(tmp_path):
     assert policy.name == "builtin:agent-baseline"
 
 
-def test_scorer_shards_default_to_the_cores_and_session_grouping_scores_in_one():
+def test_scorer_shards_default_to_the_cores_and_session_grouping_scores_in_one(tmp_path):
     import os
 
     assert load_config(None).scoring.workers == (os.cpu_count() or 1)
     assert load_config(None, overrides={"assembly.group_by": "session"}).scoring.workers == 1
     with pytest.raises(ConfigError, match="scoring.workers above 1 needs assembly.group_by"):
         load_config(None, overrides={"assembly.group_by": "session", "scoring.workers": 2})
-    assert (
-        load_config(
-            None, overrides={"scoring.max_backlog_seconds": None}
-        ).scoring.max_backlog_seconds
-        is None
-    )
+    unbounded = write_config(tmp_path / "c.yaml", "scoring:\n  max_backlog_seconds: null\n")
+    assert load_config(unbounded).scoring.max_backlog_seconds is None  # never push back
+    assert load_config(None).scoring.max_backlog_seconds == 30
