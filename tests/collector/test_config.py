@@ -222,7 +222,7 @@ def test_scorer_shards_default_to_the_cores_and_session_grouping_scores_in_one(t
 
     assert load_config(None).scoring.workers == (os.cpu_count() or 1)
     assert load_config(None, overrides={"assembly.group_by": "session"}).scoring.workers == 1
-    with pytest.raises(ConfigError, match="scoring.workers above 1 needs assembly.group_by"):
+    with pytest.raises(ConfigError, match=r"scoring\.workers above 1 needs assembly\.group_by"):
         load_config(None, overrides={"assembly.group_by": "session", "scoring.workers": 2})
     unbounded = write_config(tmp_path / "c.yaml", "scoring:\n  max_backlog_seconds: null\n")
     assert load_config(unbounded).scoring.max_backlog_seconds is None  # never push back
