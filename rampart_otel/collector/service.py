@@ -40,7 +40,7 @@ from rampart_otel.errors import ConfigError
 from rampart_otel.receivers.consumer import Consumer
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
 from rampart_otel.receivers.otlp_http import HTTP2_PREFACE, Diagnoses, OTLPHttpApp
-from rampart_otel.storage.checkpoint import reconcile_checkpoint
+from rampart_otel.storage.checkpoint import forget_shard_checkpoints, reconcile_checkpoint
 from rampart_otel.storage.segments import SegmentWriter, list_segments
 
 log = logging.getLogger("rampart_otel.collector")
@@ -157,6 +157,26 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
+class Outage:
+    """Which scorer shards find the results store down: the outage is logged when the first
+    does and its end when the last recovers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._down: set[int] = set()
+
+    def begins(self, shard: int) -> bool:
+        with self._lock:
+            first = not self._down
+            self._down.add(shard)
+            return first
+
+    def ends(self, shard: int) -> bool:
+        with self._lock:
+            self._down.discard(shard)
+            return not self._down
+
+
 class ScorerProcess:
     """The scorer in its own process, restarted if it dies; reports feed ``/metrics``.
 
@@ -173,9 +193,11 @@ class ScorerProcess:
         written: Callable[[], tuple[int, int]] = lambda: (0, 0),
         shard: int = 0,
         backlog: Backlog | None = None,
+        outage: Outage | None = None,
     ) -> None:
         self.shard = shard
         self.backlog = backlog
+        self.outage = outage or Outage()
         self.config_json = config.model_dump_json()
         self.metrics = metrics
         self.written = written  # how far the segments are durable: work exists below it
@@ -251,7 +273,8 @@ class ScorerProcess:
                     self.on_verdicts(report["verdict_notices"])
                 continue
             if "store_down" in report:
-                if self.store_down is None:  # one line per outage, however many restarts
+                # One line per outage, however many restarts and however many shards.
+                if self.store_down is None and self.outage.begins(self.shard):
                     log.error(
                         "results store unavailable: %s; spans stay stored and are scored "
                         "when it is back (/healthz 503 after %gs without progress)",
@@ -261,7 +284,8 @@ class ScorerProcess:
                 self.store_down = str(report["store_down"])
                 continue
             if self.store_down is not None:
-                log.info("results store available again: scoring resumes")
+                if self.outage.ends(self.shard):
+                    log.info("results store available again: scoring resumes")
                 self.store_down = None
             self._moved(report)
             self.metrics.set_scorer(report, self.shard)
@@ -349,8 +373,9 @@ class ScorerPool:
         written: Callable[[], tuple[int, int]],
         backlog: Backlog | None = None,
     ) -> None:
+        outage = Outage()
         self.shards = [
-            ScorerProcess(config, metrics, written, shard, backlog)
+            ScorerProcess(config, metrics, written, shard, backlog, outage)
             for shard in range(config.scoring.workers)
         ]
         self.stall_seconds = config.scoring.stall_seconds
@@ -707,6 +732,15 @@ class Collector:
         if self.scorer is not None and self.scorer.started:
             drained = self.scorer.drain(self.config.shutdown_timeout_seconds)
             log.info("scorer %s", "finished" if drained else "stopped before finishing")
+            if len(self.scorer.shards) > 1 and not any(s.alive for s in self.scorer.shards):
+                try:  # only the store's checkpoint is left, as one scorer leaves it
+                    forget_shard_checkpoints(
+                        self.config.data_dir / "results.db",
+                        results_url=self.config.results,
+                        instance=self.config.instance(),
+                    )
+                except Exception as error:  # the next start drops them instead
+                    log.warning("scorer shards' checkpoints left for the next start: %s", error)
         self._lock_file.close()
         if not self.ready.is_set() and self._made_dir is not None:  # it never started
             shutil.rmtree(self._made_dir, ignore_errors=True)

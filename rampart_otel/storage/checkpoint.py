@@ -74,3 +74,22 @@ def reconcile_checkpoint(
         return moved
     finally:
         store.close()
+
+
+def forget_shard_checkpoints(
+    results_db: Path, *, results_url: str | None = None, instance: str = DEFAULT_INSTANCE
+) -> None:
+    """Drop the scorer shards' own resume points once they have stopped (the store's
+    checkpoint, the least of them, is all a restart reads); a store that cannot be opened
+    now keeps them until the next start drops them."""
+    store: ResultsStore | PgResultsStore
+    if results_url is not None:
+        store = PgResultsStore(results_url, instance=instance)
+    elif not results_db.exists():
+        return
+    else:
+        store = ResultsStore(results_db)
+    try:
+        store.clear_shard_checkpoints()
+    finally:
+        store.close()
