@@ -378,7 +378,6 @@ class ScorerPool:
             ScorerProcess(config, metrics, written, shard, backlog, outage)
             for shard in range(config.scoring.workers)
         ]
-        self.stall_seconds = config.scoring.stall_seconds
 
     @property
     def alive(self) -> bool:
