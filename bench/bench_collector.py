@@ -16,7 +16,15 @@ for a fixed time, stops the collector with SIGTERM, then reads its segments back
   and the backlog at the end: acknowledged spans not yet scored, in spans and in seconds
   of input at the acknowledged rate, and the backlog (received, not yet scored) every few
   seconds of the window. ``--drain`` then waits for the backlog to clear and
-  reports how long that took.
+  reports how long that took;
+- offered (spans the clients tried to send, first attempts, paced by ``--rate``), acked,
+  scored, refused (spans and requests pushed back because scoring was behind:
+  ``scoring.max_backlog_seconds``) and the collector's own backlog figures
+  (``rampart_otel_scoring_backlog_seconds``: age of the oldest unread record;
+  ``..._backlog_bytes``), at the end of the load and, with ``--drain``, after it.
+  ``--scorers N`` and ``--max-backlog S`` set ``scoring.workers`` and
+  ``scoring.max_backlog_seconds`` (default: the collector's). The load generator runs on
+  the same machine: its CPU is the collector's loss.
 
 Medians over the rounds are reported. Run: ``python bench/bench_collector.py``
 (``--help`` for options; ``--policy FILE`` scores live during the run as well).
@@ -126,15 +134,16 @@ def client(
     started = time.monotonic()
     deadline = started + args.seconds
     per_client = args.rate / args.workers if args.rate else 0.0
-    acked = failed = 0
+    acked = failed = offered = 0
     acked_batches: set[int] = set()
     acked_sends: list[int] = []
     index = 0
     while (now := time.monotonic()) < deadline:
-        if per_client and acked + args.batch > per_client * (now - started):
+        if per_client and offered + args.batch > per_client * (now - started):
             time.sleep(min(args.batch / per_client, deadline - now, 0.05))
             continue
         batch_no = index % len(batches)
+        offered += len(batches[batch_no])
         if send(batch_no, index):
             acked += len(batches[batch_no])
             acked_batches.add(batch_no)
@@ -155,7 +164,7 @@ def client(
             for batch_no in acked_batches
             for span in batches[batch_no]
         }
-    out.put((acked, failed, finished, keys))  # type: ignore[attr-defined]
+    out.put((acked, failed, finished, keys, offered))  # type: ignore[attr-defined]
 
 
 def fresh_trace_id(worker: int, round_no: int, send: int, index: int) -> bytes:
@@ -224,6 +233,18 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
     ]  # fmt: skip
     for policy in args.policy:
         command += ["--policy", policy]
+    sections = {
+        "scoring": {"workers": args.scorers, "max_backlog_seconds": args.max_backlog},
+        "assembly": {"idle_seconds": args.idle},
+    }
+    given = {
+        name: {key: value for key, value in keys.items() if value is not None}
+        for name, keys in sections.items()
+    }
+    if any(given.values()):
+        settings = workdir / f"round-{round_no}.yaml"
+        settings.write_text(json.dumps({k: v for k, v in given.items() if v}))  # JSON is YAML
+        command += ["--config", str(settings)]
     log = (workdir / f"round-{round_no}.log").open("w")
     collector = subprocess.Popen(command, stdout=log, stderr=log, text=True)
     deadline = time.monotonic() + 60
@@ -264,10 +285,11 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
         window = ended - started
         backlog = max(acked_now - scored_at_end, 0)
         scoring = {
+            "scored_at_end": scored_at_end,
             "scored_spans_per_s": scored_at_end / window,
             "backlog_spans_at_end": backlog,
             "backlog_seconds_of_input": backlog / max(acked_now / window, 1e-9),
-        }
+        } | {f"{key}_at_end": value for key, value in backlog_figures(metrics_url).items()}
         if args.drain:
             drain_start = time.monotonic()
             while scored_spans(metrics_url) - scored_before < acked_now:
@@ -275,6 +297,12 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
                     break
                 time.sleep(0.5)
             scoring["drain_seconds"] = time.monotonic() - drain_start
+            scored_after = scored_spans(metrics_url) - scored_before
+            scoring["scored_after_drain"] = scored_after
+            scoring["backlog_spans_after_drain"] = max(acked_now - scored_after, 0)
+            scoring |= {
+                f"{key}_after_drain": value for key, value in backlog_figures(metrics_url).items()
+            }
         # The backlog over time: spans received (acknowledged or about to be) not yet scored.
         for at, received, scored in samples[:: max(len(samples) // 12, 1)]:
             print(
@@ -288,6 +316,7 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
     code = collector.wait(120)
     acked = sum(result[0] for result in results)
     failed = sum(result[1] for result in results)
+    offered = sum(result[4] for result in results)
     acked_keys = set().union(*(result[3] for result in results))
     stored_count, stored_keys = stored(data_dir, by_trace=args.unique_traces)
     missing_keys = acked_keys - stored_keys
@@ -301,6 +330,7 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
         scoring["segment_bytes_per_span"] = segment_bytes / max(stored_count, 1)
     return {
         "spans_per_s": acked / (ended - started),
+        "offered": offered,
         "acked": acked,
         "stored": stored_count,
         "missing_acked": missing,
@@ -308,6 +338,27 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
         "collector_cpu_s_per_10k_spans": 10_000 * cpu_used / max(acked, 1),
         "collector_exit": code,
     } | scoring
+
+
+BACKLOG_FIGURES = {
+    "rampart_otel_scoring_backlog_seconds": "backlog_seconds",
+    "rampart_otel_scoring_backlog_bytes": "backlog_bytes",
+    "rampart_otel_requests_pushed_back_total": "refused_requests",
+}
+
+
+def backlog_figures(metrics_url: str) -> dict[str, float]:
+    """The collector's backlog (age of the oldest unread record, bytes) and the requests
+    and spans it pushed back, from /metrics."""
+    figures = {"refused_spans": 0.0}
+    with urllib.request.urlopen(metrics_url, timeout=5) as response:
+        for line in response.read().decode().splitlines():
+            name, _, value = line.rpartition(" ")
+            if name in BACKLOG_FIGURES:
+                figures[BACKLOG_FIGURES[name]] = float(value)
+            elif name.startswith("rampart_otel_spans_rejected_total{") and "backlog" in name:
+                figures["refused_spans"] += float(value)
+    return figures
 
 
 def scored_spans(metrics_url: str) -> float:
@@ -362,6 +413,16 @@ def main() -> None:
     parser.add_argument(
         "--drain", type=float, default=0.0, help="with --policy: wait up to S for the backlog"
     )
+    parser.add_argument("--scorers", type=int, help="scoring.workers (default: one per core)")
+    parser.add_argument(
+        "--max-backlog", type=float, help="scoring.max_backlog_seconds (default: the collector's)"
+    )
+    parser.add_argument(
+        "--idle",
+        type=float,
+        help="assembly.idle_seconds (default 5: a complete trace waits that long for late "
+        "spans before it is scored, so acked - scored holds that many seconds of input)",
+    )
     parser.add_argument(
         "--pre-encoded",
         action="store_true",
@@ -386,6 +447,23 @@ def main() -> None:
                 ),
                 "backlog_seconds_median": statistics.median(
                     r["backlog_seconds_of_input"] for r in rounds
+                ),
+            }
+            if args.policy
+            else {}
+        ),
+        "offered_median": statistics.median(r["offered"] for r in rounds),
+        "acked_median": statistics.median(r["acked"] for r in rounds),
+        **(
+            {
+                "refused_spans_at_end_median": statistics.median(
+                    r["refused_spans_at_end"] for r in rounds
+                ),
+                "backlog_seconds_at_end_median": statistics.median(
+                    r["backlog_seconds_at_end"] for r in rounds
+                ),
+                "backlog_spans_at_end_median": statistics.median(
+                    r["backlog_spans_at_end"] for r in rounds
                 ),
             }
             if args.policy

@@ -95,13 +95,19 @@ class Refusal(RampartOtelError):
     """A request the collector does not take; ``retry_after`` is set when retrying helps."""
 
     def __init__(
-        self, http_status: int, grpc_code: int, message: str, retry_after: int | None = None
+        self,
+        http_status: int,
+        grpc_code: int,
+        message: str,
+        retry_after: int | None = None,
+        reason: str | None = None,
     ) -> None:
         super().__init__(message)
         self.http_status = http_status
         self.grpc_code = grpc_code
         self.message = message
         self.retry_after = retry_after
+        self.reason = reason  # the metrics' name for it, when the status does not say
 
 
 class Unavailable(RampartOtelError):
@@ -110,6 +116,10 @@ class Unavailable(RampartOtelError):
 
 class QueueFull(Unavailable):
     """The writer already holds as much unsynced data as it may: the client should retry."""
+
+
+class Backlogged(QueueFull):
+    """Scoring is too far behind what was acknowledged: the client should retry later."""
 
 
 class WriterClosed(Unavailable):

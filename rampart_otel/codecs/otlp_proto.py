@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from google.protobuf import json_format
@@ -88,6 +88,39 @@ def spans_from_proto(request: ExportTraceServiceRequest | TracesData) -> list[Sp
         raise DecodeError(f"{where}: {exc.message}") from None
     except RecursionError:
         raise DecodeError(f"resourceSpans[{ri}]: values nested too deeply") from None
+    return out
+
+
+def owned_spans_from_proto_bytes(data: bytes, owns: Callable[[bytes], bool]) -> list[Span]:
+    """The spans of a serialized request whose trace id (16 raw bytes) ``owns`` accepts: one
+    scorer shard's share of a stored record. Only those are built (their resource and scope
+    too), so a record none of whose traces the shard owns costs one parse and a look at each
+    span's trace id. A span with no valid trace id is nobody's (the scorer drops it anyway);
+    a request that does not decode raises ``DecodeError`` as ``spans_from_proto_bytes``."""
+    try:
+        request = ExportTraceServiceRequest.FromString(data)
+    except (_ProtoDecodeError, RecursionError):
+        spans_from_proto_bytes(data)  # raises its DecodeError, saying why
+        raise DecodeError("invalid OTLP protobuf") from None
+    out: list[Span] = []
+    try:
+        for rs in request.resource_spans:
+            resource: Resource | None = None
+            for ss in rs.scope_spans:
+                scope: Scope | None = None
+                for sp in ss.spans:
+                    trace_id = sp.trace_id
+                    if len(trace_id) != 16 or not owns(trace_id):
+                        continue
+                    if resource is None:
+                        res = rs.resource
+                        resource = Resource(_attrs(res.attributes), res.dropped_attributes_count)
+                    if scope is None:
+                        scope = Scope(ss.scope.name, ss.scope.version)
+                    out.append(_span(sp, resource, scope))
+    except (DecodeError, RecursionError):
+        spans_from_proto_bytes(data)  # raises it again, saying where
+        raise DecodeError("invalid OTLP protobuf: a span does not decode") from None
     return out
 
 

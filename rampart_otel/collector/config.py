@@ -101,7 +101,17 @@ class AssemblyConfig(_Section):
 
 
 class ScoringConfig(_Section):
-    nice: int = Field(10, ge=0, le=19)
+    # Scorer processes, each owning the traces ``parallel.owner`` gives it. 0 (the default):
+    # one per core when ``assembly.stitch`` is off, else 1, since shards stitch the pieces
+    # of a run within a shard only (``CollectorConfig._shards``).
+    workers: int = Field(0, ge=0, le=256)
+    # 0: the scorers share the CPU with ingest as equals (acknowledging is mostly waiting on
+    # the network and fsync, so it still gets the CPU first when it wakes); a higher value
+    # favours ingest and lets the backlog grow until push-back (max_backlog_seconds).
+    nice: int = Field(0, ge=0, le=19)
+    # Ingest pushes back (OTLP/HTTP 503/429 + Retry-After, OTLP/gRPC UNAVAILABLE + RetryInfo)
+    # while the oldest acknowledged record no scorer has read is older than this; null: never.
+    max_backlog_seconds: float | None = Field(30.0, gt=0)
     assume_coverage: list[str] = Field(default_factory=list)
     # Checks of a run not started within this budget are UNDETERMINED, with the reason: one
     # huge run cannot hold up every other tenant's verdicts.
@@ -172,6 +182,24 @@ class CollectorConfig(_Section):
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     shutdown_timeout_seconds: float = Field(30.0, gt=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @model_validator(mode="after")
+    def _shards(self) -> CollectorConfig:
+        # Shards own traces: a session's traces may be owned by several, so grouping by
+        # session scores in one process (as ``score --jobs N`` needs --group-by trace).
+        # The pieces of a run stitched together may be owned by several too: by default
+        # (0) stitching keeps one scorer, so verdicts never depend on the number of cores;
+        # set above 1 with stitching on, pieces owned by different shards are scored apart.
+        scoring = self.scoring
+        if self.assembly.group_by == "session" and scoring.workers > 1:
+            raise ValueError(
+                "scoring.workers above 1 needs assembly.group_by: trace (the shards own "
+                "traces; a session's traces may reach several of them)"
+            )
+        if scoring.workers == 0:
+            by_trace = self.assembly.group_by == "trace" and not self.assembly.stitch
+            scoring.workers = (os.cpu_count() or 1) if by_trace else 1
+        return self
 
     @field_validator("results")
     @classmethod

@@ -41,7 +41,7 @@ class Metrics:
         self.requests: defaultdict[tuple[str, str], int] = defaultdict(int)  # transport, code
         self.gauges: dict[str, tuple[str, Callable[[], float]]] = {}
         self.counters: dict[str, tuple[str, Callable[[], float]]] = {}
-        self.scorer: dict[str, object] = {}  # the scorer's latest report
+        self.shards: dict[int, dict[str, object]] = {}  # each scorer shard's latest report
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(self)  # a custom collector
 
@@ -65,9 +65,17 @@ class Metrics:
             if spans:
                 self.spans_rejected[transport, reason] += spans
 
-    def set_scorer(self, report: dict[str, object]) -> None:
+    def set_scorer(self, report: dict[str, object], shard: int = 0) -> None:
         with self._lock:
-            self.scorer = report
+            self.shards[shard] = report
+
+    @property
+    def scorer(self) -> dict[str, object]:
+        """The scorer shards' latest reports as one: counts added up, how far behind as
+        the slowest shard."""
+        with self._lock:
+            reports = list(self.shards.values())
+        return combined(reports)
 
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         self.gauges[name] = (help_text, read)
@@ -85,7 +93,8 @@ class Metrics:
             received = dict(self.spans_received)
             rejected = dict(self.spans_rejected)
             requests = dict(self.requests)
-            scorer = dict(self.scorer)
+            shards = dict(self.shards)
+        scorer = combined(list(shards.values()))
         family = _counter("spans_received", "Spans durably stored and acknowledged.", "transport")
         for transport in ("http", "grpc"):
             family.add_metric([transport], received.get(transport, 0))
@@ -119,6 +128,14 @@ class Metrics:
         yield family
         for key, help_text in _SCORER_COUNTERS:
             yield CounterMetricFamily(PREFIX + key, help_text, value=_number(scorer.get(key)))
+        family = _counter(
+            "shard_spans_scored",
+            "Spans in the run revisions each scorer shard scored (scoring.workers).",
+            "shard",
+        )
+        for shard, report in sorted(shards.items()):
+            family.add_metric([str(shard)], _number(report.get("spans_scored")))
+        yield family
         yield GaugeMetricFamily(
             PREFIX + "scoring_lag_bytes",
             "Stored bytes the scorer has not read yet.",
@@ -140,6 +157,40 @@ class Metrics:
                 "Verdict events waiting to be sent.",
                 value=_number(export.get("queued")),
             )
+
+
+_SLOWEST = {"lag_bytes": max}
+_SKIPPED = frozenset({"shard", "drained", "position"})
+
+
+def combined(reports: list[dict[str, object]]) -> dict[str, object]:
+    """Several scorer shards' reports as one: numbers and each count of a mapping added up
+    (verdicts, the verdict export's tallies), ``lag_bytes`` the largest, ``position`` the
+    least (how far every shard has read)."""
+    if len(reports) == 1:
+        return dict(reports[0])
+    out: dict[str, object] = {}
+    positions = [r["position"] for r in reports if isinstance(r.get("position"), list | tuple)]
+    if positions:
+        out["position"] = list(min(tuple(p) for p in positions))  # type: ignore[arg-type]
+    for report in reports:
+        for key, value in report.items():
+            if key in _SKIPPED:
+                continue
+            seen = out.get(key)
+            if isinstance(value, dict):
+                merged = dict(seen) if isinstance(seen, dict) else {}
+                for name, count in value.items():
+                    if isinstance(count, int | float) and not isinstance(count, bool):
+                        merged[name] = merged.get(name, 0) + count
+                out[key] = merged
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                pick = _SLOWEST.get(key)
+                if not isinstance(seen, int | float):
+                    out[key] = value
+                else:
+                    out[key] = pick(seen, value) if pick is not None else seen + value
+    return out
 
 
 def _counter(name: str, help_text: str, *labels: str) -> CounterMetricFamily:

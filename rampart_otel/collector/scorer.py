@@ -9,6 +9,15 @@ acknowledging data never waits for scoring, and a slow policy only makes scoring
 A late span for an emitted run is merged with the run's earlier spans while they are still
 cached (``late_cache_runs``) and scored as the next revision; a run whose span set is
 already covered by stored revisions is never scored again.
+
+Sharded (``scoring.workers`` > 1): each scorer process is one shard, reading every segment
+itself and taking only the spans of the traces it owns (``parallel.owner``; a record with
+none of them costs one parse, its spans are not built). Each shard stores its own resume
+point with its results, and the store's checkpoint is the least of them; every shard
+starts from that checkpoint (``storage.checkpoint``), so a different number of shards after
+a restart only re-reads what is skipped as already scored. Stitching joins the pieces of a
+run within one shard: pieces owned by different shards are scored apart (never SAFE), as
+behind a gateway that routes traces to several collectors.
 """
 
 from __future__ import annotations
@@ -28,7 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from rampart_otel.codecs.otlp_ids import kept_spans
-from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
+from rampart_otel.codecs.otlp_proto import (
+    owned_spans_from_proto_bytes,
+    readable_spans,
+    spans_from_proto_bytes,
+)
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.results_sink import result_rows
 from rampart_otel.collector.verdict_export import start_verdict_export
@@ -43,6 +56,7 @@ from rampart_otel.evaluation import Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import VerdictEventSink, VerdictExporter
 from rampart_otel.model import Run, Span, replaces
+from rampart_otel.parallel import owner
 from rampart_otel.pipeline import Pipeline
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.processors.stitch import StitchingAssembler
@@ -109,7 +123,13 @@ class Scorer:
         stitch: bool = True,
         clock: Callable[[], float] = time.monotonic,
         commit_every: float = COMMIT_EVERY,
+        shard: int = 0,
+        shards: int = 1,
     ) -> None:
+        if not 0 <= shard < shards:
+            raise ValueError(f"shard {shard} of {shards}")
+        self.shard = shard
+        self.shards = shards
         self.segments_dir = segments_dir
         self.commit_every = commit_every
         self.store = store
@@ -189,24 +209,34 @@ class Scorer:
             pass
         self._score(self.assembler.emit_complete(self.clock()))
 
+    def owns(self, trace_id: bytes) -> bool:
+        """Whether this shard scores the trace with this (16-byte) id."""
+        return owner(trace_id.hex(), self.shards) == self.shard
+
     def _ingest(self, payload: bytes, where: Position, now: float) -> list[Run]:
         try:
-            spans = spans_from_proto_bytes(payload)
+            if self.shards == 1:
+                spans = spans_from_proto_bytes(payload)
+            else:
+                spans = owned_spans_from_proto_bytes(payload, self.owns)
         except DecodeError as error:  # validated on receipt, so this is a decoder gap
             # Quarantine only what cannot be read: the record's other spans are scored, and
             # each unread span of a known trace is a placeholder that keeps its run short of
             # complete (codecs/otlp_salvage); one with no trace id is in no run, only counted.
             spans, unreadable, lost = readable_spans(payload)
-            self.stats.decode_errors += 1
-            self.stats.spans_quarantined += unreadable
-            message = error.message
-            if lost:
-                message += f"; {lost} of them with no readable trace id, in no run"
-            self._quarantined.append((*where, unreadable, message))
-            log.error(
-                "segment %d@%d: %s: %d spans quarantined (%d in no run), %d scored",
-                where[0], where[1], error, unreadable, lost, len(spans),
-            )  # fmt: skip
+            if self.shards > 1:
+                spans = [s for s in spans if owner(s.trace_id, self.shards) == self.shard]
+            if self.shard == 0:  # the record is one error, whichever shards own its spans
+                self.stats.decode_errors += 1
+                self.stats.spans_quarantined += unreadable
+                message = error.message
+                if lost:
+                    message += f"; {lost} of them with no readable trace id, in no run"
+                self._quarantined.append((*where, unreadable, message))
+                log.error(
+                    "segment %d@%d: %s: %d spans quarantined (%d in no run), %d scored",
+                    where[0], where[1], error, unreadable, lost, len(spans),
+                )  # fmt: skip
         # Spans the OTLP id rule refused were answered as rejected on receipt; those of a
         # valid trace stay as placeholders, so their run is scored as incomplete.
         spans = kept_spans(spans)[0]
@@ -272,7 +302,10 @@ class Scorer:
                 txn.add_quarantine(*quarantined)
             self._quarantined.clear()
             checkpoint = self.checkpoint()
-            txn.set_checkpoint(*checkpoint)
+            if self.shards == 1:
+                txn.set_checkpoint(*checkpoint)
+            else:
+                txn.set_shard_checkpoint(self.shard, self.shards, *checkpoint)
         self._saved = checkpoint
         if committed and self.pipeline.sinks:
             try:
@@ -366,8 +399,9 @@ REPORT_EVERY = 0.5
 STORE_RETRY_SECONDS = 5.0  # between attempts on a shared results store that is down
 
 
-def run_process(config_json: str, conn: Connection) -> None:
-    """Process entry point: score until the parent says drain, or goes away.
+def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
+    """Process entry point of scorer shard ``shard`` (of ``scoring.workers``): score until
+    the parent says drain, or goes away.
 
     A shared results store that is down (at start, or lost mid-round) is reported to the
     parent as ``{"store_down": reason}`` and the process ends: the parent logs it once and
@@ -376,13 +410,18 @@ def run_process(config_json: str, conn: Connection) -> None:
     """
     _die_with_parent()
     config = CollectorConfig.model_validate_json(config_json)
-    logging.basicConfig(
-        level=config.log_level.upper(), format="rampart-otel scorer: %(levelname)s %(message)s"
+    name = (
+        "scorer" if config.scoring.workers == 1 else f"scorer {shard + 1}/{config.scoring.workers}"
     )
-    with contextlib.suppress(OSError):
-        os.nice(config.scoring.nice)
+    logging.basicConfig(
+        level=config.log_level.upper(), format=f"rampart-otel {name}: %(levelname)s %(message)s"
+    )
+    if config.scoring.nice:
+        with contextlib.suppress(OSError):
+            os.nice(config.scoring.nice)
     data_dir = config.data_dir
-    lock = (data_dir / ".scorer.lock").open("w")
+    lock_name = ".scorer.lock" if shard == 0 else f".scorer-{shard}.lock"
+    lock = (data_dir / lock_name).open("w")
     fcntl.flock(lock, fcntl.LOCK_EX)  # an orphan of a killed collector must finish first
     try:
         store = open_results_store(config.results_target(), instance=config.instance())
@@ -416,7 +455,7 @@ def run_process(config_json: str, conn: Connection) -> None:
     pipeline = scored_by.with_sinks(sinks)
     store_errors = _store_errors(config)
     try:
-        _score_until_drained(config, conn, store, pipeline, judges, export)
+        _score_until_drained(config, conn, store, pipeline, judges, export, shard)
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the collector is gone: stop where we are, the checkpoint is consistent
     except store_errors as error:  # nothing uncommitted is lost: the checkpoint stays
@@ -437,6 +476,7 @@ def _score_until_drained(
     pipeline: Pipeline,
     judges: list[JudgeClient],
     export: VerdictExporter | None,
+    shard: int = 0,
 ) -> None:
     scorer = Scorer(
         config.data_dir / "segments",
@@ -448,9 +488,12 @@ def _score_until_drained(
         late_cache_runs=config.assembly.late_cache_runs,
         max_trace_spans=config.assembly.max_trace_spans,
         stitch=config.assembly.stitch,
+        shard=shard,
+        shards=config.scoring.workers,
     )
-    verdicts = store.status_counts()
-    scorer.stats.verdicts = verdicts
+    # The verdicts stored before this start are counted once, by the first shard: the
+    # collector adds the shards' counts up.
+    scorer.stats.verdicts = store.status_counts() if shard == 0 else {}
     last_report = last_beat = 0.0
 
     def heartbeat() -> None:  # a long step still reports, and shows it moves (/healthz)
@@ -556,6 +599,7 @@ def _report(
         for key, value in judge.stats.as_dict().items():
             extra[f"judge_{key}"] = extra.get(f"judge_{key}", 0) + value
     return extra | {
+        "shard": scorer.shard,
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),
         "runs_scored": stats.runs_scored,

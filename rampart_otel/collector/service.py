@@ -31,15 +31,17 @@ from typing import IO, Any
 import grpc
 import uvicorn
 
+from rampart_otel.collector.backlog import Backlog, GatedConsumer
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.housekeeping import Housekeeping
 from rampart_otel.collector.metrics import Metrics
 from rampart_otel.collector.scorer import run_process
 from rampart_otel.errors import ConfigError
+from rampart_otel.receivers.consumer import Consumer
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
 from rampart_otel.receivers.otlp_http import HTTP2_PREFACE, Diagnoses, OTLPHttpApp
-from rampart_otel.storage.checkpoint import reconcile_checkpoint
-from rampart_otel.storage.segments import SegmentWriter
+from rampart_otel.storage.checkpoint import forget_shard_checkpoints, reconcile_checkpoint
+from rampart_otel.storage.segments import SegmentWriter, list_segments
 
 log = logging.getLogger("rampart_otel.collector")
 
@@ -155,6 +157,26 @@ def _first_missing(path: Path) -> Path | None:
     return missing
 
 
+class Outage:
+    """Which scorer shards find the results store down: the outage is logged when the first
+    does and its end when the last recovers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._down: set[int] = set()
+
+    def begins(self, shard: int) -> bool:
+        with self._lock:
+            first = not self._down
+            self._down.add(shard)
+            return first
+
+    def ends(self, shard: int) -> bool:
+        with self._lock:
+            self._down.discard(shard)
+            return not self._down
+
+
 class ScorerProcess:
     """The scorer in its own process, restarted if it dies; reports feed ``/metrics``.
 
@@ -169,7 +191,13 @@ class ScorerProcess:
         config: CollectorConfig,
         metrics: Metrics,
         written: Callable[[], tuple[int, int]] = lambda: (0, 0),
+        shard: int = 0,
+        backlog: Backlog | None = None,
+        outage: Outage | None = None,
     ) -> None:
+        self.shard = shard
+        self.backlog = backlog
+        self.outage = outage or Outage()
         self.config_json = config.model_dump_json()
         self.metrics = metrics
         self.written = written  # how far the segments are durable: work exists below it
@@ -217,7 +245,9 @@ class ScorerProcess:
         self.last_report = time.monotonic()  # this process has not had time to speak yet
         parent, child = self.context.Pipe()
         self.process = self.context.Process(
-            target=run_process, args=(self.config_json, child), name="rampart-otel-scorer"
+            target=run_process,
+            args=(self.config_json, child, self.shard),
+            name=f"rampart-otel-scorer-{self.shard}",
         )
         self.process.start()
         child.close()
@@ -243,7 +273,8 @@ class ScorerProcess:
                     self.on_verdicts(report["verdict_notices"])
                 continue
             if "store_down" in report:
-                if self.store_down is None:  # one line per outage, however many restarts
+                # One line per outage, however many restarts and however many shards.
+                if self.store_down is None and self.outage.begins(self.shard):
                     log.error(
                         "results store unavailable: %s; spans stay stored and are scored "
                         "when it is back (/healthz 503 after %gs without progress)",
@@ -253,10 +284,13 @@ class ScorerProcess:
                 self.store_down = str(report["store_down"])
                 continue
             if self.store_down is not None:
-                log.info("results store available again: scoring resumes")
+                if self.outage.ends(self.shard):
+                    log.info("results store available again: scoring resumes")
                 self.store_down = None
             self._moved(report)
-            self.metrics.set_scorer(report)
+            self.metrics.set_scorer(report, self.shard)
+            if self.backlog is not None and self._position is not None:
+                self.backlog.read(self.shard, self._position)
             if "drained" in report:
                 self._drained_ok = bool(report["drained"])
                 self._drained.set()
@@ -295,12 +329,19 @@ class ScorerProcess:
 
     def drain(self, timeout: float) -> bool:
         """Ask the scorer to finish; True if it scored everything complete in time."""
+        self.request_drain()
+        return self.finish_drain(time.monotonic() + timeout, timeout)
+
+    def request_drain(self) -> None:
         self.stopping = True
+        if self.process is not None and self.conn is not None:
+            with contextlib.suppress(OSError):
+                self.conn.send("drain")
+
+    def finish_drain(self, deadline: float, timeout: float) -> bool:
+        """Wait until ``deadline`` for the drain asked for; stop the process if it is late."""
         if self.process is None or self.conn is None:
             return True
-        with contextlib.suppress(OSError):
-            self.conn.send("drain")
-        deadline = time.monotonic() + timeout
         while not self._drained.wait(0.1):  # or it ended without draining (store down)
             if not self.process.is_alive() or time.monotonic() > deadline:
                 break
@@ -319,6 +360,76 @@ class ScorerProcess:
             self.process.kill()
             self.process.join(5)
         return drained
+
+
+class ScorerPool:
+    """The scorer shards (``scoring.workers`` processes, each a ``ScorerProcess``), seen by
+    the collector as one scorer: alive while all are, stalled as long as the most stalled."""
+
+    def __init__(
+        self,
+        config: CollectorConfig,
+        metrics: Metrics,
+        written: Callable[[], tuple[int, int]],
+        backlog: Backlog | None = None,
+    ) -> None:
+        outage = Outage()
+        self.shards = [
+            ScorerProcess(config, metrics, written, shard, backlog, outage)
+            for shard in range(config.scoring.workers)
+        ]
+
+    @property
+    def alive(self) -> bool:
+        return all(shard.alive for shard in self.shards)
+
+    @property
+    def started(self) -> bool:
+        return any(shard.process is not None for shard in self.shards)
+
+    @property
+    def fatal(self) -> str | None:
+        return next((shard.fatal for shard in self.shards if shard.fatal), None)
+
+    @property
+    def store_down(self) -> str | None:
+        return next((s.store_down for s in self.shards if s.store_down is not None), None)
+
+    @property
+    def restarts(self) -> int:
+        return sum(shard.restarts for shard in self.shards)
+
+    @property
+    def on_verdicts(self) -> Callable[[list[dict[str, Any]]], None] | None:
+        return self.shards[0].on_verdicts
+
+    @on_verdicts.setter
+    def on_verdicts(self, callback: Callable[[list[dict[str, Any]]], None] | None) -> None:
+        for shard in self.shards:
+            shard.on_verdicts = callback
+
+    def stalled_for(self) -> float:
+        return max(shard.stalled_for() for shard in self.shards)
+
+    def start(self) -> None:
+        for shard in self.shards:
+            shard.start()
+
+    def tick(self) -> None:
+        for shard in self.shards:
+            shard.tick()
+
+    def ensure_running(self) -> None:
+        for shard in self.shards:
+            shard.ensure_running()
+
+    def drain(self, timeout: float) -> bool:
+        """Ask every shard to finish, then wait for them together, ``timeout`` in all."""
+        deadline = time.monotonic() + timeout
+        for shard in self.shards:
+            shard.request_drain()
+        drained = [shard.finish_drain(deadline, timeout) for shard in self.shards]
+        return all(drained)
 
 
 class Collector:
@@ -354,15 +465,27 @@ class Collector:
                 self.writer.recovery.cut_bytes,
             )
         # Before anything is appended: appends must never land behind the checkpoint.
-        reconcile_checkpoint(
+        reconciled = reconcile_checkpoint(
             data_dir / "results.db",
             data_dir / "segments",
             results_url=config.results,
             instance=config.instance(),
         )
-        self.scorer = (
-            ScorerProcess(config, self.metrics, self._written) if config.policies else None
-        )
+        self.backlog: Backlog | None = None
+        self.scorer: ScorerPool | None = None
+        self.consumer: Consumer = self.writer
+        if config.policies:
+            start = reconciled or _first_position(data_dir / "segments")
+            self.backlog = Backlog(
+                data_dir / "segments",
+                config.scoring.workers,
+                start,
+                self.writer.position,
+                config.scoring.max_backlog_seconds,
+            )
+            self.writer.on_durable = self.backlog.acked
+            self.consumer = GatedConsumer(self.writer, self.backlog)
+            self.scorer = ScorerPool(config, self.metrics, self._written, self.backlog)
         self._register_gauges()
         self.housekeeping = Housekeeping(config, self.writer, self.metrics)
         self.bound = Bound()
@@ -444,6 +567,51 @@ class Collector:
                 "0 while the results store cannot be used (spans wait in the segments).",
                 lambda: int(scorer.store_down is None),
             )
+            gauge("scorer_workers", "Scorer processes (shards).", lambda: len(scorer.shards))
+        if self.backlog is not None:
+            self._register_backlog(self.backlog)
+
+    def _register_backlog(self, backlog: Backlog) -> None:
+        gauge = self.metrics.gauge
+        gauge(
+            "scoring_backlog_bytes",
+            "Acknowledged bytes the slowest scorer shard has not read yet.",
+            backlog.bytes,
+        )
+        gauge(
+            "scoring_backlog_seconds",
+            "Age of the oldest acknowledged record the slowest scorer shard has not read "
+            "(0: none).",
+            backlog.seconds,
+        )
+        gauge(
+            "scoring_backlog_drain_seconds",
+            "The backlog's bytes over the rate the slowest shard reads at while it has work "
+            "(NaN until measured, +Inf while it makes no progress).",
+            backlog.drain_seconds,
+        )
+        limit = backlog.limit
+        if limit is not None:
+            gauge(
+                "scoring_backlog_limit_seconds",
+                "scoring.max_backlog_seconds: past it ingest pushes back.",
+                lambda: limit,
+            )
+        gauge(
+            "ingest_pushing_back",
+            "1 while ingest refuses requests because scoring is behind (retry later).",
+            lambda: int(backlog.pushing_back),
+        )
+        self.metrics.counter(
+            "ingest_pushbacks",
+            "Times ingest began pushing back because scoring was behind.",
+            lambda: backlog.pushbacks,
+        )
+        self.metrics.counter(
+            "requests_pushed_back",
+            "Requests refused (retry later, nothing stored) because scoring was behind.",
+            lambda: backlog.refused_requests,
+        )
 
     def health(self) -> tuple[bool, str]:
         if self.stopping:
@@ -536,6 +704,9 @@ class Collector:
             if self.scorer is not None:
                 self.scorer.ensure_running()
                 self.scorer.tick()
+            if self.backlog is not None:
+                self.backlog.tick()
+                self.backlog.admit()  # push-back ends (and says so) with no request to ask
             if self.on_tick is not None:
                 self.on_tick(self.totals())
             await self.housekeeping.tick()
@@ -557,9 +728,18 @@ class Collector:
 
     def _close(self) -> None:
         self.writer.close()
-        if self.scorer is not None and self.scorer.process is not None:
+        if self.scorer is not None and self.scorer.started:
             drained = self.scorer.drain(self.config.shutdown_timeout_seconds)
             log.info("scorer %s", "finished" if drained else "stopped before finishing")
+            if len(self.scorer.shards) > 1 and not any(s.alive for s in self.scorer.shards):
+                try:  # only the store's checkpoint is left, as one scorer leaves it
+                    forget_shard_checkpoints(
+                        self.config.data_dir / "results.db",
+                        results_url=self.config.results,
+                        instance=self.config.instance(),
+                    )
+                except Exception as error:  # the next start drops them instead
+                    log.warning("scorer shards' checkpoints left for the next start: %s", error)
         self._lock_file.close()
         if not self.ready.is_set() and self._made_dir is not None:  # it never started
             shutil.rmtree(self._made_dir, ignore_errors=True)
@@ -570,7 +750,7 @@ class Collector:
         if address is None:
             return None
         service = TraceService(
-            self.writer, self.metrics, self.token, self.config.limits.retry_after_seconds
+            self.consumer, self.metrics, self.token, self.config.limits.retry_after_seconds
         )
         if address[1] != 0:  # gRPC's own failure is a raw core log line and a vaguer message
             _listen(*address, "gRPC").close()
@@ -602,7 +782,7 @@ class Collector:
         limits = self.config.limits
         diagnose = Diagnoses()
         app = OTLPHttpApp(
-            self.writer,
+            self.consumer,
             self.metrics,
             max_request_bytes=limits.max_request_bytes,
             token=self.token,
@@ -638,6 +818,12 @@ class Collector:
                 raise ConfigError("HTTP receiver did not start")
             await asyncio.sleep(0.01)
         return server, task
+
+
+def _first_position(segments_dir: Path) -> tuple[int, int]:
+    """Where a scorer with no checkpoint starts: the oldest segment's beginning."""
+    segments = list_segments(segments_dir)
+    return (segments[0][0], 0) if segments else (1, 0)
 
 
 def _hostport(address: tuple[str, int]) -> str:

@@ -26,7 +26,9 @@ class Consumer(Protocol):
 class Telemetry(Protocol):
     """Counts requests and spans; renders the ``/metrics`` page."""
 
-    def request(self, transport: str, code: str, spans: int = 0, rejected: int = 0) -> None: ...
+    def request(
+        self, transport: str, code: str, spans: int = 0, rejected: int = 0, lost: int = 0
+    ) -> None: ...
 
     def refused(self, transport: str, code: str, reason: str, spans: int = 0) -> None: ...
 

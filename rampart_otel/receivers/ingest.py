@@ -35,7 +35,7 @@ from rampart_otel.codecs.otlp_ids import (
 from rampart_otel.codecs.otlp_json import load_json, spans_from_json
 from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
-from rampart_otel.errors import DecodeError, Refusal
+from rampart_otel.errors import Backlogged, DecodeError, QueueFull, Refusal
 from rampart_otel.model import Span
 
 # gRPC status codes (google.rpc.Code), used in both transports' error bodies.
@@ -59,7 +59,11 @@ def too_large(limit: int, what: str = "request body") -> Refusal:
     return Refusal(413, RESOURCE_EXHAUSTED, f"{what} exceeds the limit of {limit} bytes")
 
 
-def busy(retry_after: int, status: int = 503) -> Refusal:
+def busy(retry_after: int, status: int = 503, cause: QueueFull | None = None) -> Refusal:
+    """Push-back: retry later (OTLP/HTTP 429 or 503 with Retry-After; OTLP/gRPC UNAVAILABLE
+    with RetryInfo, the spec's throttling signal). ``Backlogged``: scoring is behind."""
+    if isinstance(cause, Backlogged):
+        return Refusal(status, UNAVAILABLE, str(cause), retry_after, reason="backlog")
     return Refusal(status, UNAVAILABLE, "ingest queue is full, retry later", retry_after)
 
 

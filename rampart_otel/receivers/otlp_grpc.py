@@ -62,14 +62,14 @@ class TraceService:
     def _store(self, payload: bytes) -> None:
         try:
             self.writer.append_wait(payload, STORE_TIMEOUT)
-        except QueueFull:
-            raise ingest.busy(self.retry_after) from None
+        except QueueFull as full:
+            raise ingest.busy(self.retry_after, cause=full) from None
         except (WriterClosed, OSError, TimeoutError) as error:
             raise Refusal(503, ingest.UNAVAILABLE, f"storage: {error}", self.retry_after) from None
 
     def _refuse(self, context: grpc.ServicerContext, refusal: Refusal, spans: int) -> None:
         code = _CODES.get(refusal.grpc_code, grpc.StatusCode.INTERNAL)
-        reason = {
+        reason = refusal.reason or {
             grpc.StatusCode.UNAUTHENTICATED: "unauthenticated",
             grpc.StatusCode.UNAVAILABLE: "busy",
         }.get(code, "invalid")

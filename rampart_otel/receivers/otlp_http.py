@@ -228,8 +228,8 @@ class OTLPHttpApp:
 
         try:
             self.writer.append(accepted.payload, done)
-        except QueueFull:
-            raise ingest.busy(self.retry_after, self.backpressure_status) from None
+        except QueueFull as full:
+            raise ingest.busy(self.retry_after, self.backpressure_status, full) from None
         except WriterClosed as error:
             raise Refusal(503, ingest.UNAVAILABLE, str(error), self.retry_after) from None
         failure = await future
@@ -238,9 +238,12 @@ class OTLPHttpApp:
 
     async def _refuse(self, send: Send, refusal: Refusal, media: str, spans: int) -> None:
         status = refusal.http_status
-        reason = {401: "unauthenticated", 408: "timeout", 413: "too_large", 415: "unsupported"}.get(
-            status, "busy" if refusal.retry_after is not None else "invalid"
-        )
+        reason = refusal.reason or {
+            401: "unauthenticated",
+            408: "timeout",
+            413: "too_large",
+            415: "unsupported",
+        }.get(status, "busy" if refusal.retry_after is not None else "invalid")
         self.metrics.refused("http", str(status), reason, spans)
         extra: list[tuple[bytes, bytes]] = []
         if refusal.retry_after is not None:

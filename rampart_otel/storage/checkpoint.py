@@ -6,6 +6,11 @@ mid-write, disk trouble), or the checkpoint names a segment that is gone, new ap
 before the checkpoint and would never be scored. So, before anything is appended, the
 checkpoint is moved back to the cut (a whole-record boundary); anything between is scored
 again, and runs already scored with the same spans are skipped by the scorer.
+
+The scorer shards' own resume points (several scorer processes, ``scoring.workers``) are
+dropped here too: the checkpoint is always the least of them, so every shard of the new
+run resumes from it, whatever the number of shards was before; what a shard reads again
+was scored already and is skipped.
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ def reconcile_checkpoint(
     else:
         store = ResultsStore(results_db)
     try:
+        # The scorer shards of the last run are gone: each new one resumes from the
+        # checkpoint (the least of theirs), however many shards there were and are now.
+        store.clear_shard_checkpoints()
         saved = store.checkpoint()
         if saved is None:
             return None
@@ -64,5 +72,24 @@ def reconcile_checkpoint(
             seq, offset, *moved,
         )  # fmt: skip
         return moved
+    finally:
+        store.close()
+
+
+def forget_shard_checkpoints(
+    results_db: Path, *, results_url: str | None = None, instance: str = DEFAULT_INSTANCE
+) -> None:
+    """Drop the scorer shards' own resume points once they have stopped (the store's
+    checkpoint, the least of them, is all a restart reads); a store that cannot be opened
+    now keeps them until the next start drops them."""
+    store: ResultsStore | PgResultsStore
+    if results_url is not None:
+        store = PgResultsStore(results_url, instance=instance)
+    elif not results_db.exists():
+        return
+    else:
+        store = ResultsStore(results_db)
+    try:
+        store.clear_shard_checkpoints()
     finally:
         store.close()

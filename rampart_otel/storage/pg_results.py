@@ -34,6 +34,7 @@ from rampart_otel.storage.pg_schema import (
 )
 from rampart_otel.storage.results import (
     ResultRow,
+    shard_checkpoint,
     status_counts,
     stored_results,
     unpack_span_ids,
@@ -103,6 +104,11 @@ def _one_line(error: BaseException) -> str:
     return "; ".join(lines[:2]) or type(error).__name__
 
 
+def shard_instance(instance: str, shard: int | str, shards: int | str) -> str:
+    """The checkpoint row of one scorer shard of ``instance``."""
+    return f"{instance} [shard {shard}/{shards}]"
+
+
 def checkpoint_segment(url: str, instance: str) -> int | None:
     """The segment ``instance``'s scorer resumes from; None when it has none yet or the
     store cannot be read now (retention then deletes nothing: it never guesses)."""
@@ -162,6 +168,13 @@ class PgResultsStore:
             "SELECT segment, byte_offset FROM checkpoint WHERE instance = %s", (self.instance,)
         ).fetchone()
         return (row[0], row[1]) if row else None
+
+    def clear_shard_checkpoints(self) -> None:
+        """Forget this instance's shards' resume points (``ResultsStore``'s, said there)."""
+        prefix = shard_instance(self.instance, "", "").removesuffix("/]")
+        self.db.execute(
+            "DELETE FROM checkpoint WHERE left(instance, length(%s)) = %s", (prefix, prefix)
+        )
 
     def scored_span_ids(self, run_id: str) -> tuple[int, set[bytes]]:
         """The run's last revision (-1 if never scored) and every span id scored so far."""
@@ -409,9 +422,30 @@ class _PgTransaction:
             (self.instance, segment, offset, spans, message, time.time()),
         )
 
-    def set_checkpoint(self, segment: int, offset: int) -> None:
+    def set_checkpoint(self, segment: int, offset: int, instance: str | None = None) -> None:
         self.db.execute(
             "INSERT INTO checkpoint VALUES (%s, %s, %s) ON CONFLICT (instance) DO UPDATE"
             " SET segment = excluded.segment, byte_offset = excluded.byte_offset",
-            (self.instance, segment, offset),
+            (instance or self.instance, segment, offset),
         )
+
+    def set_shard_checkpoint(self, shard: int, shards: int, segment: int, offset: int) -> None:
+        """One scorer shard's resume point (its own row, ``INSTANCE [shard I/N]``), and the
+        instance's checkpoint moved to the least of them (``shard_checkpoint``). Writers
+        take turns (the advisory lock), so the shards' rows read here are current."""
+        self.set_checkpoint(segment, offset, instance=shard_instance(self.instance, shard, shards))
+        prefix = shard_instance(self.instance, "", "").removesuffix("/]")
+        rows = self.db.execute(
+            "SELECT segment, byte_offset FROM checkpoint"
+            " WHERE left(instance, length(%s)) = %s AND right(instance, length(%s)) = %s",
+            (prefix, prefix, f"/{shards}]", f"/{shards}]"),
+        ).fetchall()
+        saved = self.db.execute(
+            "SELECT segment, byte_offset FROM checkpoint WHERE instance = %s", (self.instance,)
+        ).fetchone()
+        positions = [(int(segment), int(offset)) for segment, offset in rows]
+        least = shard_checkpoint(
+            positions, shards, (int(saved[0]), int(saved[1])) if saved else None
+        )
+        if least is not None:
+            self.set_checkpoint(*least)

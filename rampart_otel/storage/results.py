@@ -38,6 +38,31 @@ __all__ = [
 ]
 
 
+# A collector with several scorer shards keeps each shard's resume point (in ``meta`` here,
+# as ``checkpoint.shard.INDEX/COUNT``; as its own ``checkpoint`` row in PostgreSQL) and the
+# least of them as the store's checkpoint, which every reader of the checkpoint uses.
+SHARD_KEY = "checkpoint.shard."
+Position = tuple[int, int]
+
+
+def shard_checkpoint(rows: list[Position], shards: int, saved: Position | None) -> Position | None:
+    """The store's checkpoint once a shard stored its own: the least of the ``shards``
+    shards' points. While some shard has stored none yet it may not have started: it will
+    resume from the checkpoint ``saved``, so that stays its point and the checkpoint never
+    moves past it; with none saved yet (it will start at the oldest segment) there is still
+    none (None)."""
+    if len(rows) < shards:
+        if saved is None:
+            return None
+        rows = [*rows, saved]
+    return min(rows)
+
+
+def _position(value: str) -> Position:
+    segment, offset = value.split()
+    return int(segment), int(offset)
+
+
 def span_set(span_ids: Iterable[str]) -> tuple[bytes, str]:
     """Sorted span ids packed as bytes, and their digest: what identifies a scored run."""
     packed = b"".join(sorted({bytes.fromhex(span_id) for span_id in span_ids}))
@@ -119,6 +144,11 @@ class ResultsStore:
     def checkpoint(self) -> tuple[int, int] | None:
         row = self.db.execute("SELECT segment, offset FROM checkpoint WHERE id = 1").fetchone()
         return (row[0], row[1]) if row else None
+
+    def clear_shard_checkpoints(self) -> None:
+        """Forget the shards' resume points (at start: every shard resumes from the store's
+        checkpoint, the least of them, whatever the number of shards was)."""
+        self.db.execute("DELETE FROM meta WHERE key LIKE ?", (f"{SHARD_KEY}%",))
 
     def scored_span_ids(self, run_id: str) -> tuple[int, set[bytes]]:
         """The run's last revision (-1 if never scored) and every span id scored so far."""
@@ -272,6 +302,23 @@ class _Transaction:
             " ON CONFLICT (id) DO UPDATE SET segment = excluded.segment, offset = excluded.offset",
             (segment, offset),
         )
+
+    def set_shard_checkpoint(self, shard: int, shards: int, segment: int, offset: int) -> None:
+        """One scorer shard's resume point (``shard`` of ``shards``), and the store's
+        checkpoint moved to the least of them (``shard_checkpoint``)."""
+        self.db.execute(
+            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (f"{SHARD_KEY}{shard}/{shards}", f"{segment} {offset}"),
+        )
+        rows = self.db.execute(
+            "SELECT value FROM meta WHERE key LIKE ?", (f"{SHARD_KEY}%/{shards}",)
+        ).fetchall()
+        saved = self.db.execute("SELECT segment, offset FROM checkpoint WHERE id = 1").fetchone()
+        least = shard_checkpoint(
+            [_position(value) for (value,) in rows], shards, tuple(saved) if saved else None
+        )
+        if least is not None:
+            self.set_checkpoint(*least)
 
 
 def open_reader(path: Path) -> ResultsStore:

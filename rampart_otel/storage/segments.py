@@ -168,6 +168,9 @@ class SegmentWriter:
         self.records = 0
         self.bytes_written = 0
         self.fsync_seconds = 0.0
+        # Told of each group commit once durable, before its requests are acknowledged:
+        # (position after it, its bytes). Called on the writer thread.
+        self.on_durable: Callable[[tuple[int, int], int], None] | None = None
         self._thread = threading.Thread(target=self._run, name="segment-writer", daemon=True)
         self._thread.start()
 
@@ -262,10 +265,16 @@ class SegmentWriter:
                 self._inflight_requests = len(group)
                 self._inflight_bytes = self._pending_bytes
                 self._pending_bytes = 0
+            written = self.bytes_written
             error = self._write_group(group)
             with self._lock:
                 self._inflight_requests = 0
                 self._inflight_bytes = 0
+            if error is None and self.on_durable is not None:
+                try:
+                    self.on_durable(self.position, self.bytes_written - written)
+                except Exception:  # a gauge's bug must not stop the writer
+                    log.exception("durable-write callback failed")
             for _, done in group:
                 try:
                     done(error)

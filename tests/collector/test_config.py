@@ -215,3 +215,17 @@ def test_a_built_in_pack_in_the_file_is_a_name_not_a_path(tmp_path):
 
     (policy,) = load_policies(config.policies[:1])
     assert policy.name == "builtin:agent-baseline"
+
+
+def test_scorer_shards_default_to_the_cores_without_stitching_and_to_one_with_it(tmp_path):
+    import os
+
+    assert load_config(None).scoring.workers == 1  # stitching joins pieces across traces
+    unstitched = load_config(None, overrides={"assembly.stitch": False})
+    assert unstitched.scoring.workers == (os.cpu_count() or 1)
+    assert load_config(None, overrides={"scoring.workers": 3}).scoring.workers == 3
+    with pytest.raises(ConfigError, match=r"scoring\.workers above 1 needs assembly\.group_by"):
+        load_config(None, overrides={"assembly.group_by": "session", "scoring.workers": 2})
+    unbounded = write_config(tmp_path / "c.yaml", "scoring:\n  max_backlog_seconds: null\n")
+    assert load_config(unbounded).scoring.max_backlog_seconds is None  # never push back
+    assert load_config(None).scoring.max_backlog_seconds == 30

@@ -35,7 +35,8 @@ def config(tmp_path: Path, idle: float, max_wait: float = 60) -> Path:
         tmp_path / f"collector-{idle}-{max_wait}.yaml",
         f"policies: [policy.yaml]\n"
         f"assembly:\n  idle_seconds: {idle}\n  max_wait_seconds: {max_wait}\n"
-        f"shutdown_timeout_seconds: 60\n",
+        f"shutdown_timeout_seconds: 60\n"
+        "scoring:\n  workers: 2\n",  # two scorer shards, each resuming on its own
     )
 
 
@@ -197,10 +198,12 @@ def test_a_dead_scorer_is_restarted_and_resumes(tmp_path):
     running = start_in_process(
         tmp_path / "data",
         policies=[str(tmp_path / "policy.yaml")],
-        **{"assembly.idle_seconds": 0.2},
+        **{"assembly.idle_seconds": 0.2, "scoring.workers": 2},
     )
     try:
-        scorer = running.collector.scorer
+        pool = running.collector.scorer
+        assert pool is not None
+        scorer = pool.shards[0]
         assert scorer is not None
         wait_for(lambda: scorer.alive, 60, "the scorer to start")
         first = scorer.process.pid
@@ -219,16 +222,18 @@ def test_a_stalled_scorer_turns_healthz_503_until_it_moves_again(tmp_path):
     write_config(tmp_path / "policy.yaml", POLICY)
     settings = write_config(
         tmp_path / "collector.yaml",
-        "policies: [policy.yaml]\nscoring:\n  stall_seconds: 1\n",
+        "policies: [policy.yaml]\nscoring:\n  stall_seconds: 1\n  workers: 2\n",
     )
     collector = spawn(tmp_path / "data", settings)
     try:
         assert health(collector) == (200, "ok")
-        (scorer,) = [
+        scorers = [
             pid
             for pid in children(collector.process.pid)
             if b"resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes()
         ]
+        assert len(scorers) == 2  # scorer shards
+        scorer = scorers[0]  # one shard stuck is enough: the collector is as slow as it
         os.kill(scorer, signal.SIGSTOP)  # as a scorer stuck in one run looks from outside
         try:
             _, detail = wait_for(lambda: (h := health(collector))[0] == 503 and h, 30)

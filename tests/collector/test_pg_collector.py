@@ -25,6 +25,7 @@ from rampart_otel.collector import scorer as scorer_module
 from rampart_otel.collector.config import CollectorConfig, load_config
 from rampart_otel.collector.scorer import Scorer, make_evaluator, result_rows
 from rampart_otel.errors import ConfigError
+from rampart_otel.parallel import owner
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.pg_results import PgResultsStore
 from rampart_otel.storage.pg_schema import KEY_CHARS, SCHEMA_VERSION, stored_key
@@ -443,3 +444,51 @@ def test_postgresql_stopped_under_load_turns_healthz_503_in_one_line_and_loses_n
                 f"(stall_seconds {stall}); started again: 200 after {to_200:.1f}s; "
                 f"{len(acked)} acknowledged spans, 0 lost; {restarts:.0f} scorer restarts"
             )
+
+
+def test_scorer_shards_keep_their_points_in_postgresql_and_the_instances_is_the_least(
+    tmp_path: Path, pg_url: str
+) -> None:
+    data, writer = data_dir_with_policy(tmp_path)
+    open_trace = make_traces(1)
+    open_trace[0]._end_time = None  # its root never ends: its shard's point stays before it
+    writer.append_wait(encode_spans(open_trace).SerializeToString(), 30)
+    writer.append_wait(encode_spans(make_traces(6)).SerializeToString(), 30)
+    writer.close()
+    clock = Clock()
+    shards = [
+        Scorer(
+            data / "segments",
+            PgResultsStore(pg_url, instance="sharded"),
+            make_evaluator([data / "policy.yaml"], []),
+            idle=5,
+            max_wait=600,
+            clock=clock,
+            shard=index,
+            shards=2,
+        )
+        for index in range(2)
+    ]
+    shards[0].step()
+    other = PgResultsStore(pg_url, instance="other")  # another collector's rows stay apart
+    with other.transaction() as txn:
+        txn.set_checkpoint(7, 7)
+    assert shards[0].store.checkpoint() is None  # shard 1 has not committed: not before it
+    shards[1].step()
+    clock.now += 100
+    for shard in shards:
+        shard.step()
+    holder = shards[owner(f"{open_trace[0].context.trace_id:032x}", 2)]
+    assert holder.checkpoint() == (1, 0) and holder.open_traces == 1
+    store = PgResultsStore(pg_url, instance="sharded")
+    assert store.checkpoint() == (1, 0)  # the least of the two shards' points
+    rows = dict(store.db.execute("SELECT instance, segment FROM checkpoint").fetchall())
+    assert set(rows) == {"sharded", "sharded [shard 0/2]", "sharded [shard 1/2]", "other"}
+    store.clear_shard_checkpoints()
+    rows = dict(store.db.execute("SELECT instance, segment FROM checkpoint").fetchall())
+    assert set(rows) == {"sharded", "other"} and rows["other"] == 7
+    assert len(statuses(store)) == 6 * 2  # the six complete traces, two checks each
+    for shard in shards:
+        shard.store.close()
+    store.close()
+    other.close()

@@ -12,11 +12,15 @@ from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from collector.harness import POLICY, make_traces, write_config
+from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.collector.scorer import Scorer, make_evaluator
 from rampart_otel.model import Resource, Scope, Span
+from rampart_otel.parallel import owner
 from rampart_otel.processors.assemble import RunAssembler
+from rampart_otel.reading import read_located
 from rampart_otel.receivers import ingest
-from rampart_otel.storage.results import ResultsStore
+from rampart_otel.storage.checkpoint import reconcile_checkpoint
+from rampart_otel.storage.results import ResultsStore, shard_checkpoint
 from rampart_otel.storage.segments import SegmentWriter
 
 
@@ -338,3 +342,148 @@ def test_a_trace_that_never_stops_receiving_spans_is_scored_within_max_wait(tmp_
         stop.set()
         thread.join(30)
         assert collector.terminate() == 0, collector.log.read_text()
+
+
+# -- shards (scoring.workers) --------------------------------------------------------------
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+
+
+def shard_scorers(tmp_path: Path, clock: Clock, shards: int, **options: object) -> list[Scorer]:
+    """``shards`` scorers of one data directory, each with its own store connection (as
+    each scorer process has)."""
+    return [shard_scorer(tmp_path, clock, shard, shards, **options) for shard in range(shards)]
+
+
+def shard_scorer(
+    tmp_path: Path, clock: Clock, shard: int, shards: int, **options: object
+) -> Scorer:
+    policy = Path(str(options.pop("policy", tmp_path / "policy.yaml")))
+    return Scorer(
+        tmp_path / "segments",
+        ResultsStore(tmp_path / "results.db"),
+        make_evaluator([policy], []),
+        idle=5,
+        max_wait=60,
+        clock=clock,
+        shard=shard,
+        shards=shards,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def verdicts(store: ResultsStore) -> list[tuple[str, str, str, int]]:
+    return sorted((r.run_id, r.check_id, r.status, r.revision) for r in store.results())
+
+
+def test_shards_score_every_trace_once_each_building_only_its_own_spans(tmp_path):
+    clock = Clock()
+    writer, _ = setup(tmp_path, clock)
+    spans = make_traces(12, tool="delete_file") + make_traces(12)
+    for start in range(0, len(spans), 9):  # records mixing traces of every shard
+        writer.append_wait(encode_spans(spans[start : start + 9]).SerializeToString(), 30)
+    shards = shard_scorers(tmp_path, clock, 3)
+    for scorer in shards:
+        scorer.step()
+    clock.now = 10
+    for scorer in shards:
+        scorer.step()
+    store = shards[0].store
+    assert [rev for _, rev, _ in runs(store)] == [0] * 24  # every trace once
+    assert sum(s.stats.spans_decoded for s in shards) == len(spans)  # no span built twice
+    for index, scorer in enumerate(shards):
+        assert scorer.stats.spans_decoded > 0  # 24 traces: every shard owns some
+        owned = {run_id for run_id, _, _ in runs(store) if owner(run_id, 3) == index}
+        assert scorer.stats.runs_scored == len(owned)
+    statuses = sorted(r.status for r in store.results())
+    # as one scorer gives them: delete_file UNSAFE, search SAFE, egress unobserved
+    assert statuses == ["safe"] * 12 + ["undetermined"] * 24 + ["unsafe"] * 12
+    # The store's checkpoint is the least of the shards', which every one passed.
+    assert store.checkpoint() == shards[0].position
+
+
+def test_shards_give_the_verdicts_one_scorer_gives_on_the_samples(tmp_path):
+    # One run per trace (stitch off): stitching joins pieces within one shard only.
+    batches = [item for item in read_located([SAMPLES / "traces"]) if isinstance(item, list)]
+    found: dict[int, list[tuple[str, str, str, int]]] = {}
+    for shards in (1, 3):
+        data = tmp_path / f"shards-{shards}"
+        writer = SegmentWriter(data / "segments", fsync=False)
+        for batch in batches:
+            writer.append_wait(spans_to_proto_request(batch).SerializeToString(), 30)
+        writer.close()
+        clock = Clock()
+        scorers = shard_scorers(data, clock, shards, policy=SAMPLES / "policy.yaml", stitch=False)
+        for scorer in scorers:
+            while scorer.step():
+                pass
+        clock.now = 1e9  # every trace idle and past max_wait: scored, complete or not
+        for scorer in scorers:
+            scorer.step()
+        found[shards] = verdicts(scorers[0].store)
+        assert sum(s.stats.spans_decoded for s in scorers) == sum(map(len, batches))
+    assert len({run for run, *_ in found[1]}) > 50
+    assert found[3] == found[1]
+
+
+def test_a_different_number_of_shards_after_a_restart_misses_nothing_and_scores_nothing_twice(
+    tmp_path,
+):
+    clock = Clock()
+    writer, _ = setup(tmp_path, clock)
+    done = make_traces(10, tool="delete_file")
+    # Traces left open, none of them the first of the next run's 3 shards': it runs ahead.
+    open_traces = [
+        span for span in make_traces(40) if owner(f"{span.context.trace_id:032x}", 3) != 0
+    ][:30]
+    for span in open_traces[::3]:
+        span._end_time = None  # roots not ended: these traces stay open
+    # One record holds both: a restart reads the finished traces again, from the checkpoint.
+    writer.append_wait(encode_spans(done + open_traces).SerializeToString(), 30)
+    first = shard_scorers(tmp_path, clock, 2)
+    for scorer in first:
+        scorer.step()
+    clock.now = 10
+    for scorer in first:
+        scorer.step()
+    assert len(runs(first[0].store)) == 10  # the finished ones; the rest wait in the checkpoint
+    assert first[0].store.checkpoint() < first[0].position
+    for scorer in first:  # the collector stops (or dies): the next one starts with 3 shards
+        scorer.store.close()
+    assert reconcile_checkpoint(tmp_path / "results.db", tmp_path / "segments") is not None
+    later = make_traces(5)
+    writer.append_wait(encode_spans(later).SerializeToString(), 30)
+    clock.now = 20
+    second = [shard_scorer(tmp_path, clock, 0, 3)]
+    second[0].step()
+    clock.now = 30
+    second[0].step()  # scored (or skipped) all it owns: its point is past the open traces
+    assert second[0].checkpoint() == second[0].position
+    for index in (1, 2):  # the other shards start late (a slow start, a restarted process)
+        second.append(shard_scorer(tmp_path, clock, index, 3))
+        second[-1].step()
+    clock.now = 200  # past max_wait: the open traces are scored, incomplete
+    for scorer in second:
+        scorer.step()
+    scored = runs(second[0].store)
+    expected = {f"{s.context.trace_id:032x}" for s in done + open_traces + later}
+    assert {run_id for run_id, _, _ in scored} == expected  # none missed
+    assert [rev for _, rev, _ in scored] == [0] * len(expected)  # none scored twice
+    assert sum(s.stats.runs_skipped for s in second) == 10  # the finished ones, read again
+    # ... and back to one scorer: the shards' points are dropped, nothing is scored again.
+    for scorer in second:
+        scorer.store.close()
+    reconcile_checkpoint(tmp_path / "results.db", tmp_path / "segments")
+    (alone,) = shard_scorers(tmp_path, clock, 1)
+    clock.now = 400
+    alone.step()
+    alone.step()
+    assert runs(alone.store) == scored
+    assert alone.stats.runs_scored == 0
+
+
+def test_the_stores_checkpoint_is_the_least_shard_point_and_waits_for_every_shard():
+    assert shard_checkpoint([(3, 10), (2, 50)], 2, (1, 0)) == (2, 50)
+    assert shard_checkpoint([(3, 10)], 2, (1, 0)) == (1, 0)  # shard 1 has not committed yet
+    assert shard_checkpoint([(3, 10)], 2, None) == None  # noqa: E711 -- it starts at the start
+    assert shard_checkpoint([(3, 10), (4, 0)], 2, None) == (3, 10)
