@@ -88,7 +88,7 @@ def check_policy(
         entry["error_reasons"] = _ranked(tally.errors)
         entry["never_seen"] = _never_seen(check.detect, known_tools, seen_kinds)
     document["traces"] = {
-        "tools_never_seen": _declared_never_seen(policy, seen_tools),
+        "tools_never_seen": _declared_never_seen(policy, known_tools),
         "paths": [str(path) for path in paths],
         "runs": counted.runs,
         "spans": stats.spans,
