@@ -13,7 +13,7 @@ FRAMEWORK = Framework(
         "`<plugin>-<function>` (`weather-send_report`: `@kernel_function def send_report` in\n"
         "plugin `weather`), on the `execute_tool` spans' `gen_ai.tool.name`. The reader records\n"
         "the plugin and the function (`namespace`, `local_name` in `rampart-otel inspect\n"
-        '--format json`), so `samples/policy.yaml`\'s `tool_called("send_report", ...)` matches\n'
+        '--json`), so `samples/policy.yaml`\'s `tool_called("send_report", ...)` matches\n'
         'the call, as `"weather-send_report"` would: the exfil run\'s `no-secrets-in-reports`\n'
         'and `no-unrequested-reports` are UNSAFE (docs/policy.md, "How tool names match").'
     ),
