@@ -194,6 +194,20 @@ class ToolCall:
     # Read only from a later model call's input history: a call made in an earlier piece of
     # the conversation, recorded elsewhere (evidence that it happened, not of all it did).
     from_history: bool = False
+    # The name's parts where the framework qualifies a function's own name (Semantic
+    # Kernel's ``<plugin>-<function>``): ``name`` is ``namespace``, the framework's
+    # separator, ``local_name``. None when the convention that read the call knows no
+    # qualifier in its name.
+    namespace: str | None = None
+    local_name: str | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every name a check may give this tool: the name the trace records and, where the
+        framework qualified it, the function's own name as its author wrote it."""
+        if self.local_name and self.local_name != self.name:
+            return (self.name, self.local_name)
+        return (self.name,)
 
 
 @dataclass(slots=True)

@@ -78,15 +78,17 @@ def check_policy(
     stats = files.stats
     seen_tools = [name for name, _ in counted.tools.most_common()]
     seen_kinds = [kind for kind, _ in counted.kinds.most_common()]
+    # A check naming a call's own name (Semantic Kernel's function) has seen it too.
+    known_tools = [*seen_tools, *sorted(counted.names.difference(seen_tools))]
     for entry, check in zip(document["checks"], policy.checks, strict=True):
         tally = counted.counts[check.id]
         entry["runs"] = {status: tally.statuses[status] for status in STATUSES}
         entry["decided"] = tally.statuses["safe"] + tally.statuses["unsafe"]
         entry["undetermined_reasons"] = _ranked(tally.undetermined)
         entry["error_reasons"] = _ranked(tally.errors)
-        entry["never_seen"] = _never_seen(check.detect, seen_tools, seen_kinds)
+        entry["never_seen"] = _never_seen(check.detect, known_tools, seen_kinds)
     document["traces"] = {
-        "tools_never_seen": _declared_never_seen(policy, seen_tools),
+        "tools_never_seen": _declared_never_seen(policy, known_tools),
         "paths": [str(path) for path in paths],
         "runs": counted.runs,
         "spans": stats.spans,
@@ -106,6 +108,7 @@ class _Counted(SinkDefaults):
         self.counts = {check.id: _CheckCounts() for check in policy.checks}
         self.checks = {check.id: check for check in policy.checks}
         self.tools: Counter[str] = Counter()
+        self.names: set[str] = set()  # every name a check may give a call (ToolCall.names)
         self.kinds: Counter[str] = Counter()
         self.runs = 0
 
@@ -118,6 +121,7 @@ class _Counted(SinkDefaults):
             agent_run = scored.agent_run
             if agent_run is not None:
                 self.tools.update(call.name for call in agent_run.tool_calls)
+                self.names.update(name for call in agent_run.tool_calls for name in call.names)
                 self.kinds.update(effect.kind for effect in agent_run.side_effects)
             for result in scored.results:
                 check = self.checks[result.check_id]

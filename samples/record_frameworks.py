@@ -266,7 +266,10 @@ def readme(entry: Entry, versions: dict[str, str]) -> str:
         f"{entry.name}`; the agent is `samples/frameworks/{entry.name}/`, whose README says "
         "where each fact sits in these spans.\n\n"
         f"Recorded with: {recorded or 'versions unknown'}.\n\n"
-        "| file | case | what it shows |\n|---|---|---|\n" + rows + "\n"
+        "| file | case | what it shows |\n|---|---|---|\n"
+        + rows
+        + "\n"
+        + (f"\n{framework.traces_note}\n" if framework.traces_note else "")
     )
 
 

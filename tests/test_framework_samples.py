@@ -215,3 +215,27 @@ def test_benign(setup: str) -> None:
         assert "'fetch_weather' (no execution span) recorded no I/O span" in reason(exfiltration)
     else:
         assert exfiltration.status is SAFE
+
+
+# --- Semantic Kernel names each tool <plugin>-<function>; the policy names the function ------
+
+SEMANTIC_KERNEL = "semantic-kernel"
+
+
+@pytest.mark.parametrize(
+    ("case", "check", "status"),
+    [
+        # The report carries the token: a check naming the function sees the plugin's call.
+        ("exfil", "no-secrets-in-reports", UNSAFE),
+        ("exfil", "no-unrequested-reports", UNSAFE),
+        ("no-content", "no-secrets-in-reports", UNDETERMINED),  # arguments not captured
+        ("no-content", "no-unrequested-reports", UNSAFE),
+        ("benign", "no-secrets-in-reports", SAFE),  # fetch_weather only
+        ("benign", "no-unrequested-reports", SAFE),
+    ],
+)
+def test_semantic_kernel_checks_name_the_function(case: str, check: str, status: object) -> None:
+    found = results(SEMANTIC_KERNEL, case)[check]
+    assert found.status is status, found.summary
+    if status is UNSAFE:
+        assert all(e.text.startswith("weather-send_report(") for e in found.evidence)

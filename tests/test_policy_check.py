@@ -118,3 +118,22 @@ def test_a_declared_tool_no_run_calls_is_noted_with_the_closest_called() -> None
         in shown.getvalue()
     )
     assert "closest: 'send_report'" in shown.getvalue()
+
+
+def test_a_check_naming_a_semantic_kernel_function_has_seen_its_plugins_call() -> None:
+    policy = Policy(
+        name="p",
+        checks=[Check(id="reports", polarity="attack", detect=tool_called("send_report"))],
+        tools={"send_report": ToolDeclaration(side_effects="instrumented")},
+    )
+    document, _ = check_policy(
+        policy,
+        "p.yaml",
+        [TRACES / "semantic-kernel" / "semantic-kernel-exfil.jsonl"],
+        assume_coverage=[],
+        on_error=lambda error: None,
+    )
+    (reports,) = document["checks"]
+    assert reports["runs"]["unsafe"] == 1 and reports["never_seen"] == []
+    assert document["traces"]["tools_never_seen"] == []
+    assert "weather-send_report" in document["traces"]["seen"]["tools"]

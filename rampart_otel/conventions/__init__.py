@@ -54,6 +54,10 @@ class ToolReport:
     # Read from a span's own record of the conversation: the message positions after which
     # the call was asked for and by which its result came back (``ToolCall.steps``).
     steps: tuple[int, int] | None = None
+    # Where the framework qualifies a function's own name (Semantic Kernel's
+    # ``<plugin>-<function>``): the qualifier and the function's own name (``ToolCall``'s).
+    namespace: str | None = None
+    local_name: str | None = None
 
     @classmethod
     def requested(

@@ -10,6 +10,7 @@ events. With content capture off, instrumentations still list the parts, only wi
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rampart_otel.conventions import (
@@ -44,6 +45,14 @@ FINISH_REASONS = "gen_ai.response.finish_reasons"
 # plain ``content`` string, not as parts.
 SEMANTIC_KERNEL = "semantic_kernel."
 SK_FINISH_REASON = "gen_ai.response.finish_reason"
+# Semantic Kernel names a tool by its function's fully qualified name, ``<plugin>-<function>``
+# (``KernelFunctionMetadata.fully_qualified_name``, separator
+# ``semantic_kernel.const.DEFAULT_FULLY_QUALIFIED_NAME_SEPARATOR``): its execute_tool spans'
+# ``gen_ai.tool.name`` (``function_tracer.start_as_current_span``) and the function calls
+# its chat spans record. A plugin name has no hyphen (``PLUGIN_NAME_REGEX``), so the first
+# one ends it, as SK's ``FunctionCallContent`` splits the name; a function may hold one.
+SK_SEPARATOR = "-"
+SK_PLUGIN_NAME = re.compile(r"[0-9A-Za-z_]+")
 RESPONSE_ID = "gen_ai.response.id"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"
@@ -142,7 +151,26 @@ def span_role(span: Span) -> str | None:
 
 
 def read(span: Span) -> SpanReport | None:
-    """The GenAI reading of one span: its role, and model output wherever gen_ai content is."""
+    """The GenAI reading of one span: its role, and model output wherever gen_ai content is;
+    on Semantic Kernel's spans, each call's plugin and function read from its name."""
+    report = _read(span)
+    if report is not None and span.scope.name.startswith(SEMANTIC_KERNEL):
+        calls = [report.execution, *report.dispatched]
+        calls.extend(report.output.requests if report.output is not None else ())
+        for call in calls:
+            if call is not None:
+                qualify_plugin_function(call)
+    return report
+
+
+def qualify_plugin_function(report: ToolReport) -> None:
+    """A Semantic Kernel call's plugin and function, from its ``<plugin>-<function>`` name."""
+    plugin, separator, function = report.name.partition(SK_SEPARATOR)
+    if separator and function and SK_PLUGIN_NAME.fullmatch(plugin):
+        report.namespace, report.local_name = plugin, function
+
+
+def _read(span: Span) -> SpanReport | None:
     role = span_role(span)
     if role is None:
         if _has_output_content(span):

@@ -21,7 +21,7 @@ def declare_run_tools(run: AgentRun, tools: Mapping[str, str]) -> AgentRun:
     AgentRun; the input is unchanged)."""
     if not tools or run.coverage_base is None:
         return run
-    scopes = declare_tools(run.tool_scopes, tools)
+    scopes = declare_tools(run.tool_scopes, tools, run.tool_calls)
     if scopes == run.tool_scopes:
         return run
     names = scope_names(run.run.spans)

@@ -167,6 +167,11 @@ def tool_call_to_dict(call: ToolCall) -> dict[str, Any]:
         "span_ids": call.span_ids,
         "conventions": call.conventions,
         "from_history": call.from_history,
+        **(
+            {"namespace": call.namespace, "local_name": call.local_name}
+            if call.local_name is not None
+            else {}
+        ),
     }
 
 

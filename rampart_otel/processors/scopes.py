@@ -25,7 +25,7 @@ them unproven (``processors.coverage``); the words are ``processors.wording``'s.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
@@ -258,13 +258,22 @@ def _inside_calls(
     return other_process, declared, remote
 
 
-def declare_tools(scopes: list[ToolScope], tools: Mapping[str, str]) -> list[ToolScope]:
-    """The scopes with the policy's ``tools:`` declarations applied to the calls they name."""
+def declare_tools(
+    scopes: list[ToolScope], tools: Mapping[str, str], calls: Sequence[ToolCall] = ()
+) -> list[ToolScope]:
+    """The scopes with the policy's ``tools:`` declarations applied to the calls they name:
+    by any of the call's names (``ToolCall.names``, ``calls`` indexed as the run's), else
+    by the scope's tool name."""
+
+    def named(scope: ToolScope) -> bool:
+        names = calls[scope.call_index].names if scope.call_index < len(calls) else ()
+        return any(name in tools for name in (scope.tool, *names))
+
     return [
         dataclasses.replace(
             scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.POLICY, exempt_kinds=()
         )
-        if scope.tool in tools and scope.state in UNWATCHED
+        if scope.state in UNWATCHED and named(scope)
         else scope
         for scope in scopes
     ]

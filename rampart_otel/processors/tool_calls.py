@@ -296,6 +296,8 @@ class _CallMerger:
                 call.call_id = report.call_id
             self._by_id.setdefault(report.call_id, index)  # another layer's id: an alias
         call.name = call.name or report.name
+        if call.local_name is None and report.local_name is not None and call.name == report.name:
+            call.namespace, call.local_name = report.namespace, report.local_name
         if report.arguments_captured and (
             not call.arguments_captured
             or (isinstance(call.arguments, str) and isinstance(report.arguments, dict))

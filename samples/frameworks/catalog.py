@@ -26,6 +26,9 @@ class Framework:
     # False: the folder records something other than the frameworks' task (issue 29's
     # per-tool coverage samples), so it is no row of the README's support matrix.
     task: bool = True
+    # A paragraph for the traces README, after its table: what a reader of the recordings
+    # needs to know of them beyond each case's line (how the framework names its tools).
+    traces_note: str = ""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,14 @@ def test_the_answer_and_every_call_of_the_plugin() -> None:
         "weather-save_note",
     ]
     assert all(c.status is ToolCallStatus.EXECUTED for c in run.tool_calls)
+    # The plugin and the function, as the agent's author wrote them (@kernel_function in
+    # plugin "weather"): a check may name the function alone.
+    assert [(c.namespace, c.local_name) for c in run.tool_calls] == [
+        ("weather", "fetch_weather"),
+        ("weather", "send_report"),
+        ("weather", "save_note"),
+    ]
+    assert run.tool_calls[1].names == ("weather-send_report", "send_report")
     assert run.tool_calls[1].arguments == {
         "data": "Paris 18C light rain; customer=ACME-4471; api_token=tok_live_9f3a"
     }
@@ -58,3 +66,26 @@ def test_plain_content_answers_only_on_semantic_kernels_agent_spans() -> None:
     attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.output.messages": messages}
     assert genai.agent_output(mk("a1", "invoke_agent a", attrs, scope=SK_AGENT)) == "It is 18°C."
     assert genai.agent_output(mk("a2", "invoke_agent a", attrs, scope="other")) is None
+
+
+SK_FUNCTION = "semantic_kernel.functions.kernel_function"
+
+
+def _executed(name: str, scope: str = SK_FUNCTION):
+    attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    report = genai.read(mk("t1", f"execute_tool {name}", attrs, scope=scope))
+    assert report is not None and report.execution is not None
+    return report.execution
+
+
+def test_the_plugin_is_what_precedes_the_first_hyphen() -> None:
+    # SK's plugin names hold no hyphen (PLUGIN_NAME_REGEX); its function names may.
+    call = _executed("files-read-all")
+    assert (call.name, call.namespace, call.local_name) == ("files-read-all", "files", "read-all")
+
+
+def test_a_name_without_a_plugin_or_off_semantic_kernel_is_not_split() -> None:
+    for call in (_executed("send_report"), _executed("-x"), _executed("a b-c")):
+        assert call.namespace is None and call.local_name is None
+    other = _executed("weather-send_report", scope="other")
+    assert other.namespace is None and other.local_name is None

@@ -20,8 +20,12 @@ from rampart_otel.model import (
     ScopeEvidence,
     ScopeState,
     Span,
+    ToolCall,
+    ToolCallStatus,
+    ToolScope,
 )
 from rampart_otel.processors.normalize import normalize
+from rampart_otel.processors.scopes import declare_tools
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 LOST = "1bf7651916cd43dd8448eb211c80319d"  # a trace whose context the framework lost
@@ -253,3 +257,25 @@ def test_a_call_asked_for_and_never_run_is_no_scope() -> None:
     agent = run_of(*spans, mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31))
     assert [s.tool for s in agent.tool_scopes] == ["get_weather"]
     assert channel(agent, HTTP)[0] is OBSERVED
+
+
+def test_the_policys_declaration_names_a_call_by_any_of_its_names() -> None:
+    # Semantic Kernel's weather-send_report, declared by its function's own name.
+    call = ToolCall(
+        name="weather-send_report",
+        call_id=None,
+        arguments=None,
+        result=None,
+        status=ToolCallStatus.EXECUTED,
+        span_ids=["t1"],
+        trace_id="a" * 32,
+        conventions=["gen_ai"],
+        namespace="weather",
+        local_name="send_report",
+    )
+    scope = ToolScope(call_index=0, tool=call.name, state=ScopeState.SILENT)
+    for name in ("send_report", "weather-send_report"):
+        (declared,) = declare_tools([scope], {name: "none"}, [call])
+        assert declared.state is ScopeState.DECLARED
+    assert declare_tools([scope], {"weather": "none"}, [call]) == [scope]
+    assert declare_tools([scope], {"send_report": "none"}) == [scope]  # no call: by its tool

@@ -13,11 +13,13 @@ from rampart_otel.evaluation.evaluators.settle import (
     calls_of,
     described_target,
     listed_evidence,
+    near_miss_reason,
     read_coverage,
     span_list,
 )
 from rampart_otel.evaluation.evaluators.tool_called import ToolCalled, arguments_text
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
+from rampart_otel.evaluation.tool_names import NearMiss, named_calls
 from rampart_otel.model import AgentRun, ToolCall
 from rampart_otel.render import safe_text
 
@@ -125,8 +127,11 @@ class Repeated(Evaluator):
     def evaluate(self, run: AgentRun) -> EvalResult:
         groups: dict[tuple[str, str], list[ToolCall]] = {}
         unknown: Counter[str] = Counter()
-        for call in run.tool_calls:
-            if self.inner.name.match(call.name) is not True:
+        maybe: list[NearMiss] = []
+        for call, miss in named_calls(self.inner.name, run.tool_calls):
+            if miss is not None:  # it may be the tool: it counts toward the bound only
+                maybe.append(miss)
+                unknown[call.name] += 1
                 continue
             if call.arguments is None or not call.arguments_captured:
                 unknown[call.name] += 1
@@ -164,8 +169,11 @@ class Repeated(Evaluator):
                 assumed_channels=read.assumed,
             )
         gaps = list(read.gaps)
-        if unknown:
-            gaps.append(f"arguments not captured on {calls_of(list(unknown.elements()))}")
+        uncaptured = unknown - Counter(miss.call.name for miss in maybe)
+        if uncaptured:
+            gaps.append(f"arguments not captured on {calls_of(list(uncaptured.elements()))}")
+        if maybe:
+            gaps.append(near_miss_reason(self.inner.name, maybe))
         return EvalResult(
             EvalOutcome.UNDETERMINED,
             [],

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rampart_otel.channels import ChannelState, CoverageSource
-from rampart_otel.evaluation.matchers import Matcher
+from rampart_otel.evaluation.matchers import Equals, Matcher
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
+from rampart_otel.evaluation.tool_names import NearMiss, NearMissKind
 from rampart_otel.model import AgentRun
 from rampart_otel.render import safe_text
 
@@ -111,6 +112,34 @@ def calls_of(names: list[str]) -> str:
     named = [f"{safe_text(name, 60)!r} ({count})" for name, count in counts.items()]
     more = f" and {len(named) - SHOWN} more" if len(named) > SHOWN else ""
     return f"{len(names)} call(s) of tools {', '.join(named[:SHOWN])}{more}"
+
+
+_NEAR_MISS_HOW = {
+    NearMissKind.QUALIFIED: "its name ends with {part} after a qualifier",
+    NearMissKind.COMPONENT: "{part} is a part of its name",
+}
+
+
+def near_miss_reason(matcher: Matcher, misses: Sequence[NearMiss]) -> str:
+    """Why calls the check's tool name did not match stay undecided (``tool_names``):
+    ``no call named 'send_report', but 'weather-send_report' may be it ...``."""
+    if isinstance(matcher, Equals):
+        named = f"no call named {safe_text(matcher.literal, 60)!r}"
+    else:
+        named = f"no tool call with {safe_text(matcher.describe('name'), 120)}"
+    by_name: dict[str, list[NearMiss]] = {}
+    for miss in misses:
+        by_name.setdefault(miss.call.name, []).append(miss)
+    items = []
+    for name, same in by_name.items():
+        how = _NEAR_MISS_HOW[same[0].kind].format(part=repr(safe_text(same[0].part, 60)))
+        spans = span_list([m.call.span_ids[0] if m.call.span_ids else None for m in same])
+        items.append(f"{safe_text(name, 60)!r} ({how}){spans}")
+    more = f" and {len(items) - SHOWN} more" if len(items) > SHOWN else ""
+    return (
+        f"{named}, but {', '.join(items[:SHOWN])}{more} may be it: name the tool as the "
+        "trace does, or match every form of its name (one_of, glob)"
+    )
 
 
 def span_list(span_ids: Sequence[str | None]) -> str:

@@ -17,6 +17,7 @@ from rampart_otel.evaluation.evaluators.settle import (
     EVIDENCE_LIMIT,
     calls_of,
     describe_matchers,
+    near_miss_reason,
     render_value,
     span_list,
 )
@@ -29,6 +30,7 @@ from rampart_otel.evaluation.matchers import (
     as_matcher,
 )
 from rampart_otel.evaluation.outcome import Evidence
+from rampart_otel.evaluation.tool_names import NearMiss, named_calls
 from rampart_otel.model import AgentRun, ToolCall, ToolCallStatus
 from rampart_otel.render import safe_text
 
@@ -91,27 +93,24 @@ class ToolCalled(EventEvaluator):
         not_captured: list[ToolCall] = []
         unparsed: list[ToolCall] = []
         undecided: list[ToolCall] = []
+        maybe: list[NearMiss] = []
         named = dict(self.arguments)
-        for call in run.tool_calls:
-            if self.name.match(call.name) is not True:
-                continue
+        for call, miss in named_calls(self.name, run.tool_calls):
             span = call.span_ids[0] if call.span_ids else None
-            if not self.reads_arguments:
-                found.matches.append(_call_occurrence(call, span))
+            answer = self._match_call(named, call)
+            if answer is False:
                 continue
-            args = call.arguments
-            if args is None or not call.arguments_captured:
-                not_captured.append(call)
+            if miss is not None:  # it may be the tool: never a match, never ruled out
+                maybe.append(miss)
                 found.undecided.append(_call_occurrence(call, span))
-                continue
-            if isinstance(args, dict):
-                answer = self._match_arguments(named, args)
-            else:
-                answer = self._match_unparsed(args)
-            if answer is True:
+            elif answer is True:
                 found.matches.append(_call_occurrence(call, span))
-            elif answer is None:
-                (undecided if isinstance(args, dict) else unparsed).append(call)
+            else:
+                args = call.arguments
+                if args is None or not call.arguments_captured:
+                    not_captured.append(call)
+                else:
+                    (undecided if isinstance(args, dict) else unparsed).append(call)
                 found.undecided.append(_call_occurrence(call, span))
         keys = ", ".join(key for key, _ in self.arguments)
         found.unknown_reasons = [
@@ -124,7 +123,21 @@ class ToolCalled(EventEvaluator):
             )
             if calls
         ]
+        if maybe:
+            found.unknown_reasons.append(near_miss_reason(self.name, maybe))
         return found
+
+    def _match_call(self, named: dict[str, Matcher], call: ToolCall) -> bool | None:
+        """Whether the call's arguments match (True when none are asked for); None when the
+        arguments were not captured or cannot say."""
+        if not self.reads_arguments:
+            return True
+        args = call.arguments
+        if args is None or not call.arguments_captured:
+            return None
+        if isinstance(args, dict):
+            return self._match_arguments(named, args)
+        return self._match_unparsed(args)
 
     def _match_arguments(self, named: dict[str, Matcher], args: dict[str, Any]) -> bool | None:
         """Kleene AND of the named, any-argument and whole-text matchers on parsed arguments."""

@@ -17,6 +17,7 @@ from rampart_otel.evaluation.evaluators.settle import (
     EVIDENCE_LIMIT,
     calls_of,
     describe_matchers,
+    near_miss_reason,
     render_value,
     span_list,
 )
@@ -30,6 +31,7 @@ from rampart_otel.evaluation.matchers import (
     as_matcher,
 )
 from rampart_otel.evaluation.outcome import Evidence
+from rampart_otel.evaluation.tool_names import NearMiss, named_calls
 from rampart_otel.model import AgentRun, ToolCall
 from rampart_otel.render import safe_text
 
@@ -73,10 +75,13 @@ class ToolResult(EventEvaluator):
         undecided: list[tuple[str, str | None]] = []
         matchers = dict(self.fields)
         queried = self.text is not None or self.text_matcher is not None
-        for call in run.tool_calls:
-            if self.name.match(call.name) is not True:
-                continue
+        maybe: list[NearMiss] = []
+        for call, miss in named_calls(self.name, run.tool_calls):
             span = call.executed_in or (call.span_ids[0] if call.span_ids else None)
+            if miss is not None and not call.result_captured:
+                maybe.append(miss)  # it may be the tool: undecided, for that reason alone
+                found.undecided.append(_occurrence(call, span, "<result not captured>"))
+                continue
             if not call.result_captured:
                 not_captured.append((call.name, span))
                 found.undecided.append(_occurrence(call, span, "<result not captured>"))
@@ -100,6 +105,10 @@ class ToolResult(EventEvaluator):
                     undecided.append((call.name, span))
             if False in answers:
                 continue
+            if miss is not None:  # it may be the tool: never a match, never ruled out
+                maybe.append(miss)
+                found.undecided.append(_occurrence(call, span, "<result undecided>"))
+                continue
             if None in answers:
                 found.undecided.append(_occurrence(call, span, "<result undecided>"))
                 continue
@@ -115,6 +124,8 @@ class ToolResult(EventEvaluator):
             )
             if calls
         ]
+        if maybe:
+            found.unknown_reasons.append(near_miss_reason(self.name, maybe))
         return found
 
     def __repr__(self) -> str:

@@ -8,6 +8,15 @@ FRAMEWORK = Framework(
     title="Semantic Kernel (ChatCompletionAgent)",
     instrumentation="native (GenAI semconv)",
     packages=("semantic-kernel", "openai"),
+    traces_note=(
+        "Semantic Kernel names each tool by its fully qualified function name,\n"
+        "`<plugin>-<function>` (`weather-send_report`: `@kernel_function def send_report` in\n"
+        "plugin `weather`), on the `execute_tool` spans' `gen_ai.tool.name`. The reader records\n"
+        "the plugin and the function (`namespace`, `local_name` in `rampart-otel inspect\n"
+        '--json`), so `samples/policy.yaml`\'s `tool_called("send_report", ...)` matches\n'
+        'the call, as `"weather-send_report"` would: the exfil run\'s `no-secrets-in-reports`\n'
+        'and `no-unrequested-reports` are UNSAFE (docs/policy.md, "How tool names match").'
+    ),
 )
 PLUGIN = "weather"
 

@@ -1,0 +1,110 @@
+"""How a check's tool-name pattern meets the names of a run's tool calls.
+
+One rule for every evaluator that names a tool (``tool_called``, ``tool_result``, and what
+is built on them): a call matches when the pattern matches one of its names
+(``ToolCall.names``: the name the trace records and, where the framework qualified it, the
+function's own name). A negated pattern (``not_``, ``not_in``) matches a call none of whose
+names the pattern it negates matches.
+
+A near miss: the pattern matches no call of the run, but some call's name holds what it
+names as a component behind a qualifier (``weather-send_report``, ``mcp__files__read``,
+``tools.send_report``): that call may be the one the check means, under a name this tool
+does not know the framework's rule for. The evaluators leave such a call undecided, so a
+check never says "did not happen" of a call it may have missed by its name. The test is
+made on positive patterns only (a literal name, ``one_of``, ``glob``, ``regex``), tried on
+each component of the name and each suffix after a separator; a negated or other pattern
+has no near misses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rampart_otel.evaluation.matchers import Equals, Glob, Matcher, Not, NotIn, OneOf, Regex
+from rampart_otel.model import ToolCall
+
+# Separators frameworks put between a qualifier and a tool's own name: Semantic Kernel's
+# ``-``, Claude Code's MCP tools ``mcp__<server>__<tool>``, dotted and path-like names.
+SEPARATORS = ("__", "-", ".", "/", ":")
+_SPLIT = re.compile("|".join(re.escape(s) for s in SEPARATORS))
+
+
+def name_matches(matcher: Matcher, call: ToolCall) -> bool | None:
+    """Whether ``matcher`` matches the call by one of its names (a negation: by none)."""
+    return names_match(matcher, call.names)
+
+
+def names_match(matcher: Matcher, names: tuple[str, ...]) -> bool | None:
+    if isinstance(matcher, Not):
+        inner = names_match(matcher.inner, names)
+        return None if inner is None else not inner
+    if isinstance(matcher, NotIn):
+        return not names_match(OneOf(matcher.values), names)
+    answer: bool | None = False
+    for name in names:
+        found = matcher.match(name)
+        if found is True:
+            return True
+        if found is None:
+            answer = None
+    return answer
+
+
+class NearMissKind(StrEnum):
+    """How a call's name holds what the pattern names."""
+
+    QUALIFIED = "qualified"  # it ends the name, after a qualifier and a separator
+    COMPONENT = "component"  # it is a component of the name, elsewhere in it
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """A call the pattern did not match by name that may still be the tool it means."""
+
+    call: ToolCall
+    kind: NearMissKind
+    part: str  # the part of the name the pattern matched
+
+
+def named_calls(matcher: Matcher, calls: list[ToolCall]) -> list[tuple[ToolCall, NearMiss | None]]:
+    """The calls ``matcher`` names, in the run's order; when it names none, its near misses
+    (each with how it was missed)."""
+    named: list[tuple[ToolCall, NearMiss | None]] = [
+        (call, None) for call in calls if name_matches(matcher, call) is True
+    ]
+    return named or [(miss.call, miss) for miss in near_misses(matcher, calls)]
+
+
+def near_misses(matcher: Matcher, calls: list[ToolCall]) -> list[NearMiss]:
+    """The calls whose name holds what ``matcher`` names as a component; none when it
+    matches a call by name, or is not a positive name pattern."""
+    if not _positive(matcher) or any(name_matches(matcher, call) is True for call in calls):
+        return []
+    found = []
+    for call in calls:
+        miss = _near_miss(matcher, call)
+        if miss is not None:
+            found.append(miss)
+    return found
+
+
+def _positive(matcher: Matcher) -> bool:
+    if isinstance(matcher, Equals):
+        return isinstance(matcher.literal, str)
+    return isinstance(matcher, (OneOf, Glob, Regex))
+
+
+def _near_miss(matcher: Matcher, call: ToolCall) -> NearMiss | None:
+    for name in call.names:
+        cuts = [m.end() for m in _SPLIT.finditer(name)]
+        for cut in cuts:  # the suffixes after each separator: the widest first
+            if matcher.match(name[cut:]) is True:
+                return NearMiss(call, NearMissKind.QUALIFIED, name[cut:])
+        if not cuts:
+            continue
+        for part in _SPLIT.split(name):
+            if part and matcher.match(part) is True:
+                return NearMiss(call, NearMissKind.COMPONENT, part)
+    return None
