@@ -42,8 +42,9 @@ _NEWLINES = re.compile(r"[\r\n\t\u2028\u2029]+")
 
 
 # Every character any substitution below matches (escape sequences start with ESC or the
-# 8-bit CSI, both controls): text without one, within the limit, is returned as it is. Reports
-# render several short, nearly always plain strings per check.
+# 8-bit CSI, both controls): text without one is returned as it is, or clipped to the limit
+# (the substitutions would change nothing in it). Reports render several short, nearly always
+# plain strings per check, and coverage reasons longer than the limit.
 _UNSAFE = re.compile(
     r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029"
     r"\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]"
@@ -53,8 +54,10 @@ _search = _UNSAFE.search
 
 def safe_text(value: Any, limit: int | None = DEFAULT_LIMIT) -> str:
     """Render any value as one printable line, at most ``limit`` characters (None: no limit)."""
-    if type(value) is str and (limit is None or len(value) <= limit) and _search(value) is None:
-        return value
+    if type(value) is str and _search(value) is None:  # nothing to strip: at most a clip
+        if limit is None or len(value) <= limit:
+            return value
+        return value[: max(limit - 1, 0)] + "…"
     try:
         text = value if isinstance(value, str) else _stringify(value)
         text = _ESCAPE_SEQUENCE.sub("", text)
