@@ -54,21 +54,26 @@ _search = _UNSAFE.search
 
 def safe_text(value: Any, limit: int | None = DEFAULT_LIMIT) -> str:
     """Render any value as one printable line, at most ``limit`` characters (None: no limit)."""
-    if type(value) is str and _search(value) is None:  # nothing to strip: at most a clip
-        if limit is None or len(value) <= limit:
-            return value
-        return value[: max(limit - 1, 0)] + "…"
+    # Nothing to strip: at most a clip. A printable text holds none of ``_UNSAFE``'s
+    # characters (controls, format characters, separators, surrogates and noncharacters are
+    # all unprintable), and ``isprintable`` reads a text in half the time the search takes.
+    if type(value) is str and (value.isprintable() or _search(value) is None):
+        return value if limit is None else clipped(value, limit)
     try:
         text = value if isinstance(value, str) else _stringify(value)
         text = _ESCAPE_SEQUENCE.sub("", text)
         text = _NEWLINES.sub(" ", text)
         text = _CONTROL.sub("", text)
         text = _SURROGATE.sub("\ufffd", text)
-        if limit is not None and len(text) > limit:
-            text = text[: max(limit - 1, 0)] + "…"
-        return text
+        return text if limit is None else clipped(text, limit)
     except Exception:  # rendering must never cost a report
         return "<unrenderable value>"
+
+
+def clipped(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, the last one "…" where it was cut: what
+    ``safe_text(text, limit)`` gives for a text ``safe_text`` already rendered."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
 # The error handler every report output is opened with: what its encoding cannot hold (in

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rampart_otel.render import cut_at_word, safe_text, secrets_shown, shown, shown_text
+from rampart_otel.render import clipped, cut_at_word, safe_text, secrets_shown, shown, shown_text
 
 
 def test_shown_masks_unless_secrets_are_shown() -> None:
@@ -58,3 +58,18 @@ def test_safe_text_shortcut_renders_as_every_substitution_would(
 def test_a_plain_text_over_the_limit_is_clipped() -> None:
     assert safe_text("x" * 500, 400) == "x" * 399 + "…"
     assert safe_text("plain", 0) == "…"
+
+
+def test_every_character_safe_text_strips_is_unprintable() -> None:
+    """The shortcut for printable text skips no character the substitutions would change."""
+    from rampart_otel import render
+
+    unsafe = [chr(c) for c in range(0x110000) if render._UNSAFE.match(chr(c))]
+    assert len(unsafe) > 2000  # the surrogates and the controls at least
+    assert not [c for c in unsafe if c.isprintable()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab é\x1b[m\n\t\u202e\ud800\x9b…")), st.integers(0, 30))
+def test_clipping_rendered_text_is_rendering_it_with_the_limit(text: str, limit: int) -> None:
+    assert clipped(safe_text(text, None), limit) == safe_text(text, limit)
