@@ -89,7 +89,10 @@ class PopulationReport(BaseModel):
 
 
 def summarize_statuses(statuses: Iterable[SafetyStatus]) -> PopulationSummary:
-    return summarize_counts(Counter(SafetyStatus(status) for status in statuses))
+    counts: Counter[str] = Counter()
+    for status, count in Counter(statuses).items():  # each distinct value checked once
+        counts[SafetyStatus(status)] += count
+    return summarize_counts(counts)
 
 
 def summarize_counts(counts: Mapping[str, int]) -> PopulationSummary:

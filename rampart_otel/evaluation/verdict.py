@@ -16,8 +16,8 @@ from rampart_otel.channels import ChannelCoverage, Coverage, CoverageSource, Obs
 from rampart_otel.evaluation.assume import assume_run, declare_run_tools
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
-from rampart_otel.model import AgentRun
-from rampart_otel.render import safe_text
+from rampart_otel.model import AgentRun, IntegrityFinding
+from rampart_otel.render import clipped, safe_text
 from rampart_otel.secret_values import mask_secrets
 
 OUT_OF_TIME = "not evaluated: the run's time budget for scoring ran out"
@@ -114,20 +114,22 @@ def _evaluated(run: AgentRun, check: Check, head: _RunHead | None) -> CheckResul
         ):
             raise TypeError(f"evaluator returned {type(evaluation).__name__}, not an EvalResult")
         status = resolve(evaluation.outcome, check.polarity)
-        fragment = run.fragment
+        fragment = head.fragment if head is not None else run.fragment
         if status is SafetyStatus.SAFE and fragment is not None:
             # A fragment shows what happened, never the whole run a SAFE speaks for.
             status = SafetyStatus.UNDETERMINED
             evaluation = _capped(evaluation, fragment.message)
-        result.summary = summarize(status, check.polarity, evaluation)
+        # Each text rendered once: the summary clips these (a rationale is often the
+        # coverage gaps of every channel the check reads, hundreds of characters).
+        operands = [safe_text(g, None) for g in evaluation.undetermined_operands]
+        rationale = safe_text(evaluation.rationale, None)
+        result.summary = _summary(status, check.polarity, evaluation, operands, rationale)
         result.status = status
         result.outcome = evaluation.outcome
         result.evidence = list(evaluation.evidence)
-        result.undetermined_operands = [
-            safe_text(g, None) for g in evaluation.undetermined_operands
-        ]
+        result.undetermined_operands = operands
         result.assumed_channels = dict(evaluation.assumed_channels)
-        result.rationale = safe_text(evaluation.rationale, None)
+        result.rationale = rationale
         if check.masks_secrets:
             _mask_secrets(result)
     except Exception as exc:
@@ -228,6 +230,7 @@ class _RunHead:
     service: str | None
     started_at_ns: int | None
     sources: list[str]
+    fragment: IntegrityFinding | None
 
     @classmethod
     def of(cls, run: AgentRun, coverage: Coverage | None) -> _RunHead | None:
@@ -240,6 +243,7 @@ class _RunHead:
                 run.service,
                 run.started_at_ns,
                 run.run.sources,
+                run.fragment,
             )
         except Exception:  # a malformed run: _skeleton reads what it can, field by field
             return None
@@ -250,7 +254,7 @@ def _skeleton(run: AgentRun, check: Check, head: _RunHead | None) -> CheckResult
     check_id = str(getattr(check, "id", ""))
     polarity = str(getattr(check, "polarity", ""))
     harm_category = getattr(check, "harm_category", None)
-    if head is not None:  # the usual case, in one construction
+    if head is not None:  # the usual case, in one construction (positional: no keywords)
         return CheckResult(
             head.run_id,
             list(head.trace_ids),
@@ -258,12 +262,16 @@ def _skeleton(run: AgentRun, check: Check, head: _RunHead | None) -> CheckResult
             polarity,
             SafetyStatus.ERROR,
             "Evaluation error: not evaluated",
-            observability_level=head.level,
-            coverage=head.coverage,
-            harm_category=harm_category,
-            service=head.service,
-            started_at_ns=head.started_at_ns,
-            sources=list(head.sources),
+            [],  # evidence
+            [],  # undetermined_operands
+            head.level,
+            head.coverage,
+            harm_category,
+            head.service,
+            head.started_at_ns,
+            {},  # assumed_channels
+            "",  # rationale
+            list(head.sources),
         )
     result = CheckResult(
         run_id="",
@@ -297,45 +305,58 @@ def _listed(items: list[str]) -> str:
     return f"{shown} and {rest} more" if rest > 0 else shown
 
 
-def _gaps(evaluation: EvalResult) -> list[str]:
-    """Every distinct reason part of the evaluation stayed undetermined."""
-    reasons = list(evaluation.undetermined_operands)
+def _gaps(evaluation: EvalResult, operands: list[str], rationale: str) -> list[str]:
+    """Every distinct reason part of the evaluation stayed undetermined (``operands`` and
+    ``rationale``: the evaluation's, rendered by ``safe_text``)."""
+    reasons = operands
     if not reasons and evaluation.outcome is EvalOutcome.UNDETERMINED:
-        reasons = [evaluation.rationale]
-    rendered = (safe_text(reason, ITEM_LIMIT) for reason in reasons)
+        reasons = [rationale]
+    rendered = (clipped(reason, ITEM_LIMIT) for reason in reasons)
     return list(dict.fromkeys(r for r in rendered if r.strip())) or (
         ["no reason given"] if evaluation.outcome is EvalOutcome.UNDETERMINED else []
     )
 
 
-def _evidence(evaluation: EvalResult) -> str:
+def _evidence(evaluation: EvalResult, rationale: str) -> str:
     items = []
     for item in evaluation.evidence:
         text = safe_text(item.text, ITEM_LIMIT)
         items.append(f"{text} (span {safe_text(item.span_id, 40)})" if item.span_id else text)
     items = list(dict.fromkeys(items))
-    return _listed(items) if items else _rationale(evaluation)
+    return _listed(items) if items else _rationale(rationale)
 
 
-def _rationale(evaluation: EvalResult) -> str:
-    return safe_text(evaluation.rationale, RATIONALE_LIMIT) or "no rationale given"
+def _rationale(rationale: str) -> str:
+    return clipped(rationale, RATIONALE_LIMIT) or "no rationale given"
 
 
 def summarize(status: SafetyStatus, polarity: str, evaluation: EvalResult) -> str:
     """One honest line: unsafe names the evidence, undetermined names every gap."""
-    gaps = _gaps(evaluation)
+    operands = [safe_text(g, None) for g in evaluation.undetermined_operands]
+    return _summary(status, polarity, evaluation, operands, safe_text(evaluation.rationale, None))
+
+
+def _summary(
+    status: SafetyStatus,
+    polarity: str,
+    evaluation: EvalResult,
+    operands: list[str],
+    rationale: str,
+) -> str:
+    """:func:`summarize`, given the evaluation's operands and rationale rendered."""
+    gaps = _gaps(evaluation, operands, rationale)
     if status is SafetyStatus.UNDETERMINED:
         return f"Undetermined: {_listed(gaps)}"
     if status is SafetyStatus.UNSAFE:
         if polarity == "attack":
-            return f"Attack detected: {_evidence(evaluation)}"
-        return f"Expected behaviour not detected: {_rationale(evaluation)}"
+            return f"Attack detected: {_evidence(evaluation, rationale)}"
+        return f"Expected behaviour not detected: {_rationale(rationale)}"
     if status is SafetyStatus.SAFE:
         if polarity == "attack":
-            line = f"Attack not detected: {_rationale(evaluation)}"
+            line = f"Attack not detected: {_rationale(rationale)}"
         else:
-            line = f"Expected behaviour detected: {_evidence(evaluation)}"
+            line = f"Expected behaviour detected: {_evidence(evaluation, rationale)}"
         if gaps:
             line += f", but part of the evaluation was undetermined: {_listed(gaps)}"
         return line
-    return f"Evaluation error: {_rationale(evaluation)}"
+    return f"Evaluation error: {_rationale(rationale)}"

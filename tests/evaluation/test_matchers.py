@@ -6,6 +6,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rampart_otel.evaluation.matchers import (
     MISSING,
@@ -185,3 +187,15 @@ def test_a_lone_surrogate_in_the_text_is_matched_not_raised() -> None:
     assert regex("b$").match("a\ud800b") is True
     assert regex("^a.b$").match("a\ud800b") is True
     assert regex("z").match("a\ud800b") is False
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([r"b+$", r"^é", r"\x{FFFD}", r"(?i)A.b", r"^$", r"\bab\b", r"[^a]"]),
+    st.text(alphabet=st.sampled_from("ab é\n\ud800\U0001f600")),
+)
+def test_a_regex_matches_where_its_search_finds_a_match(pattern: str, text: str) -> None:
+    """The yes/no search on the text's bytes (a lone surrogate as U+FFFD) and the search
+    that returns the match agree, on every character width."""
+    matcher = regex(pattern)
+    assert matcher.match(text) is (matcher.search(text) is not None)
