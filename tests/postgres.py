@@ -10,10 +10,10 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,17 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from ports import ATTEMPTS, PortInUse, in_use, on_free_ports
 
 # The newest installed major version's binaries (Debian keeps them off PATH).
 _BINDIRS = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name))
 BINDIR = Path(_BINDIRS[-1]) if _BINDIRS else None
 MISSING = "postgresql is not installed (apt-get install postgresql)"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _as_postgres(root: Path, *command: str | Path) -> list[str]:
@@ -73,13 +68,36 @@ class Server:
         )  # fmt: skip
 
     def start(self) -> None:
-        subprocess.run(
-            _as_postgres(
-                self.root, BINDIR / "pg_ctl", "-D", self.data, "-l", self.log, "-o", self.options,
-                "-w", "start",
-            ),
-            check=True, capture_output=True,
-        )  # fmt: skip
+        """Start again on the same port (an outage's end): a port taken meanwhile (a client's
+        ephemeral port) is waited for, a few times."""
+        for attempt in range(ATTEMPTS):
+            try:
+                self._start()
+                return
+            except PortInUse:
+                if attempt == ATTEMPTS - 1:
+                    raise
+                time.sleep(1)
+
+    def _start(self) -> None:
+        """One ``pg_ctl start``; ``PortInUse`` when the server could not bind its port."""
+        seen = self.log.stat().st_size if self.log.exists() else 0
+        try:
+            subprocess.run(
+                _as_postgres(
+                    self.root, BINDIR / "pg_ctl", "-D", self.data, "-l", self.log,
+                    "-o", self.options, "-w", "start",
+                ),
+                check=True, capture_output=True,
+            )  # fmt: skip
+        except subprocess.CalledProcessError as error:
+            if not self.log.exists():
+                raise
+            with self.log.open("rb") as log:
+                log.seek(seen)
+                if in_use(log.read().decode(errors="replace")):
+                    raise PortInUse(f"PostgreSQL: {self.url}: port in use") from error
+            raise
 
 
 @contextmanager
@@ -100,14 +118,18 @@ def stoppable_server(**settings: str) -> Iterator[Server]:
     if os.getuid() == 0:
         owner = pwd.getpwnam("postgres")
         os.chown(root, owner.pw_uid, owner.pw_gid)
-    port = _free_port()
     log = root / "server.log"
-    options = (
-        f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
-        " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-    )
-    options += "".join(f" -c {name}={value}" for name, value in settings.items())
-    server = Server(root, data, log, options, f"postgresql://postgres@127.0.0.1:{port}")
+    extra = "".join(f" -c {name}={value}" for name, value in settings.items())
+
+    def start_on(port: int) -> Server:
+        options = (
+            f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={root}"
+            " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        ) + extra
+        server = Server(root, data, log, options, f"postgresql://postgres@127.0.0.1:{port}")
+        server._start()
+        return server
+
     try:
         subprocess.run(
             _as_postgres(
@@ -116,9 +138,11 @@ def stoppable_server(**settings: str) -> Iterator[Server]:
             ),
             check=True, capture_output=True,
         )  # fmt: skip
-        server.start()
-    except subprocess.CalledProcessError as error:
-        detail = (error.stderr or b"").decode(errors="replace").strip()
+        server = on_free_ports(start_on)
+    except (subprocess.CalledProcessError, PortInUse) as error:
+        detail = str(error)
+        if isinstance(error, subprocess.CalledProcessError):
+            detail = (error.stderr or b"").decode(errors="replace").strip()
         if log.exists():
             detail += "\n" + log.read_text(errors="replace")
         shutil.rmtree(root, ignore_errors=True)

@@ -15,6 +15,7 @@ import pytest
 from cli_runner import run_cli as run_rampart
 from evaluation.judge_server import Reply, judge_server
 from otlp_sink import Failure, RunningSink, Sink
+from ports import closed_port
 
 from rampart_otel.errors import ReplayError
 from rampart_otel.receivers.files import read_path
@@ -142,16 +143,12 @@ def test_pacer_cuts_long_gaps_and_without_speed_never_waits() -> None:
 
 
 def test_unreachable_endpoint_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    for protocol in ("http/protobuf", "grpc"):
-        proc = run_cli(SAMPLE, "--to", f"127.0.0.1:{port}", "--protocol", protocol)
-        assert proc.returncode == 2, proc.stderr
-        assert proc.stderr.count("\n") == 1 and "cannot connect" in proc.stderr, proc.stderr
-        assert "Traceback" not in proc.stderr
+    with closed_port() as port:  # nothing listens on it: connection refused
+        for protocol in ("http/protobuf", "grpc"):
+            proc = run_cli(SAMPLE, "--to", f"127.0.0.1:{port}", "--protocol", protocol)
+            assert proc.returncode == 2, proc.stderr
+            assert proc.stderr.count("\n") == 1 and "cannot connect" in proc.stderr, proc.stderr
+            assert "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,9 @@
 (``phoenix serve``, its SQLite default) and MLflow (``mlflow server``, SQLite), each from a
 virtualenv of its own (they are heavy and pin what they like), built by
 ``.ci/stores-venvs`` under ``~/.cache/rampart-otel-stores`` (``RAMPART_STORES_VENVS``
-elsewhere). Each is started once per session in a temporary directory, on free ports,
-listening on 127.0.0.1 only; tests marked ``stores`` skip with one line when a venv is absent.
+elsewhere). Each is started once per session in a temporary directory, on free ports (again
+on fresh ones if a port was taken meanwhile), listening on 127.0.0.1 only; tests marked
+``stores`` skip with one line when a venv is absent.
 
 Phoenix binds its OTLP/gRPC receiver to every interface (``[::]``, not configurable): the
 launcher below rebinds it to 127.0.0.1 and changes nothing else.
@@ -14,7 +15,6 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -24,6 +24,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from ports import PortInUse, in_use, on_free_ports
 
 VENVS = Path(os.environ.get("RAMPART_STORES_VENVS", Path.home() / ".cache/rampart-otel-stores"))
 PHOENIX_PYTHON = VENVS / "phoenix/bin/python"
@@ -54,59 +55,64 @@ def missing(what: str, path: Path) -> str:
     return f"{what} is not installed ({path} absent): run .ci/stores-venvs"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextmanager
-def _serving(command: list[str], env: dict[str, str], health: str, root: Path) -> Iterator[None]:
-    log = open(root / "server.log", "wb")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+def _start(command: list[str], env: dict[str, str], health: str, root: Path) -> subprocess.Popen:
+    """The server, once ``health`` answers 200; ``PortInUse`` when it could not bind."""
+    log = root / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
+    deadline = time.monotonic() + START_TIMEOUT
     try:
-        deadline = time.monotonic() + START_TIMEOUT
         while True:
             if process.poll() is not None:
-                tail = (root / "server.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"{command[0]} exited ({process.returncode}): {tail}")
+                tail = log.read_text(errors="replace")[-2000:]
+                failure = PortInUse if in_use(tail) else RuntimeError
+                raise failure(f"{command[0]} exited ({process.returncode}): {tail}")
             try:
                 if httpx.get(health, timeout=2).status_code == 200:
-                    break
+                    return process
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{command[0]}: not healthy after {START_TIMEOUT:.0f}s")
             time.sleep(0.5)
-        yield
-    finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+    except BaseException:
+        _stop(process)
+        raise
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 @contextmanager
 def running_phoenix() -> Iterator[str]:
     """A Phoenix server for this process; its ``HOST:PORT``."""
     root = Path(tempfile.mkdtemp(prefix="rampart-phoenix-"))
-    port = free_port()
-    env = {
-        **os.environ,
-        "PHOENIX_WORKING_DIR": str(root),
-        "PHOENIX_HOST": "127.0.0.1",
-        "PHOENIX_PORT": str(port),
-        "PHOENIX_GRPC_PORT": str(free_port()),
-        "PHOENIX_TELEMETRY_ENABLED": "false",
-    }
-    env.pop("PHOENIX_API_KEY", None)
-    command = [str(PHOENIX_PYTHON), "-c", _PHOENIX_LAUNCHER]
+
+    def start(port: int, grpc_port: int) -> tuple[subprocess.Popen, int]:
+        env = {
+            **os.environ,
+            "PHOENIX_WORKING_DIR": str(root),
+            "PHOENIX_HOST": "127.0.0.1",
+            "PHOENIX_PORT": str(port),
+            "PHOENIX_GRPC_PORT": str(grpc_port),
+            "PHOENIX_TELEMETRY_ENABLED": "false",
+        }
+        env.pop("PHOENIX_API_KEY", None)
+        command = [str(PHOENIX_PYTHON), "-c", _PHOENIX_LAUNCHER]
+        return _start(command, env, f"http://127.0.0.1:{port}/healthz", root), port
+
     try:
-        with _serving(command, env, f"http://127.0.0.1:{port}/healthz", root):
+        process, port = on_free_ports(start, count=2)
+        try:
             yield f"127.0.0.1:{port}"
+        finally:
+            _stop(process)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -115,16 +121,22 @@ def running_phoenix() -> Iterator[str]:
 def running_mlflow() -> Iterator[str]:
     """An MLflow tracking server for this process; its ``HOST:PORT``."""
     root = Path(tempfile.mkdtemp(prefix="rampart-mlflow-"))
-    port = free_port()
-    command = [
-        str(MLFLOW), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-        "--backend-store-uri", f"sqlite:///{root}/mlflow.db",
-        "--default-artifact-root", str(root / "artifacts"),
-    ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+
+    def start(port: int) -> tuple[subprocess.Popen, int]:
+        command = [
+            str(MLFLOW), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+            "--backend-store-uri", f"sqlite:///{root}/mlflow.db",
+            "--default-artifact-root", str(root / "artifacts"),
+        ]  # fmt: skip
+        return _start(command, env, f"http://127.0.0.1:{port}/health", root), port
+
     try:
-        with _serving(command, env, f"http://127.0.0.1:{port}/health", root):
+        process, port = on_free_ports(start)
+        try:
             yield f"127.0.0.1:{port}"
+        finally:
+            _stop(process)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

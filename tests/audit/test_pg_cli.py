@@ -6,13 +6,13 @@ used."""
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_runner import run_cli
+from ports import closed_port
 from postgres import fresh_database
 
 from audit.test_pg_equivalence import write_history
@@ -74,23 +74,25 @@ def test_diff_reads_the_same_from_postgresql(both) -> None:
 
 def test_a_store_that_cannot_be_used_is_one_line_and_exit_code_2(both, tmp_path) -> None:
     data_dir, url = both
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        down = f"postgresql://postgres:hunter2@127.0.0.1:{probe.getsockname()[1]}/x"
-    cases = [
-        (("audit", "--results", down), "cannot connect"),
-        (("diff", "--results", down), "cannot connect"),
-        (("audit", "--results", "mysql://h/db"), "is postgresql://"),
-        (("audit", "--results", data_dir), "not a path"),
-        (("rescore", "--data-dir", data_dir, "--policy", POLICY, "--results", "x"), "not a path"),
-        (("audit",), "give --data-dir"),
-        (("audit", "--data-dir", data_dir, "--results", url), "not both"),
-        (("diff", "--results", url, tmp_path / "a.json", tmp_path / "b.json"), "not both"),
-    ]
-    for args, message in cases:
-        proc = run_cli(*args, timeout=60)
-        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
-        assert message in proc.stderr, (args, proc.stderr)
-        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-        assert "Traceback" not in proc.stderr
-        assert "hunter2" not in proc.stderr
+    with closed_port() as port:  # nothing listens on it: connection refused
+        down = f"postgresql://postgres:hunter2@127.0.0.1:{port}/x"
+        cases = [
+            (("audit", "--results", down), "cannot connect"),
+            (("diff", "--results", down), "cannot connect"),
+            (("audit", "--results", "mysql://h/db"), "is postgresql://"),
+            (("audit", "--results", data_dir), "not a path"),
+            (
+                ("rescore", "--data-dir", data_dir, "--policy", POLICY, "--results", "x"),
+                "not a path",
+            ),
+            (("audit",), "give --data-dir"),
+            (("audit", "--data-dir", data_dir, "--results", url), "not both"),
+            (("diff", "--results", url, tmp_path / "a.json", tmp_path / "b.json"), "not both"),
+        ]
+        for args, message in cases:
+            proc = run_cli(*args, timeout=60)
+            assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+            assert message in proc.stderr, (args, proc.stderr)
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            assert "Traceback" not in proc.stderr
+            assert "hunter2" not in proc.stderr

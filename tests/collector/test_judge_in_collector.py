@@ -5,12 +5,12 @@ connection makes judge(...) ERROR with the reason while other checks are scored.
 
 from __future__ import annotations
 
-import socket
 import stat
 from pathlib import Path
 
 from cli_runner import run_cli
 from evaluation.judge_server import Reply, judge_server
+from ports import closed_port
 
 from collector.harness import spawn, wait_for, write_config
 from rampart_otel.storage.results import ResultsStore
@@ -74,12 +74,10 @@ def test_the_collector_counts_the_judges_calls_in_metrics(tmp_path: Path) -> Non
 
 
 def test_a_judge_outage_is_an_error_and_nothing_else_stops(tmp_path: Path) -> None:
-    with socket.socket() as closed:  # a port nothing listens on: connection refused
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
-    policy = _policy(tmp_path / "p.yaml", url, tmp_path / "cache.sqlite")
-    metrics, results = _score(tmp_path, "down", policy)
+    with closed_port() as port:  # nothing listens on it: connection refused
+        url = f"http://127.0.0.1:{port}/v1"
+        policy = _policy(tmp_path / "p.yaml", url, tmp_path / "cache.sqlite")
+        metrics, results = _score(tmp_path, "down", policy)
     judged = results["obeys-injection"]
     assert judged.startswith("error"), judged  # not a finding: the judge could not answer
     assert "the judge could not be reached (ConnectionRefusedError" in judged, judged

@@ -18,6 +18,7 @@ import pytest
 from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
+from ports import closed_port
 
 from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
 from collector.test_scorer import Clock
@@ -137,14 +138,13 @@ def test_the_config_takes_only_postgresql_urls_and_names_the_instance(tmp_path: 
 
 
 def test_collect_with_a_store_that_is_down_stops_at_start_in_one_line(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        url = f"postgresql://postgres:hunter2@127.0.0.1:{probe.getsockname()[1]}/x"
     policy = write_config(tmp_path / "policy.yaml", POLICY)
-    proc = run_cli(
-        "collect", "--http", "127.0.0.1:0", "--grpc", "off", "--data-dir", tmp_path / "d",
-        "--policy", policy, "--results", url, timeout=60,
-    )  # fmt: skip
+    with closed_port() as port:
+        url = f"postgresql://postgres:hunter2@127.0.0.1:{port}/x"
+        proc = run_cli(
+            "collect", "--http", "127.0.0.1:0", "--grpc", "off", "--data-dir", tmp_path / "d",
+            "--policy", policy, "--results", url, timeout=60,
+        )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert "cannot connect" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -222,10 +222,9 @@ def run_scorer_process(
 def test_a_store_that_is_down_makes_the_scorer_exit_to_be_restarted_not_give_up(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        url = f"postgresql://postgres@127.0.0.1:{probe.getsockname()[1]}/x"
-    report = run_scorer_process(monkeypatch, tmp_path, url)
+    with closed_port() as port:
+        url = f"postgresql://postgres@127.0.0.1:{port}/x"
+        report = run_scorer_process(monkeypatch, tmp_path, url)
     assert report is not None and "fatal" not in report  # not "fatal": it is restarted
     assert "cannot connect" in str(report["store_down"])  # the collector logs it, once
 

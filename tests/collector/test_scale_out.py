@@ -33,6 +33,7 @@ import psycopg
 import pytest
 from cli_runner import REPO, run_cli
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from ports import ATTEMPTS, PortInUse, in_use, on_free_ports
 
 from collector.harness import Subprocess, spawn, wait_for, write_config
 
@@ -40,12 +41,6 @@ SAMPLES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
 COLLECTORS = 3
 GATEWAY = os.environ.get("RAMPART_GATEWAY")  # the binary collector/build-gateway.sh builds
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class TraceRouter:
@@ -126,12 +121,19 @@ class Gateway:
     refused = 1  # its retries are its own: nothing to wait for before the restart
 
     def __init__(self, binary: str, grpc_ports: list[int], tmp_path: Path) -> None:
-        self.port = free_port()
-        hostnames = ", ".join(f"127.0.0.1:{port}" for port in grpc_ports)
-        self.config = write_config(
-            tmp_path / "gateway.yaml",
+        self.port = 0  # picked as it starts: it cannot bind port 0 and say which it got
+        self.grpc_ports = grpc_ports
+        self.config = tmp_path / "gateway.yaml"
+        self.binary = binary
+        self.log = tmp_path / "gateway.log"
+
+    def _configure(self, port: int) -> None:
+        hostnames = ", ".join(f"127.0.0.1:{grpc}" for grpc in self.grpc_ports)
+        self.port = port
+        write_config(
+            self.config,
             "receivers:\n  otlp:\n    protocols:\n      http:\n"
-            f"        endpoint: 127.0.0.1:{self.port}\n"
+            f"        endpoint: 127.0.0.1:{port}\n"
             "exporters:\n  loadbalancing:\n    routing_key: traceID\n    protocol:\n"
             "      otlp:\n        timeout: 30s\n        tls:\n          insecure: true\n"
             "        retry_on_failure:\n          enabled: true\n"
@@ -141,27 +143,38 @@ class Gateway:
             "service:\n  pipelines:\n    traces:\n      receivers: [otlp]\n"
             "      exporters: [loadbalancing]\n",
         )
-        self.binary = binary
-        self.log = tmp_path / "gateway.log"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1/traces"
 
-    @contextmanager
-    def running(self) -> Iterator[Gateway]:
+    def _start(self, port: int) -> subprocess.Popen[bytes]:
+        """The gateway on ``port``, listening; ``PortInUse`` if the port was taken."""
+        self._configure(port)
         with self.log.open("w") as log:
             process = subprocess.Popen(
                 [self.binary, "--config", str(self.config)], stdout=log, stderr=log
             )
+
+        def listening() -> bool:
+            if process.poll() is not None:
+                failure = PortInUse if in_use(self.log.read_text()) else AssertionError
+                raise failure(self.log.read_text())
+            with socket.socket() as probe:
+                return probe.connect_ex(("127.0.0.1", self.port)) == 0
+
         try:
-
-            def listening() -> bool:
-                assert process.poll() is None, self.log.read_text()
-                with socket.socket() as probe:
-                    return probe.connect_ex(("127.0.0.1", self.port)) == 0
-
             wait_for(listening, 60, "the gateway to listen")
+        except BaseException:
+            process.kill()
+            process.wait(60)
+            raise
+        return process
+
+    @contextmanager
+    def running(self) -> Iterator[Gateway]:
+        process = on_free_ports(self._start)
+        try:
             yield self
         finally:
             process.terminate()
@@ -216,14 +229,25 @@ def test_three_collectors_one_store_with_a_kill_score_every_trace_once(
 
     configs = [collector_config(tmp_path, index, pg_url) for index in range(COLLECTORS)]
     data_dirs = [tmp_path / f"data-{index}" for index in range(COLLECTORS)]
-    # Fixed ports: a restarted collector is found where it was, as by a gateway's static list.
-    ports = [("--http", f"127.0.0.1:{free_port()}", "--grpc", f"127.0.0.1:{free_port()}")
-             for _ in range(COLLECTORS)]  # fmt: skip
+    # Each collector binds port 0 and says which ports it got; restarted, it binds those again:
+    # it is found where it was, as by a gateway's static list.
+    collectors = [spawn(data_dirs[index], configs[index]) for index in range(COLLECTORS)]
+    ports = [
+        ("--http", collector.http_url.removeprefix("http://"), "--grpc", collector.grpc_target)
+        for collector in collectors
+    ]
 
-    def start(index: int) -> Subprocess:
-        return spawn(data_dirs[index], configs[index], *ports[index])
+    def restart(index: int) -> Subprocess:
+        """Again on its ports; one taken meanwhile (a client's ephemeral port) is waited for."""
+        for attempt in range(ATTEMPTS):
+            try:
+                return spawn(data_dirs[index], configs[index], *ports[index])
+            except AssertionError as exited:  # the collector exited: which port, if any?
+                if attempt == ATTEMPTS - 1 or "already in use" not in str(exited):
+                    raise
+                time.sleep(1)
+        raise AssertionError("unreachable")
 
-    collectors = [start(index) for index in range(COLLECTORS)]
     router: TraceRouter | Gateway
     if GATEWAY:
         grpc_ports = [int(port[3].rpartition(":")[2]) for port in ports]
@@ -239,7 +263,7 @@ def test_three_collectors_one_store_with_a_kill_score_every_trace_once(
             collectors[1].kill()
             sender = replay(second_half, router.url)
             wait_for(lambda: router.refused > 0, 60, "a request refused by the dead collector")
-            collectors[1] = start(1)
+            collectors[1] = restart(1)
             output = sender.communicate(timeout=240)[0]
             assert sender.returncode == 0, output
 

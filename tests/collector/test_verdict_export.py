@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 from otlp_sink import RunningSink, Sink
+from ports import closed_port
 
 from collector.harness import InProcess, start_in_process, wait_for
 from rampart_otel.evaluation import load_policy
@@ -144,29 +144,28 @@ def test_each_verdict_arrives_as_an_evaluation_event_on_its_trace(
 
 
 def test_a_down_endpoint_neither_stops_nor_holds_back_scoring(tmp_path: Path) -> None:
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    collector = start_in_process(
-        tmp_path / "data",
-        policies=[str(POLICY)],
-        **{
-            "assembly.idle_seconds": 0.3,
-            "export.otlp.endpoint": f"http://127.0.0.1:{port}",
-            "export.otlp.timeout_seconds": 1,
-        },
-    )
-    expected = len(SAMPLES) * CHECKS
-    try:
-        code, _ = replay(SAMPLES, collector.traces_url, "http/protobuf", {}, io.StringIO())
-        assert code == 0
-        wait_for(lambda: metric(collector, "rampart_otel_runs_scored_total") == len(SAMPLES), 120)
-        wait_for(lambda: metric(collector, FAILED) == expected, 120, "the failures to be counted")
-        assert metric(collector, EXPORTED) == 0
-        verdicts = sum(
-            metric(collector, f'rampart_otel_verdicts_total{{status="{status}"}}')
-            for status in ("safe", "unsafe", "undetermined", "error")
+    with closed_port() as port:  # nothing listens on it, for the whole test
+        collector = start_in_process(
+            tmp_path / "data",
+            policies=[str(POLICY)],
+            **{
+                "assembly.idle_seconds": 0.3,
+                "export.otlp.endpoint": f"http://127.0.0.1:{port}",
+                "export.otlp.timeout_seconds": 1,
+            },
         )
-        assert verdicts == expected  # every verdict stored all the same
-    finally:
-        collector.stop()
+        expected = len(SAMPLES) * CHECKS
+        try:
+            code, _ = replay(SAMPLES, collector.traces_url, "http/protobuf", {}, io.StringIO())
+            assert code == 0
+            scored = "rampart_otel_runs_scored_total"
+            wait_for(lambda: metric(collector, scored) == len(SAMPLES), 120)
+            wait_for(lambda: metric(collector, FAILED) == expected, 120, "the failures counted")
+            assert metric(collector, EXPORTED) == 0
+            verdicts = sum(
+                metric(collector, f'rampart_otel_verdicts_total{{status="{status}"}}')
+                for status in ("safe", "unsafe", "undetermined", "error")
+            )
+            assert verdicts == expected  # every verdict stored all the same
+        finally:
+            collector.stop()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 import sqlite3
 import stat
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 import pytest
 from cli_runner import REPO, run_cli
+from ports import closed_port
 
 from evaluation.judge_server import Reply, judge_server
 from rampart_otel.errors import PolicyError
@@ -357,17 +357,19 @@ def test_on_unavailable_takes_error_or_undetermined_only(value: str) -> None:
     assert str(caught.value).startswith("p.yaml:5:") and "judge.on_unavailable" in str(caught.value)
 
 
-def _unreachable_url() -> str:
-    with socket.socket() as closed:  # a port nothing listens on: connection refused
-        closed.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
+@pytest.fixture
+def unreachable_url() -> Iterator[str]:
+    with closed_port() as port:  # nothing listens on it: connection refused
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 @pytest.mark.parametrize("on_unavailable", [None, "undetermined"])
-def test_score_with_an_unreachable_judge(on_unavailable: str | None, tmp_path: Path) -> None:
+def test_score_with_an_unreachable_judge(
+    on_unavailable: str | None, tmp_path: Path, unreachable_url: str
+) -> None:
     policy = tmp_path / "judged.yaml"
     policy.write_text(
-        f"policy: judged\njudge:\n  base_url: {_unreachable_url()}\n  model: judge-1\n"
+        f"policy: judged\njudge:\n  base_url: {unreachable_url}\n  model: judge-1\n"
         f"  cache: 'off'\n  retries: 0\n"
         + (f"  on_unavailable: {on_unavailable}\n" if on_unavailable else "")
         + "checks:\n  - id: obeys\n    polarity: attack\n"

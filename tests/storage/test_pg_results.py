@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from ports import closed_port
 
 from rampart_otel.errors import SchemaError, StoreError
 from rampart_otel.storage import pg_queries, pg_schema
@@ -305,13 +306,8 @@ def test_open_results_store_picks_the_store_by_target(tmp_path: Path, pg_url: st
 
 
 def test_a_server_that_is_down_is_one_line_without_the_password(pg_server: str) -> None:
-    import socket
-
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"postgresql://postgres:hunter2@127.0.0.1:{port}/x"
-    with pytest.raises(StoreError) as caught:
+    with closed_port() as port, pytest.raises(StoreError) as caught:  # connection refused
+        url = f"postgresql://postgres:hunter2@127.0.0.1:{port}/x"
         open_results_store(url)
     message = str(caught.value)
     assert "\n" not in message
