@@ -16,9 +16,32 @@ from __future__ import annotations
 
 import json
 import zlib
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 PACKED = ""  # ``results.result`` of a row whose document is in ``result_documents``
+
+# Deflate's preset dictionaries: every one ever shipped, a stored document naming the one
+# it was written with by Adler-32 (bench/build_document_dictionary.py makes a new one).
+SHIPPED_DICTIONARIES = (1,)
+_HERE = Path(__file__).parent
+
+
+@cache
+def dictionaries() -> dict[int, bytes]:
+    """Adler-32 -> dictionary, of every shipped dictionary (read on first use)."""
+    texts = (
+        _HERE.joinpath(f"document-dictionary-{n}.bin").read_bytes() for n in SHIPPED_DICTIONARIES
+    )
+    return {zlib.adler32(text): text for text in texts}
+
+
+@cache
+def _newest() -> bytes:
+    return _HERE.joinpath(f"document-dictionary-{SHIPPED_DICTIONARIES[-1]}.bin").read_bytes()
+
+
 _LEVEL = 6
 _STRICT = json.JSONEncoder(allow_nan=False)
 
@@ -32,12 +55,7 @@ def _encode(value: Any) -> str:
         return json.dumps(value, default=str)
 
 
-def pack(documents: dict[str, dict[str, Any]]) -> bytes:
-    """The entries of one run revision's checks (check id -> document), compressed.
-
-    ``shared`` has each key every document holds with one value; ``checks`` maps a check to
-    its other values, and to its own key order when that differs from ``order``.
-    """
+def _shared_and_own(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
     docs = list(documents.values())
     first = docs[0]
     order = list(first)
@@ -51,13 +69,40 @@ def pack(documents: dict[str, dict[str, Any]]) -> bytes:
         own = {key: value for key, value in doc.items() if key not in shared}
         keys = list(doc)
         checks[check] = [own, None if keys == order else keys]
-    text = _encode({"order": order, "shared": shared, "checks": checks})
-    return zlib.compress(text.encode(), _LEVEL)
+    return {"order": order, "shared": shared, "checks": checks}
+
+
+def packed_text(documents: dict[str, dict[str, Any]]) -> str:
+    """The JSON text :func:`pack` compresses."""
+    return _encode(_shared_and_own(documents))
+
+
+def pack(documents: dict[str, dict[str, Any]]) -> bytes:
+    """The entries of one run revision's checks (check id -> document), compressed with
+    the newest preset dictionary (its Adler-32 is in the zlib header).
+
+    ``shared`` has each key every document holds with one value; ``checks`` maps a check to
+    its other values, and to its own key order when that differs from ``order``.
+    """
+    deflate = zlib.compressobj(_LEVEL, zdict=_newest())
+    return deflate.compress(packed_text(documents).encode()) + deflate.flush()
+
+
+def _inflate(blob: bytes) -> bytes:
+    """A stored document's JSON text: written with a preset dictionary (FDICT set in the
+    zlib header, the dictionary named by its Adler-32) or, before there was one, without."""
+    if len(blob) >= 6 and blob[1] & 0x20:
+        dictionary = dictionaries().get(int.from_bytes(blob[2:6], "big"))
+        if dictionary is None:
+            raise zlib.error("compressed with a dictionary this version does not have")
+        inflate = zlib.decompressobj(zdict=dictionary)
+        return inflate.decompress(blob) + inflate.flush()
+    return zlib.decompress(blob)
 
 
 def unpack(blob: bytes) -> dict[str, dict[str, Any]]:
     """check id -> its document, as :func:`pack` was given it."""
-    packed = json.loads(zlib.decompress(bytes(blob)))
+    packed = json.loads(_inflate(bytes(blob)))
     shared, order = packed["shared"], packed["order"]
     return {
         check: {key: own[key] if key in own else shared[key] for key in (keys or order)}

@@ -190,3 +190,29 @@ def test_a_v2_postgresql_store_is_migrated_to_one_document_per_run_revision(pg_u
     assert audit_documents(reader.db) == {k: v for k, v in before.items() if k[3] == "2"}
     reader.close()
     PgResultsStore(pg_url).close()  # nothing applied twice
+
+
+def test_a_document_is_compressed_with_the_shipped_dictionary_and_older_ones_still_read():
+    """Deflate's preset dictionary: the zlib header names it (FDICT, Adler-32). A shipped
+    dictionary never changes (documents written with it name it); a document written
+    before there was one reads as before; one naming a dictionary this version lacks is
+    an error, never a wrong document."""
+    import zlib
+
+    from rampart_otel.storage import documents
+
+    assert documents.SHIPPED_DICTIONARIES == (1,)
+    assert list(documents.dictionaries()) == [0x9D4C32DF]  # document-dictionary-1.bin
+    entries = {
+        "c1": {"run_id": "r", "check": "c1", "coverage": {"input": {"state": "observed"}}},
+        "c2": {"run_id": "r", "check": "c2", "coverage": {"input": {"state": "observed"}}},
+    }
+    blob = documents.pack(entries)
+    assert blob[1] & 0x20 and int.from_bytes(blob[2:6], "big") == 0x9D4C32DF
+    assert documents.unpack(blob) == entries
+    plain = zlib.compress(documents.packed_text(entries).encode())  # schema 3 before it
+    assert documents.unpack(plain) == entries
+    foreign = zlib.compressobj(zdict=b"another dictionary")
+    unknown = foreign.compress(documents.packed_text(entries).encode()) + foreign.flush()
+    with pytest.raises(zlib.error, match="dictionary this version does not have"):
+        documents.unpack(unknown)

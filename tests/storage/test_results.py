@@ -56,3 +56,18 @@ def test_readonly_store_reads_what_the_scorer_wrote(tmp_path):
         txn.add_result(row("t1", 0, "unsafe"))
     reader = ResultsStore(tmp_path / "results.db", readonly=True)
     assert [r.status for r in reader.results()] == ["unsafe"]
+
+
+def test_a_new_results_db_has_pages_that_fit_several_run_documents(tmp_path):
+    """A run's compressed document is ~2 KB: SQLite's default 4 KiB page held one and left
+    the rest of the page empty. An existing file keeps the page size it was made with."""
+    ResultsStore(tmp_path / "results.db").close()
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("PRAGMA page_size").fetchone()[0] == 16384
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as db:
+        db.execute("PRAGMA page_size=4096")
+        db.execute("CREATE TABLE t (x)")
+    ResultsStore(old).close()
+    with sqlite3.connect(old) as db:
+        assert db.execute("PRAGMA page_size").fetchone()[0] == 4096

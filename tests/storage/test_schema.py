@@ -157,6 +157,7 @@ def test_versions_are_kept_apart_and_only_the_latest_revision_is_current(tmp_pat
     assert sorted(versions) == [("1", "1"), ("2", "2")]
 
 
+@pytest.mark.e2e  # spawns a collector (a function-level import markers.py does not follow)
 def test_a_collector_keeps_scoring_into_a_schema_1_results_db(tmp_path):
     from collector.harness import POLICY, make_traces, spawn, wait_for, write_config
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
