@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
 import grpc
@@ -128,6 +129,12 @@ def test_full_queue_is_unavailable_with_retry_info_and_the_exporter_delivers(tmp
         ]
         for thread in threads:
             thread.start()
+        # The queue's one place taken by an exporter first: a raw call that got there first
+        # would wait for the paused writer instead (a race this test once lost under load).
+        deadline = time.monotonic() + 30
+        while writer.queue_requests < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert writer.queue_requests == 1
         error = raw_call(running.grpc_target, encode_spans(make_traces(1)).SerializeToString())
         assert isinstance(error, grpc.RpcError)
         assert error.code() is grpc.StatusCode.UNAVAILABLE
