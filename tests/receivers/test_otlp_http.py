@@ -364,6 +364,12 @@ def test_full_queue_is_503_with_retry_after_and_the_exporter_delivers_in_the_end
         ]
         for thread in threads:
             thread.start()
+        # Both of the queue's places taken by exporters first (a direct request that got
+        # one would wait for the paused writer instead).
+        deadline = time.monotonic() + 30
+        while writer.queue_requests < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert writer.queue_requests == 2
         # While paused, a direct request sees the refusal and its Retry-After.
         status, headers, body = post(
             running.traces_url, encode_spans(make_traces(1)).SerializeToString()
