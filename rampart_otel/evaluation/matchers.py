@@ -8,6 +8,7 @@ saying False there would turn "not recorded" into "did not happen".
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Final
@@ -335,6 +336,19 @@ def not_in(values: list[Scalar] | tuple[Scalar, ...]) -> Matcher:
 def not_(matcher: Matcher | Scalar) -> Matcher:
     """Negates a matcher (or a literal's equality); unknown stays unknown."""
     return Not(as_matcher(matcher))
+
+
+def any_match(matcher: Matcher, values: Iterable[Any]) -> bool | None:
+    """Kleene OR of ``matcher`` over ``values``: True once one matches, else unknown if one
+    is unknown, else False."""
+    result: bool | None = False
+    for value in values:
+        answer = matcher.match(value)
+        if answer is True:
+            return True
+        if answer is None:
+            result = None
+    return result
 
 
 def all_match(matchers: dict[str, Matcher], values: Any) -> bool | None:

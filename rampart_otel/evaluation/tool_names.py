@@ -22,7 +22,16 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from rampart_otel.evaluation.matchers import Equals, Glob, Matcher, Not, NotIn, OneOf, Regex
+from rampart_otel.evaluation.matchers import (
+    Equals,
+    Glob,
+    Matcher,
+    Not,
+    NotIn,
+    OneOf,
+    Regex,
+    any_match,
+)
 from rampart_otel.model import ToolCall
 
 # Separators frameworks put between a qualifier and a tool's own name: Semantic Kernel's
@@ -42,14 +51,7 @@ def names_match(matcher: Matcher, names: tuple[str, ...]) -> bool | None:
         return None if inner is None else not inner
     if isinstance(matcher, NotIn):
         return not names_match(OneOf(matcher.values), names)
-    answer: bool | None = False
-    for name in names:
-        found = matcher.match(name)
-        if found is True:
-            return True
-        if found is None:
-            answer = None
-    return answer
+    return any_match(matcher, names)
 
 
 class NearMissKind(StrEnum):

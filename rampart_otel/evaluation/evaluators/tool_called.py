@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from rampart_otel.evaluation.matchers import (
     Matcher,
     Scalar,
     all_match,
+    any_match,
     as_matcher,
 )
 from rampart_otel.evaluation.outcome import Evidence
@@ -170,7 +172,11 @@ class ToolCalled(EventEvaluator):
 def any_value_matches(matcher: Matcher, value: Any) -> bool | None:
     """Kleene OR of ``matcher`` over every value in ``value`` at any depth (the strings,
     numbers and booleans of its objects and arrays; nulls hold nothing to match)."""
-    result: bool | None = False
+    return any_match(matcher, _leaves(value))
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    """The scalars of ``value`` in document order, depth first."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -179,12 +185,7 @@ def any_value_matches(matcher: Matcher, value: Any) -> bool | None:
         elif isinstance(item, (list, tuple)):
             stack.extend(reversed(item))
         elif item is not None:
-            answer = matcher.match(item)
-            if answer is True:
-                return True
-            if answer is None:
-                result = None
-    return result
+            yield item
 
 
 def arguments_text(args: Any) -> str:
