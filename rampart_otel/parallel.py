@@ -35,21 +35,26 @@ runs of the ranges in flight and, between the passes, every trace id once.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import heapq
 import itertools
 import multiprocessing
+import operator
 import os
 import queue
 import sys
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from rampart_otel.channels import ChannelCoverage, Coverage, Reason
 from rampart_otel.codecs.otlp_json import trace_ids_of_json
 from rampart_otel.codecs.otlp_proto import trace_ids_of_proto
 from rampart_otel.errors import RampartOtelError
-from rampart_otel.evaluation import Tally
+from rampart_otel.evaluation import CheckResult, Tally
+from rampart_otel.evaluation.outcome import Evidence
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, RunAssembler
 from rampart_otel.reading import decode_located
@@ -83,6 +88,29 @@ class ScoredRun:
 
     tallies: list[Tally]
     prepared: list[Any]
+
+
+def _pickled_by_fields(cls: type) -> None:
+    """Queues pickle ``cls`` as its class and its field values, rebuilt by its ``__init__``.
+
+    A slotted dataclass otherwise pickles through ``dataclasses``' own state functions,
+    which look the fields up again for every object: for the verdicts of a long input
+    (a run's results, their coverage, its reasons) that was most of the time the workers
+    spent sending them and the main process receiving them."""
+    names = [field.name for field in dataclasses.fields(cls)]
+    if hasattr(cls, "__post_init__") or not all(f.init for f in dataclasses.fields(cls)):
+        raise TypeError(f"{cls.__name__}: not rebuilt by __init__ from its fields")
+    get = operator.attrgetter(*names)
+
+    def reduce(obj: Any) -> tuple[type, tuple[Any, ...]]:
+        values = get(obj)
+        return cls, values if len(names) > 1 else (values,)
+
+    ForkingPickler.register(cls, reduce)
+
+
+for _cls in (ScoredRun, CheckResult, Coverage, ChannelCoverage, Reason, Evidence):
+    _pickled_by_fields(_cls)
 
 
 class WorkerFailed(RampartOtelError):

@@ -303,3 +303,21 @@ def test_bad_jobs_values_are_one_line_usage_errors(tmp_path: Path) -> None:
     done = run_cli("score", SAMPLES, "--policy", POLICY, "-j", "2", "--group-by", "session")
     assert done.returncode == 2
     assert "--jobs: only with --group-by trace" in done.stderr
+
+
+def test_verdicts_cross_processes_whole_and_unchanged() -> None:
+    """The workers' queues pickle a run's verdicts field by field (``_pickled_by_fields``):
+    every field of every result, its coverage, reasons and evidence must come back."""
+    from multiprocessing.reduction import ForkingPickler
+
+    policy = load_policy(POLICY)
+    sent = [
+        ScoredRun([], score_run(run, [policy]))
+        for run in runs([SAMPLES], ReadStats(), stitch=False)
+    ]
+    results = [result for item in sent for result in item.prepared]
+    assert any(result.evidence for result in results)
+    assert any(result.coverage and result.coverage.channels for result in results)
+    received = ForkingPickler.loads(ForkingPickler.dumps(sent))
+    assert received == sent
+    assert [repr(item) for item in received] == [repr(item) for item in sent]
