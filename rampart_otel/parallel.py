@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gc
 import heapq
 import itertools
 import multiprocessing
@@ -436,7 +437,31 @@ def _scan(ranged: _Range) -> tuple[int, set[str]]:
     return count, ids
 
 
+WORKER_GC_THRESHOLD = 20_000  # allocations between two young collections (Python's: 700)
+
+
+def _worker_gc() -> None:
+    """The garbage collector of a worker, which builds and drops a run's spans and verdicts
+    by the thousand and keeps little: young collections rarer (with Python's default most
+    of them found nothing to free, and moved the runs in flight to older generations to be
+    walked again). The main process froze its objects before forking (``gc.freeze``), so
+    no collection here walks them, nor writes to the pages it shares with the main
+    process; and the main process, unfrozen only at the end, does not walk them either
+    while it takes the workers' runs."""
+    gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def _freeze() -> bool:
+    """The main process's objects moved out of the collector's reach until the workers
+    are done (``_worker_gc``); whether to move them back (not if the host had frozen some:
+    it thaws them itself)."""
+    thaw = gc.get_freeze_count() == 0
+    gc.freeze()
+    return thaw
+
+
 def _range_work(index: int, shared: _Shared) -> None:
+    _worker_gc()
     try:
         _RangeWorker(index, shared).run()
     except BaseException as error:  # reported to the main process, which stops
@@ -465,6 +490,7 @@ def _score_ranges(
         [context.Queue() for _ in range(jobs)],
     )
     processes = []
+    thaw = _freeze()
     try:
         for index in range(jobs):
             process = context.Process(target=_range_work, args=(index, shared), daemon=True)
@@ -493,6 +519,8 @@ def _score_ranges(
                 yield item
         yield bases[-1]
     finally:
+        if thaw:
+            gc.unfreeze()
         for process in processes:
             if process.is_alive():
                 process.kill()
@@ -648,6 +676,7 @@ class _Worker:
 
 
 def _work(worker: _Worker, requests: Any, responses: Any) -> None:
+    _worker_gc()
     try:
         while True:
             entries = requests.get()
@@ -693,15 +722,16 @@ def _score_routed(
     requests = [context.Queue() for _ in range(jobs)]
     responses = [context.Queue() for _ in range(jobs)]
     processes = []
-    for index in range(jobs):
-        worker = _Worker(index, jobs, score, prepare, idle)
-        process = context.Process(
-            target=_work, args=(worker, requests[index], responses[index]), daemon=True
-        )
-        process.start()
-        processes.append(process)
     pending: list[list[tuple[tuple[int, ...], InputError]]] = []  # main's read errors
+    thaw = _freeze()
     try:
+        for index in range(jobs):
+            worker = _Worker(index, jobs, score, prepare, idle)
+            process = context.Process(
+                target=_work, args=(worker, requests[index], responses[index]), daemon=True
+            )
+            process.start()
+            processes.append(process)
         in_flight = 0
         for chunk, read_errors in _chunks(read_records(paths), jobs):
             for index in range(jobs):
@@ -718,6 +748,8 @@ def _score_routed(
         spans = yield from _merge(responses, processes, [], on_error, final=True)
         yield spans
     finally:
+        if thaw:
+            gc.unfreeze()
         for process in processes:
             if process.is_alive():
                 process.kill()
