@@ -157,6 +157,7 @@ RANGES_PER_WORKER = 4  # more ranges balance the workers; fewer cut fewer traces
 MIN_RANGE_BYTES = 1 << 20
 MAX_RANGE_BYTES = 32 << 20  # bounds the runs the main process holds while ranges finish
 SEND_EVERY = 32  # records read between two reports of a worker's progress
+FLUSH_RUNS = 256  # runs scored at the end of input between two sends
 _DONE = _END + 1  # a stream's mark once it sent everything
 _ERROR, _FULL, _IDLE = 3, 0, 1  # where in one record's moment an input error, a run goes
 
@@ -306,7 +307,14 @@ class _RangeWorker:
             out = self._score_range(number)
             number = _take(shared.score_next)
             self._send(0, out, self.bases[number] if number < len(ranges) else _END - 1)
-        self._send(0, self._scored(self.local.flush()), _DONE)
+        # The traces still open at the end of input (on an input shorter than the idle
+        # window, all of them) go out in batches as they are scored, so that sending
+        # them overlaps scoring them rather than following it (the main process can take
+        # none before every worker is done: their keys come after every mark but this).
+        flushed = self.local.flush()
+        for start in range(0, len(flushed), FLUSH_RUNS):
+            self._send(0, self._scored(flushed[start : start + FLUSH_RUNS]), _END - 1)
+        self._send(0, [], _DONE)
         inbox = shared.inboxes[self.index]
         while self.owned_next < len(ranges):
             self._take_owned(inbox.get())
@@ -556,10 +564,25 @@ class _Merge:
             yield heapq.heappop(heap)[2]
 
 
+def _unpickled(responses: Any) -> Any:
+    """The next message from the workers (``queue.Empty`` after a second without one),
+    rebuilt with the garbage collector off: a message is hundreds of runs' verdicts,
+    thousands of new objects and no garbage, and collections set off while rebuilding it
+    walk them over and over (and the verdicts the main process keeps). The next
+    collection takes them once."""
+    if not gc.isenabled():
+        return responses.get(timeout=1.0)
+    gc.disable()
+    try:
+        return responses.get(timeout=1.0)
+    finally:
+        gc.enable()
+
+
 def _next(responses: Any, processes: list[Any], kind: str) -> tuple[Any, ...]:
     while True:
         try:
-            message = responses.get(timeout=1.0)
+            message = _unpickled(responses)
         except queue.Empty:
             # A worker that is done exits (code 0) once its messages are in the pipe.
             codes = [process.exitcode for process in processes]
@@ -817,7 +840,7 @@ def _merge(
 def _receive(response_queue: Any, process: Any) -> tuple[str, Any, list[Any], int]:
     while True:
         try:
-            return response_queue.get(timeout=1.0)
+            return _unpickled(response_queue)
         except queue.Empty:
             if not process.is_alive():
                 code = process.exitcode

@@ -185,6 +185,21 @@ def test_any_idle_window_gives_one_process_runs(idle: int, tmp_path: Path) -> No
     assert _parallel([path], idle, 3, 3000) == expected
 
 
+def test_runs_sent_in_batches_at_the_end_come_out_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the default idle window every trace of a short input is open at its end: the
+    workers score and send them a few at a time (``FLUSH_RUNS``; forked with 3 here), and
+    the main process must still give them in one process's order."""
+    monkeypatch.setattr(parallel, "FLUSH_RUNS", 3)
+    path = tmp_path / "mixed.jsonl"
+    _shuffled_input(9, path)
+    expected = _sequential([path], DEFAULT_IDLE_SPANS, set())
+    assert len(expected) > 30
+    assert _parallel([path], DEFAULT_IDLE_SPANS, 2, 700) == expected
+    assert _parallel([path], DEFAULT_IDLE_SPANS, 3, None) == expected
+
+
 def test_traces_that_fill_up_come_out_where_one_process_gives_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
