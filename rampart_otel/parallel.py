@@ -35,21 +35,27 @@ runs of the ranges in flight and, between the passes, every trace id once.
 from __future__ import annotations
 
 import collections
+import dataclasses
+import gc
 import heapq
 import itertools
 import multiprocessing
+import operator
 import os
 import queue
 import sys
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
+from rampart_otel.channels import ChannelCoverage, Coverage, Reason
 from rampart_otel.codecs.otlp_json import trace_ids_of_json
 from rampart_otel.codecs.otlp_proto import trace_ids_of_proto
 from rampart_otel.errors import RampartOtelError
-from rampart_otel.evaluation import Tally
+from rampart_otel.evaluation import CheckResult, Tally
+from rampart_otel.evaluation.outcome import Evidence
 from rampart_otel.model import InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, RunAssembler
 from rampart_otel.reading import decode_located
@@ -83,6 +89,29 @@ class ScoredRun:
 
     tallies: list[Tally]
     prepared: list[Any]
+
+
+def _pickled_by_fields(cls: type) -> None:
+    """Queues pickle ``cls`` as its class and its field values, rebuilt by its ``__init__``.
+
+    A slotted dataclass otherwise pickles through ``dataclasses``' own state functions,
+    which look the fields up again for every object: for the verdicts of a long input
+    (a run's results, their coverage, its reasons) that was most of the time the workers
+    spent sending them and the main process receiving them."""
+    names = [field.name for field in dataclasses.fields(cls)]
+    if hasattr(cls, "__post_init__") or not all(f.init for f in dataclasses.fields(cls)):
+        raise TypeError(f"{cls.__name__}: not rebuilt by __init__ from its fields")
+    get = operator.attrgetter(*names)
+
+    def reduce(obj: Any) -> tuple[type, tuple[Any, ...]]:
+        values = get(obj)
+        return cls, values if len(names) > 1 else (values,)
+
+    ForkingPickler.register(cls, reduce)
+
+
+for _cls in (ScoredRun, CheckResult, Coverage, ChannelCoverage, Reason, Evidence):
+    _pickled_by_fields(_cls)
 
 
 class WorkerFailed(RampartOtelError):
@@ -128,6 +157,7 @@ RANGES_PER_WORKER = 4  # more ranges balance the workers; fewer cut fewer traces
 MIN_RANGE_BYTES = 1 << 20
 MAX_RANGE_BYTES = 32 << 20  # bounds the runs the main process holds while ranges finish
 SEND_EVERY = 32  # records read between two reports of a worker's progress
+FLUSH_RUNS = 256  # runs scored at the end of input between two sends
 _DONE = _END + 1  # a stream's mark once it sent everything
 _ERROR, _FULL, _IDLE = 3, 0, 1  # where in one record's moment an input error, a run goes
 
@@ -277,7 +307,14 @@ class _RangeWorker:
             out = self._score_range(number)
             number = _take(shared.score_next)
             self._send(0, out, self.bases[number] if number < len(ranges) else _END - 1)
-        self._send(0, self._scored(self.local.flush()), _DONE)
+        # The traces still open at the end of input (on an input shorter than the idle
+        # window, all of them) go out in batches as they are scored, so that sending
+        # them overlaps scoring them rather than following it (the main process can take
+        # none before every worker is done: their keys come after every mark but this).
+        flushed = self.local.flush()
+        for start in range(0, len(flushed), FLUSH_RUNS):
+            self._send(0, self._scored(flushed[start : start + FLUSH_RUNS]), _END - 1)
+        self._send(0, [], _DONE)
         inbox = shared.inboxes[self.index]
         while self.owned_next < len(ranges):
             self._take_owned(inbox.get())
@@ -408,7 +445,31 @@ def _scan(ranged: _Range) -> tuple[int, set[str]]:
     return count, ids
 
 
+WORKER_GC_THRESHOLD = 20_000  # allocations between two young collections (Python's: 700)
+
+
+def _worker_gc() -> None:
+    """The garbage collector of a worker, which builds and drops a run's spans and verdicts
+    by the thousand and keeps little: young collections rarer (with Python's default most
+    of them found nothing to free, and moved the runs in flight to older generations to be
+    walked again). The main process froze its objects before forking (``gc.freeze``), so
+    no collection here walks them, nor writes to the pages it shares with the main
+    process; and the main process, unfrozen only at the end, does not walk them either
+    while it takes the workers' runs."""
+    gc.set_threshold(WORKER_GC_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def _freeze() -> bool:
+    """The main process's objects moved out of the collector's reach until the workers
+    are done (``_worker_gc``); whether to move them back (not if the host had frozen some:
+    it thaws them itself)."""
+    thaw = gc.get_freeze_count() == 0
+    gc.freeze()
+    return thaw
+
+
 def _range_work(index: int, shared: _Shared) -> None:
+    _worker_gc()
     try:
         _RangeWorker(index, shared).run()
     except BaseException as error:  # reported to the main process, which stops
@@ -437,6 +498,7 @@ def _score_ranges(
         [context.Queue() for _ in range(jobs)],
     )
     processes = []
+    thaw = _freeze()
     try:
         for index in range(jobs):
             process = context.Process(target=_range_work, args=(index, shared), daemon=True)
@@ -465,6 +527,8 @@ def _score_ranges(
                 yield item
         yield bases[-1]
     finally:
+        if thaw:
+            gc.unfreeze()
         for process in processes:
             if process.is_alive():
                 process.kill()
@@ -500,10 +564,25 @@ class _Merge:
             yield heapq.heappop(heap)[2]
 
 
+def _unpickled(responses: Any) -> Any:
+    """The next message from the workers (``queue.Empty`` after a second without one),
+    rebuilt with the garbage collector off: a message is hundreds of runs' verdicts,
+    thousands of new objects and no garbage, and collections set off while rebuilding it
+    walk them over and over (and the verdicts the main process keeps). The next
+    collection takes them once."""
+    if not gc.isenabled():
+        return responses.get(timeout=1.0)
+    gc.disable()
+    try:
+        return responses.get(timeout=1.0)
+    finally:
+        gc.enable()
+
+
 def _next(responses: Any, processes: list[Any], kind: str) -> tuple[Any, ...]:
     while True:
         try:
-            message = responses.get(timeout=1.0)
+            message = _unpickled(responses)
         except queue.Empty:
             # A worker that is done exits (code 0) once its messages are in the pipe.
             codes = [process.exitcode for process in processes]
@@ -620,6 +699,7 @@ class _Worker:
 
 
 def _work(worker: _Worker, requests: Any, responses: Any) -> None:
+    _worker_gc()
     try:
         while True:
             entries = requests.get()
@@ -665,15 +745,16 @@ def _score_routed(
     requests = [context.Queue() for _ in range(jobs)]
     responses = [context.Queue() for _ in range(jobs)]
     processes = []
-    for index in range(jobs):
-        worker = _Worker(index, jobs, score, prepare, idle)
-        process = context.Process(
-            target=_work, args=(worker, requests[index], responses[index]), daemon=True
-        )
-        process.start()
-        processes.append(process)
     pending: list[list[tuple[tuple[int, ...], InputError]]] = []  # main's read errors
+    thaw = _freeze()
     try:
+        for index in range(jobs):
+            worker = _Worker(index, jobs, score, prepare, idle)
+            process = context.Process(
+                target=_work, args=(worker, requests[index], responses[index]), daemon=True
+            )
+            process.start()
+            processes.append(process)
         in_flight = 0
         for chunk, read_errors in _chunks(read_records(paths), jobs):
             for index in range(jobs):
@@ -690,6 +771,8 @@ def _score_routed(
         spans = yield from _merge(responses, processes, [], on_error, final=True)
         yield spans
     finally:
+        if thaw:
+            gc.unfreeze()
         for process in processes:
             if process.is_alive():
                 process.kill()
@@ -757,7 +840,7 @@ def _merge(
 def _receive(response_queue: Any, process: Any) -> tuple[str, Any, list[Any], int]:
     while True:
         try:
-            return response_queue.get(timeout=1.0)
+            return _unpickled(response_queue)
         except queue.Empty:
             if not process.is_alive():
                 code = process.exitcode

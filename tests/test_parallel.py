@@ -185,6 +185,21 @@ def test_any_idle_window_gives_one_process_runs(idle: int, tmp_path: Path) -> No
     assert _parallel([path], idle, 3, 3000) == expected
 
 
+def test_runs_sent_in_batches_at_the_end_come_out_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the default idle window every trace of a short input is open at its end: the
+    workers score and send them a few at a time (``FLUSH_RUNS``; forked with 3 here), and
+    the main process must still give them in one process's order."""
+    monkeypatch.setattr(parallel, "FLUSH_RUNS", 3)
+    path = tmp_path / "mixed.jsonl"
+    _shuffled_input(9, path)
+    expected = _sequential([path], DEFAULT_IDLE_SPANS, set())
+    assert len(expected) > 30
+    assert _parallel([path], DEFAULT_IDLE_SPANS, 2, 700) == expected
+    assert _parallel([path], DEFAULT_IDLE_SPANS, 3, None) == expected
+
+
 def test_traces_that_fill_up_come_out_where_one_process_gives_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -303,3 +318,21 @@ def test_bad_jobs_values_are_one_line_usage_errors(tmp_path: Path) -> None:
     done = run_cli("score", SAMPLES, "--policy", POLICY, "-j", "2", "--group-by", "session")
     assert done.returncode == 2
     assert "--jobs: only with --group-by trace" in done.stderr
+
+
+def test_verdicts_cross_processes_whole_and_unchanged() -> None:
+    """The workers' queues pickle a run's verdicts field by field (``_pickled_by_fields``):
+    every field of every result, its coverage, reasons and evidence must come back."""
+    from multiprocessing.reduction import ForkingPickler
+
+    policy = load_policy(POLICY)
+    sent = [
+        ScoredRun([], score_run(run, [policy]))
+        for run in runs([SAMPLES], ReadStats(), stitch=False)
+    ]
+    results = [result for item in sent for result in item.prepared]
+    assert any(result.evidence for result in results)
+    assert any(result.coverage and result.coverage.channels for result in results)
+    received = ForkingPickler.loads(ForkingPickler.dumps(sent))
+    assert received == sent
+    assert [repr(item) for item in received] == [repr(item) for item in sent]
