@@ -527,6 +527,7 @@ def collect(
             "--quiet", "-q", help="Print only the listening addresses, warnings and errors."
         ),
     ] = False,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """Receive OTLP traces, store them durably, and score each run as it completes.
 
@@ -536,7 +537,7 @@ def collect(
 
     run_collect(
         config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol, results,
-        quiet,
+        quiet, show_secrets,
     )  # fmt: skip
 
 

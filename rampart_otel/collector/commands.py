@@ -46,6 +46,7 @@ def collect(
     export_protocol: str | None = None,
     results: str | None = None,
     quiet: bool = False,
+    show_secrets: bool = False,
 ) -> None:
     overrides: dict[str, Any] = {
         "http.endpoint": http,
@@ -70,7 +71,7 @@ def collect(
     collector = Collector(config)
     if not config.policies:
         log.warning("no --policy given: spans are stored durably but not scored")
-    console = Console(sys.stderr, quiet=quiet)
+    console = Console(sys.stderr, quiet=quiet, show_secrets=show_secrets)
     collector.on_ready = lambda: console.startup(
         config, collector.bound.http, collector.bound.grpc, loaded
     )

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.evaluation import Policy
-from rampart_otel.render import safe_text, shown_text
+from rampart_otel.render import safe_text, secrets_shown, shown_text
 from rampart_otel.storage.store import describe
 
 PREFIX = "rampart-otel: "
@@ -45,12 +45,14 @@ class Console:
         out: IO[str],
         *,
         quiet: bool = False,
+        show_secrets: bool = False,
         lines_per_minute: int = VERDICT_LINES_PER_MINUTE,
         summary_every: float = SUMMARY_EVERY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.out = out
         self.quiet = quiet
+        self.show_secrets = show_secrets  # else verdict lines mask secret-looking values
         self.lines_per_minute = lines_per_minute
         self.summary_every = summary_every
         self.clock = clock
@@ -122,7 +124,8 @@ class Console:
         """One line per UNSAFE or ERROR verdict, at most ``lines_per_minute``."""
         if self.quiet:
             return
-        with self._lock:
+        # The scorer's reports arrive on another thread: the choice is applied here.
+        with self._lock, secrets_shown(self.show_secrets):
             self._roll()
             for notice in notices:
                 if "unsent" in notice:

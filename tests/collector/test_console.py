@@ -130,3 +130,19 @@ def test_quiet_prints_no_verdicts_and_no_summary():
     clock.now += 100
     console.tick({"spans_received": 5})
     assert out.getvalue() == ""
+
+
+def test_a_verdict_line_masks_a_secret_unless_show_secrets(tmp_path):
+    """As score's terminal output: masked by default, in clear with --show-secrets; the
+    scorer's reports arrive on another thread, so the Console applies the choice itself."""
+    import threading
+
+    leaked = notice(1, detail="send_report called with api_token=tok_live_9f3a7c21d8e4")
+    for show, expect_raw in ((False, False), (True, True)):
+        out = io.StringIO()
+        console = Console(out, show_secrets=show)
+        thread = threading.Thread(target=console.verdicts, args=([leaked],))
+        thread.start()
+        thread.join()
+        assert ("tok_live_9f3a7c21d8e4" in out.getvalue()) is expect_raw
+        assert ("[masked:" in out.getvalue()) is not expect_raw
