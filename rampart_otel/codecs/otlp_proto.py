@@ -49,8 +49,11 @@ _STATUS_NUMBER = {name: i for i, name in enumerate(_STATUSES)}
 _ZERO_SPAN_ID = bytes(8)
 
 
-def spans_from_proto_bytes(data: bytes | bytearray | memoryview) -> list[Span]:
-    """Decode a serialized ExportTraceServiceRequest or TracesData (same wire format)."""
+def spans_from_proto_bytes(
+    data: bytes | bytearray | memoryview, owns: Callable[[bytes], bool] | None = None
+) -> list[Span]:
+    """Decode a serialized ExportTraceServiceRequest or TracesData (same wire format);
+    with ``owns``, only the spans it takes (``spans_from_proto``)."""
     try:
         request = ExportTraceServiceRequest.FromString(bytes(data))
     except _ProtoDecodeError as exc:
@@ -59,11 +62,18 @@ def spans_from_proto_bytes(data: bytes | bytearray | memoryview) -> list[Span]:
         raise DecodeError(f"invalid OTLP protobuf: {detail}") from None
     except RecursionError:
         raise DecodeError("invalid OTLP protobuf: nested too deeply") from None
-    return spans_from_proto(request)
+    return spans_from_proto(request, owns)
 
 
-def spans_from_proto(request: ExportTraceServiceRequest | TracesData) -> list[Span]:
-    """Convert a parsed message (as the gRPC service hands it over) to spans."""
+def spans_from_proto(
+    request: ExportTraceServiceRequest | TracesData, owns: Callable[[bytes], bool] | None = None
+) -> list[Span]:
+    """Convert a parsed message (as the gRPC service hands it over) to spans.
+
+    ``owns``: only the spans whose trace id (16 raw bytes) it accepts, one scorer shard's
+    share of a stored record; only those are built (their resource and scope too, on the
+    first), so a record none of whose traces the shard owns costs a look at each trace id.
+    A span with no valid trace id is nobody's (the scorer drops it anyway)."""
     out: list[Span] = []
     append = out.append
     ri = si = pi = -1
@@ -71,14 +81,20 @@ def spans_from_proto(request: ExportTraceServiceRequest | TracesData) -> list[Sp
         # The loop indices are read by the error handler below, to say where.
         for ri, rs in enumerate(request.resource_spans):  # noqa: B007
             si = pi = -1
-            res = rs.resource
-            resource = Resource(_attrs(res.attributes), res.dropped_attributes_count)
+            resource = None if owns else _resource(rs)
             for si, ss in enumerate(rs.scope_spans):  # noqa: B007
                 pi = -1
-                sc = ss.scope
-                scope = Scope(sc.name, sc.version)
+                scope = None if owns else Scope(ss.scope.name, ss.scope.version)
                 for pi, sp in enumerate(ss.spans):  # noqa: B007
-                    append(_span(sp, resource, scope))
+                    if owns is not None:
+                        trace_id = sp.trace_id
+                        if len(trace_id) != 16 or not owns(trace_id):
+                            continue
+                        if resource is None:
+                            resource = _resource(rs)
+                        if scope is None:
+                            scope = Scope(ss.scope.name, ss.scope.version)
+                    append(_span(sp, resource, scope))  # type: ignore[arg-type]
     except DecodeError as exc:
         where = f"resourceSpans[{ri}]"
         if si >= 0:
@@ -91,37 +107,9 @@ def spans_from_proto(request: ExportTraceServiceRequest | TracesData) -> list[Sp
     return out
 
 
-def owned_spans_from_proto_bytes(data: bytes, owns: Callable[[bytes], bool]) -> list[Span]:
-    """The spans of a serialized request whose trace id (16 raw bytes) ``owns`` accepts: one
-    scorer shard's share of a stored record. Only those are built (their resource and scope
-    too), so a record none of whose traces the shard owns costs one parse and a look at each
-    span's trace id. A span with no valid trace id is nobody's (the scorer drops it anyway);
-    a request that does not decode raises ``DecodeError`` as ``spans_from_proto_bytes``."""
-    try:
-        request = ExportTraceServiceRequest.FromString(data)
-    except (_ProtoDecodeError, RecursionError):
-        spans_from_proto_bytes(data)  # raises its DecodeError, saying why
-        raise DecodeError("invalid OTLP protobuf") from None
-    out: list[Span] = []
-    try:
-        for rs in request.resource_spans:
-            resource: Resource | None = None
-            for ss in rs.scope_spans:
-                scope: Scope | None = None
-                for sp in ss.spans:
-                    trace_id = sp.trace_id
-                    if len(trace_id) != 16 or not owns(trace_id):
-                        continue
-                    if resource is None:
-                        res = rs.resource
-                        resource = Resource(_attrs(res.attributes), res.dropped_attributes_count)
-                    if scope is None:
-                        scope = Scope(ss.scope.name, ss.scope.version)
-                    out.append(_span(sp, resource, scope))
-    except (DecodeError, RecursionError):
-        spans_from_proto_bytes(data)  # raises it again, saying where
-        raise DecodeError("invalid OTLP protobuf: a span does not decode") from None
-    return out
+def _resource(rs: Any) -> Resource:
+    res = rs.resource
+    return Resource(_attrs(res.attributes), res.dropped_attributes_count)
 
 
 def readable_spans(data: bytes) -> tuple[list[Span], int, int]:

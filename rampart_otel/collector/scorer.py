@@ -38,7 +38,6 @@ from typing import Any
 
 from rampart_otel.codecs.otlp_ids import kept_spans
 from rampart_otel.codecs.otlp_proto import (
-    owned_spans_from_proto_bytes,
     readable_spans,
     spans_from_proto_bytes,
 )
@@ -215,10 +214,7 @@ class Scorer:
 
     def _ingest(self, payload: bytes, where: Position, now: float) -> list[Run]:
         try:
-            if self.shards == 1:
-                spans = spans_from_proto_bytes(payload)
-            else:
-                spans = owned_spans_from_proto_bytes(payload, self.owns)
+            spans = spans_from_proto_bytes(payload, self.owns if self.shards > 1 else None)
         except DecodeError as error:  # validated on receipt, so this is a decoder gap
             # Quarantine only what cannot be read: the record's other spans are scored, and
             # each unread span of a known trace is a placeholder that keeps its run short of
