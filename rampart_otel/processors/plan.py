@@ -2,7 +2,7 @@
 
 A :class:`ScoringPlan` is a small immutable value built once per scoring (from the loaded
 policies: ``evaluation.plan.scoring_plan``) and passed to ``normalize``. :data:`FULL_READING`
-(``inspect``, ``--all-channels``, and any output that shows a run's coverage: the JSON report,
+(``inspect``, and any output that shows a run's coverage: the JSON report,
 HTML, the results store, the Python API) reads everything. A narrowed plan leaves out the
 work whose only product is a channel no check reads:
 

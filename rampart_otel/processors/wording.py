@@ -42,6 +42,7 @@ from rampart_otel.model import (
     ToolCall,
     ToolScope,
 )
+from rampart_otel.processors.plan import CONTENT_CHANNELS
 from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.render import safe_text
 
@@ -361,7 +362,6 @@ def continuation(calls: list[ToolCall]) -> str:
 # --- how to close a gap ----------------------------------------------------------------------
 
 FIX = "to close it: "  # the reason that carries a channel's hint starts so
-CONTENT_CHANNELS = ("input", "response", "tool_calls.arguments", "tool_calls.results")
 ANY_CONTENT_SETTING = (
     "turn on message content capture in the instrumentation that recorded the model spans "
     "(docs/coverage.md lists each one's setting)"
