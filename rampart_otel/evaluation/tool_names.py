@@ -76,20 +76,22 @@ def named_calls(matcher: Matcher, calls: list[ToolCall]) -> list[tuple[ToolCall,
     named: list[tuple[ToolCall, NearMiss | None]] = [
         (call, None) for call in calls if name_matches(matcher, call) is True
     ]
-    return named or [(miss.call, miss) for miss in near_misses(matcher, calls)]
+    return named or [(miss.call, miss) for miss in _misses(matcher, calls)]
 
 
 def near_misses(matcher: Matcher, calls: list[ToolCall]) -> list[NearMiss]:
     """The calls whose name holds what ``matcher`` names as a component; none when it
     matches a call by name, or is not a positive name pattern."""
-    if not _positive(matcher) or any(name_matches(matcher, call) is True for call in calls):
+    if any(name_matches(matcher, call) is True for call in calls):
         return []
-    found = []
-    for call in calls:
-        miss = _near_miss(matcher, call)
-        if miss is not None:
-            found.append(miss)
-    return found
+    return _misses(matcher, calls)
+
+
+def _misses(matcher: Matcher, calls: list[ToolCall]) -> list[NearMiss]:
+    """``near_misses`` where no call's name matched already."""
+    if not _positive(matcher):
+        return []
+    return [miss for call in calls if (miss := _near_miss(matcher, call)) is not None]
 
 
 def _positive(matcher: Matcher) -> bool:
