@@ -98,6 +98,20 @@ def no_content(spans: Spans) -> Spans:
     return [_map_attrs(span, fn) for span in spans]
 
 
+# The name of a tool call a model asked for, in the flattened message forms
+# (``gen_ai.completion.0.tool_calls.0.name``, ``...tool_call.function.name``).
+_TOOL_CALL_NAME = re.compile(r"tool_calls?\.\d+\.(?:tool_call\.)?(?:function\.)?name$")
+
+
+def no_tool_call_names(spans: Spans) -> Spans:
+    """The names of the tool calls models asked for dropped (their ids and arguments kept)."""
+
+    def fn(attrs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in attrs.items() if not _TOOL_CALL_NAME.search(k)}
+
+    return [_map_attrs(span, fn) for span in spans]
+
+
 def without_parent(spans: Spans, parent_id: str) -> Spans:
     """One span that has children dropped; its children are orphaned."""
     return [span for span in spans if span.span_id != parent_id]
@@ -124,6 +138,7 @@ def perturbations(spans: Spans) -> Iterator[tuple[str, Spans]]:
     yield "no events", no_events(spans)
     yield "no content", no_content(spans)
     yield "no parent spans", without_parents(spans)
+    yield "no tool call names", no_tool_call_names(spans)
     parents = sorted({span.parent_span_id for span in spans if span.parent_span_id})
     ids = {span.span_id for span in spans}
     for parent_id in parents:
