@@ -112,6 +112,19 @@ def no_tool_call_names(spans: Spans) -> Spans:
     return [_map_attrs(span, fn) for span in spans]
 
 
+# Where a request went: the full URL (the host and path may remain in their own keys).
+_URL_KEYS = frozenset({"http.url", "url.full"})
+
+
+def no_urls(spans: Spans) -> Spans:
+    """Every HTTP client span's full URL dropped."""
+
+    def fn(attrs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in attrs.items() if k not in _URL_KEYS}
+
+    return [_map_attrs(span, fn) for span in spans]
+
+
 def without_parent(spans: Spans, parent_id: str) -> Spans:
     """One span that has children dropped; its children are orphaned."""
     return [span for span in spans if span.span_id != parent_id]
@@ -139,6 +152,7 @@ def perturbations(spans: Spans) -> Iterator[tuple[str, Spans]]:
     yield "no content", no_content(spans)
     yield "no parent spans", without_parents(spans)
     yield "no tool call names", no_tool_call_names(spans)
+    yield "no URLs", no_urls(spans)
     parents = sorted({span.parent_span_id for span in spans if span.parent_span_id})
     ids = {span.span_id for span in spans}
     for parent_id in parents:
