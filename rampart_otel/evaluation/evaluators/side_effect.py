@@ -101,9 +101,7 @@ def _effect_occurrence(effect: SideEffect, read: dict[str, Matcher]) -> Occurren
     details = effect.details
     keys = _REACHABLE_KEYS.get(effect.kind)
     value = (
-        MISSING
-        if keys is not None and all(details.get(k) in (None, "") for k in keys)
-        else details
+        MISSING if keys is not None and all(details.get(k) in (None, "") for k in keys) else details
     )
     return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), value)
 
