@@ -118,6 +118,7 @@ class ReasonCode(StrEnum):
     FINDING_CONTINUATION = "finding.continuation"
     FINDING_REFUSED_SPAN = "finding.refused_span"
     FINDING_UNDECODABLE_SPAN = "finding.undecodable_span"
+    FINDING_REPEATED_KEYS = "finding.repeated_keys"
 
 
 EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first

@@ -18,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rampart_otel.codecs.otlp_json import spans_from_json
+from rampart_otel.codecs.otlp_proto import spans_to_json_dict
 from rampart_otel.evaluation import evaluate_policy, load_policy
 from rampart_otel.evaluation.policy import Policy
 from rampart_otel.evaluation.verdict import SafetyStatus
@@ -197,3 +199,29 @@ def test_the_last_model_call_alone_never_makes_a_verdict_safe(index: int) -> Non
         pytest.skip("no model call in this run")
     before = verdicts(run, run.spans)
     assert not newly_safe(run, last, before)
+
+
+# --- a key recorded twice (OTLP keys MUST be unique) ------------------------------------------
+
+
+def _with_repeated_keys(spans: list[Span]) -> list[Span]:
+    """The spans through OTLP/JSON with every text attribute repeated after itself with
+    another value: the decoder keeps the last value, hiding what the first said."""
+    document = spans_to_json_dict(spans)
+    for resource_spans in document["resourceSpans"]:
+        for scope_spans in resource_spans["scopeSpans"]:
+            for span in scope_spans["spans"]:
+                kvs = span.get("attributes", [])
+                span["attributes"] = kvs + [
+                    {"key": kv["key"], "value": {"stringValue": "x"}}
+                    for kv in kvs
+                    if "stringValue" in kv.get("value", {})
+                ]
+    return spans_from_json(document)
+
+
+@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+def test_a_key_recorded_twice_never_makes_a_verdict_safe(index: int) -> None:
+    run = runs()[index]
+    before = verdicts(run, run.spans)
+    assert not newly_safe(run, _with_repeated_keys(run.spans), before)

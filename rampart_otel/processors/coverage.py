@@ -180,6 +180,8 @@ def _cap_by_findings(
                 capped_by.setdefault(key, "ids")
             elif finding.kind is FindingKind.UNDECODABLE_SPAN:  # could not be decoded
                 capped_by.setdefault(key, "undecodable")
+            elif finding.kind is FindingKind.REPEATED_KEYS:  # a key recorded twice
+                capped_by.setdefault(key, "repeated")
             elif state is OBSERVED:
                 capped_by.setdefault(key, "trace")
     return capped_by

@@ -317,9 +317,18 @@ def parent_cycle(cycles: list[Span]) -> str:
 
 
 def lost_data(kind: FindingKind, spans: list[Span]) -> str:
-    """Spans never ended (``unended_span``), or data the SDK's limits dropped from them."""
+    """Spans never ended (``unended_span``), data the SDK's limits dropped from them, or
+    keys they recorded twice with different values (``repeated_keys``)."""
     if kind is FindingKind.UNENDED_SPAN:
         return f"{counted(spans, 'span')} never ended: {span_names(spans)}"
+    if kind is FindingKind.REPEATED_KEYS:
+        keys = list(dict.fromkeys(key for span in spans for key in span.repeated_keys))
+        shown = ", ".join(safe_text(key, 60) for key in keys[:NAMED])
+        more = f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""
+        return (
+            f"attribute key(s) {shown}{more} recorded twice with different values on "
+            f"{span_names(spans)}: the last value was read, which one holds is not known"
+        )
     if kind is FindingKind.DROPPED_ATTRIBUTES:
         total = sum(
             s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
@@ -389,6 +398,11 @@ TRACE_FIX = (
     "OTEL_SPAN_EVENT_COUNT_LIMIT, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)"
 )
 
+REPEATED_FIX = (
+    "have the instrumentation (or whatever rewrites the spans on their way: a processor, a "
+    "proxy) write each attribute key once per span or event, as OTLP requires"
+)
+
 IDS_FIX = (
     "have the exporter write valid ids: OTLP needs a 16-byte trace id and an 8-byte span id, "
     "neither all zero, and a parent span id that is empty or 8 bytes (all zeros come from a "
@@ -418,7 +432,7 @@ def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> 
     of any gap: ``trace`` (the trace
     itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
     in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule),
-    ``undecodable`` (spans could not be decoded).
+    ``undecodable`` (spans could not be decoded), ``repeated`` (spans recorded a key twice).
     Computed once per distinct (key, scope names, cause): runs of one agent share them."""
     return _fix_hint(key, frozenset(scope_names), cause)
 
@@ -429,6 +443,8 @@ def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
         return TRACE_FIX
     if cause == "ids":
         return IDS_FIX
+    if cause == "repeated":
+        return REPEATED_FIX
     if cause == "undecodable":
         return UNDECODABLE_FIX
     if cause == "unread":
@@ -925,6 +941,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.FINDING_UNDECODABLE_SPAN: (
         "capped: spans of the run could not be decoded on their own, only their ids were read"
+    ),
+    ReasonCode.FINDING_REPEATED_KEYS: (
+        "capped: spans feeding the channel recorded an attribute key twice with different "
+        "values (OTLP keys must be unique): which value holds is not known"
     ),
 }
 

@@ -247,6 +247,14 @@ def dropped() -> AgentRun:
     return run_of(*spans)
 
 
+def repeated_keys() -> AgentRun:
+    spans = full_run()
+    spans[3] = replace(
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31), repeated_keys=("http.url",)
+    )
+    return run_of(*spans)
+
+
 def not_understood() -> AgentRun:
     return run_of(*full_run(), mk("x1", "ai.toolCall", {"ai.toolCall.name": "send"}, parent="a0"))
 
@@ -383,6 +391,7 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
     ReasonCode.FINDING_CONTINUATION: continuation,
     ReasonCode.FINDING_REFUSED_SPAN: refused,
     ReasonCode.FINDING_UNDECODABLE_SPAN: undecodable,
+    ReasonCode.FINDING_REPEATED_KEYS: repeated_keys,
     ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: agent_without_calls,
 }
 
