@@ -125,6 +125,20 @@ def no_urls(spans: Spans) -> Spans:
     return [_map_attrs(span, fn) for span in spans]
 
 
+# The role of one message in the flattened message forms (``llm.input_messages.1.message.role``,
+# ``gen_ai.prompt.1.role``).
+_MESSAGE_ROLE = re.compile(r"\.\d+\.(?:message\.)?role$")
+
+
+def no_message_roles(spans: Spans) -> Spans:
+    """The roles of the flattened messages dropped (their content kept)."""
+
+    def fn(attrs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in attrs.items() if not _MESSAGE_ROLE.search(k)}
+
+    return [_map_attrs(span, fn) for span in spans]
+
+
 def without_parent(spans: Spans, parent_id: str) -> Spans:
     """One span that has children dropped; its children are orphaned."""
     return [span for span in spans if span.span_id != parent_id]
@@ -153,6 +167,7 @@ def perturbations(spans: Spans) -> Iterator[tuple[str, Spans]]:
     yield "no parent spans", without_parents(spans)
     yield "no tool call names", no_tool_call_names(spans)
     yield "no URLs", no_urls(spans)
+    yield "no message roles", no_message_roles(spans)
     parents = sorted({span.parent_span_id for span in spans if span.parent_span_id})
     ids = {span.span_id for span in spans}
     for parent_id in parents:

@@ -461,7 +461,12 @@ def user_input(span: Span) -> UserInput | None:
     found = UserInput()
     where = f"user messages of {INPUT_MESSAGES}*"
     for _, message in sorted(messages.items()):
-        if message.get("message.role") != "user":
+        role = message.get("message.role")
+        if role is None and any(key.startswith("message.content") for key in message):
+            # OpenInference always records the role: whose message this is, is not known
+            found.not_understood.append(f"a message without message.role in {INPUT_MESSAGES}*")
+            continue
+        if role != "user":
             continue  # system prompts, the model's turns and tool results
         text, missing, other = _message_text(message)
         if text is not None:
