@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from rampart_otel.model import Span
+from rampart_otel.model import Scope, Span
 
 UNKNOWN_REASON = "zz_unknown_reason"
 _FINISH_KEY = re.compile(r"finish_?reasons?|stop_?reason|finishReason", re.IGNORECASE)
@@ -139,6 +139,11 @@ def no_message_roles(spans: Spans) -> Spans:
     return [_map_attrs(span, fn) for span in spans]
 
 
+def no_scope_names(spans: Spans) -> Spans:
+    """Every span's instrumentation scope left unnamed (an OTLP request without ``scope``)."""
+    return [replace(span, scope=Scope()) for span in spans]
+
+
 def without_parent(spans: Spans, parent_id: str) -> Spans:
     """One span that has children dropped; its children are orphaned."""
     return [span for span in spans if span.span_id != parent_id]
@@ -168,6 +173,7 @@ def perturbations(spans: Spans) -> Iterator[tuple[str, Spans]]:
     yield "no tool call names", no_tool_call_names(spans)
     yield "no URLs", no_urls(spans)
     yield "no message roles", no_message_roles(spans)
+    yield "no scope names", no_scope_names(spans)
     parents = sorted({span.parent_span_id for span in spans if span.parent_span_id})
     ids = {span.span_id for span in spans}
     for parent_id in parents:

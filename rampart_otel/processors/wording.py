@@ -254,6 +254,10 @@ def declared_scopes(scopes: list[ToolScope]) -> str:
     )
 
 
+# What left a span's scope unknown when its form carries scopes: the span's own data.
+UNNAMED_SCOPE = "OTLP data (an empty scope name)"
+
+
 def scope_lost(form: str, family: str) -> str:
     """A span whose trace form dropped its instrumentation scope, where the scope decides
     how the span is read (kept short: findings show 80 characters of a note)."""
