@@ -139,6 +139,29 @@ def no_message_roles(spans: Spans) -> Spans:
     return [_map_attrs(span, fn) for span in spans]
 
 
+# The flattened message lists, keyed by index (``llm.input_messages.1.message.role``).
+_MESSAGE_LIST = re.compile(
+    r"^(llm\.input_messages|llm\.output_messages|gen_ai\.prompt|gen_ai\.completion|llm\.prompts)"
+    r"\.(\d+)\."
+)
+
+
+def no_middle_message(spans: Spans) -> Spans:
+    """The second of three or more messages of each flattened list dropped whole (a lost
+    message the later indices still show)."""
+
+    def fn(attrs: dict[str, Any]) -> dict[str, Any]:
+        found = [m for m in map(_MESSAGE_LIST.match, attrs) if m]
+        longer = {m.group(1) for m in found if int(m.group(2)) >= 2}
+        return {
+            k: v
+            for k, v in attrs.items()
+            if not ((m := _MESSAGE_LIST.match(k)) and m.group(1) in longer and m.group(2) == "1")
+        }
+
+    return [_map_attrs(span, fn) for span in spans]
+
+
 def no_scope_names(spans: Spans) -> Spans:
     """Every span's instrumentation scope left unnamed (an OTLP request without ``scope``)."""
     return [replace(span, scope=Scope()) for span in spans]
@@ -174,6 +197,7 @@ def perturbations(spans: Spans) -> Iterator[tuple[str, Spans]]:
     yield "no URLs", no_urls(spans)
     yield "no message roles", no_message_roles(spans)
     yield "no scope names", no_scope_names(spans)
+    yield "no middle message", no_middle_message(spans)
     parents = sorted({span.parent_span_id for span in spans if span.parent_span_id})
     ids = {span.span_id for span in spans}
     for parent_id in parents:
