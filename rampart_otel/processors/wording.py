@@ -234,6 +234,16 @@ def unseen_calls(kind: str) -> str:
     )
 
 
+def asked_unrun(kind: str, turns: list[Span]) -> str:
+    """Why a kind seen is not proven absent elsewhere when a model turn asked for tools that
+    no execution span shows."""
+    return (
+        f"model span {span_names(turns)} asked (or may have asked) for tools and no tool "
+        f"execution span follows it, so a tool the trace does not show (traced in another "
+        f"trace or service, or not at all) may have run where no {kind} span was recorded"
+    )
+
+
 def no_calls_recorded(kind: str) -> str:
     """Why a kind seen is not proven absent when neither a tool nor a model call is recorded."""
     return (
@@ -805,6 +815,7 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: _transport_only,
     ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: lambda why: unseen_calls(why.data["kind"]),
     ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: lambda why: no_calls_recorded(why.data["kind"]),
+    ReasonCode.SIDE_EFFECT_ASKED_UNRUN: lambda why: asked_unrun(why.data["kind"], list(why.spans)),
     ReasonCode.SIDE_EFFECT_DECLARED: _declared_by,
     ReasonCode.SIDE_EFFECT_ALSO_DECLARED: lambda why: "also " + _declared_by(why),
     ReasonCode.SIDE_EFFECT_SCOPE_GAPS: lambda why: scope_gaps(why.data["kind"], why.data["scopes"]),
@@ -907,6 +918,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: (
         "no tool execution span and no model call recorded: which tools ran is unknown (partial)"
+    ),
+    ReasonCode.SIDE_EFFECT_ASKED_UNRUN: (
+        "a model turn whose output was not read asked for tools and no execution span follows "
+        "it: the tool may have run unseen (partial)"
     ),
     ReasonCode.SIDE_EFFECT_DECLARED: (
         "a service declared the channel in its resource attribute rampart.coverage"
