@@ -97,6 +97,7 @@ class ReasonCode(StrEnum):
     SIDE_EFFECT_NONE = "side_effect.none"
     SIDE_EFFECT_UNSEEN_CALLS = "side_effect.unseen_calls"
     SIDE_EFFECT_NO_CALLS_RECORDED = "side_effect.no_calls_recorded"
+    SIDE_EFFECT_ASKED_UNRUN = "side_effect.asked_unrun"
     SIDE_EFFECT_DECLARED = "side_effect.declared"
     SIDE_EFFECT_ALSO_DECLARED = "side_effect.also_declared"
     SIDE_EFFECT_SCOPE_GAPS = "side_effect.scope_gaps"
@@ -118,6 +119,7 @@ class ReasonCode(StrEnum):
     FINDING_CONTINUATION = "finding.continuation"
     FINDING_REFUSED_SPAN = "finding.refused_span"
     FINDING_UNDECODABLE_SPAN = "finding.undecodable_span"
+    FINDING_REPEATED_KEYS = "finding.repeated_keys"
 
 
 EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first

@@ -101,6 +101,10 @@ class Span:
     # Not empty for a span refused for its ids (``codecs.otlp_ids.IdProblem``): a placeholder
     # with its ids and times only, kept so that its run shows what it lost.
     refused: str = ""
+    # Attribute keys the span (or one of its events) recorded more than once with different
+    # values. OTLP keys MUST be unique: the decoders keep the last value, and which one the
+    # instrumentation meant (or a backend read) is not known.
+    repeated_keys: tuple[str, ...] = ()
 
     @property
     def parent_is_local(self) -> bool | None:
@@ -254,6 +258,7 @@ class FindingKind(StrEnum):
     REFUSED_SPAN = "refused_span"  # a span of the run was refused for its ids (OTLP rule)
     UNDECODABLE_SPAN = "undecodable_span"  # a span of the run could not be decoded on its own
     CONTINUATION = "continuation"  # model input history holds calls no span of the run made
+    REPEATED_KEYS = "repeated_keys"  # a span recorded a key twice with different values
 
 
 class ScopeState(StrEnum):

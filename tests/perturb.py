@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from rampart_otel.model import Span
+from rampart_otel.model import Scope, Span
 
 UNKNOWN_REASON = "zz_unknown_reason"
 _FINISH_KEY = re.compile(r"finish_?reasons?|stop_?reason|finishReason", re.IGNORECASE)
@@ -98,6 +98,75 @@ def no_content(spans: Spans) -> Spans:
     return [_map_attrs(span, fn) for span in spans]
 
 
+# The name of a tool call a model asked for, in the flattened message forms
+# (``gen_ai.completion.0.tool_calls.0.name``, ``...tool_call.function.name``).
+_TOOL_CALL_NAME = re.compile(r"tool_calls?\.\d+\.(?:tool_call\.)?(?:function\.)?name$")
+
+
+def no_tool_call_names(spans: Spans) -> Spans:
+    """The names of the tool calls models asked for dropped (their ids and arguments kept)."""
+
+    def fn(attrs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in attrs.items() if not _TOOL_CALL_NAME.search(k)}
+
+    return [_map_attrs(span, fn) for span in spans]
+
+
+# Where a request went: the full URL (the host and path may remain in their own keys).
+_URL_KEYS = frozenset({"http.url", "url.full"})
+
+
+def no_urls(spans: Spans) -> Spans:
+    """Every HTTP client span's full URL dropped."""
+
+    def fn(attrs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in attrs.items() if k not in _URL_KEYS}
+
+    return [_map_attrs(span, fn) for span in spans]
+
+
+# The role of one message in the flattened message forms (``llm.input_messages.1.message.role``,
+# ``gen_ai.prompt.1.role``).
+_MESSAGE_ROLE = re.compile(r"\.\d+\.(?:message\.)?role$")
+
+
+def no_message_roles(spans: Spans) -> Spans:
+    """The roles of the flattened messages dropped (their content kept)."""
+
+    def fn(attrs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in attrs.items() if not _MESSAGE_ROLE.search(k)}
+
+    return [_map_attrs(span, fn) for span in spans]
+
+
+# The flattened message lists, keyed by index (``llm.input_messages.1.message.role``).
+_MESSAGE_LIST = re.compile(
+    r"^(llm\.input_messages|llm\.output_messages|gen_ai\.prompt|gen_ai\.completion|llm\.prompts)"
+    r"\.(\d+)\."
+)
+
+
+def no_middle_message(spans: Spans) -> Spans:
+    """The second of three or more messages of each flattened list dropped whole (a lost
+    message the later indices still show)."""
+
+    def fn(attrs: dict[str, Any]) -> dict[str, Any]:
+        found = [m for m in map(_MESSAGE_LIST.match, attrs) if m]
+        longer = {m.group(1) for m in found if int(m.group(2)) >= 2}
+        return {
+            k: v
+            for k, v in attrs.items()
+            if not ((m := _MESSAGE_LIST.match(k)) and m.group(1) in longer and m.group(2) == "1")
+        }
+
+    return [_map_attrs(span, fn) for span in spans]
+
+
+def no_scope_names(spans: Spans) -> Spans:
+    """Every span's instrumentation scope left unnamed (an OTLP request without ``scope``)."""
+    return [replace(span, scope=Scope()) for span in spans]
+
+
 def without_parent(spans: Spans, parent_id: str) -> Spans:
     """One span that has children dropped; its children are orphaned."""
     return [span for span in spans if span.span_id != parent_id]
@@ -124,6 +193,11 @@ def perturbations(spans: Spans) -> Iterator[tuple[str, Spans]]:
     yield "no events", no_events(spans)
     yield "no content", no_content(spans)
     yield "no parent spans", without_parents(spans)
+    yield "no tool call names", no_tool_call_names(spans)
+    yield "no URLs", no_urls(spans)
+    yield "no message roles", no_message_roles(spans)
+    yield "no scope names", no_scope_names(spans)
+    yield "no middle message", no_middle_message(spans)
     parents = sorted({span.parent_span_id for span in spans if span.parent_span_id})
     ids = {span.span_id for span in spans}
     for parent_id in parents:

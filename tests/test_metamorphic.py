@@ -18,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rampart_otel.codecs.otlp_json import spans_from_json
+from rampart_otel.codecs.otlp_proto import spans_to_json_dict
 from rampart_otel.evaluation import evaluate_policy, load_policy
 from rampart_otel.evaluation.policy import Policy
 from rampart_otel.evaluation.verdict import SafetyStatus
@@ -174,6 +176,69 @@ def test_hiding_one_tool_calls_io_never_makes_a_verdict_safe(index: int) -> None
     assert not failures, "\n".join(failures)
 
 
+def _moved_tool_mutations(run: Run) -> list[tuple[str, list[Span]]]:
+    """For each executed tool call: the run without its execution span and everything
+    under it, as the agent's trace reads when the tool ran in another service whose spans
+    went to a trace of their own (its parent link not propagated)."""
+    agent = normalize(Run(run.run_id, list(run.trace_ids), run.spans, run.session_id))
+    children: dict[str, list[str]] = {}
+    for span in run.spans:
+        if span.parent_span_id:
+            children.setdefault(span.parent_span_id, []).append(span.span_id)
+    mutations: list[tuple[str, list[Span]]] = []
+    for call in agent.tool_calls:
+        if call.executed_in is None:
+            continue
+        gone, stack = set(), [call.executed_in]
+        while stack:
+            span_id = stack.pop()
+            if span_id not in gone:
+                gone.add(span_id)
+                stack.extend(children.get(span_id, ()))
+        kept = [span for span in run.spans if span.span_id not in gone]
+        mutations.append((f"{call.name}: moved to another trace", kept))
+    return mutations
+
+
+# Runs where a tool traced elsewhere still leaves the agent's run SAFE: the model turn that
+# asked for it is not read and its finish reason does not say it asked ('stop' from
+# Gemini/ADK, the OpenAI Agents SDK and Strands, none from smolagents and Langfuse), or the
+# run reads its calls from execution spans only (DSPy's ReAct), or it ended right after
+# the request (adk-tool-error). Capping those too would make the unmodified samples'
+# side-effect checks UNDETERMINED (adk-benign's no-exfiltration); left as known gaps.
+_AMBIGUOUS_TURNS = {
+    "6eb712ce5eb5": "adk-capture-true: 'stop'",
+    "ebb9703297d6": "adk-exfil: 'stop'",
+    "abec64c8435c": "adk-legacy-no-content: 'stop'",
+    "ac458758d07e": "adk-tool-error: the run ends at the request",
+    "ad91838369c6": "dspy-openinference-exfil: calls read from execution spans only",
+    "ae08c717f88e": "dspy-openinference-no-content: calls read from execution spans only",
+    "62c64a489111": "langfuse-no-content: no finish reason",
+    "44c14d0fc262": "openai-agents-openinference-no-content: 'stop'",
+    "077fd56afa7b": "smolagents-openinference-no-content: no finish reason",
+    "d3a1a55f75fa": "strands-latest-no-content: 'stop'",
+}
+
+
+def _known_gap(index: int) -> object:
+    run_id = runs()[index].run_id[:12]
+    reason = _AMBIGUOUS_TURNS.get(run_id)
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(index, marks=marks, id=run_id)
+
+
+@pytest.mark.parametrize("index", [_known_gap(i) for i in range(len(runs()))])
+def test_a_tool_traced_elsewhere_never_makes_the_agents_verdict_safe(index: int) -> None:
+    run = runs()[index]
+    before = verdicts(run, run.spans)
+    failures = [
+        f"{name}: {moved}"
+        for name, spans in _moved_tool_mutations(run)
+        for moved in newly_safe(run, spans, before)
+    ]
+    assert not failures, "\n".join(failures)
+
+
 def test_the_io_mutations_reach_the_samples_that_matter() -> None:
     """The mutations above are not vacuous: I/O under tool calls, and MCP servers' spans."""
     names = [name for run in runs() for name, _ in _io_mutations(run)]
@@ -197,3 +262,29 @@ def test_the_last_model_call_alone_never_makes_a_verdict_safe(index: int) -> Non
         pytest.skip("no model call in this run")
     before = verdicts(run, run.spans)
     assert not newly_safe(run, last, before)
+
+
+# --- a key recorded twice (OTLP keys MUST be unique) ------------------------------------------
+
+
+def _with_repeated_keys(spans: list[Span]) -> list[Span]:
+    """The spans through OTLP/JSON with every text attribute repeated after itself with
+    another value: the decoder keeps the last value, hiding what the first said."""
+    document = spans_to_json_dict(spans)
+    for resource_spans in document["resourceSpans"]:
+        for scope_spans in resource_spans["scopeSpans"]:
+            for span in scope_spans["spans"]:
+                kvs = span.get("attributes", [])
+                span["attributes"] = kvs + [
+                    {"key": kv["key"], "value": {"stringValue": "x"}}
+                    for kv in kvs
+                    if "stringValue" in kv.get("value", {})
+                ]
+    return spans_from_json(document)
+
+
+@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+def test_a_key_recorded_twice_never_makes_a_verdict_safe(index: int) -> None:
+    run = runs()[index]
+    before = verdicts(run, run.spans)
+    assert not newly_safe(run, _with_repeated_keys(run.spans), before)

@@ -384,8 +384,14 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
         return undecodable(
             trace_id, span_id, parent, start or None, end or None, resource, scope, why
         )
+    repeated = repeated_keys(v, len(attributes)) if v else []
     v = g("events")
     events = _events(v) if v else []
+    if events:
+        for event, raw in zip(events, v, strict=True):
+            kvs = raw.get("attributes")
+            if kvs:
+                repeated += repeated_keys(kvs, len(event.attributes))
     links = _links(links, link_ids) if links else []
 
     da = g("droppedAttributesCount")
@@ -418,6 +424,7 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
         _count(de, "droppedEventsCount"),
         _count(dl, "droppedLinksCount"),
         _count(flags, "flags"),
+        repeated_keys=tuple(dict.fromkeys(repeated)),
     )
 
 
@@ -515,6 +522,24 @@ def _links(items: list[Any], ids: Sequence[tuple[bytes, bytes]]) -> list[Link]:
         except (TypeError, AttributeError, KeyError, ValueError) as exc:
             raise DecodeError(f"links[{i}]: {_explain(exc)}") from None
     return out
+
+
+def repeated_keys(kvs: Sequence[Any], kept: int) -> list[str]:
+    """The keys of a KeyValue list (JSON objects or protobuf messages) recorded more than once
+    with different values; ``kept``: how many keys its attributes hold (as many as the list
+    holds items: no key repeated, nothing to look for)."""
+    if kept >= len(kvs):
+        return []
+    first: dict[Any, Any] = {}
+    found: dict[Any, None] = {}
+    for kv in kvs:
+        key, value = (kv.get("key"), kv.get("value")) if type(kv) is dict else (kv.key, kv.value)
+        if key in first:
+            if first[key] != value:
+                found[key] = None
+        else:
+            first[key] = value
+    return [str(key) for key in found]
 
 
 def _attrs(kvs: Iterable[Any]) -> Attributes:

@@ -28,6 +28,7 @@ from rampart_otel.codecs.otlp_ids import (
     traceless,
     undecodable,
 )
+from rampart_otel.codecs.otlp_json import repeated_keys
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
@@ -189,6 +190,11 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
     kind = sp.kind
     status = sp.status
     code = status.code
+    events = [_event(ev) for ev in sp.events] if sp.events else []
+    repeated = repeated_keys(sp.attributes, len(attributes)) if sp.attributes else []
+    for event, raw in zip(events, sp.events, strict=True):
+        if raw.attributes:
+            repeated += repeated_keys(raw.attributes, len(event.attributes))
     return Span(
         trace_id.hex(),
         span_id.hex(),
@@ -200,7 +206,7 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
         _STATUSES[code] if 0 <= code < 3 else StatusCode.UNSET,
         status.message,
         attributes,
-        [_event(ev) for ev in sp.events] if sp.events else [],
+        events,
         [_link(ln) for ln in links] if links else [],
         resource,
         scope,
@@ -208,6 +214,7 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
         sp.dropped_events_count,
         sp.dropped_links_count,
         sp.flags,
+        repeated_keys=tuple(dict.fromkeys(repeated)),
     )
 
 

@@ -275,6 +275,17 @@ def as_str_list(value: Any) -> list[str]:
     return []
 
 
+def skipped_indices(groups: dict[int, Any]) -> list[int]:
+    """The indices below the highest of ``indexed``'s groups that hold no key: items lost
+    from a flattened list (a message whose keys were all dropped)."""
+    if not groups:
+        return []
+    top = max(groups)
+    if top >= len(groups) + 1000:  # a sender's stray index, not a list: name a few
+        return [i for i in range(1000) if i not in groups][:3]
+    return [i for i in range(top) if i not in groups]
+
+
 def indexed(attributes: dict[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     """Flattened ``prefix{i}.rest`` keys grouped by ``i`` (OpenInference, OpenLLMetry).
 

@@ -348,6 +348,7 @@ def input_history(span: Span) -> History:
                         name = as_str(part.get("name"))
                         if name:
                             names.setdefault(as_str(part.get("id")) or "", name)
+                _openai_history(message, arguments, results, names)
     for name, body in _event_bodies(span):
         if name == TOOL_EVENT:
             call_id = as_str(body.get("id")) or as_str(body.get("tool_call_id"))
@@ -430,10 +431,41 @@ def read_user_parts(parts: list[Any], where: str, found: UserInput) -> None:
 
 
 def _may_hold_call_content(raw: str) -> bool:
-    """Substring probe before parsing a whole history: call parts with content in them."""
+    """Substring probe before parsing a whole history: call parts with content in them, or
+    a result in the Chat Completions shape (a tool message's ``tool_call_id``)."""
     return '"tool_call' in raw and (
-        '"arguments"' in raw or '"result"' in raw or '"response"' in raw
+        '"arguments"' in raw or '"result"' in raw or '"response"' in raw or '"tool_call_id"' in raw
     )
+
+
+def _openai_history(
+    message: dict[str, Any],
+    arguments: dict[str, Any],
+    results: dict[str, Any],
+    names: dict[str, str],
+) -> None:
+    """The Chat Completions shape some writers put in ``gen_ai.input.messages`` (LiteLLM):
+    an assistant message's calls under ``tool_calls``; a tool message's result as its
+    ``content`` or text parts, with its ``tool_call_id``."""
+    for call in _list(message.get("tool_calls")):
+        call_id, name, args, captured = _openai_tool_call(call)
+        if call_id and name:
+            names.setdefault(call_id, name)
+        if call_id and captured and not redacted(args):
+            arguments.setdefault(call_id, args)
+    call_id = as_str(message.get("tool_call_id"))
+    if not call_id or message.get("role") != "tool":
+        return
+    content = message.get("content")
+    if content is None:
+        texts = [
+            part["content"]
+            for part in _parts(message)
+            if part.get("type") == "text" and isinstance(part.get("content"), str)
+        ]
+        content = "".join(texts) if texts else None
+    if content is not None and not redacted(content):
+        results.setdefault(call_id, parse_result(content))
 
 
 def _messages(raw: Any) -> list[dict[str, Any]] | None:

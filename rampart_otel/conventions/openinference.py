@@ -47,6 +47,7 @@ from rampart_otel.conventions import (
     parse_arguments,
     parse_result,
     redacted,
+    skipped_indices,
 )
 from rampart_otel.conventions.envelopes import text_blocks
 from rampart_otel.conventions.openinference_dialects import Dialect, dialect, tool_name_from_span
@@ -460,8 +461,17 @@ def user_input(span: Span) -> UserInput | None:
         return UserInput(not_understood=[f"{INPUT_VALUE} without {INPUT_MESSAGES}*"])
     found = UserInput()
     where = f"user messages of {INPUT_MESSAGES}*"
+    found.not_understood.extend(
+        f"message {index} missing from {INPUT_MESSAGES}* (its index is skipped)"
+        for index in skipped_indices(messages)
+    )
     for _, message in sorted(messages.items()):
-        if message.get("message.role") != "user":
+        role = message.get("message.role")
+        if role is None and any(key.startswith("message.content") for key in message):
+            # OpenInference always records the role: whose message this is, is not known
+            found.not_understood.append(f"a message without message.role in {INPUT_MESSAGES}*")
+            continue
+        if role != "user":
             continue  # system prompts, the model's turns and tool results
         text, missing, other = _message_text(message)
         if text is not None:

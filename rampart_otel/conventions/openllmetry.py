@@ -37,6 +37,7 @@ from rampart_otel.conventions import (
     mcp,
     parse_arguments,
     parse_result,
+    skipped_indices,
 )
 from rampart_otel.model import Span, StatusCode
 
@@ -214,7 +215,12 @@ def user_input(span: Span) -> UserInput | None:
     if prefix is None:
         return None
     found = UserInput()
-    for _, message in sorted(indexed(attrs, prefix).items()):
+    messages = indexed(attrs, prefix)
+    found.not_understood.extend(
+        f"message {index} missing from {prefix}* (its index is skipped)"
+        for index in skipped_indices(messages)
+    )
+    for _, message in sorted(messages.items()):
         if message.get("role") == "user":
             content = message.get("content")
             if isinstance(content, str) and content.startswith('[{"type"'):

@@ -421,18 +421,27 @@ _COMPOSED_FROM = (
     "server.port",
     "net.peer.port",
     "url.path",
+    "url.query",
     "http.target",
 )
 
 
 def _compose_url(attrs: dict[str, Any]) -> str | None:
-    """Legacy spans without ``http.url``: scheme + host + target, when there is a host."""
+    """Legacy spans without ``http.url``: scheme + host + target (``url.path`` and
+    ``url.query``, or ``http.target``), when there are a host and a target. Without the
+    target no URL is made: host and port alone would read as a URL with no path and no
+    query, and a check of the URL would find nothing where the query was lost."""
     scheme = as_str(_first(attrs, "url.scheme", "http.scheme")) or "http"
     host = as_str(_first(attrs, "server.address", "http.host", "net.peer.name"))
-    if not host:
+    path = as_str(attrs.get("url.path"))
+    if path is not None:
+        query = as_str(attrs.get("url.query"))
+        target = path if query is None else f"{path}?{query}"
+    else:
+        target = as_str(attrs.get("http.target"))
+    if not host or target is None:
         return None
     port = _int(_first(attrs, "server.port", "net.peer.port"))
-    target = as_str(_first(attrs, "url.path", "http.target")) or ""
     netloc = (
         host
         if port is None or ":" in host or _DEFAULT_PORTS.get(scheme) == port

@@ -9,7 +9,9 @@ names the pattern it negates matches.
 A near miss: the pattern matches no call of the run, but some call's name holds what it
 names as a component behind a qualifier (``weather-send_report``, ``mcp__files__read``,
 ``tools.send_report``): that call may be the one the check means, under a name this tool
-does not know the framework's rule for. The evaluators leave such a call undecided, so a
+does not know the framework's rule for. A call whose name the trace does not record (a
+model's request with its id and arguments but no name) may be any tool: it is a near miss
+of every positive pattern. The evaluators leave such a call undecided, so a
 check never says "did not happen" of a call it may have missed by its name. The test is
 made on positive patterns only (a literal name, ``one_of``, ``glob``, ``regex``), tried on
 each component of the name and each suffix after a separator; a negated or other pattern
@@ -59,6 +61,7 @@ class NearMissKind(StrEnum):
 
     QUALIFIED = "qualified"  # it ends the name, after a qualifier and a separator
     COMPONENT = "component"  # it is a component of the name, elsewhere in it
+    UNNAMED = "unnamed"  # the trace records no name for the call: it may be any tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,8 @@ def _positive(matcher: Matcher) -> bool:
 
 
 def _near_miss(matcher: Matcher, call: ToolCall) -> NearMiss | None:
+    if not any(call.names):
+        return NearMiss(call, NearMissKind.UNNAMED, "")
     for name in call.names:
         cuts = [m.end() for m in _SPLIT.finditer(name)]
         for cut in cuts:  # the suffixes after each separator: the widest first

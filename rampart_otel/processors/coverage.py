@@ -180,6 +180,8 @@ def _cap_by_findings(
                 capped_by.setdefault(key, "ids")
             elif finding.kind is FindingKind.UNDECODABLE_SPAN:  # could not be decoded
                 capped_by.setdefault(key, "undecodable")
+            elif finding.kind is FindingKind.REPEATED_KEYS:  # a key recorded twice
+                capped_by.setdefault(key, "repeated")
             elif state is OBSERVED:
                 capped_by.setdefault(key, "trace")
     return capped_by
@@ -566,8 +568,31 @@ def _cap_unseen_calls(
     """With no tool execution span, the calls that ran are known only from the model
     outputs: where those cannot all be read, or no model call is recorded at all, a call no
     scope stands for may have acted unwatched, so a kind seen elsewhere is not proven
-    absent (``partial``)."""
-    if facts.tool_spans or tool_calls.state is OBSERVED:
+    absent (``partial``). So too, with execution spans, after a model turn whose output was
+    not read asked for tools and no execution span follows it: the tool it ran may have
+    been traced elsewhere (another service, another trace) or not at all."""
+    if tool_calls.state is OBSERVED:
+        return
+    if facts.tool_spans:
+        asked = {
+            span_id
+            for reason in tool_calls.codes
+            if reason.code is ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION
+            for span_id in reason.span_ids
+        }
+        # Only turns whose finish reason says they asked: one that may have asked ('stop'
+        # where it can mean either) most likely asked for none when tools are traced.
+        turns = tuple(
+            span
+            for span, output, _ in facts.model_outputs
+            if span.span_id in asked and output.tool_request is ToolRequest.TOOLS
+        )
+        if turns:
+            for key, channel in list(channels.items()):
+                if key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED:
+                    kind = key[len(SIDE_EFFECT_PREFIX) :]
+                    why = Why(ReasonCode.SIDE_EFFECT_ASKED_UNRUN, turns, {"kind": kind})
+                    channels[key] = appended(channel, why, PARTIAL)
         return
     if not facts.model_outputs and not facts.agent_spans:
         return  # a fragment: its own finding caps every channel

@@ -1,7 +1,8 @@
 """Integrity findings: what in a run's trace keeps absence unproven.
 
 Spans lost from inside a run (a trace in pieces, a lost root, a parent cycle), spans never
-ended, attributes or events dropped by the SDK's limits, spans or content no convention
+ended, attributes or events dropped by the SDK's limits, attribute keys recorded twice with
+different values (the value read may not be the one meant), spans or content no convention
 understood, and fragments (no agent, model or tool span). Each finding names the channels
 it caps at partial (``channels.cap``), so coverage assumed later is capped the same way.
 The findings' words are ``processors.wording``'s.
@@ -52,7 +53,7 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
         dropped_attrs = span.dropped_attributes_count or (
             span.events and any(event.dropped_attributes_count for event in span.events)
         )
-        if not (unended or dropped_attrs or span.dropped_events_count):
+        if not (unended or dropped_attrs or span.dropped_events_count or span.repeated_keys):
             continue  # the usual span: nothing to report, no role needed
         role = roles.get(span.span_id)
         if role is None:
@@ -63,6 +64,8 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
             groups.setdefault((FindingKind.DROPPED_ATTRIBUTES, _fed(role)), []).append(span)
         if span.dropped_events_count:
             groups.setdefault((FindingKind.DROPPED_EVENTS, _fed(role)), []).append(span)
+        if span.repeated_keys:  # the value read may not be the one meant
+            groups.setdefault((FindingKind.REPEATED_KEYS, _fed(role)), []).append(span)
     for (kind, channels), spans in groups.items():
         if not channels:
             continue  # the model's transport feeds no channel of the agent

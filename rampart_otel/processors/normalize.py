@@ -21,7 +21,12 @@ from rampart_otel.processors.coverage import infer_coverage
 from rampart_otel.processors.plan import FULL_READING, ScoringPlan
 from rampart_otel.processors.response import final_response
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
-from rampart_otel.processors.scopes import call_windows, executed_calls, tool_scopes
+from rampart_otel.processors.scopes import (
+    call_windows,
+    continued_turns,
+    executed_calls,
+    tool_scopes,
+)
 from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, classified
 from rampart_otel.processors.tool_calls import ToolCalls, merge_tool_calls
@@ -41,7 +46,7 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         and not view.execution.answer
         and merged.first_of_call(classes, view)
     ]
-    executed = executed_calls(calls, bool(tool_spans))
+    executed = executed_calls(calls, bool(tool_spans), continued_turns(classes))
     side_effects, transport, windowed = agent_side_effects(
         classes, merged, call_windows(classes, calls, executed)
     )

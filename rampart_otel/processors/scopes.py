@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
@@ -62,17 +63,42 @@ class CallWindow:
 UNWATCHED = (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
 
 
-def executed_calls(calls: list[ToolCall], tool_spans_recorded: bool) -> list[int]:
+def executed_calls(
+    calls: list[ToolCall], tool_spans_recorded: bool, continued: AbstractSet[str] = frozenset()
+) -> list[int]:
     """Indexes of the calls that ran, or may have run unseen.
 
     A call asked for and never executed ran nothing when the run records tool executions
-    at all; without any tool execution span, every call asked for may have run.
+    at all, unless the conversation went on after the model call that asked for it
+    (``continued``: the ids of the model spans a later model call of their trace follows):
+    a model is sent a result for every call it asked for before it answers again, so that
+    call ran, or was answered, where no span of this trace shows (its tool traced in
+    another service or trace, or not at all). Without any tool execution span, every call
+    asked for may have run.
     """
     return [
         index
         for index, call in enumerate(calls)
-        if call.status is not ToolCallStatus.REQUESTED or not tool_spans_recorded
+        if call.status is not ToolCallStatus.REQUESTED
+        or not tool_spans_recorded
+        or (call.requested_in is not None and call.requested_in in continued)
     ]
+
+
+def continued_turns(run: ClassifiedRun) -> frozenset[str]:
+    """The ids of the model spans that another model span of their trace starts after (the
+    conversation went on after them); a model span nested in one is the same call."""
+    models = [view.span for view in run.records if view.model]
+    starts: dict[str, list[int]] = {}
+    for span in models:
+        if span.start_ns is not None:
+            starts.setdefault(span.trace_id, []).append(span.start_ns)
+    found: set[str] = set()
+    for span in models:
+        done = span.end_ns if span.end_ns is not None else span.start_ns
+        if done is not None and any(start >= done for start in starts.get(span.trace_id, ())):
+            found.add(span.span_id)
+    return frozenset(found)
 
 
 def call_windows(

@@ -38,7 +38,7 @@ from rampart_otel.conventions.side_effects import (
 )
 from rampart_otel.model import Run, Scope, Span
 from rampart_otel.processors.run_graph import RunGraph, run_graph
-from rampart_otel.processors.wording import cut_by_zipkin, scope_lost
+from rampart_otel.processors.wording import UNNAMED_SCOPE, cut_by_zipkin, scope_lost
 
 _Readers = tuple[
     tuple[Callable[[Span], SpanReport | None], ...],
@@ -496,12 +496,15 @@ def _understood(span: Span, reading: SpanReading) -> SpanReading:
     Attribute values the form's exporter may have cut short leave what the span says of
     a model or tool incomplete. A span whose trace form lost its scope is also read as
     each scope some reading depends on; when one of those readings differs from the plain
-    one, the span is not understood: the form cannot tell which it is.
+    one, the span is not understood: the form cannot tell which it is. A span whose scope
+    has no name (an OTLP request without ``scope``) is read the same way: its scope is
+    unknown as much as a form's that lost it.
     """
     if span.cut_keys and (_role(reading) or reading.not_understood):
         note = cut_by_zipkin(span.cut_keys)
         reading = reading._replace(not_understood=(*reading.not_understood, note))
-    if span.scope.lost_by:
+    lost_by = span.scope.lost_by or ("" if span.scope.name else UNNAMED_SCOPE)
+    if lost_by:
         meaning = _meaning(reading)
         for scope in SCOPE_DEPENDENT:
             other = _read(replace(span, scope=Scope(scope)))
@@ -514,7 +517,7 @@ def _understood(span: Span, reading: SpanReading) -> SpanReading:
                 _role(reading) or reading.effects or not _role(other) or other.not_understood
             ):
                 continue
-            note = scope_lost(span.scope.lost_by, other.readers[0])
+            note = scope_lost(lost_by, other.readers[0])
             return reading._replace(not_understood=(*reading.not_understood, note))
     return reading
 

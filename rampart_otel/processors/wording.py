@@ -234,6 +234,16 @@ def unseen_calls(kind: str) -> str:
     )
 
 
+def asked_unrun(kind: str, turns: list[Span]) -> str:
+    """Why a kind seen is not proven absent elsewhere when a model turn asked for tools that
+    no execution span shows."""
+    return (
+        f"model span {span_names(turns)} asked (or may have asked) for tools and no tool "
+        f"execution span follows it, so a tool the trace does not show (traced in another "
+        f"trace or service, or not at all) may have run where no {kind} span was recorded"
+    )
+
+
 def no_calls_recorded(kind: str) -> str:
     """Why a kind seen is not proven absent when neither a tool nor a model call is recorded."""
     return (
@@ -252,6 +262,10 @@ def declared_scopes(scopes: list[ToolScope]) -> str:
     return "; ".join(
         f"{_scope_calls(found)} declared {where}" for where, found in by_source.items()
     )
+
+
+# What left a span's scope unknown when its form carries scopes: the span's own data.
+UNNAMED_SCOPE = "OTLP data (an empty scope name)"
 
 
 def scope_lost(form: str, family: str) -> str:
@@ -317,9 +331,18 @@ def parent_cycle(cycles: list[Span]) -> str:
 
 
 def lost_data(kind: FindingKind, spans: list[Span]) -> str:
-    """Spans never ended (``unended_span``), or data the SDK's limits dropped from them."""
+    """Spans never ended (``unended_span``), data the SDK's limits dropped from them, or
+    keys they recorded twice with different values (``repeated_keys``)."""
     if kind is FindingKind.UNENDED_SPAN:
         return f"{counted(spans, 'span')} never ended: {span_names(spans)}"
+    if kind is FindingKind.REPEATED_KEYS:
+        keys = list(dict.fromkeys(key for span in spans for key in span.repeated_keys))
+        shown = ", ".join(safe_text(key, 60) for key in keys[:NAMED])
+        more = f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""
+        return (
+            f"attribute key(s) {shown}{more} recorded twice with different values on "
+            f"{span_names(spans)}: the last value was read, which one holds is not known"
+        )
     if kind is FindingKind.DROPPED_ATTRIBUTES:
         total = sum(
             s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
@@ -389,6 +412,11 @@ TRACE_FIX = (
     "OTEL_SPAN_EVENT_COUNT_LIMIT, OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)"
 )
 
+REPEATED_FIX = (
+    "have the instrumentation (or whatever rewrites the spans on their way: a processor, a "
+    "proxy) write each attribute key once per span or event, as OTLP requires"
+)
+
 IDS_FIX = (
     "have the exporter write valid ids: OTLP needs a 16-byte trace id and an 8-byte span id, "
     "neither all zero, and a parent span id that is empty or 8 bytes (all zeros come from a "
@@ -418,7 +446,7 @@ def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> 
     of any gap: ``trace`` (the trace
     itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
     in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule),
-    ``undecodable`` (spans could not be decoded).
+    ``undecodable`` (spans could not be decoded), ``repeated`` (spans recorded a key twice).
     Computed once per distinct (key, scope names, cause): runs of one agent share them."""
     return _fix_hint(key, frozenset(scope_names), cause)
 
@@ -429,6 +457,8 @@ def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
         return TRACE_FIX
     if cause == "ids":
         return IDS_FIX
+    if cause == "repeated":
+        return REPEATED_FIX
     if cause == "undecodable":
         return UNDECODABLE_FIX
     if cause == "unread":
@@ -785,6 +815,7 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: _transport_only,
     ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: lambda why: unseen_calls(why.data["kind"]),
     ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: lambda why: no_calls_recorded(why.data["kind"]),
+    ReasonCode.SIDE_EFFECT_ASKED_UNRUN: lambda why: asked_unrun(why.data["kind"], list(why.spans)),
     ReasonCode.SIDE_EFFECT_DECLARED: _declared_by,
     ReasonCode.SIDE_EFFECT_ALSO_DECLARED: lambda why: "also " + _declared_by(why),
     ReasonCode.SIDE_EFFECT_SCOPE_GAPS: lambda why: scope_gaps(why.data["kind"], why.data["scopes"]),
@@ -888,6 +919,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: (
         "no tool execution span and no model call recorded: which tools ran is unknown (partial)"
     ),
+    ReasonCode.SIDE_EFFECT_ASKED_UNRUN: (
+        "a model turn whose output was not read asked for tools and no execution span follows "
+        "it: the tool may have run unseen (partial)"
+    ),
     ReasonCode.SIDE_EFFECT_DECLARED: (
         "a service declared the channel in its resource attribute rampart.coverage"
     ),
@@ -925,6 +960,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.FINDING_UNDECODABLE_SPAN: (
         "capped: spans of the run could not be decoded on their own, only their ids were read"
+    ),
+    ReasonCode.FINDING_REPEATED_KEYS: (
+        "capped: spans feeding the channel recorded an attribute key twice with different "
+        "values (OTLP keys must be unique): which value holds is not known"
     ),
 }
 

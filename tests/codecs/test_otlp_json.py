@@ -573,3 +573,25 @@ def test_a_one_member_value_reads_as_the_general_anyvalue_reader_reads_it(
         assert isinstance(fast, float) and math.isnan(fast)
     else:
         assert fast == general and type(fast) is type(general)
+
+
+# ---- a key recorded twice -------------------------------------------------------------------
+
+
+def test_a_key_repeated_with_another_value_is_named_on_the_span():
+    """OTLP keys MUST be unique; one recorded twice with different values keeps the last,
+    and the span names the key: which value the instrumentation meant is not known."""
+    repeated = [
+        {"key": "db.statement", "value": {"stringValue": "DROP TABLE notes"}},
+        {"key": "db.system", "value": {"stringValue": "sqlite"}},
+        {"key": "db.statement", "value": {"stringValue": "SELECT 1"}},
+    ]
+    event = {"name": "e", "attributes": [*attrs(k={"intValue": "1"}), *attrs(k={"intValue": 2})]}
+    span = one(doc({"attributes": repeated, "events": [event]}))
+    assert span.attributes["db.statement"] == "SELECT 1"
+    assert span.repeated_keys == ("db.statement", "k")
+
+
+def test_a_key_repeated_with_the_same_value_is_no_conflict():
+    same = [{"key": "a", "value": {"stringValue": "x"}}] * 2
+    assert one(doc({"attributes": same})).repeated_keys == ()

@@ -289,3 +289,18 @@ def test_encoded_kind_and_status_numbers():
     assert pb.kind == PbSpan.SPAN_KIND_CLIENT
     assert pb.status.code == 1 and pb.status.message == "fine"
     assert pb.parent_span_id == bytes.fromhex("0" * 15 + "2")
+
+
+def test_a_key_repeated_with_another_value_is_named_on_the_span():
+    """As the JSON decoder: the last value kept, the key named (keys MUST be unique)."""
+    req = one_span_request(name="s")
+    sp = req.resource_spans[0].scope_spans[0].spans[0]
+    for key, text in (("db.statement", "DROP TABLE notes"), ("a", "x"), ("db.statement", "x")):
+        sp.attributes.add(key=key, value=AnyValue(string_value=text))
+    sp.attributes.add(key="a", value=AnyValue(string_value="x"))  # the same value: no conflict
+    event = sp.events.add(name="e")
+    event.attributes.add(key="k", value=AnyValue(int_value=1))
+    event.attributes.add(key="k", value=AnyValue(int_value=2))
+    (span,) = spans_from_proto(req)
+    assert span.attributes["db.statement"] == "x"
+    assert span.repeated_keys == ("db.statement", "k")

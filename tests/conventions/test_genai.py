@@ -176,6 +176,37 @@ def test_input_history_results_both_field_names_and_legacy_tool_event() -> None:
     assert results == {"call_1": "18C", "call_2": {"ok": True}, "call_3": "done"}
 
 
+def test_input_history_reads_openai_shaped_calls_in_input_messages() -> None:
+    """LiteLLM writes its history into ``gen_ai.input.messages`` in the Chat Completions
+    shape: the calls under the message's ``tool_calls``, a result as a text part of a tool
+    message with its ``tool_call_id``."""
+    history = [
+        {
+            "role": "assistant",
+            "parts": [],
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "send_report", "arguments": '{"data": "k=1"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "parts": [{"type": "text", "content": '{"status": "received"}'}],
+            "tool_call_id": "call_1",
+        },
+    ]
+    s = span(
+        "chat", {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps(history)}
+    )
+    arguments, results, names = genai.input_history(s)
+    assert arguments == {"call_1": {"data": "k=1"}}
+    assert results == {"call_1": {"status": "received"}}
+    assert names == {"call_1": "send_report"}
+
+
 def test_execute_tool_span() -> None:
     s = span(
         "execute_tool send_email",

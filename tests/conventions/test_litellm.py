@@ -45,6 +45,21 @@ def test_the_callers_span_holding_the_raw_spans_is_no_model_call() -> None:
     assert [r.name for v in raw for r in v.output.requests] == [n for n, _, _ in EXFIL_CALLS]
 
 
+def test_the_callers_span_alone_shows_the_calls_its_history_holds() -> None:
+    """Without the raw-request spans (not exported, or filtered out), the caller's span is
+    the one model call; the history LiteLLM wrote on it (OpenAI-shaped ``tool_calls`` and
+    ``tool_call_id`` in ``gen_ai.input.messages``) still shows the earlier calls: a report
+    sent with a secret is no less sent because the spans that asked for it are gone."""
+    kept = [s for s in spans("litellm/litellm-exfil") if s.name != litellm.RAW_REQUEST]
+    run = normalize(Run("t", [kept[0].trace_id], kept))
+    calls = {c.name: c for c in run.tool_calls}
+    assert set(calls) == {"fetch_weather", "send_report", "save_note"}
+    assert calls["send_report"].arguments == {
+        "data": "Paris 18C light rain; customer=ACME-4471; api_token=tok_live_9f3a"
+    }
+    assert calls["fetch_weather"].result == WEATHER
+
+
 def test_benign_reads_its_one_call() -> None:
     run = only_run("litellm/litellm-benign")
     assert [(c.name, c.arguments, c.result) for c in run.tool_calls] == [

@@ -97,6 +97,36 @@ def test_http_legacy_net_peer_and_composed_url() -> None:
     }
 
 
+def test_no_url_is_composed_without_the_request_target() -> None:
+    """A client span that lost its URL keeps only where it went (host, port): a URL made of
+    them alone would read as a request with no path and no query, and a check of the URL
+    (a secret in its query) would wrongly find nothing in it. The host is still the host."""
+    s = span(
+        "GET",
+        {"http.method": "GET", "server.address": "localhost", "server.port": 34345},
+        kind="CLIENT",
+    )
+    _, details = only(s)
+    assert details["url"] is None
+    assert (details["host"], details["port"]) == ("localhost", 34345)
+
+
+def test_a_composed_url_keeps_the_query() -> None:
+    s = span(
+        "GET",
+        {
+            "http.request.method": "GET",
+            "url.scheme": "https",
+            "server.address": "api.test",
+            "url.path": "/v1",
+            "url.query": "key=ghp_x",
+        },
+        kind="CLIENT",
+    )
+    _, details = only(s)
+    assert details["url"] == "https://api.test/v1?key=ghp_x"
+
+
 def test_http_server_span_is_not_a_side_effect() -> None:
     s = span("GET /", {"http.request.method": "GET", "url.path": "/"}, kind="SERVER")
     assert side_effects(s) == []

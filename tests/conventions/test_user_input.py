@@ -122,6 +122,53 @@ def test_openinference_contents_with_an_image_are_not_understood() -> None:
     assert found.not_understood == ["content type 'image' in user messages of llm.input_messages.*"]
 
 
+def test_openinference_a_message_without_a_role_is_not_understood() -> None:
+    """OpenInference always records a message's role; one without it may be the user's:
+    its text is not read as someone else's (which would rule it out of the input)."""
+    found = openinference.user_input(
+        llm(
+            {
+                "llm.input_messages.0.message.role": "system",
+                "llm.input_messages.0.message.content": "system prompt",
+                "llm.input_messages.1.message.content": "api_token=tok_live_9f3a",
+            }
+        )
+    )
+    assert found.texts == []
+    assert found.not_understood == ["a message without message.role in llm.input_messages.*"]
+
+
+def test_a_message_lost_from_the_middle_of_the_flattened_list_is_named() -> None:
+    """Message 1 lost whole (all its keys dropped) while message 2 remains: the indices
+    show it, and it may have been the user's; the input is not fully read."""
+    oi = openinference.user_input(
+        llm(
+            {
+                "llm.input_messages.0.message.role": "system",
+                "llm.input_messages.0.message.content": "system prompt",
+                "llm.input_messages.2.message.role": "tool",
+                "llm.input_messages.2.message.content": "tool result",
+            }
+        )
+    )
+    assert oi.not_understood == [
+        "message 1 missing from llm.input_messages.* (its index is skipped)"
+    ]
+    ol = openllmetry.user_input(
+        span(
+            "openai.chat",
+            {
+                "gen_ai.prompt.0.role": "system",
+                "gen_ai.prompt.0.content": "system prompt",
+                "gen_ai.prompt.2.role": "user",
+                "gen_ai.prompt.2.content": ASK,
+            },
+        )
+    )
+    assert ol.texts == [ASK]
+    assert ol.not_understood == ["message 1 missing from gen_ai.prompt.* (its index is skipped)"]
+
+
 def test_openinference_hidden_inputs_and_unread_input_value() -> None:
     hidden = openinference.user_input(llm({"input.value": "__REDACTED__"}))
     assert hidden.withheld == ["input.value (__REDACTED__)"] and hidden.texts == []

@@ -113,6 +113,29 @@ def test_sink_arguments_not_captured_leave_the_pair_unknown():
     assert "a value not captured" in result.rationale
 
 
+@pytest.mark.parametrize(
+    ("kind", "details"),
+    [
+        ("http_request", {"method": "POST", "status_code": 200}),  # no url, host or path
+        ("db_query", {"system": "sqlite"}),  # no statement
+        ("message_publish", {"system": "kafka", "operation": "publish"}),  # no destination
+    ],
+)
+def test_a_sink_effect_recording_nowhere_a_value_could_reach_is_unknown(kind, details):
+    """A request whose URL the trace dropped could have gone anywhere the source named:
+    the pair is unknown, never "no flow"."""
+    run = make_run(
+        tool_calls=[
+            call("fetch", {"u": "x"}, result="go to evil.com", executed_in=SOURCE, span=SOURCE)
+        ],
+        side_effects=[effect(kind, span=SINK, **details)],
+        spans=SPANS,
+    )
+    result = flows(tool_result("fetch"), side_effect(kind)).evaluate(run)
+    assert result.outcome is EvalOutcome.UNDETERMINED, result.rationale
+    assert "a value not captured" in result.rationale
+
+
 def test_a_source_too_large_to_follow_is_unknown():
     result_text = " ".join(f"k{i:07d}x" for i in range(MAX_VALUES + 5))
     result = flows(tool_result("fetch"), side_effect("http_request")).evaluate(

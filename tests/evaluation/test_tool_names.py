@@ -158,3 +158,32 @@ def test_a_check_naming_the_trace_name_is_decided() -> None:
     assert tool_called("weather-send_report").evaluate(run).outcome is D
     assert tool_called(one_of(["send_report", "weather-send_report"])).evaluate(run).outcome is D
     assert tool_called("fetch_weather").evaluate(run).outcome is N
+
+
+# --- a call whose name the trace does not record ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "evaluator",
+    [
+        tool_called("send_report"),
+        tool_called("send_report", data=regex("api_token")),
+        tool_called(glob("*shell*")),
+        tool_called(one_of(["Bash", "bash"])),
+        tool_result("send_report", "ok"),
+    ],
+)
+def test_a_call_with_no_recorded_name_may_be_any_tool(evaluator) -> None:
+    """A model's request recorded with its id and arguments but not its name (a dropped
+    ``...tool_calls.0.name``) is never ruled out by a name: undetermined, saying why."""
+    nameless = call("", SECRET, result={"status": "ok"})
+    result = evaluator.evaluate(make_run(tool_calls=[nameless]))
+    assert result.outcome is U, result.rationale
+    assert "a call (the trace records no name for it)" in result.rationale
+    assert "name the tool as the trace does" not in result.rationale
+
+
+def test_a_nameless_call_is_a_near_miss_of_positive_patterns_only() -> None:
+    (miss,) = near_misses(as_matcher("send_report"), [call("")])
+    assert miss.kind is NearMissKind.UNNAMED
+    assert near_misses(as_matcher(not_in(["save_note"])), [call("")]) == []

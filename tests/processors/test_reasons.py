@@ -128,6 +128,10 @@ AGENT = {"gen_ai.operation.name": "invoke_agent", "final_result": "Done."}
 RESULT = {"gen_ai.tool.call.result": "ok"}
 
 
+# A model call whose finish reason says it asked for tools, its output not captured.
+ASKED_TOOLS = chat(**{"gen_ai.response.finish_reasons": ["tool_calls"]})
+
+
 def full_run(**root: Any) -> list[Span]:
     """Agent → model asks fetch → tool runs (GET) → model answers; all content captured."""
     return [
@@ -244,6 +248,14 @@ def dropped() -> AgentRun:
     spans[1] = mk("m1", "chat", chat(asked("fetch", "c1", {"q": 1})), parent="a0", start=10,
                   dropped_attributes=3)  # fmt: skip
     spans[3] = mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31, dropped_events=2)
+    return run_of(*spans)
+
+
+def repeated_keys() -> AgentRun:
+    spans = full_run()
+    spans[3] = replace(
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31), repeated_keys=("http.url",)
+    )
     return run_of(*spans)
 
 
@@ -383,6 +395,14 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
     ReasonCode.FINDING_CONTINUATION: continuation,
     ReasonCode.FINDING_REFUSED_SPAN: refused,
     ReasonCode.FINDING_UNDECODABLE_SPAN: undecodable,
+    ReasonCode.FINDING_REPEATED_KEYS: repeated_keys,
+    ReasonCode.SIDE_EFFECT_ASKED_UNRUN: lambda: run_of(
+        mk("a0", "agent", {}, end=500),
+        mk("m1", "chat", ASKED_TOOLS, parent="a0", start=1, end=10),
+        mk("m2", "chat", chat(said("Done.")), parent="a0", start=20, end=30),
+        mk("t1", "execute_tool a", execute("a", "c1"), parent="a0", start=40, end=50),
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=41),
+    ),
     ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: agent_without_calls,
 }
 

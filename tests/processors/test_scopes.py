@@ -252,11 +252,26 @@ def test_a_child_process_is_recorded_but_what_it_did_is_not() -> None:
 
 
 def test_a_call_asked_for_and_never_run_is_no_scope() -> None:
-    """With tool execution spans in the run, a call that has none did not run."""
-    spans = [s for s in two_tools() if s.span_id != "t2"]
+    """With tool execution spans in the run, a call that has none, asked for by the model
+    call that ended the conversation, did not run."""
+    spans = [s for s in two_tools() if s.span_id not in ("t2", "m2")]
     agent = run_of(*spans, mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31))
     assert [s.tool for s in agent.tool_scopes] == ["get_weather"]
     assert channel(agent, HTTP)[0] is OBSERVED
+
+
+def test_a_call_with_no_execution_span_the_conversation_went_on_after_may_have_run() -> None:
+    """The model answered again after asking for send_report, so it was sent a result: the
+    call ran (or was answered) where no span of this trace shows, its tool traced in another
+    service or trace, or not at all. It is a silent scope, not a call that ran nothing."""
+    spans = [s for s in two_tools() if s.span_id != "t2"]
+    agent = run_of(*spans, mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31))
+    assert scope_states(agent) == {
+        "get_weather": ScopeState.RECORDED,
+        "send_report": ScopeState.SILENT,
+    }
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL and "send_report" in why
 
 
 def test_the_policys_declaration_names_a_call_by_any_of_its_names() -> None:

@@ -139,8 +139,25 @@ def test_an_unknown_genai_looking_span_is_not_understood_with_its_scope() -> Non
         "s2": ["a llm.* span of scope 'acme.llm' no reader knows"],
         "s3": ["a OpenLLMetry span of scope 'acme.tl' no reader knows"],
         "s4": ["a trace-store observation span of scope 'acme.store' no reader knows"],
-        "s5": ["a trace-store observation span of scope 'unnamed' no reader knows"],
+        "s5": [
+            "a trace-store observation span of scope 'unnamed' no reader knows",
+            # its scope unnamed, it is also read as each scope a reading depends on
+            "no scope in the OTLP data (an empty scope name); it reads otherwise as openlit",
+        ],
     }
+
+
+def test_a_span_with_an_unnamed_scope_is_read_as_a_lost_scope() -> None:
+    """OpenAI Agents' instrumentation says 'stop' of a response that asked for tools; with
+    no scope name, the span may be its, so 'stop' does not prove no tool was asked for."""
+    attrs = {"openinference.span.kind": "LLM", "llm.finish_reason": "stop"}
+    named, unnamed = (
+        mk("m1", "response", attrs, scope="openinference.instrumentation.openai_agents"),
+        mk("m2", "response", attrs, scope=""),
+    )
+    views = {v.span.span_id: v for v in classify(RunGraph([named, unnamed])).records}
+    assert views["m1"].not_understood == ()
+    assert any("an empty scope name" in note for note in views["m2"].not_understood)
 
 
 def test_records_are_frozen_and_classifying_changes_no_reading() -> None:

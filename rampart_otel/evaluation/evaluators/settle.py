@@ -117,6 +117,7 @@ def calls_of(names: list[str]) -> str:
 _NEAR_MISS_HOW = {
     NearMissKind.QUALIFIED: "its name ends with {part} after a qualifier",
     NearMissKind.COMPONENT: "{part} is a part of its name",
+    NearMissKind.UNNAMED: "the trace records no name for it",
 }
 
 
@@ -134,12 +135,15 @@ def near_miss_reason(matcher: Matcher, misses: Sequence[NearMiss]) -> str:
     for name, same in by_name.items():
         how = _NEAR_MISS_HOW[same[0].kind].format(part=repr(safe_text(same[0].part, 60)))
         spans = span_list([m.call.span_ids[0] if m.call.span_ids else None for m in same])
-        items.append(f"{safe_text(name, 60)!r} ({how}){spans}")
+        label = repr(safe_text(name, 60)) if name else "a call"
+        items.append(f"{label} ({how}){spans}")
     more = f" and {len(items) - SHOWN} more" if len(items) > SHOWN else ""
-    return (
-        f"{named}, but {', '.join(items[:SHOWN])}{more} may be it: name the tool as the "
-        "trace does, or match every form of its name (one_of, glob)"
+    hint = (
+        ": name the tool as the trace does, or match every form of its name (one_of, glob)"
+        if any(miss.kind is not NearMissKind.UNNAMED for miss in misses)
+        else ""
     )
+    return f"{named}, but {', '.join(items[:SHOWN])}{more} may be it{hint}"
 
 
 def span_list(span_ids: Sequence[str | None]) -> str:

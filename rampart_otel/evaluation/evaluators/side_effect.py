@@ -84,9 +84,26 @@ class SideEffectOccurred(EventEvaluator):
         return f"side_effect({self.kind!r}{details})"
 
 
+# The details of each kind a value can reach (``flows``' sink): an effect recording none of
+# them (a request whose URL was dropped) holds no value to look in, not an empty one.
+_REACHABLE_KEYS = {
+    "http_request": ("url", "host", "path"),
+    "db_query": ("statement", "collection"),
+    "message_publish": ("destination",),
+    "rpc_call": ("service", "method"),
+    "process_exec": ("executable", "args"),
+    "mcp_request": ("target",),
+}
+
+
 def _effect_occurrence(effect: SideEffect, read: dict[str, Matcher]) -> Occurrence:
     evidence = _effect_evidence(effect, read)
-    return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), effect.details)
+    details = effect.details
+    keys = _REACHABLE_KEYS.get(effect.kind)
+    value = (
+        MISSING if keys is not None and all(details.get(k) in (None, "") for k in keys) else details
+    )
+    return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), value)
 
 
 def _effect_evidence(effect: SideEffect, read: dict[str, Matcher]) -> Evidence:
