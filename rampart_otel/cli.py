@@ -25,7 +25,7 @@ from rich.console import Console
 
 from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
-from rampart_otel.exporters.output import report_output
+from rampart_otel.exporters.output import report_output, standard_output
 from rampart_otel.model import InputError
 from rampart_otel.reading import ReadStats, agent_runs
 from rampart_otel.render import OUTPUT_ERRORS, safe_text, secrets_shown
@@ -705,11 +705,15 @@ def _warn(message: str) -> None:
 
 
 def main() -> None:
-    # A report on stdout survives any character trace data holds, as one written to a file.
+    # A report on stdout survives any character trace data holds, as one written to a file,
+    # and a write that fails (a full disk) is one line, as for a file.
     if isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(errors=OUTPUT_ERRORS)
+        sys.stdout = standard_output(sys.stdout)
     try:
-        app()
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # what is still buffered fails here, not unreported at exit
     except UserError as error:
         fail(str(error))
     except KeyboardInterrupt:

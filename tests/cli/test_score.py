@@ -516,6 +516,51 @@ def test_output_over_a_regular_file_is_atomic_and_keeps_its_permissions(tmp_path
     assert os.listdir(tmp_path) == ["report.json"]  # no temporary file left
 
 
+def _file_size_limit(limit: int) -> None:
+    """In the child: files may grow to ``limit`` bytes; a write past it fails with EFBIG
+    (SIGXFSZ ignored), as a write to a full disk fails with ENOSPC."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_a_report_that_cannot_be_written_whole_is_one_line_and_keeps_the_old_one(
+    tmp_path: Path,
+) -> None:
+    report = tmp_path / "report.json"
+    report.write_text("old")
+    proc = subprocess.run(
+        [sys.executable, "-m", "rampart_otel.cli", "score", str(BENIGN), "--policy", str(POLICY)]
+        + ["--format", "json", "-o", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: _file_size_limit(4096),
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"rampart-otel: error: {report}: cannot write: file too large\n"
+    assert report.read_text() == "old" and os.listdir(tmp_path) == ["report.json"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", [["score", BENIGN, "--policy", POLICY], ["inspect", BENIGN]])
+def test_a_full_standard_output_is_one_line(command: list[str | Path]) -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rampart_otel.cli", *map(str, command)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "rampart-otel: error: standard output: cannot write: no space left on device\n"
+    )
+
+
 @pytest.mark.parametrize("kind", ["directory", "socket"])
 def test_output_onto_another_special_file_is_refused_in_one_line(tmp_path: Path, kind: str) -> None:
     target = tmp_path / kind
