@@ -28,7 +28,7 @@ from rampart_otel.errors import EmptyInput, UsageError, UserError
 from rampart_otel.exporters.output import report_output, standard_output
 from rampart_otel.model import InputError
 from rampart_otel.reading import ReadStats, agent_runs
-from rampart_otel.render import OUTPUT_ERRORS, safe_text, secrets_shown
+from rampart_otel.render import safe_text, secrets_shown
 
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink

@@ -531,9 +531,9 @@ def test_a_report_that_cannot_be_written_whole_is_one_line_and_keeps_the_old_one
 ) -> None:
     report = tmp_path / "report.json"
     report.write_text("old")
+    command = ["score", BENIGN, "--policy", POLICY, "--format", "json", "-o", report]
     proc = subprocess.run(
-        [sys.executable, "-m", "rampart_otel.cli", "score", str(BENIGN), "--policy", str(POLICY)]
-        + ["--format", "json", "-o", str(report)],
+        [sys.executable, "-m", "rampart_otel.cli", *map(str, command)],
         capture_output=True,
         text=True,
         timeout=300,

@@ -88,7 +88,7 @@ def test_what_cannot_be_written_is_a_usage_error(tmp_path: Path, case: str) -> N
 def test_a_write_that_fails_is_a_usage_error_naming_the_output() -> None:
     # /dev/full: every write fails with ENOSPC, as on a full disk; the user's to fix.
     with (
-        pytest.raises(UsageError, match="^/dev/full: cannot write: no space left on device$"),
+        pytest.raises(UsageError, match=r"^/dev/full: cannot write: no space left on device$"),
         report_output(Path("/dev/full")) as out,
     ):
         out.write("x" * 100_000)
