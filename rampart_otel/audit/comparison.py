@@ -201,10 +201,13 @@ def _load_report(
 ) -> tuple[dict[str, Any] | None, dict[tuple[str, str], dict[str, Any]]]:
     """The report's policy and its results by (run, check), the latest revision of each."""
     try:
-        with path.open("rb") as handle:
-            report = json.load(handle)
+        report = json.loads(path.read_bytes().decode("utf-8"))
     except OSError as error:
         raise AuditError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise AuditError(f"{path}: not a JSON report: not a UTF-8 text file") from None
+    except RecursionError:
+        raise AuditError(f"{path}: not a JSON report: nested too deeply") from None
     except ValueError as error:
         raise AuditError(f"{path}: not a JSON report: {error}") from None
     if not isinstance(report, dict) or report.get("schema") != REPORT_SCHEMA:

@@ -249,6 +249,10 @@ def load_config(
             loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
         except OSError as error:
             raise ConfigError(f"{path}: {error.strerror or error}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not a UTF-8 text file") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: not valid YAML: nested too deeply") from None
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
@@ -266,8 +270,11 @@ def load_config(
             continue
         target = data
         *parents, leaf = dotted.split(".")
-        for key in parents:
+        for depth, key in enumerate(parents, 1):
             target = target.setdefault(key, {})
+            if not isinstance(target, dict):  # the file's value where settings must be
+                where = ".".join(parents[:depth])
+                raise ConfigError(f"{path}: {where}: expected a mapping of its settings")
         target[leaf] = value
     try:
         config = CollectorConfig.model_validate(data)

@@ -111,3 +111,20 @@ def test_reports_diff_refuses_what_it_cannot_compare(tmp_path, capsys):
     )
     compare_reports(capped, one)
     assert "lists 1 of 50 matching results" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "not a JSON report: nested too deeply"),
+        (b"\xff\xfe\x00garbage", "not a JSON report: not a UTF-8 text file"),
+    ],
+    ids=["deep", "binary"],
+)
+def test_a_file_that_is_no_report_is_one_line(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    one = report(tmp_path / "o.json", [result("r1", "c1", "safe")])
+    with pytest.raises(AuditError) as raised:
+        compare_reports(bad, one)
+    assert str(raised.value) == f"{bad}: {message}"

@@ -63,6 +63,30 @@ def test_bad_settings_are_one_line_errors(tmp_path, text, message):
     assert "\n" not in str(raised.value)
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x1f\x8b\x08\x00\xff\xfe binary", "not a UTF-8 text file"),
+        (b"http: " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "not valid YAML: nested too deeply"),
+    ],
+    ids=["binary", "deep"],
+)
+def test_a_file_no_yaml_parser_can_read_is_one_line(tmp_path, content, message):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    assert str(raised.value) == f"{path}: {message}"
+
+
+def test_an_option_over_a_setting_that_is_no_mapping_names_the_setting(tmp_path):
+    # --http sets http.endpoint: the file's http is a list, not the settings it must be.
+    path = write_config(tmp_path / "c.yaml", "http: [1, 2]\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path, overrides={"http.endpoint": "127.0.0.1:0"})
+    assert str(raised.value) == f"{path}: http: expected a mapping of its settings"
+
+
 SHADOW = "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
 
 
