@@ -621,6 +621,21 @@ def _read_length_prefixed(
             yield InputError(where, f"truncated record: {len(header)}-byte length prefix")
             return
         size = int.from_bytes(header, "big")
+        if size > MAX_DOCUMENT_BYTES:  # skipped as it is read, never held
+            present = _skip(stream, size)
+            if present < size:
+                yield InputError(
+                    where, f"truncated record: {size} bytes announced, {present} present"
+                )
+                return
+            yield InputError(
+                where,
+                f"record of {size} bytes, longer than {MAX_DOCUMENT_BYTES} bytes, the limit; "
+                "skipped",
+            )
+            empty = 0
+            offset += 4 + size
+            continue
         payload = _read_exact(stream, size)
         if len(payload) < size:
             yield InputError(
@@ -637,6 +652,17 @@ def _read_length_prefixed(
             return
         yield Record(RecordKind.PROTO, path, where, payload)
         offset += 4 + size
+
+
+def _skip(stream: _Stream, size: int) -> int:
+    """Read past ``size`` bytes, a piece at a time; how many there were."""
+    skipped = 0
+    while skipped < size:
+        chunk = stream.read(min(size - skipped, _READ_SIZE))
+        if not chunk:
+            break
+        skipped += len(chunk)
+    return skipped
 
 
 def _read_exact(stream: _Stream, size: int) -> bytes:
