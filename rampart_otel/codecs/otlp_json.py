@@ -33,6 +33,7 @@ from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, S
 __all__ = [
     "DecodeError",
     "gc_paused",
+    "json_syntax_error",
     "load_json",
     "parse_json",
     "spans_from_json",
@@ -125,6 +126,12 @@ def parse_json(data: bytes | bytearray | memoryview | str) -> Any:
 _orjson_loads = orjson.loads
 
 
+def json_syntax_error(exc: json.JSONDecodeError, where: str) -> str:
+    """``exc``'s message placed ``at`` ``where`` ("Unterminated string starting at" already
+    ends in "at")."""
+    return f"{exc.msg.removesuffix(' at')} at {where}"
+
+
 def _loads(data: bytes | bytearray | str) -> Any:
     try:
         return parse_json(data)
@@ -132,7 +139,7 @@ def _loads(data: bytes | bytearray | str) -> Any:
         raise DecodeError("invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
-        raise DecodeError(f"invalid JSON: {exc.msg} at {where}") from None
+        raise DecodeError(f"invalid JSON: {json_syntax_error(exc, where)}") from None
     except ValueError as exc:  # UnicodeDecodeError
         raise DecodeError(f"invalid JSON: {exc}") from None
 

@@ -57,6 +57,7 @@ from rampart_otel.codecs.otlp_ids import UNDECODABLE, kept_spans, refusal_messag
 from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,
+    json_syntax_error,
     parse_json,
     spans_from_json_bytes,
 )
@@ -599,7 +600,7 @@ def _json_error(exc: BaseException, file_line: Callable[[int], int] = int) -> st
     if isinstance(exc, RecursionError):
         return "nested too deeply"
     if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at line {file_line(exc.lineno)} column {exc.colno}"
+        return json_syntax_error(exc, f"line {file_line(exc.lineno)} column {exc.colno}")
     return str(exc)
 
 
