@@ -442,6 +442,10 @@ def test_no_spans_at_all_is_an_error_unless_allowed(
     allowed = run_cli("score", target, "--policy", POLICY, *fail_on, "--allow-empty")
     assert allowed.returncode == 0, allowed.stderr
     assert "0 results" in allowed.stdout and allowed.stderr == ""
+    # Nothing scored is not "every result is SAFE", nor is it said in green.
+    assert "No results: nothing was scored." in allowed.stdout
+    assert "SAFE" not in allowed.stdout and "every result is" not in allowed.stdout
+    assert "Trace files" not in allowed.stdout  # a heading with nothing under it
 
 
 # -- `-o PATH`: what PATH already is decides how the report is written ---------------------
