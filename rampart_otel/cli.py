@@ -293,7 +293,11 @@ def score(
         # One client counts every call and keeps the concurrency bound the policy sets.
         Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
         workers = 1
-    with report_output(output) as out, ExitStack() as stack, secrets_shown(show_secrets):
+    with (
+        report_output(output, inputs=paths) as out,
+        ExitStack() as stack,
+        secrets_shown(show_secrets),
+    ):
         report = report_sink(
             output_format,  # type: ignore[arg-type]
             out,

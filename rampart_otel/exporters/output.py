@@ -10,7 +10,9 @@ does not own:
 - a FIFO, a character device (``/dev/null``, a terminal) or one of this process's own
   descriptors (``/dev/stdout``, ``/dev/fd/N``): opened and written straight into, no
   temporary file, no rename;
-- anything else (a directory, a socket, a block device): refused with a one-line error.
+- anything else (a directory, a socket, a block device): refused with a one-line error;
+- one of the command's input trace files (``score run.jsonl -o run.jsonl``, or a link to
+  it): refused with a one-line error, before anything is read or written.
 
 Text is UTF-8; a character that cannot be encoded (a lone surrogate trace data can carry)
 is written as U+FFFD rather than failing the report (``render.OUTPUT_ERRORS``). A write that
@@ -25,7 +27,7 @@ import io
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -46,11 +48,15 @@ _REFUSED = {
 
 
 @contextmanager
-def report_output(path: Path | None) -> Iterator[IO[str]]:
-    """stdout, or ``path`` written by the rule above; the file is closed on leaving."""
+def report_output(path: Path | None, inputs: Iterable[str | Path] = ()) -> Iterator[IO[str]]:
+    """stdout, or ``path`` written by the rule above; the file is closed on leaving.
+    ``inputs``: the paths the command reads (files among them are never written)."""
     if path is None:
         yield sys.stdout
         return
+    for source in inputs:
+        if _same_file(source, path):
+            raise UsageError(f"{path}: is an input trace file; give another path for the report")
     target, descriptor = _follow(Path(path))
     try:
         mode = None if descriptor else os.stat(target).st_mode
@@ -108,6 +114,13 @@ class _Checked(io.FileIO):
 
 def _text(raw: io.FileIO) -> IO[str]:
     return io.TextIOWrapper(io.BufferedWriter(raw), encoding="utf-8", errors=OUTPUT_ERRORS)
+
+
+def _same_file(source: str | Path, path: Path) -> bool:
+    try:
+        return os.path.isfile(source) and os.path.samefile(source, path)
+    except (OSError, ValueError):  # not there (yet), or a trace store's URL
+        return False
 
 
 def _follow(path: Path) -> tuple[Path, bool]:

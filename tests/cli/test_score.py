@@ -565,6 +565,27 @@ def test_a_full_standard_output_is_one_line(command: list[str | Path]) -> None:
     )
 
 
+@pytest.mark.parametrize("how", ["same path", "a link to it"])
+def test_output_onto_an_input_trace_file_is_refused_and_keeps_it(tmp_path: Path, how: str) -> None:
+    # `score run.jsonl -o run.jsonl`: the report would replace the traces it was made from.
+    traces = tmp_path / "run.jsonl"
+    traces.write_bytes(BENIGN.read_bytes())
+    output = traces
+    if how == "a link to it":
+        output = tmp_path / "report.json"
+        output.symlink_to(traces.name)
+    proc = score_to_from(traces, output)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        f"rampart-otel: error: {output}: is an input trace file; give another path for the report\n"
+    )
+    assert traces.read_bytes() == BENIGN.read_bytes()
+
+
+def score_to_from(traces: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    return run_cli("score", traces, "--policy", POLICY, "--format", "json", "-o", path)
+
+
 @pytest.mark.parametrize("kind", ["directory", "socket"])
 def test_output_onto_another_special_file_is_refused_in_one_line(tmp_path: Path, kind: str) -> None:
     target = tmp_path / kind
