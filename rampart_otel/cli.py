@@ -599,8 +599,17 @@ def audit(
         since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
         policy, policy_version, bucket, limit, json_output, html_output,
     )  # fmt: skip
-    with report_output(output) as out, secrets_shown(show_secrets):
+    stored = _files_under(data_dir) if output is not None and data_dir is not None else []
+    with (
+        report_output(output, stored, "a file of the collector's data directory") as out,
+        secrets_shown(show_secrets),
+    ):
         run_audit(results_target(data_dir, results), options, out)
+
+
+def _files_under(directory: Path) -> list[Path]:
+    """Every file in ``directory`` and below (none if it cannot be listed)."""
+    return [Path(top, name) for top, _, names in os.walk(directory) for name in names]
 
 
 @app.command()

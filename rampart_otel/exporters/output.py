@@ -11,8 +11,8 @@ does not own:
   descriptors (``/dev/stdout``, ``/dev/fd/N``): opened and written straight into, no
   temporary file, no rename;
 - anything else (a directory, a socket, a block device): refused with a one-line error;
-- one of the command's input trace files (``score run.jsonl -o run.jsonl``, or a link to
-  it): refused with a one-line error, before anything is read or written.
+- one of the files the command reads (``score run.jsonl -o run.jsonl``, or a link to it;
+  ``audit``'s data directory): refused with a one-line error, before anything is read.
 
 Text is UTF-8; a character that cannot be encoded (a lone surrogate trace data can carry)
 is written as U+FFFD rather than failing the report (``render.OUTPUT_ERRORS``). A write that
@@ -48,15 +48,20 @@ _REFUSED = {
 
 
 @contextmanager
-def report_output(path: Path | None, inputs: Iterable[str | Path] = ()) -> Iterator[IO[str]]:
+def report_output(
+    path: Path | None,
+    inputs: Iterable[str | Path] = (),
+    inputs_are: str = "an input trace file",
+) -> Iterator[IO[str]]:
     """stdout, or ``path`` written by the rule above; the file is closed on leaving.
-    ``inputs``: the paths the command reads (files among them are never written)."""
+    ``inputs``: the paths the command reads (files among them are never written), each
+    ``inputs_are`` (what the error calls it)."""
     if path is None:
         yield sys.stdout
         return
     for source in inputs:
         if _same_file(source, path):
-            raise UsageError(f"{path}: is an input trace file; give another path for the report")
+            raise UsageError(f"{path}: is {inputs_are}; give another path for the report")
     target, descriptor = _follow(Path(path))
     try:
         mode = None if descriptor else os.stat(target).st_mode

@@ -221,3 +221,21 @@ def test_runs_still_waiting_to_be_scored_are_said_to_be_pending(tmp_path):
     store.close()
     proc = audit(tmp_path)
     assert proc.returncode == 0 and "pending" not in proc.stdout, proc.stdout
+
+
+def test_output_onto_a_file_of_the_data_directory_is_refused_and_keeps_it(tmp_path):
+    # `audit --data-dir d --json -o d/results.db`: the report would replace the verdicts.
+    directory = tmp_path / "data"
+    directory.mkdir()
+    build(directory / "results.db")
+    before = (directory / "results.db").read_bytes()
+    target = directory / "results.db"
+    proc = audit(directory, "--json", "-o", str(target))
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        f"rampart-otel: error: {target}: is a file of the collector's data directory; give "
+        "another path for the report\n"
+    )
+    assert (directory / "results.db").read_bytes() == before
+    page = directory / "audit.html"  # a new file there is no one's: written
+    assert audit(directory, "--html", "-o", str(page)).returncode == 0 and page.is_file()
