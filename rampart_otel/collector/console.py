@@ -110,8 +110,8 @@ class Console:
         if http:
             base = f"http://{hostport(http)}"
             rows.append(("health", f"{base}/healthz  {base}/metrics"))
-        for label, text in rows:
-            self._print(f"  {label:<9} {text}")
+        for label, text in rows:  # paths and URLs may hold a newline or escape sequence
+            self._print(f"  {label:<9} {safe_text(text, None)}")
         if policies:
             self._print(
                 f"  UNSAFE and ERROR verdicts are printed below as they land, and a summary "

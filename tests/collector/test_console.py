@@ -61,6 +61,23 @@ def test_the_startup_block_says_where_things_go_and_how_to_look(tmp_path):
     )
 
 
+def test_paths_in_the_startup_block_are_escaped(tmp_path):
+    # A data directory or policy path with a newline and terminal escapes in its name: one
+    # line per row, no control sequence reaches the terminal.
+    odd = tmp_path / "a\nb\x1b[31mred\x1b]0;title\x07"
+    odd.mkdir()
+    policy = odd / "policy.yaml"
+    policy.write_text((SAMPLES / "policy.yaml").read_text())
+    config = load_config(None, overrides={"data_dir": str(odd / "d"), "policies": [str(policy)]})
+    out = io.StringIO()
+    Console(out).startup(config, ("127.0.0.1", 4318), None, load_policies(config.policies))
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    lines = text.splitlines()
+    assert all(line.startswith(("rampart-otel: ", "  ")) for line in lines), lines
+    assert len(lines) == 8
+
+
 def test_a_shared_store_is_named_without_its_password(tmp_path):
     config = load_config(
         None,
