@@ -223,13 +223,29 @@ class CollectorConfig(_Section):
         """The bearer token clients must send, if any (the file wins; trailing newline cut)."""
         if self.auth_token_file is not None:
             try:
-                text = self.auth_token_file.read_text(encoding="utf-8").strip()
+                with open(self.auth_token_file, "rb") as file:  # not /dev/zero whole
+                    raw = file.read(MAX_TOKEN_BYTES + 1)
             except OSError as error:
                 raise ConfigError(f"auth_token_file: {error}") from None
+            if len(raw) > MAX_TOKEN_BYTES:
+                raise ConfigError(
+                    f"auth_token_file {self.auth_token_file}: larger than "
+                    f"{MAX_TOKEN_BYTES >> 10} KiB: not a token"
+                )
+            try:
+                text = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                raise ConfigError(
+                    f"auth_token_file {self.auth_token_file}: not a UTF-8 text file"
+                ) from None
             if not text:
                 raise ConfigError(f"auth_token_file {self.auth_token_file} is empty")
             return text
         return self.auth_token or None
+
+
+MAX_CONFIG_BYTES = 16 << 20  # a page of YAML; a file this large (or /dev/zero) is something else
+MAX_TOKEN_BYTES = 64 << 10
 
 
 def load_config(
@@ -246,7 +262,14 @@ def load_config(
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+            with open(path, "rb") as file:  # no further than a configuration can be
+                raw = file.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise ConfigError(
+                    f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB: "
+                    "not a collector configuration"
+                )
+            loaded = yaml.safe_load(raw.decode("utf-8"))
         except OSError as error:
             raise ConfigError(f"{path}: {error.strerror or error}") from None
         except UnicodeDecodeError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,14 @@ def test_scorer_shards_default_to_the_cores_without_stitching_and_to_one_with_it
     unbounded = write_config(tmp_path / "c.yaml", "scoring:\n  max_backlog_seconds: null\n")
     assert load_config(unbounded).scoring.max_backlog_seconds is None  # never push back
     assert load_config(None).scoring.max_backlog_seconds == 30
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_an_endless_file_is_read_no_further_than_a_configuration_can_be(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        load_config(Path("/dev/zero"))
+    assert str(raised.value) == ("/dev/zero: larger than 16 MiB: not a collector configuration")
+    config = load_config(None, overrides={"auth_token_file": "/dev/zero"})
+    with pytest.raises(ConfigError) as raised:
+        config.token()
+    assert str(raised.value) == "auth_token_file /dev/zero: larger than 64 KiB: not a token"
