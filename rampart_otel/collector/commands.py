@@ -32,6 +32,7 @@ FLAGS = {
     "export.otlp.endpoint": "--export-to",
     "export.otlp.protocol": "--export-protocol",
     "results": "--results",
+    "auth_token": "--auth-token",
 }
 
 

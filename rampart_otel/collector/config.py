@@ -162,6 +162,18 @@ class RetentionConfig(_Section):
         return parse_size(value)
 
 
+# What a client's "Authorization: Bearer TOKEN" can carry, as the receivers compare it
+# (ingest.check_token: the value's ends stripped, latin-1 bytes): printable ASCII.
+UNSENDABLE_TOKEN = (
+    "holds a control, non-ASCII or leading/trailing space character, which an "
+    "Authorization header cannot carry (the token is not shown)"
+)
+
+
+def _sendable(token: str) -> bool:
+    return token == token.strip() and all(" " <= char <= "~" for char in token)
+
+
 class CollectorConfig(_Section):
     http: ReceiverConfig = Field(default_factory=ReceiverConfig)
     grpc: GrpcConfig = Field(default_factory=GrpcConfig)
@@ -200,6 +212,13 @@ class CollectorConfig(_Section):
             by_trace = self.assembly.group_by == "trace" and not self.assembly.stitch
             scoring.workers = (os.cpu_count() or 1) if by_trace else 1
         return self
+
+    @field_validator("auth_token")
+    @classmethod
+    def _sendable_token(cls, value: str | None) -> str | None:
+        if value and not _sendable(value):
+            raise ValueError(UNSENDABLE_TOKEN)
+        return value
 
     @field_validator("results")
     @classmethod
@@ -240,6 +259,8 @@ class CollectorConfig(_Section):
                 ) from None
             if not text:
                 raise ConfigError(f"auth_token_file {self.auth_token_file} is empty")
+            if not _sendable(text):
+                raise ConfigError(f"auth_token_file {self.auth_token_file}: {UNSENDABLE_TOKEN}")
             return text
         return self.auth_token or None
 
@@ -305,11 +326,11 @@ def load_config(
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         flag = (flags or {}).get(where)
+        message = str(first["msg"]).removeprefix("Value error, ")
         if flag is not None and (overrides or {}).get(where) is not None:
-            message = str(first["msg"]).removeprefix("Value error, ")
             raise ConfigError(f"{flag}: {message}") from None
         origin = f"{path}: " if path is not None else ""
-        raise ConfigError(f"{origin}{where}: {first['msg']}") from None
+        raise ConfigError(f"{origin}{where}: {message}") from None
     if path is not None:  # relative paths written in a file are relative to that file
         given = {key for key, value in (overrides or {}).items() if value is not None}
         base = path.parent

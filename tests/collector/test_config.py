@@ -265,3 +265,24 @@ def test_an_endless_file_is_read_no_further_than_a_configuration_can_be(tmp_path
     with pytest.raises(ConfigError) as raised:
         config.token()
     assert str(raised.value) == "auth_token_file /dev/zero: larger than 64 KiB: not a token"
+
+
+@pytest.mark.parametrize("token", ["tok\nen", "tok\x1b[31men", "tökén", " token"])
+def test_a_token_no_client_can_send_is_refused_without_showing_it(tmp_path, token):
+    # The collector would refuse every request: Authorization carries printable ASCII only.
+    why = (
+        "holds a control, non-ASCII or leading/trailing space character, which an "
+        "Authorization header cannot carry (the token is not shown)"
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_config(None, overrides={"auth_token": token})
+    assert str(raised.value) == f"auth_token: {why}"
+    path = tmp_path / "token"
+    path.write_text(token + "\n")
+    config = load_config(None, overrides={"auth_token_file": str(path)})
+    if token != token.strip():  # a file's whitespace at the ends is cut: " token" is fine
+        assert config.token() == token.strip()
+        return
+    with pytest.raises(ConfigError) as raised:
+        config.token()
+    assert str(raised.value) == f"auth_token_file {path}: {why}"
