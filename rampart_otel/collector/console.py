@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.evaluation import Policy
-from rampart_otel.render import safe_text, secrets_shown, shown_text
+from rampart_otel.render import safe_text, secrets_shown, shown_text, without_password
 from rampart_otel.storage.store import describe
 
 PREFIX = "rampart-otel: "
@@ -101,7 +101,7 @@ class Console:
             else:
                 where = str(config.data_dir / "results.db")
             if config.export.otlp.endpoint is not None:
-                where += f"; also as OTLP events to {config.export.otlp.endpoint}"
+                where += f"; also as OTLP events to {without_password(config.export.otlp.endpoint)}"
             rows.append(("verdicts", where))
             rows.append(("look", self.audit))
             rows.append(("", f"{self.audit} --html -o audit.html"))

@@ -85,6 +85,7 @@ def test_a_shared_store_is_named_without_its_password(tmp_path):
             "data_dir": str(tmp_path),
             "policies": [str(SAMPLES / "policy.yaml")],
             "results": "postgresql://u:secret@db/rampart",
+            "export.otlp.endpoint": "http://u:secret@otel-collector:4318",
         },
     )
     out = io.StringIO()
