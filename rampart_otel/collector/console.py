@@ -179,7 +179,7 @@ def verdict_line(notice: dict[str, Any]) -> str:
     return (
         f"{PREFIX}{status} {check}"
         + (f" [{safe_text(policy, 60)}]" if policy else "")
-        + f" service {safe_text(service, 60) if service else '(none)'}"
+        + f" service {shown_text(service, 60) if service else '(none)'}"
         + f" run {run}: {shown_text(notice.get('detail'), DETAIL_LIMIT, words=True)}"
     )
 

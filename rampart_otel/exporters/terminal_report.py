@@ -227,7 +227,7 @@ def _print_result(result: CheckResult, console: Console, fail_on_undetermined: b
             (safe_text(result.check_id), "cyan"),
             "  run ",
             safe_text(result.run_id, 40),
-            f"  {safe_text(result.service or '-', 60)}  [{level}]",
+            f"  {shown_text(result.service or '-', 60)}  [{level}]",
             (assumed, "yellow"),
             f"  {safe_text(', '.join(result.sources) or NO_FILE, 300)}",
         )

@@ -239,3 +239,23 @@ def test_output_onto_a_file_of_the_data_directory_is_refused_and_keeps_it(tmp_pa
     assert (directory / "results.db").read_bytes() == before
     page = directory / "audit.html"  # a new file there is no one's: written
     assert audit(directory, "--html", "-o", str(page)).returncode == 0 and page.is_file()
+
+
+def test_a_secret_in_a_service_name_is_masked_on_the_terminal_and_the_page(tmp_path):
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    directory = tmp_path / "data"
+    directory.mkdir()
+    store = ResultsStore(directory / "results.db")
+    with store.transaction() as txn:
+        document = {"run_id": "r", "check": "c", "status": "unsafe", "summary": "s"}
+        txn.add_result(
+            ResultRow("r", 0, "guard", "c", "unsafe", f"agent {token}", int(START * 1e9),
+                      START, document, policy_version=1)
+        )  # fmt: skip
+    store.close()
+    for args in ([], ["--html"]):
+        proc = audit(directory, *args)
+        assert proc.returncode == 0, proc.stderr
+        assert token not in proc.stdout and "ghp_…[masked:github-token]" in proc.stdout
+    assert token in audit(directory, "--show-secrets").stdout
+    assert token in audit(directory, "--json").stdout  # JSON keeps raw values

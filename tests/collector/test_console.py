@@ -164,3 +164,10 @@ def test_a_verdict_line_masks_a_secret_unless_show_secrets(tmp_path):
         thread.join()
         assert ("tok_live_9f3a7c21d8e4" in out.getvalue()) is expect_raw
         assert ("[masked:" in out.getvalue()) is not expect_raw
+
+
+def test_a_secret_in_the_service_name_is_masked_in_a_verdict_line():
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    out = io.StringIO()
+    Console(out).verdicts([notice(1, service=f"agent {token}")])
+    assert token not in out.getvalue() and "ghp_…[masked:github-token]" in out.getvalue()
