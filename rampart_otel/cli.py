@@ -469,13 +469,10 @@ def policy_init(
     if output is None or str(output) == "-":
         sys.stdout.write(text)
         return
-    try:
-        with open(output, "w" if force or output.exists() else "x", encoding="utf-8") as file:
-            file.write(text)  # an existing path here is /dev/stdout, a pipe, or --force
-    except FileExistsError:
-        fail(f"{output}: already exists; not replaced (--force replaces it)")
-    except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    # The rule of every -o (exporters/output.py): a file replaced whole, a link written
+    # through, a FIFO or device written into, a directory or an input trace file refused.
+    with report_output(output, inputs=traces or (), what="policy") as out:
+        out.write(text)
 
 
 @policy_app.command("schema")

@@ -52,16 +52,17 @@ def report_output(
     path: Path | None,
     inputs: Iterable[str | Path] = (),
     inputs_are: str = "an input trace file",
+    what: str = "report",
 ) -> Iterator[IO[str]]:
     """stdout, or ``path`` written by the rule above; the file is closed on leaving.
     ``inputs``: the paths the command reads (files among them are never written), each
-    ``inputs_are`` (what the error calls it)."""
+    ``inputs_are`` (what the error calls it); ``what`` is written (``report``, ``policy``)."""
     if path is None:
         yield sys.stdout
         return
     for source in inputs:
         if _same_file(source, path):
-            raise UsageError(f"{path}: is {inputs_are}; give another path for the report")
+            raise UsageError(f"{path}: is {inputs_are}; give another path for the {what}")
     target, descriptor = _follow(Path(path))
     try:
         mode = None if descriptor else os.stat(target).st_mode
@@ -74,8 +75,8 @@ def report_output(
             yield out
         return
     if mode is not None and not stat.S_ISREG(mode):
-        what = _REFUSED.get(stat.S_IFMT(mode), "not a regular file")
-        raise UsageError(f"{path}: is {what}; give a file to write the report to")
+        kind = _REFUSED.get(stat.S_IFMT(mode), "not a regular file")
+        raise UsageError(f"{path}: is {kind}; give a file to write the {what} to")
     with _atomic(path, target, mode) as out:
         yield out
 
