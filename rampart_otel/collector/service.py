@@ -480,6 +480,8 @@ class Collector:
             if data_dir.stat().st_mode & 0o077:
                 data_dir.chmod(0o700)
                 log.warning("data_dir %s was readable by others: now 0700", data_dir)
+        except FileExistsError:  # a file (or a link to one) where the directory goes
+            raise ConfigError(f"data_dir {data_dir}: not a directory") from None
         except OSError as error:
             raise ConfigError(f"data_dir {data_dir}: {error.strerror or error}") from None
         self._lock_file = self._lock(data_dir)

@@ -37,3 +37,14 @@ def test_trace_content_is_readable_by_the_collector_user_only(tmp_path: Path) ->
         assert all(mode(p) == 0o700 for p in data_dir.rglob("*") if p.is_dir())
     finally:
         assert collector.terminate() == 0, collector.log.read_text()
+
+
+def test_a_data_directory_that_is_a_file_is_one_line_saying_so(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "traces.jsonl"
+    not_a_dir.write_text("mine\n")
+    proc = run_cli("collect", "--data-dir", not_a_dir, "--http", "127.0.0.1:0", "--grpc", "off")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"rampart-otel: error: data_dir {not_a_dir}: not a directory"
+    )
+    assert not_a_dir.read_text() == "mine\n"
