@@ -60,6 +60,7 @@ from rampart_otel.codecs.otlp_json import (
     json_syntax_error,
     parse_json,
     spans_from_json_bytes,
+    without_trailing_whitespace,
 )
 from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.errors import DecodeError
@@ -600,6 +601,7 @@ def _json_error(exc: BaseException, file_line: Callable[[int], int] = int) -> st
     if isinstance(exc, RecursionError):
         return "nested too deeply"
     if isinstance(exc, json.JSONDecodeError):
+        exc = without_trailing_whitespace(exc)
         return json_syntax_error(exc, f"line {file_line(exc.lineno)} column {exc.colno}")
     return str(exc)
 

@@ -755,3 +755,13 @@ def test_what_cuts_into_pieces(tmp_path, make_request):
         whole
     )
     assert files.splittable(str(tmp_path)) is None  # a directory is not a file
+
+
+def test_a_file_cut_off_inside_a_string_says_so(tmp_path):
+    # A crashed writer's last line, its newline after the cut: "Unterminated string", not
+    # "Invalid control character" (that newline); as one line, and after a good line.
+    cut = b'{"resourceSpans": [{"caf\xc3\xa9 cut off\n'
+    alone = write(tmp_path / "alone.jsonl", cut)
+    (error,) = read_path(alone)
+    assert isinstance(error, InputError)
+    assert error.message == "invalid JSON: Unterminated string starting at line 1 column 21"
