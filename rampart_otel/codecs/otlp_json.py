@@ -139,8 +139,8 @@ def without_trailing_whitespace(exc: json.JSONDecodeError) -> json.JSONDecodeErr
     character" (its own newline)."""
     doc = exc.doc
     end = len(doc.rstrip())
-    if exc.pos < end or end == len(doc):
-        return exc
+    if exc.pos < end or not exc.msg.startswith("Invalid control character"):
+        return exc  # not the string's end meeting the line's end
     try:
         json.loads(doc[:end])
     except json.JSONDecodeError as inner:
