@@ -84,8 +84,14 @@ def report_output(
 def standard_output(stdout: io.TextIOWrapper) -> IO[str]:
     """A text stream onto ``stdout``'s descriptor, as it is set up (encoding, buffering),
     whose failed writes are one-line errors naming standard output (``stdout`` itself stays
-    open: ``sys.__stdout__`` holds it)."""
-    raw = _Checked(stdout.fileno(), "standard output", closefd=False)
+    open: ``sys.__stdout__`` holds it). A stream with no descriptor of its own (a test
+    runner's) is kept, made to write what it cannot encode as U+FFFD."""
+    try:
+        stdout.flush()
+        raw = _Checked(stdout.fileno(), "standard output", closefd=False)
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        stdout.reconfigure(errors=OUTPUT_ERRORS)
+        return stdout
     return io.TextIOWrapper(
         io.BufferedWriter(raw),
         encoding=stdout.encoding,
