@@ -10,7 +10,9 @@ names, run ids, evidence) goes through ``render.safe_text``.
 
 from __future__ import annotations
 
+import logging
 import shlex
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +32,23 @@ DETAIL_LIMIT = 160
 def hostport(address: tuple[str, int]) -> str:
     host, port = address
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class OneLineFormatter(logging.Formatter):
+    """Log lines as every output shows text it does not own: one line, no control sequence
+    (``render.safe_text``), whatever a message quotes (a path, a request's field, another
+    library's words). A traceback after it keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = safe_text(record.message, None)
+        return super().formatMessage(record)
+
+
+def log_to_stderr(level: str, prefix: str) -> None:
+    """The process's log: ``PREFIX: LEVEL message`` lines on stderr, at ``level``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter(f"{prefix}: %(levelname)s %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def audit_command(config: CollectorConfig) -> str:
