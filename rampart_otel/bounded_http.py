@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from rampart_otel.render import safe_text
 
 MAX_ANSWER_BYTES = 4 * 1024 * 1024  # a 2xx body larger than this is refused
+NOT_HTTP1 = "the server did not answer in HTTP/1.1 (an HTTP/2 or gRPC port?)"
 ERROR_BODY_BYTES = 64 * 1024  # of a non-2xx body, only this much is read (for its message)
 _READ = 64 * 1024
 
@@ -153,6 +154,10 @@ def post(
     except (OSError, http.client.HTTPException) as error:
         if fired.is_set() or time.monotonic() >= deadline or isinstance(error, TimeoutError):
             raise DeadlineExceeded("no whole answer before the deadline") from None
+        if isinstance(error, http.client.BadStatusLine) and not isinstance(
+            error, http.client.RemoteDisconnected
+        ):  # its text is the server's first bytes: HTTP/2 frames, from a gRPC port
+            raise Unreachable(NOT_HTTP1) from None
         raise Unreachable(_why(error)) from None
     finally:
         watchdog.cancel()

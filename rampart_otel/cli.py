@@ -25,10 +25,10 @@ from rich.console import Console
 
 from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
-from rampart_otel.exporters.output import report_output
+from rampart_otel.exporters.output import report_output, standard_output
 from rampart_otel.model import InputError
 from rampart_otel.reading import ReadStats, agent_runs
-from rampart_otel.render import OUTPUT_ERRORS, safe_text, secrets_shown
+from rampart_otel.render import safe_text, secrets_shown
 
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
@@ -293,7 +293,11 @@ def score(
         # One client counts every call and keeps the concurrency bound the policy sets.
         Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
         workers = 1
-    with report_output(output) as out, ExitStack() as stack, secrets_shown(show_secrets):
+    with (
+        report_output(output, inputs=paths) as out,
+        ExitStack() as stack,
+        secrets_shown(show_secrets),
+    ):
         report = report_sink(
             output_format,  # type: ignore[arg-type]
             out,
@@ -465,13 +469,10 @@ def policy_init(
     if output is None or str(output) == "-":
         sys.stdout.write(text)
         return
-    try:
-        with open(output, "w" if force or output.exists() else "x", encoding="utf-8") as file:
-            file.write(text)  # an existing path here is /dev/stdout, a pipe, or --force
-    except FileExistsError:
-        fail(f"{output}: already exists; not replaced (--force replaces it)")
-    except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    # The rule of every -o (exporters/output.py): a file replaced whole, a link written
+    # through, a FIFO or device written into, a directory or an input trace file refused.
+    with report_output(output, inputs=traces or (), what="policy") as out:
+        out.write(text)
 
 
 @policy_app.command("schema")
@@ -595,8 +596,17 @@ def audit(
         since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
         policy, policy_version, bucket, limit, json_output, html_output,
     )  # fmt: skip
-    with report_output(output) as out, secrets_shown(show_secrets):
+    stored = _files_under(data_dir) if output is not None and data_dir is not None else []
+    with (
+        report_output(output, stored, "a file of the collector's data directory") as out,
+        secrets_shown(show_secrets),
+    ):
         run_audit(results_target(data_dir, results), options, out)
+
+
+def _files_under(directory: Path) -> list[Path]:
+    """Every file in ``directory`` and below (none if it cannot be listed)."""
+    return [Path(top, name) for top, _, names in os.walk(directory) for name in names]
 
 
 @app.command()
@@ -705,11 +715,15 @@ def _warn(message: str) -> None:
 
 
 def main() -> None:
-    # A report on stdout survives any character trace data holds, as one written to a file.
+    # A report on stdout survives any character trace data holds, as one written to a file,
+    # and a write that fails (a full disk) is one line, as for a file.
     if isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(errors=OUTPUT_ERRORS)
+        sys.stdout = standard_output(sys.stdout)
     try:
-        app()
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # what is still buffered fails here, not unreported at exit
     except UserError as error:
         fail(str(error))
     except KeyboardInterrupt:

@@ -103,6 +103,14 @@ def encodable(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
+def without_password(url: str) -> str:
+    """``url`` as a message names it: a ``user:password@`` in it written ``user:***@``."""
+    return _URL_PASSWORD.sub(r"\1:***@", url)
+
+
+_URL_PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^:/@]*):[^@/]*@")
+
+
 def _stringify(value: Any) -> str:
     if isinstance(value, bytes):
         return value.hex() if len(value) <= 64 else value[:64].hex() + "…"

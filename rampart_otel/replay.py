@@ -33,7 +33,7 @@ from rampart_otel.exporters.otlp_send import (
 )
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_path
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, without_password
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DEFAULT_MAX_BATCH = 512  # the SDK BatchSpanProcessor's max_export_batch_size
@@ -138,7 +138,7 @@ def replay(
     try:
         why = reachable(target, min(timeout, 10.0))
         if why is not None:
-            raise ReplayError(f"{target}: cannot connect ({why})")
+            raise ReplayError(f"{without_password(target)}: cannot connect ({why})")
         stats = ReplayStats()
         pacer = Pacer(speed, max_gap)
         for path in paths:
@@ -147,7 +147,8 @@ def replay(
         sender.close()
     accepted = stats.spans - stats.rejected
     print(
-        f"rampart-otel replay: {stats.spans} spans in {stats.requests} requests to {target} "
+        f"rampart-otel replay: {stats.spans} spans in {stats.requests} requests to "
+        f"{without_password(target)} "
         f"({protocol}): {accepted} accepted, {stats.rejected} rejected"
         + (f" ({stats.failed_requests} requests failed)" if stats.failed_requests else ""),
         file=out,
@@ -202,7 +203,7 @@ def _check_still_reachable(result: SendResult, target: str, stats: ReplayStats) 
     if why is not None:
         host, port = address(target)
         raise ReplayError(
-            f"{target}: unreachable after {stats.requests - 1} requests "
+            f"{without_password(target)}: unreachable after {stats.requests - 1} requests "
             f"({host}:{port}: {why}; last error: {result.message})"
         )
 

@@ -106,3 +106,20 @@ def test_a_header_value_is_never_echoed_in_an_error() -> None:
 )
 def test_retry_after_reads_seconds(value: str, seconds: float | None) -> None:
     assert retry_after({"retry-after": value} if value else {}) == seconds
+
+
+def test_a_grpc_port_is_named_not_shown_as_its_bytes() -> None:
+    # An OTLP/HTTP endpoint pointed at a gRPC port: the server answers in HTTP/2 frames.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import grpc
+
+    server = grpc.server(ThreadPoolExecutor(max_workers=1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with pytest.raises(Unreachable) as caught:
+            post(f"http://127.0.0.1:{port}/v1/traces", b"{}", {}, deadline=time.monotonic() + 10)
+    finally:
+        server.stop(None)
+    assert str(caught.value) == ("the server did not answer in HTTP/1.1 (an HTTP/2 or gRPC port?)")

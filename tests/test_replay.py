@@ -151,12 +151,33 @@ def test_unreachable_endpoint_is_one_line_and_exit_2(tmp_path: Path) -> None:
             assert "Traceback" not in proc.stderr
 
 
+def test_a_password_in_the_endpoint_url_is_never_printed(sink: Sink) -> None:
+    # replay's lines end up in CI logs: a URL's user:password is shown as user:***.
+    url = sink.http_url.replace("http://", "http://user:s3cretPassw0rd@")
+    proc = run_cli(SAMPLE, "--to", url)
+    assert proc.returncode == 0, proc.stderr
+    assert "s3cret" not in proc.stdout + proc.stderr
+    assert "user:***@" in proc.stdout
+    with closed_port() as port:
+        proc = run_cli(SAMPLE, "--to", f"http://user:s3cretPassw0rd@127.0.0.1:{port}")
+    assert proc.returncode == 2 and "cannot connect" in proc.stderr
+    assert "s3cret" not in proc.stdout + proc.stderr and "user:***@" in proc.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (("--to", "http://127.0.0.1:1", "--protocol", "thrift"), "--protocol"),
+        (
+            ("--to", "http://127.0.0.1:1", "--header", "x-a=a\r\nInjected: 1"),
+            "--header 'x-a': a control character in its value, which a header cannot carry",
+        ),
+        (  # KEY: VALUE, as curl writes it: the name is shown, never the value (a token)
+            ("--to", "http://127.0.0.1:1", "--header", "Authorization: Bearer sk-s3cret"),
+            "--header 'Authorization': expected KEY=VALUE (the value is not shown)",
+        ),
         (("--to", "ftp://example.com"), "--to"),
-        (("--to", "http://127.0.0.1:1", "--header", "novalue"), "KEY=VALUE"),
+        (("--to", "http://127.0.0.1:1", "--header", "novalue"), "'novalue': expected KEY=VALUE"),
         (("--to", "http://127.0.0.1:1", "--speed", "0"), "--speed"),
     ],
 )

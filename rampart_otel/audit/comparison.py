@@ -196,15 +196,29 @@ def compare_reports(before_path: Path, after_path: Path) -> Comparison:
     return comparison
 
 
+MAX_REPORT_BYTES = 1 << 30  # the samples' report: 28 KiB a run, so some 37,000 runs
+
+
+def _size(count: int) -> str:
+    return f"{count >> 30} GiB" if count >= 1 << 30 else f"{count >> 20} MiB"
+
+
 def _load_report(
     path: Path,
 ) -> tuple[dict[str, Any] | None, dict[tuple[str, str], dict[str, Any]]]:
     """The report's policy and its results by (run, check), the latest revision of each."""
     try:
-        with path.open("rb") as handle:
-            report = json.load(handle)
+        with path.open("rb") as file:  # no further than a report can be: not /dev/zero
+            raw = file.read(MAX_REPORT_BYTES + 1)
+        if len(raw) > MAX_REPORT_BYTES:
+            raise AuditError(f"{path}: larger than {_size(MAX_REPORT_BYTES)}: not a JSON report")
+        report = json.loads(raw.decode("utf-8"))
     except OSError as error:
         raise AuditError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise AuditError(f"{path}: not a JSON report: not a UTF-8 text file") from None
+    except RecursionError:
+        raise AuditError(f"{path}: not a JSON report: nested too deeply") from None
     except ValueError as error:
         raise AuditError(f"{path}: not a JSON report: {error}") from None
     if not isinstance(report, dict) or report.get("schema") != REPORT_SCHEMA:

@@ -88,7 +88,7 @@ def _print_run(console: Any, run_id: str, changes: list[Change]) -> None:
         Text.assemble(
             ("run ", "bold"),
             (safe_text(run_id, 80), "bold"),
-            f"  {safe_text(first.get('service') or '-', 60)}",
+            f"  {shown_text(first.get('service') or '-', 60)}",
             f"  started {safe_text(first.get('started_at') or '-', 40)}",
         )
     )

@@ -22,7 +22,7 @@ from rampart_otel.exporters.html_page import (
     shown_data,
 )
 from rampart_otel.model import InputError
-from rampart_otel.render import safe_text
+from rampart_otel.render import safe_text, shown
 from rampart_otel.storage.audit_queries import PolicyVersion, StoredResult
 from rampart_otel.storage.queries import Db
 
@@ -54,7 +54,7 @@ def write_audit_html(
         "series": {
             "overall": _buckets(aggregates.trend),
             "check": {name: _buckets(trend) for name, trend in by_check.items()},
-            "service": {name: _buckets(trend) for name, trend in by_service.items()},
+            "service": {shown(name): _buckets(trend) for name, trend in by_service.items()},
         },
         "recent": [
             {
@@ -63,7 +63,7 @@ def write_audit_html(
                 "policy": r.policy,
                 "check": r.check_id,
                 "status": r.status,
-                "service": r.service,
+                "service": _shown(r.service),
                 "run_at": iso(r.run_at),
                 "result": shown_data(r.result),  # secrets masked unless --show-secrets
             }
@@ -71,6 +71,8 @@ def write_audit_html(
         ],
         "input_errors": error_items(errors),
     }
+    for row in document["aggregates"]["by_service"]:  # the JSON report's rows: raw there
+        row["service"] = _shown(row["service"])
     render_page(
         "audit.html.j2",
         out,
@@ -78,3 +80,8 @@ def write_audit_html(
         assets=page_assets("audit.js"),
         data=script_json(document),
     )
+
+
+def _shown(service: str | None) -> str | None:
+    """A service name as the page shows it: a secret-looking value masked (``shown``)."""
+    return None if service is None else shown(service)

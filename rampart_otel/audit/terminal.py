@@ -105,7 +105,7 @@ def _listing(console: Console, results: Iterable[StoredResult], matching: int) -
             Text(str(result.revision)),
             Text(safe_text(result.check_id, 60)),
             Text(result.status, style=STATUS_STYLE.get(result.status, "")),
-            Text(safe_text(result.service or "-", 40)),
+            Text(shown_text(result.service or "-", 40)),
             Text(shown_text(result.result.get("summary", ""), 300, words=True)),
         )
     if count:
@@ -160,7 +160,7 @@ def _by_check(aggregates: Aggregates) -> Table:
 def _by_service(aggregates: Aggregates) -> Table:
     table = _table("By service (results of every check)", "service")
     for service, summary in aggregates.by_service:
-        table.add_row(Text(safe_text(service or "(none)", 60)), *_summary_cells(summary))
+        table.add_row(Text(shown_text(service or "(none)", 60)), *_summary_cells(summary))
     return table
 
 

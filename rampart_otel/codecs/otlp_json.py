@@ -33,10 +33,12 @@ from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, S
 __all__ = [
     "DecodeError",
     "gc_paused",
+    "json_syntax_error",
     "load_json",
     "parse_json",
     "spans_from_json",
     "spans_from_json_bytes",
+    "without_trailing_whitespace",
 ]
 
 # Inputs above this size are parsed with the cyclic GC paused: on big documents the
@@ -125,14 +127,38 @@ def parse_json(data: bytes | bytearray | memoryview | str) -> Any:
 _orjson_loads = orjson.loads
 
 
+def json_syntax_error(exc: json.JSONDecodeError, where: str) -> str:
+    """``exc``'s message placed ``at`` ``where`` ("Unterminated string starting at" already
+    ends in "at")."""
+    return f"{exc.msg.removesuffix(' at')} at {where}"
+
+
+def without_trailing_whitespace(exc: json.JSONDecodeError) -> json.JSONDecodeError:
+    """The error the text gives without its trailing whitespace, where ``exc`` is in it: a
+    line cut off inside a string is "Unterminated string", not "Invalid control
+    character" (its own newline)."""
+    doc = exc.doc
+    end = len(doc.rstrip())
+    if exc.pos < end or not exc.msg.startswith("Invalid control character"):
+        return exc  # not the string's end meeting the line's end
+    try:
+        json.loads(doc[:end])
+    except json.JSONDecodeError as inner:
+        return inner
+    except (ValueError, RecursionError):
+        pass
+    return exc
+
+
 def _loads(data: bytes | bytearray | str) -> Any:
     try:
         return parse_json(data)
     except RecursionError:
         raise DecodeError("invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
+        exc = without_trailing_whitespace(exc)
         where = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
-        raise DecodeError(f"invalid JSON: {exc.msg} at {where}") from None
+        raise DecodeError(f"invalid JSON: {json_syntax_error(exc, where)}") from None
     except ValueError as exc:  # UnicodeDecodeError
         raise DecodeError(f"invalid JSON: {exc}") from None
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rampart_otel.collector.config import CollectorConfig, env_token, load_config
-from rampart_otel.collector.console import Console
+from rampart_otel.collector.console import Console, log_to_stderr
 from rampart_otel.collector.scorer import evaluator_for
 from rampart_otel.collector.service import Collector
 from rampart_otel.engine import load_policies
@@ -32,6 +32,7 @@ FLAGS = {
     "export.otlp.endpoint": "--export-to",
     "export.otlp.protocol": "--export-protocol",
     "results": "--results",
+    "auth_token": "--auth-token",
 }
 
 
@@ -62,11 +63,7 @@ def collect(
     loaded = _check_policies(config)
     _check_results(config)
     level = config.log_level.upper()
-    logging.basicConfig(
-        level="WARNING" if quiet and level in ("DEBUG", "INFO") else level,
-        format="rampart-otel: %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
+    log_to_stderr("WARNING" if quiet and level in ("DEBUG", "INFO") else level, "rampart-otel")
     os.umask(0o077)  # what the collector process creates is private, as with systemd's UMask
     collector = Collector(config)
     if not config.policies:

@@ -162,6 +162,18 @@ class RetentionConfig(_Section):
         return parse_size(value)
 
 
+# What a client's "Authorization: Bearer TOKEN" can carry, as the receivers compare it
+# (ingest.check_token: the value's ends stripped, latin-1 bytes): printable ASCII.
+UNSENDABLE_TOKEN = (
+    "holds a control, non-ASCII or leading/trailing space character, which an "
+    "Authorization header cannot carry (the token is not shown)"
+)
+
+
+def _sendable(token: str) -> bool:
+    return token == token.strip() and all(" " <= char <= "~" for char in token)
+
+
 class CollectorConfig(_Section):
     http: ReceiverConfig = Field(default_factory=ReceiverConfig)
     grpc: GrpcConfig = Field(default_factory=GrpcConfig)
@@ -201,6 +213,13 @@ class CollectorConfig(_Section):
             scoring.workers = (os.cpu_count() or 1) if by_trace else 1
         return self
 
+    @field_validator("auth_token")
+    @classmethod
+    def _sendable_token(cls, value: str | None) -> str | None:
+        if value and not _sendable(value):
+            raise ValueError(UNSENDABLE_TOKEN)
+        return value
+
     @field_validator("results")
     @classmethod
     def _results_url(cls, value: str | None) -> str | None:
@@ -223,13 +242,31 @@ class CollectorConfig(_Section):
         """The bearer token clients must send, if any (the file wins; trailing newline cut)."""
         if self.auth_token_file is not None:
             try:
-                text = self.auth_token_file.read_text(encoding="utf-8").strip()
+                with open(self.auth_token_file, "rb") as file:  # not /dev/zero whole
+                    raw = file.read(MAX_TOKEN_BYTES + 1)
             except OSError as error:
                 raise ConfigError(f"auth_token_file: {error}") from None
+            if len(raw) > MAX_TOKEN_BYTES:
+                raise ConfigError(
+                    f"auth_token_file {self.auth_token_file}: larger than "
+                    f"{MAX_TOKEN_BYTES >> 10} KiB: not a token"
+                )
+            try:
+                text = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                raise ConfigError(
+                    f"auth_token_file {self.auth_token_file}: not a UTF-8 text file"
+                ) from None
             if not text:
                 raise ConfigError(f"auth_token_file {self.auth_token_file} is empty")
+            if not _sendable(text):
+                raise ConfigError(f"auth_token_file {self.auth_token_file}: {UNSENDABLE_TOKEN}")
             return text
         return self.auth_token or None
+
+
+MAX_CONFIG_BYTES = 16 << 20  # a page of YAML; a file this large (or /dev/zero) is something else
+MAX_TOKEN_BYTES = 64 << 10
 
 
 def load_config(
@@ -246,9 +283,20 @@ def load_config(
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+            with open(path, "rb") as file:  # no further than a configuration can be
+                raw = file.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) > MAX_CONFIG_BYTES:
+                raise ConfigError(
+                    f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB: "
+                    "not a collector configuration"
+                )
+            loaded = yaml.safe_load(raw.decode("utf-8"))
         except OSError as error:
             raise ConfigError(f"{path}: {error.strerror or error}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not a UTF-8 text file") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: not valid YAML: nested too deeply") from None
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
             where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
@@ -266,8 +314,11 @@ def load_config(
             continue
         target = data
         *parents, leaf = dotted.split(".")
-        for key in parents:
+        for depth, key in enumerate(parents, 1):
             target = target.setdefault(key, {})
+            if not isinstance(target, dict):  # the file's value where settings must be
+                where = ".".join(parents[:depth])
+                raise ConfigError(f"{path}: {where}: expected a mapping of its settings")
         target[leaf] = value
     try:
         config = CollectorConfig.model_validate(data)
@@ -275,11 +326,11 @@ def load_config(
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         flag = (flags or {}).get(where)
+        message = str(first["msg"]).removeprefix("Value error, ")
         if flag is not None and (overrides or {}).get(where) is not None:
-            message = str(first["msg"]).removeprefix("Value error, ")
             raise ConfigError(f"{flag}: {message}") from None
         origin = f"{path}: " if path is not None else ""
-        raise ConfigError(f"{origin}{where}: {first['msg']}") from None
+        raise ConfigError(f"{origin}{where}: {message}") from None
     if path is not None:  # relative paths written in a file are relative to that file
         given = {key for key, value in (overrides or {}).items() if value is not None}
         base = path.parent

@@ -10,7 +10,9 @@ names, run ids, evidence) goes through ``render.safe_text``.
 
 from __future__ import annotations
 
+import logging
 import shlex
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,7 +20,7 @@ from typing import IO, Any
 
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.evaluation import Policy
-from rampart_otel.render import safe_text, secrets_shown, shown_text
+from rampart_otel.render import safe_text, secrets_shown, shown_text, without_password
 from rampart_otel.storage.store import describe
 
 PREFIX = "rampart-otel: "
@@ -30,6 +32,23 @@ DETAIL_LIMIT = 160
 def hostport(address: tuple[str, int]) -> str:
     host, port = address
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class OneLineFormatter(logging.Formatter):
+    """Log lines as every output shows text it does not own: one line, no control sequence
+    (``render.safe_text``), whatever a message quotes (a path, a request's field, another
+    library's words). A traceback after it keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = safe_text(record.message, None)
+        return super().formatMessage(record)
+
+
+def log_to_stderr(level: str, prefix: str) -> None:
+    """The process's log: ``PREFIX: LEVEL message`` lines on stderr, at ``level``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter(f"{prefix}: %(levelname)s %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def audit_command(config: CollectorConfig) -> str:
@@ -101,7 +120,7 @@ class Console:
             else:
                 where = str(config.data_dir / "results.db")
             if config.export.otlp.endpoint is not None:
-                where += f"; also as OTLP events to {config.export.otlp.endpoint}"
+                where += f"; also as OTLP events to {without_password(config.export.otlp.endpoint)}"
             rows.append(("verdicts", where))
             rows.append(("look", self.audit))
             rows.append(("", f"{self.audit} --html -o audit.html"))
@@ -110,8 +129,8 @@ class Console:
         if http:
             base = f"http://{hostport(http)}"
             rows.append(("health", f"{base}/healthz  {base}/metrics"))
-        for label, text in rows:
-            self._print(f"  {label:<9} {text}")
+        for label, text in rows:  # paths and URLs may hold a newline or escape sequence
+            self._print(f"  {label:<9} {safe_text(text, None)}")
         if policies:
             self._print(
                 f"  UNSAFE and ERROR verdicts are printed below as they land, and a summary "
@@ -179,7 +198,7 @@ def verdict_line(notice: dict[str, Any]) -> str:
     return (
         f"{PREFIX}{status} {check}"
         + (f" [{safe_text(policy, 60)}]" if policy else "")
-        + f" service {safe_text(service, 60) if service else '(none)'}"
+        + f" service {shown_text(service, 60) if service else '(none)'}"
         + f" run {run}: {shown_text(notice.get('detail'), DETAIL_LIMIT, words=True)}"
     )
 

@@ -42,6 +42,7 @@ from rampart_otel.codecs.otlp_proto import (
     spans_from_proto_bytes,
 )
 from rampart_otel.collector.config import CollectorConfig
+from rampart_otel.collector.console import log_to_stderr
 from rampart_otel.collector.results_sink import result_rows
 from rampart_otel.collector.verdict_export import start_verdict_export
 from rampart_otel.engine import (
@@ -409,9 +410,7 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
     name = (
         "scorer" if config.scoring.workers == 1 else f"scorer {shard + 1}/{config.scoring.workers}"
     )
-    logging.basicConfig(
-        level=config.log_level.upper(), format=f"rampart-otel {name}: %(levelname)s %(message)s"
-    )
+    log_to_stderr(config.log_level.upper(), f"rampart-otel {name}")
     if config.scoring.nice:
         with contextlib.suppress(OSError):
             os.nice(config.scoring.nice)

@@ -39,7 +39,12 @@ from rampart_otel.collector.scorer import run_process
 from rampart_otel.errors import ConfigError
 from rampart_otel.receivers.consumer import Consumer
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
-from rampart_otel.receivers.otlp_http import HTTP2_PREFACE, Diagnoses, OTLPHttpApp
+from rampart_otel.receivers.otlp_http import (
+    HTTP2_PREFACE,
+    TLS_HANDSHAKE,
+    Diagnoses,
+    OTLPHttpApp,
+)
 from rampart_otel.storage.checkpoint import forget_shard_checkpoints, reconcile_checkpoint
 from rampart_otel.storage.segments import SegmentWriter, list_segments
 
@@ -61,14 +66,17 @@ class _Uvicorn(uvicorn.Server):
 
 
 def _http_protocol(
-    header_timeout: float, on_http2: Callable[[], None] = lambda: None
+    header_timeout: float, on_foreign: Callable[[str], None] = lambda kind: None
 ) -> type[asyncio.Protocol] | str:
     """uvicorn's httptools protocol, closing a connection whose request head is too slow.
 
     uvicorn times out only idle keep-alive connections; a client that sends a request's
     first bytes and then stalls (slowloris) would hold its connection for ever. A
     connection that opens with the HTTP/2 preface (a gRPC exporter sent to the HTTP port)
-    is closed after ``on_http2`` diagnoses it, instead of uvicorn's "Invalid HTTP request".
+    or a TLS handshake (an https:// exporter) is closed after ``on_foreign`` diagnoses it
+    (``grpc_on_http``, ``tls_on_http``); any other request that is no HTTP/1.1 is answered
+    400 by uvicorn and diagnosed as ``invalid_http``, instead of uvicorn's own warning
+    line for each one (a retrying client or a scanner would flood the log).
     """
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -81,13 +89,19 @@ def _http_protocol(
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self.logger = _Diagnosed(self.logger, on_foreign)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
             if self._first:
                 self._first = False
+                foreign = None
                 if data.startswith(HTTP2_PREFACE[: len(data)]) and len(data) >= 4:
-                    on_http2()
+                    foreign = "grpc_on_http"
+                elif data.startswith(TLS_HANDSHAKE):
+                    foreign = "tls_on_http"
+                if foreign is not None:
+                    on_foreign(foreign)
                     self._disarm()
                     self.transport.close()
                     return
@@ -120,6 +134,26 @@ def _http_protocol(
                 self.transport.close()
 
     return TimedHttpToolsProtocol
+
+
+class _Diagnosed:
+    """uvicorn's logger for a connection, with its line for a request that is no HTTP/1.1
+    turned into the ``invalid_http`` diagnosis (logged at most once a minute)."""
+
+    _INVALID = "Invalid HTTP request received."  # uvicorn's words (httptools_impl)
+
+    def __init__(self, logger: Any, on_foreign: Callable[[str], None]) -> None:
+        self._logger = logger
+        self._on_foreign = on_foreign
+
+    def warning(self, message: object, *args: object, **kwargs: Any) -> None:
+        if message == self._INVALID and not args:
+            self._on_foreign("invalid_http")
+        else:
+            self._logger.warning(message, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._logger, name)
 
 
 def _listen(host: str, port: int, receiver: str = "HTTP") -> socket.socket:
@@ -446,6 +480,8 @@ class Collector:
             if data_dir.stat().st_mode & 0o077:
                 data_dir.chmod(0o700)
                 log.warning("data_dir %s was readable by others: now 0700", data_dir)
+        except FileExistsError:  # a file (or a link to one) where the directory goes
+            raise ConfigError(f"data_dir {data_dir}: not a directory") from None
         except OSError as error:
             raise ConfigError(f"data_dir {data_dir}: {error.strerror or error}") from None
         self._lock_file = self._lock(data_dir)
@@ -795,14 +831,14 @@ class Collector:
         port = sock.getsockname()[1]
         grpc = f" ({_hostport(self.bound.grpc)})" if self.bound.grpc else " (off: --grpc HOST:PORT)"
 
-        def on_http2() -> None:
-            diagnose("grpc_on_http", port=port, grpc=grpc)
+        def on_foreign(kind: str) -> None:
+            diagnose(kind, port=port, grpc=grpc)
 
         self.bound.http = (address[0], sock.getsockname()[1])
         server = _Uvicorn(
             uvicorn.Config(
                 app,
-                http=_http_protocol(limits.header_timeout_seconds, on_http2),
+                http=_http_protocol(limits.header_timeout_seconds, on_foreign),
                 lifespan="off",
                 log_config=None,
                 access_log=False,

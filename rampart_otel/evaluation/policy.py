@@ -11,7 +11,6 @@ import dataclasses
 from collections.abc import Iterator
 from functools import cached_property
 from os import PathLike
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -210,6 +209,9 @@ def side_effect_evaluators(evaluator: Evaluator) -> Iterator[SideEffectOccurred]
 # --- loading --------------------------------------------------------------------------------
 
 
+MAX_POLICY_BYTES = 16 << 20  # a policy is a page of YAML; a file this large is something else
+
+
 def load_policy(path: str | PathLike[str]) -> Policy:
     """Read, validate and build a policy file; raise PolicyError ``FILE:LINE:COL: message``.
 
@@ -218,11 +220,20 @@ def load_policy(path: str | PathLike[str]) -> Policy:
     if source.startswith(PACK_PREFIX):
         return builtin_policy(source)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as file:  # no further than a policy can be: not /dev/zero
+            raw = file.read(MAX_POLICY_BYTES + 1)
     except OSError as exc:
         raise PolicyError(
             source, None, None, f"cannot read policy file: {exc.strerror or exc}"
         ) from None
+    if len(raw) > MAX_POLICY_BYTES:
+        raise PolicyError(
+            source,
+            None,
+            None,
+            f"larger than {MAX_POLICY_BYTES >> 20} MiB: not a policy file "
+            "(a trace file given as --policy?)",
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

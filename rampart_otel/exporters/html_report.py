@@ -144,7 +144,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
         return {
             "id": first.run_id if first else "",
             "anchor": _run_anchor(first.run_id if first else "", 0),
-            "service": first.service if first else None,
+            "service": _text(first.service) if first else None,
             "started": None,
             "sources": list(first.sources) if first else [],
             "level": None,
@@ -179,7 +179,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
         "id": agent_run.run_id,
         "anchor": _run_anchor(agent_run.run_id, revision),
         "revision": agent_run.run.revision,
-        "service": agent_run.service,
+        "service": _text(agent_run.service),
         "started": ns_to_iso(agent_run.started_at_ns),
         "sources": list(agent_run.run.sources),
         "level": agent_run.coverage.level.value,

@@ -109,7 +109,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
                 safe_text(stitch_in_words(stitch.how, stitch.via)),
             )
         )
-    console.print(_line("  service:  ", safe_text(run.service or "-")))
+    console.print(_line("  service:  ", shown_text(run.service or "-")))
     console.print(_line("  started:  ", ns_to_iso(run.started_at_ns) or "-"))
     console.print(_line("  level:    ", (run.coverage.level.value, "bold")))
     if run.fragment is not None:

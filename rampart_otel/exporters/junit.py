@@ -27,11 +27,12 @@ def write_junit(
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for result in check_results:
             counts["tests"] += 1
+            service = shown_text(result.service or "-", None)
             case = ET.SubElement(
                 suite,
                 "testcase",
                 classname=safe_text(f"{policy_name}.{check_id}"),
-                name=safe_text(f"{result.run_id} [{result.service or '-'}]", None),
+                name=f"{safe_text(result.run_id, None)} [{service}]",
             )
             message = shown_text(result.summary, None)
             if result.status is SafetyStatus.UNSAFE:

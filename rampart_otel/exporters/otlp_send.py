@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import ssl
 import time
@@ -54,6 +55,7 @@ from rampart_otel.bounded_http import (
 )
 from rampart_otel.codecs.otlp_proto import request_to_json_dict
 from rampart_otel.errors import EndpointError, SenderUnavailable
+from rampart_otel.render import safe_text, without_password
 
 TransportProtocol = Literal["http/protobuf", "http/json", "grpc"]
 PROTOCOLS: tuple[TransportProtocol, ...] = ("http/protobuf", "http/json", "grpc")
@@ -83,7 +85,7 @@ def http_endpoint(url: str, signal_path: str) -> str:
         text = f"http://{text}"
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EndpointError(f"{url!r} is not an http:// or https:// URL")
+        raise EndpointError(f"{without_password(url)!r} is not an http:// or https:// URL")
     _port(parts, url)
     if parts.path in ("", "/"):
         text = text.rstrip("/") + signal_path
@@ -97,9 +99,9 @@ def grpc_endpoint(url: str) -> str:
         text = f"http://{text}"  # a bare HOST:PORT is plaintext, like our own receiver
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https", "grpc") or not parts.hostname:
-        raise EndpointError(f"{url!r} is not HOST:PORT or an http(s):// URL")
+        raise EndpointError(f"{without_password(url)!r} is not HOST:PORT or an http(s):// URL")
     if parts.path not in ("", "/"):
-        raise EndpointError(f"{url!r}: an OTLP/gRPC endpoint has no path")
+        raise EndpointError(f"{without_password(url)!r}: an OTLP/gRPC endpoint has no path")
     port = _port(parts, url) or (443 if parts.scheme == "https" else 4317)
     scheme = "https" if parts.scheme == "https" else "http"
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
@@ -117,7 +119,9 @@ def _port(parts: Any, url: str) -> int | None:
     try:
         return parts.port
     except ValueError:
-        raise EndpointError(f"{url!r}: the port is not a number from 0 to 65535") from None
+        raise EndpointError(
+            f"{without_password(url)!r}: the port is not a number from 0 to 65535"
+        ) from None
 
 
 def reachable(url: str, timeout: float) -> str | None:
@@ -131,14 +135,22 @@ def reachable(url: str, timeout: float) -> str | None:
 
 
 def parse_headers(pairs: list[str]) -> dict[str, str]:
-    """``KEY=VALUE`` pairs (the value may hold ``=``) to lower-cased header names."""
+    """``KEY=VALUE`` pairs (the value may hold ``=``) to lower-cased header names. A
+    value is never shown in an error: it is often a token."""
     headers: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         key = key.strip()
-        if not sep or not key or any(c.isspace() for c in key):
-            raise EndpointError(f"header {pair!r}: expected KEY=VALUE")
-        headers[key.lower()] = value.strip()
+        if not sep or not key or any(c.isspace() or c == ":" for c in key):
+            name = safe_text(re.split(r"[\s:=]", pair.strip(), maxsplit=1)[0], 60)
+            raise EndpointError(f"--header {name!r}: expected KEY=VALUE (the value is not shown)")
+        value = value.strip()
+        if any(not (" " <= c <= "~" or c == "\t" or c >= "\x80") for c in value):
+            raise EndpointError(
+                f"--header {safe_text(key, 60)!r}: a control character in its value, which "
+                "a header cannot carry"
+            )
+        headers[key.lower()] = value
     return headers
 
 

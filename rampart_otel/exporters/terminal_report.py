@@ -104,6 +104,8 @@ def _print_files(results: list[CheckResult], console: Console, fail_on: bool) ->
     for name, run_ids in runs_of_file.items():
         directory, _, base = name.rpartition("/")
         by_directory.setdefault(directory, {})[base] = run_ids
+    if not by_directory:  # no run: no file to list
+        return
     console.print()
     console.print(Text("Trace files, by the worst verdict among their runs:", style="bold"))
     for directory in sorted(by_directory):
@@ -149,6 +151,9 @@ def _print_findings(results: list[CheckResult], console: Console, fail_on: bool)
         if result.status.value != "safe":
             groups.setdefault((result.status.value, result.check_id), []).append(result)
     console.print()
+    if not results:  # nothing scored: no verdict at all, least of all a green one
+        console.print(Text("No results: nothing was scored.", style="bold"))
+        return
     if not groups:
         console.print(Text("No findings: every result is SAFE.", style="bold green"))
         return
@@ -222,7 +227,7 @@ def _print_result(result: CheckResult, console: Console, fail_on_undetermined: b
             (safe_text(result.check_id), "cyan"),
             "  run ",
             safe_text(result.run_id, 40),
-            f"  {safe_text(result.service or '-', 60)}  [{level}]",
+            f"  {shown_text(result.service or '-', 60)}  [{level}]",
             (assumed, "yellow"),
             f"  {safe_text(', '.join(result.sources) or NO_FILE, 300)}",
         )

@@ -57,8 +57,10 @@ from rampart_otel.codecs.otlp_ids import UNDECODABLE, kept_spans, refusal_messag
 from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
     gc_paused,
+    json_syntax_error,
     parse_json,
     spans_from_json_bytes,
+    without_trailing_whitespace,
 )
 from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.errors import DecodeError
@@ -599,7 +601,8 @@ def _json_error(exc: BaseException, file_line: Callable[[int], int] = int) -> st
     if isinstance(exc, RecursionError):
         return "nested too deeply"
     if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} at line {file_line(exc.lineno)} column {exc.colno}"
+        exc = without_trailing_whitespace(exc)
+        return json_syntax_error(exc, f"line {file_line(exc.lineno)} column {exc.colno}")
     return str(exc)
 
 
@@ -621,6 +624,21 @@ def _read_length_prefixed(
             yield InputError(where, f"truncated record: {len(header)}-byte length prefix")
             return
         size = int.from_bytes(header, "big")
+        if size > MAX_DOCUMENT_BYTES:  # skipped as it is read, never held
+            present = _skip(stream, size)
+            if present < size:
+                yield InputError(
+                    where, f"truncated record: {size} bytes announced, {present} present"
+                )
+                return
+            yield InputError(
+                where,
+                f"record of {size} bytes, longer than {MAX_DOCUMENT_BYTES} bytes, the limit; "
+                "skipped",
+            )
+            empty = 0
+            offset += 4 + size
+            continue
         payload = _read_exact(stream, size)
         if len(payload) < size:
             yield InputError(
@@ -637,6 +655,17 @@ def _read_length_prefixed(
             return
         yield Record(RecordKind.PROTO, path, where, payload)
         offset += 4 + size
+
+
+def _skip(stream: _Stream, size: int) -> int:
+    """Read past ``size`` bytes, a piece at a time; how many there were."""
+    skipped = 0
+    while skipped < size:
+        chunk = stream.read(min(size - skipped, _READ_SIZE))
+        if not chunk:
+            break
+        skipped += len(chunk)
+    return skipped
 
 
 def _read_exact(stream: _Stream, size: int) -> bytes:

@@ -26,6 +26,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 TRACES_PATH = "/v1/traces"
 HTTP2_PREFACE = b"PRI * HTTP/2.0"  # how an HTTP/2 (gRPC) client opens its connection
+TLS_HANDSHAKE = b"\x16\x03"  # a TLS record of type handshake, version 3.x: a ClientHello
 log = logging.getLogger("rampart_otel.receivers")
 
 # The usual ways an exporter is pointed wrong, each diagnosed in one log line (and in the
@@ -35,6 +36,13 @@ DIAGNOSES = {
         "an HTTP/2 (gRPC) client connected to the OTLP/HTTP port {port}: send OTLP/gRPC to "
         "the gRPC port{grpc}, or set the exporter's protocol to http/protobuf "
         "(OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"
+    ),
+    "tls_on_http": (
+        "a TLS (https) client connected to the OTLP/HTTP port {port}, which takes plain HTTP: "
+        "give the exporter an http:// endpoint, or put a TLS-terminating proxy in front"
+    ),
+    "invalid_http": (
+        "a request that is not valid HTTP/1.1 on the OTLP/HTTP port {port}: answered 400 and closed"
     ),
     "doubled_path": (
         "{method} {path}: /v1/traces given twice: OTEL_EXPORTER_OTLP_ENDPOINT takes the base "

@@ -17,12 +17,12 @@ psycopg is imported here only: a store given a ``postgresql://`` URL needs the
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rampart_otel.errors import SchemaError, StoreError
+from rampart_otel.render import without_password
 from rampart_otel.storage import pg_schema
 from rampart_otel.storage.documents import PACKED, merged
 from rampart_otel.storage.pg_schema import (
@@ -55,7 +55,7 @@ def is_postgres_url(target: object) -> bool:
 
 def redacted(url: str) -> str:
     """The URL without its password, for messages and logs."""
-    return re.sub(r"^([a-zA-Z][\w+.-]*://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return without_password(url)
 
 
 def connect(url: str) -> psycopg.Connection[Any]:

@@ -221,3 +221,41 @@ def test_runs_still_waiting_to_be_scored_are_said_to_be_pending(tmp_path):
     store.close()
     proc = audit(tmp_path)
     assert proc.returncode == 0 and "pending" not in proc.stdout, proc.stdout
+
+
+def test_output_onto_a_file_of_the_data_directory_is_refused_and_keeps_it(tmp_path):
+    # `audit --data-dir d --json -o d/results.db`: the report would replace the verdicts.
+    directory = tmp_path / "data"
+    directory.mkdir()
+    build(directory / "results.db")
+    before = (directory / "results.db").read_bytes()
+    target = directory / "results.db"
+    proc = audit(directory, "--json", "-o", str(target))
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        f"rampart-otel: error: {target}: is a file of the collector's data directory; give "
+        "another path for the report\n"
+    )
+    assert (directory / "results.db").read_bytes() == before
+    page = directory / "audit.html"  # a new file there is no one's: written
+    assert audit(directory, "--html", "-o", str(page)).returncode == 0 and page.is_file()
+
+
+def test_a_secret_in_a_service_name_is_masked_on_the_terminal_and_the_page(tmp_path):
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    directory = tmp_path / "data"
+    directory.mkdir()
+    store = ResultsStore(directory / "results.db")
+    with store.transaction() as txn:
+        document = {"run_id": "r", "check": "c", "status": "unsafe", "summary": "s"}
+        txn.add_result(
+            ResultRow("r", 0, "guard", "c", "unsafe", f"agent {token}", int(START * 1e9),
+                      START, document, policy_version=1)
+        )  # fmt: skip
+    store.close()
+    for args in ([], ["--html"]):
+        proc = audit(directory, *args)
+        assert proc.returncode == 0, proc.stderr
+        assert token not in proc.stdout and "ghp_…[masked:github-token]" in proc.stdout
+    assert token in audit(directory, "--show-secrets").stdout
+    assert token in audit(directory, "--json").stdout  # JSON keeps raw values

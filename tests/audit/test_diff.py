@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rampart_otel.audit import comparison
 from rampart_otel.audit.comparison import compare_reports
 from rampart_otel.audit.diff import DiffRequest, diff
 from rampart_otel.audit.diff_output import comparison_to_dict
@@ -111,3 +113,29 @@ def test_reports_diff_refuses_what_it_cannot_compare(tmp_path, capsys):
     )
     compare_reports(capped, one)
     assert "lists 1 of 50 matching results" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "not a JSON report: nested too deeply"),
+        (b"\xff\xfe\x00garbage", "not a JSON report: not a UTF-8 text file"),
+    ],
+    ids=["deep", "binary"],
+)
+def test_a_file_that_is_no_report_is_one_line(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    one = report(tmp_path / "o.json", [result("r1", "c1", "safe")])
+    with pytest.raises(AuditError) as raised:
+        compare_reports(bad, one)
+    assert str(raised.value) == f"{bad}: {message}"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_an_endless_file_is_read_no_further_than_a_report_can_be(tmp_path, monkeypatch):
+    monkeypatch.setattr(comparison, "MAX_REPORT_BYTES", 1 << 20)
+    one = report(tmp_path / "o.json", [result("r1", "c1", "safe")])
+    with pytest.raises(AuditError) as raised:
+        compare_reports(Path("/dev/zero"), one)
+    assert str(raised.value) == "/dev/zero: larger than 1 MiB: not a JSON report"

@@ -40,6 +40,24 @@ def test_init_never_replaces_a_file_unless_forced(tmp_path: Path) -> None:
     assert parse_policy(out.read_text(encoding="utf-8")).checks
 
 
+def test_init_follows_the_rule_every_output_path_does(tmp_path: Path) -> None:
+    # --force over the trace file it drafts from would replace the traces with the policy.
+    traces = tmp_path / "run.jsonl"
+    traces.write_bytes((TRACES / "openllmetry-benign.jsonl").read_bytes())
+    refused = run_cli("policy", "init", "--from", traces, "-o", traces, "--force")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        f"rampart-otel: error: {traces}: is an input trace file; give another path for the policy\n"
+    )
+    assert traces.read_bytes() == (TRACES / "openllmetry-benign.jsonl").read_bytes()
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    refused = run_cli("policy", "init", "-o", directory, "--force")
+    assert refused.stderr == (
+        f"rampart-otel: error: {directory}: is a directory; give a file to write the policy to\n"
+    )
+
+
 def test_init_without_traces_prints_the_baseline_with_every_parameter_commented() -> None:
     printed = run_cli("policy", "init")
     assert printed.returncode == 0, printed.stderr

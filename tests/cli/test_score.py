@@ -442,6 +442,10 @@ def test_no_spans_at_all_is_an_error_unless_allowed(
     allowed = run_cli("score", target, "--policy", POLICY, *fail_on, "--allow-empty")
     assert allowed.returncode == 0, allowed.stderr
     assert "0 results" in allowed.stdout and allowed.stderr == ""
+    # Nothing scored is not "every result is SAFE", nor is it said in green.
+    assert "No results: nothing was scored." in allowed.stdout
+    assert "SAFE" not in allowed.stdout and "every result is" not in allowed.stdout
+    assert "Trace files" not in allowed.stdout  # a heading with nothing under it
 
 
 # -- `-o PATH`: what PATH already is decides how the report is written ---------------------
@@ -514,6 +518,72 @@ def test_output_over_a_regular_file_is_atomic_and_keeps_its_permissions(tmp_path
     assert os.stat(report).st_ino != before  # a new file renamed over the old one
     assert stat.S_IMODE(os.stat(report).st_mode) == 0o640
     assert os.listdir(tmp_path) == ["report.json"]  # no temporary file left
+
+
+def _file_size_limit(limit: int) -> None:
+    """In the child: files may grow to ``limit`` bytes; a write past it fails with EFBIG
+    (SIGXFSZ ignored), as a write to a full disk fails with ENOSPC."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_a_report_that_cannot_be_written_whole_is_one_line_and_keeps_the_old_one(
+    tmp_path: Path,
+) -> None:
+    report = tmp_path / "report.json"
+    report.write_text("old")
+    command = ["score", BENIGN, "--policy", POLICY, "--format", "json", "-o", report]
+    proc = subprocess.run(
+        [sys.executable, "-m", "rampart_otel.cli", *map(str, command)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: _file_size_limit(4096),
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == f"rampart-otel: error: {report}: cannot write: file too large\n"
+    assert report.read_text() == "old" and os.listdir(tmp_path) == ["report.json"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", [["score", BENIGN, "--policy", POLICY], ["inspect", BENIGN]])
+def test_a_full_standard_output_is_one_line(command: list[str | Path]) -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rampart_otel.cli", *map(str, command)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        "rampart-otel: error: standard output: cannot write: no space left on device\n"
+    )
+
+
+@pytest.mark.parametrize("how", ["same path", "a link to it"])
+def test_output_onto_an_input_trace_file_is_refused_and_keeps_it(tmp_path: Path, how: str) -> None:
+    # `score run.jsonl -o run.jsonl`: the report would replace the traces it was made from.
+    traces = tmp_path / "run.jsonl"
+    traces.write_bytes(BENIGN.read_bytes())
+    output = traces
+    if how == "a link to it":
+        output = tmp_path / "report.json"
+        output.symlink_to(traces.name)
+    proc = score_to_from(traces, output)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        f"rampart-otel: error: {output}: is an input trace file; give another path for the report\n"
+    )
+    assert traces.read_bytes() == BENIGN.read_bytes()
+
+
+def score_to_from(traces: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    return run_cli("score", traces, "--policy", POLICY, "--format", "json", "-o", path)
 
 
 @pytest.mark.parametrize("kind", ["directory", "socket"])

@@ -75,3 +75,33 @@ def test_html_with_jobs_masks_in_the_workers_too(tmp_path: Path) -> None:
     html = out.read_text()
     assert not any(secret in html for secret in SECRETS)
     assert MASKED[0] in html
+
+
+# A token in the service name (an OTEL_SERVICE_NAME or resource attribute set wrong): the
+# service is trace content too, shown in every report's run lines.
+TOKEN = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+
+
+def _with_token_service(tmp_path: Path) -> Path:
+    source = FILES[0].read_text()
+    assert '"service.name","value":{"stringValue":"' in source.replace(" ", "")
+    path = tmp_path / "service.jsonl"
+    path.write_text(
+        source.replace('"stringValue": "weather-agent"', f'"stringValue": "agent {TOKEN}"').replace(
+            '"stringValue":"weather-agent"', f'"stringValue":"agent {TOKEN}"'
+        )
+    )
+    assert TOKEN in path.read_text()
+    return path
+
+
+@pytest.mark.parametrize("output", [*SCORE_OUTPUTS, "inspect"])
+def test_a_secret_in_the_service_name_is_masked_too(tmp_path: Path, output: str) -> None:
+    traces = _with_token_service(tmp_path)
+    if output == "inspect":
+        masked, shown = (run_cli("inspect", traces, *flag) for flag in ([], ["--show-secrets"]))
+    else:
+        command = ["score", traces, "--policy", POLICY, *SCORE_OUTPUTS[output]]
+        masked, shown = (run_cli(*command, *flag) for flag in ([], ["--show-secrets"]))
+    assert TOKEN not in masked.stdout and "ghp_…[masked:github-token]" in masked.stdout
+    assert TOKEN in shown.stdout

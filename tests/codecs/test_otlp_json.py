@@ -445,6 +445,10 @@ def test_a_malformed_span_is_refused_alone_as_a_placeholder(obj, needle):
         (b"\xff\xfe\x00garbage", "invalid JSON"),
         (b"[" * 100_000 + b"]" * 100_000, "invalid JSON: nested too deeply"),
         (b"null", "got null"),
+        (b'{"resourceSpans": "cut', "invalid JSON: Unterminated string starting at column 19"),
+        (b'{\n"resourceSpans": "cut', "Unterminated string starting at line 2 column 18"),
+        # a JSON Lines line cut off by a crashed writer, its newline after the cut
+        (b'{"resourceSpans": "cut\n', "invalid JSON: Unterminated string starting at column 19"),
     ],
 )
 def test_malformed_bytes(data, needle):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,30 @@ def test_bad_settings_are_one_line_errors(tmp_path, text, message):
         load_config(write_config(tmp_path / "c.yaml", text))
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x1f\x8b\x08\x00\xff\xfe binary", "not a UTF-8 text file"),
+        (b"http: " + b"[" * 50_000 + b"]" * 50_000 + b"\n", "not valid YAML: nested too deeply"),
+    ],
+    ids=["binary", "deep"],
+)
+def test_a_file_no_yaml_parser_can_read_is_one_line(tmp_path, content, message):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    assert str(raised.value) == f"{path}: {message}"
+
+
+def test_an_option_over_a_setting_that_is_no_mapping_names_the_setting(tmp_path):
+    # --http sets http.endpoint: the file's http is a list, not the settings it must be.
+    path = write_config(tmp_path / "c.yaml", "http: [1, 2]\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path, overrides={"http.endpoint": "127.0.0.1:0"})
+    assert str(raised.value) == f"{path}: http: expected a mapping of its settings"
 
 
 SHADOW = "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
@@ -229,3 +254,35 @@ def test_scorer_shards_default_to_the_cores_without_stitching_and_to_one_with_it
     unbounded = write_config(tmp_path / "c.yaml", "scoring:\n  max_backlog_seconds: null\n")
     assert load_config(unbounded).scoring.max_backlog_seconds is None  # never push back
     assert load_config(None).scoring.max_backlog_seconds == 30
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_an_endless_file_is_read_no_further_than_a_configuration_can_be(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        load_config(Path("/dev/zero"))
+    assert str(raised.value) == ("/dev/zero: larger than 16 MiB: not a collector configuration")
+    config = load_config(None, overrides={"auth_token_file": "/dev/zero"})
+    with pytest.raises(ConfigError) as raised:
+        config.token()
+    assert str(raised.value) == "auth_token_file /dev/zero: larger than 64 KiB: not a token"
+
+
+@pytest.mark.parametrize("token", ["tok\nen", "tok\x1b[31men", "tökén", " token"])
+def test_a_token_no_client_can_send_is_refused_without_showing_it(tmp_path, token):
+    # The collector would refuse every request: Authorization carries printable ASCII only.
+    why = (
+        "holds a control, non-ASCII or leading/trailing space character, which an "
+        "Authorization header cannot carry (the token is not shown)"
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_config(None, overrides={"auth_token": token})
+    assert str(raised.value) == f"auth_token: {why}"
+    path = tmp_path / "token"
+    path.write_text(token + "\n")
+    config = load_config(None, overrides={"auth_token_file": str(path)})
+    if token != token.strip():  # a file's whitespace at the ends is cut: " token" is fine
+        assert config.token() == token.strip()
+        return
+    with pytest.raises(ConfigError) as raised:
+        config.token()
+    assert str(raised.value) == f"auth_token_file {path}: {why}"

@@ -61,6 +61,23 @@ def test_the_startup_block_says_where_things_go_and_how_to_look(tmp_path):
     )
 
 
+def test_paths_in_the_startup_block_are_escaped(tmp_path):
+    # A data directory or policy path with a newline and terminal escapes in its name: one
+    # line per row, no control sequence reaches the terminal.
+    odd = tmp_path / "a\nb\x1b[31mred\x1b]0;title\x07"
+    odd.mkdir()
+    policy = odd / "policy.yaml"
+    policy.write_text((SAMPLES / "policy.yaml").read_text())
+    config = load_config(None, overrides={"data_dir": str(odd / "d"), "policies": [str(policy)]})
+    out = io.StringIO()
+    Console(out).startup(config, ("127.0.0.1", 4318), None, load_policies(config.policies))
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    lines = text.splitlines()
+    assert all(line.startswith(("rampart-otel: ", "  ")) for line in lines), lines
+    assert len(lines) == 8
+
+
 def test_a_shared_store_is_named_without_its_password(tmp_path):
     config = load_config(
         None,
@@ -68,6 +85,7 @@ def test_a_shared_store_is_named_without_its_password(tmp_path):
             "data_dir": str(tmp_path),
             "policies": [str(SAMPLES / "policy.yaml")],
             "results": "postgresql://u:secret@db/rampart",
+            "export.otlp.endpoint": "http://u:secret@otel-collector:4318",
         },
     )
     out = io.StringIO()
@@ -146,3 +164,10 @@ def test_a_verdict_line_masks_a_secret_unless_show_secrets(tmp_path):
         thread.join()
         assert ("tok_live_9f3a7c21d8e4" in out.getvalue()) is expect_raw
         assert ("[masked:" in out.getvalue()) is not expect_raw
+
+
+def test_a_secret_in_the_service_name_is_masked_in_a_verdict_line():
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    out = io.StringIO()
+    Console(out).verdicts([notice(1, service=f"agent {token}")])
+    assert token not in out.getvalue() and "ghp_…[masked:github-token]" in out.getvalue()

@@ -37,3 +37,30 @@ def test_trace_content_is_readable_by_the_collector_user_only(tmp_path: Path) ->
         assert all(mode(p) == 0o700 for p in data_dir.rglob("*") if p.is_dir())
     finally:
         assert collector.terminate() == 0, collector.log.read_text()
+
+
+def test_a_data_directory_that_is_a_file_is_one_line_saying_so(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "traces.jsonl"
+    not_a_dir.write_text("mine\n")
+    proc = run_cli("collect", "--data-dir", not_a_dir, "--http", "127.0.0.1:0", "--grpc", "off")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"rampart-otel: error: data_dir {not_a_dir}: not a directory"
+    )
+    assert not_a_dir.read_text() == "mine\n"
+
+
+def test_log_lines_escape_what_they_quote(tmp_path: Path) -> None:
+    # A data directory others could read is tightened and said so in a log line that
+    # quotes its path: a newline or escape sequence in the name must not reach the terminal.
+    data_dir = tmp_path / "data\x1b[31m\nred"
+    data_dir.mkdir()
+    data_dir.chmod(0o755)
+    collector = spawn(data_dir)
+    try:
+        log = collector.log.read_text()
+    finally:
+        assert collector.terminate() == 0, collector.log.read_text()
+    assert "was readable by others: now 0700" in log
+    assert "\x1b" not in log
+    assert all(line.startswith(("rampart-otel", "  ")) for line in log.splitlines()), log

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import os
 import textwrap
 from pathlib import Path
 
@@ -606,3 +607,13 @@ def test_utf8_bom_is_accepted(tmp_path):
 def test_policy_error_is_a_value_error():
     assert issubclass(PolicyError, ValueError)
     assert str(PolicyError("f.yaml", 3, 7, "bad")) == "f.yaml:3:7: bad"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_an_endless_file_is_read_no_further_than_a_policy_can_be():
+    # --policy /dev/zero (or a multi-GiB trace file given as --policy) must not be read whole.
+    with pytest.raises(PolicyError) as caught:
+        load_policy("/dev/zero")
+    assert str(caught.value) == (
+        "/dev/zero: larger than 16 MiB: not a policy file (a trace file given as --policy?)"
+    )

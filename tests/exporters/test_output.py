@@ -82,3 +82,13 @@ def test_what_cannot_be_written_is_a_usage_error(tmp_path: Path, case: str) -> N
         path = tmp_path / "missing" / "report.json"
     with pytest.raises(UsageError, match=f"^{path}: "), report_output(path):
         pass
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_write_that_fails_is_a_usage_error_naming_the_output() -> None:
+    # /dev/full: every write fails with ENOSPC, as on a full disk; the user's to fix.
+    with (
+        pytest.raises(UsageError, match=r"^/dev/full: cannot write: no space left on device$"),
+        report_output(Path("/dev/full")) as out,
+    ):
+        out.write("x" * 100_000)

@@ -337,6 +337,28 @@ def test_bogus_huge_length_is_a_truncation_not_an_allocation(tmp_path):
     assert batches == [] and "truncated record: 100663295 bytes announced, 100" in errors[0].message
 
 
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_record_over_the_limit_is_an_error_for_that_record_only(
+    tmp_path, monkeypatch, make_request, gz
+):
+    # A length prefix can announce 4 GiB: a record over the document limit is skipped as it
+    # is read, never held, and the records after it are read.
+    monkeypatch.setattr(files, "MAX_DOCUMENT_BYTES", 64 * KIB)
+    r1, r3 = make_request(), make_request()
+    good1, good3 = r1.SerializeToString(), r3.SerializeToString()
+    big = make_request(payload="z" * (40 * MIB)).SerializeToString()
+    path = write(tmp_path / "t.pb", length_prefixed([good1, big, good3]), gz=gz)
+    (batches, errors), peak = traced_peak(lambda: collect(read_path(path)))
+    assert span_ids(batches) == ids_of(r1) + ids_of(r3)
+    assert [(e.location, e.message) for e in errors] == [
+        (
+            f"{path}@{4 + len(good1)}",
+            f"record of {len(big)} bytes, longer than 65536 bytes, the limit; skipped",
+        )
+    ]
+    assert peak < 8 * MIB
+
+
 def test_garbage_file_among_good_files(tmp_path, make_request):
     r1, r2 = make_request(), make_request()
     write(tmp_path / "1.jsonl", jsonl([r1]))
@@ -733,3 +755,13 @@ def test_what_cuts_into_pieces(tmp_path, make_request):
         whole
     )
     assert files.splittable(str(tmp_path)) is None  # a directory is not a file
+
+
+def test_a_file_cut_off_inside_a_string_says_so(tmp_path):
+    # A crashed writer's last line, its newline after the cut: "Unterminated string", not
+    # "Invalid control character" (that newline); as one line, and after a good line.
+    cut = b'{"resourceSpans": [{"caf\xc3\xa9 cut off\n'
+    alone = write(tmp_path / "alone.jsonl", cut)
+    (error,) = read_path(alone)
+    assert isinstance(error, InputError)
+    assert error.message == "invalid JSON: Unterminated string starting at line 1 column 21"

@@ -517,3 +517,41 @@ def test_a_kind_of_diagnosis_is_logged_once_a_minute_with_the_count_between(capl
     assert messages[1].endswith("(5 more since the last such line)")  # at 60 s
     assert messages[2].endswith("(5 more since the last such line)")  # at 120 s
     assert messages[3].startswith("POST /v1/traces with content type 'text/plain'")
+
+
+def test_tls_and_garbage_on_the_http_port_are_diagnosed_without_flooding_the_log(tmp_path, caplog):
+    """An https:// exporter pointed at the plaintext port, and requests that are no HTTP at
+    all (a scanner, a retrying client): one line each, then at most one a minute, however
+    many arrive; each still answered or closed, and the receiver serves everyone else."""
+    import ssl
+
+    caplog.set_level("WARNING")
+    running = start_in_process(tmp_path / "data")
+    try:
+        host, port = running.collector.bound.http
+
+        def messages() -> list[str]:
+            return [r.getMessage() for r in caplog.records]
+
+        context = ssl.create_default_context()
+        for _ in range(20):  # a real TLS handshake, as an https:// exporter opens it
+            with (
+                socket.create_connection((host, port), timeout=10) as raw,
+                pytest.raises((ssl.SSLError, OSError)),
+            ):
+                context.wrap_socket(raw, server_hostname="localhost")
+        found = wait_for_lines(
+            lambda text: [m for m in messages() if text in m], "a TLS (https) client"
+        )
+        assert f"OTLP/HTTP port {port}, which takes plain HTTP" in found[0]
+        for _ in range(50):
+            with socket.create_connection((host, port), timeout=10) as garbage:
+                garbage.sendall(b"\x01\x02 not http at all\r\n\r\n")
+                assert garbage.recv(1024).startswith(b"HTTP/1.1 400 ")
+        assert len([m for m in messages() if "a TLS (https) client" in m]) == 1
+        invalid = [m for m in messages() if "not valid HTTP/1.1" in m]
+        assert len(invalid) == 1, messages()
+        assert "Invalid HTTP request received." not in messages()
+        assert exporter(running.traces_url).export(make_traces(1)) is SpanExportResult.SUCCESS
+    finally:
+        running.stop()
