@@ -49,7 +49,7 @@ def write_audit_html(
     by_check = trend_by(db, versions, filters, buckets, "check", checks)
     by_service = trend_by(db, versions, filters, buckets, "service", services)
     recent_rows = list(recent)
-    document = {
+    document: dict[str, Any] = {
         "aggregates": aggregates_to_dict(data_dir, stored, aggregates, len(recent_rows), None),
         "series": {
             "overall": _buckets(aggregates.trend),

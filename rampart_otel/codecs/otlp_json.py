@@ -411,10 +411,10 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
             trace_id, span_id, parent, start or None, end or None, resource, scope, why
         )
     repeated = repeated_keys(v, len(attributes)) if v else []
-    v = g("events")
-    events = _events(v) if v else []
+    raw_events = g("events")
+    events = _events(raw_events) if raw_events else []
     if events:
-        for event, raw in zip(events, v, strict=True):
+        for event, raw in zip(events, raw_events or (), strict=True):
             kvs = raw.get("attributes")
             if kvs:
                 repeated += repeated_keys(kvs, len(event.attributes))

@@ -89,7 +89,7 @@ def _http_protocol(
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            self.logger = _Diagnosed(self.logger, on_foreign)
+            self.logger = _Diagnosed(self.logger, on_foreign)  # type: ignore[assignment]
             self._arm()
 
         def data_received(self, data: bytes) -> None:

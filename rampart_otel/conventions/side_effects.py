@@ -434,6 +434,7 @@ def _compose_url(attrs: dict[str, Any]) -> str | None:
     scheme = as_str(_first(attrs, "url.scheme", "http.scheme")) or "http"
     host = as_str(_first(attrs, "server.address", "http.host", "net.peer.name"))
     path = as_str(attrs.get("url.path"))
+    target: str | None
     if path is not None:
         query = as_str(attrs.get("url.query"))
         target = path if query is None else f"{path}?{query}"

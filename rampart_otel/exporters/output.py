@@ -112,11 +112,11 @@ class _Checked(io.FileIO):
         self.shown = shown
         self.failed = False
 
-    def write(self, data: Any) -> int | None:
+    def write(self, data: Any) -> int:
         if self.failed:
             return len(data)
         try:
-            return super().write(data)
+            return super().write(data) or 0
         except BrokenPipeError:
             raise
         except OSError as error:
