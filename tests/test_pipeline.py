@@ -141,6 +141,36 @@ def test_a_malformed_span_object_in_json_lines_leaves_its_run_undetermined(
     assert any("could not be decoded" in reason for reason in db.reasons)
 
 
+@pytest.mark.parametrize("cut_after", ["spanId", "endTimeUnixNano", "db.statement"])
+def test_a_json_lines_line_cut_short_leaves_its_run_undetermined(
+    tmp_path: Path, cut_after: str
+) -> None:
+    # The same run, one line per span, the DELETE's line cut short (an exporter killed
+    # mid-write, a file copied while it grew): the line was an input error and nothing more,
+    # so the run's other lines read SAFE; now the ids its text shows are a placeholder.
+    lines = []
+    for span in recorded.spans(recorded.UNREADABLE_SAMPLE):
+        if span.trace_id != recorded.UNREADABLE_RUN:
+            continue
+        line = json.dumps(spans_to_json_dict([span]))
+        if span.span_id == recorded.UNREADABLE_SPAN:
+            line = line[: line.index(f'"{cut_after}"') + len(cut_after) + 30]
+        lines.append(line)
+    path = tmp_path / "cut.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    kept = ResultList()
+    source = FileSource([path])
+    Pipeline([load_policy(recorded.POLICY_PACKS)], [kept]).run(source)
+    (error,) = source.stats.errors
+    assert error.message.startswith("invalid JSON"), error.message
+    assert "the ids of 1 span of 1 trace read from its text" in error.message
+    (result,) = (r for r in kept.results if r.check_id == "destructive-actions.sql")
+    assert result.status is SafetyStatus.UNDETERMINED, result.summary
+    assert result.coverage is not None
+    db = result.coverage.channels["side_effects.db_query"]
+    assert any("could not be decoded" in reason for reason in db.reasons)
+
+
 def test_a_host_that_runs_for_months_keeps_no_tallies() -> None:
     pipeline = Pipeline([POLICY], [Recording()], keep_tallies=False)
     pipeline.open()

@@ -503,7 +503,9 @@ def _understood(span: Span, reading: SpanReading) -> SpanReading:
     if span.cut_keys and (_role(reading) or reading.not_understood):
         note = cut_by_zipkin(span.cut_keys)
         reading = reading._replace(not_understood=(*reading.not_understood, note))
-    lost_by = span.scope.lost_by or ("" if span.scope.name else UNNAMED_SCOPE)
+    # A placeholder (``span.refused``) holds no content to read either way: its own finding
+    # says what was lost.
+    lost_by = span.scope.lost_by or ("" if span.scope.name or span.refused else UNNAMED_SCOPE)
     if lost_by:
         meaning = _meaning(reading)
         for scope in SCOPE_DEPENDENT:

@@ -427,7 +427,8 @@ UNDECODABLE_FIX = (
     "find what wrote the span the decoder could not read (the reason names why; the input "
     "errors of score, or the collector's partial-success answer and log, name the record): "
     "OTLP protobuf needs valid UTF-8 in every string, values nested less than 100 deep, and "
-    "no field cut short; an exporter or proxy that alters or truncates the payload breaks it"
+    "no field cut short, a JSON Lines line must be whole JSON; an exporter, proxy or copy "
+    "that alters or truncates the data breaks it"
 )
 
 UNREAD_FIX = (

@@ -53,6 +53,7 @@ from typing import Any, TypeAlias
 
 from rampart_otel.codecs.foreign import binary_form
 from rampart_otel.codecs.json_forms import spans_from_document, spans_from_document_bytes
+from rampart_otel.codecs.json_salvage import salvaged_spans
 from rampart_otel.codecs.otlp_ids import UNDECODABLE, kept_spans, refusal_message, refusal_of
 from rampart_otel.codecs.otlp_json import (
     GC_PAUSE_THRESHOLD,
@@ -229,7 +230,7 @@ def decode_record(record: Record) -> Iterator[Item]:
         try:
             batch = spans_from_document_bytes(record.payload)
         except DecodeError as exc:
-            yield InputError(record.location, exc.message)
+            yield from _unparsed(record.payload, record.location, exc.message)
             return
         yield from _checked(batch, record.location)
     elif record.kind is RecordKind.PROTO:
@@ -237,6 +238,27 @@ def decode_record(record: Record) -> Iterator[Item]:
     else:
         lines = _FileLines(record.line, record.gaps)
         yield from _read_json_documents(record.payload, record.path, lines)
+
+
+def _unparsed(data: bytes | str, where: str, why: str) -> Iterator[Item]:
+    """JSON text that does not decode (a line, or the rest of a file): its error, and a
+    placeholder for each span of OTLP whose ids the text still shows (``json_salvage``),
+    so the runs it belonged to are scored as incomplete, not as if it had never been
+    written."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    kept = salvaged_spans(raw, why)
+    if not kept:
+        yield InputError(where, why)
+        return
+    traces = len({span.trace_id for span in kept})
+    spans = f"{len(kept)} span{'s' if len(kept) != 1 else ''}"
+    of = f"{traces} trace{'s' if traces != 1 else ''}"
+    yield InputError(
+        where,
+        f"{why}; the ids of {spans} of {of} read from its text, kept without content: "
+        "those runs are scored as incomplete",
+    )
+    yield kept
 
 
 def _walk(directory: str, seen: set[tuple[int, int]]) -> Iterator[str | InputError]:
@@ -517,7 +539,7 @@ def _json_lines(lines: Iterable[tuple[int, bytes | str]], path: str) -> Iterator
         try:
             batch = spans_from_document_bytes(line)
         except DecodeError as exc:
-            yield InputError(f"{path}:{lineno}", exc.message)
+            yield from _unparsed(line, f"{path}:{lineno}", exc.message)
             continue
         yield from _checked(batch, f"{path}:{lineno}")
 
@@ -552,7 +574,8 @@ def _read_json_documents(
                 return
             where = path if first else f"{path}:{file_line(line)}"
             rest = "" if first else "; the rest of the file is lost"
-            yield InputError(where, f"invalid JSON: {_json_error(exc, file_line)}{rest}")
+            why = f"invalid JSON: {_json_error(exc, file_line)}{rest}"
+            yield from _unparsed(text[idx:], where, why)
             return
         nxt = _WS_RE.match(text, stop).end()  # type: ignore[union-attr]
         where = path if first and nxt >= end else f"{path}:{file_line(line)}"

@@ -283,12 +283,18 @@ def test_first_line_garbage_then_good_lines(tmp_path, make_request):
     assert span_ids(batches) == ids_of(r1) and [e.location for e in errors] == [f"{path}:1"]
 
 
-def test_broken_pretty_document_is_one_error(tmp_path, sdk_request):
+def test_broken_pretty_document_is_one_error_and_placeholders(tmp_path, sdk_request):
+    # What the text before the break shows of its spans' ids is kept, without content: the
+    # runs they belong to are scored as incomplete (codecs/json_salvage).
     text = json.dumps(collector_json(sdk_request), indent=2)
     path = write(tmp_path / "t.json", text[: len(text) // 2].encode())
     batches, errors = collect(read_path(path))
-    assert batches == [] and len(errors) == 1
+    assert len(errors) == 1
     assert errors[0].location == str(path) and "invalid JSON" in errors[0].message
+    placeholders = [span for batch in batches for span in batch]
+    assert placeholders and all(span.refused == "undecodable" for span in placeholders)
+    written = collector_json(sdk_request)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert placeholders[0].span_id == written[0]["spanId"]
 
 
 def test_truncated_gzip_keeps_earlier_lines(tmp_path, make_request):
@@ -631,7 +637,7 @@ def test_a_raw_protobuf_file_over_the_limit_is_an_error(tmp_path, monkeypatch, m
 def test_a_broken_document_after_blank_lines_names_its_file_line(tmp_path, sdk_request):
     text = pretty(sdk_request)
     path = write(tmp_path / "t.json", b"\n" * 7 + text[: len(text) // 2])
-    (error,) = read_path(path)
+    error, *_placeholders = read_path(path)
     assert isinstance(error, InputError) and error.location == str(path)
     broken_at = 8 + text[: len(text) // 2].count(b"\n")
     assert f"at line {broken_at} column" in error.message
