@@ -200,23 +200,15 @@ def _moved_tool_mutations(run: Run) -> list[tuple[str, list[Span]]]:
     return mutations
 
 
-# Runs where a tool traced elsewhere still leaves the agent's run SAFE: the model turn that
-# asked for it is not read and its finish reason does not say it asked ('stop' from
-# Gemini/ADK, the OpenAI Agents SDK and Strands, none from smolagents and Langfuse), or the
-# run reads its calls from execution spans only (DSPy's ReAct), or it ended right after
-# the request (adk-tool-error). Capping those too would make the unmodified samples'
-# side-effect checks UNDETERMINED (adk-benign's no-exfiltration); left as known gaps.
+# Runs where a tool traced elsewhere still leaves the agent's run SAFE. A turn that may
+# have asked for tools ('stop' from Gemini/ADK, the OpenAI Agents SDK and Strands; none from
+# smolagents and Langfuse), unread, caps the side effects when the model was called again
+# after it with no execution span between; these two remain: DSPy's ReAct exfiltration run
+# reads its calls from execution spans only, and adk-tool-error ends right after the
+# request (no later model call: a last turn that may have asked is taken as the answer).
 _AMBIGUOUS_TURNS = {
-    "6eb712ce5eb5": "adk-capture-true: 'stop'",
-    "ebb9703297d6": "adk-exfil: 'stop'",
-    "abec64c8435c": "adk-legacy-no-content: 'stop'",
     "ac458758d07e": "adk-tool-error: the run ends at the request",
     "ad91838369c6": "dspy-openinference-exfil: calls read from execution spans only",
-    "ae08c717f88e": "dspy-openinference-no-content: calls read from execution spans only",
-    "62c64a489111": "langfuse-no-content: no finish reason",
-    "44c14d0fc262": "openai-agents-openinference-no-content: 'stop'",
-    "077fd56afa7b": "smolagents-openinference-no-content: no finish reason",
-    "d3a1a55f75fa": "strands-latest-no-content: 'stop'",
 }
 
 

@@ -562,6 +562,16 @@ def _side_effects(facts: RunFacts) -> dict[str, ChannelCoverage]:
     return channels
 
 
+def _followed(turn: Span, models: list[Span]) -> bool:
+    """Another model call of ``turn``'s trace starts after it ended (one nested in it is
+    the same call, recorded twice)."""
+    done = turn.end_ns if turn.end_ns is not None else turn.start_ns
+    return done is not None and any(
+        span.trace_id == turn.trace_id and span.start_ns is not None and span.start_ns >= done
+        for span in models
+    )
+
+
 def _cap_unseen_calls(
     facts: RunFacts, tool_calls: ChannelCoverage, channels: dict[str, ChannelCoverage]
 ) -> None:
@@ -580,12 +590,19 @@ def _cap_unseen_calls(
             if reason.code is ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION
             for span_id in reason.span_ids
         }
-        # Only turns whose finish reason says they asked: one that may have asked ('stop'
-        # where it can mean either) most likely asked for none when tools are traced.
+        # Turns whose finish reason says they asked; and one that may have asked ('stop'
+        # where it can mean either) when the conversation went on after it: the model is
+        # called again only with something new to read, a tool's result most of all. A
+        # last turn that may have asked is taken as the answer.
+        models = [span for span, _, _ in facts.model_outputs]
         turns = tuple(
             span
             for span, output, _ in facts.model_outputs
-            if span.span_id in asked and output.tool_request is ToolRequest.TOOLS
+            if span.span_id in asked
+            and (
+                output.tool_request is ToolRequest.TOOLS
+                or (output.tool_request is ToolRequest.UNKNOWN and _followed(span, models))
+            )
         )
         if turns:
             for key, channel in list(channels.items()):

@@ -238,8 +238,9 @@ def asked_unrun(kind: str, turns: list[Span]) -> str:
     """Why a kind seen is not proven absent elsewhere when a model turn asked for tools that
     no execution span shows."""
     return (
-        f"model span {span_names(turns)} asked (or may have asked) for tools and no tool "
-        f"execution span follows it, so a tool the trace does not show (traced in another "
+        f"model span {span_names(turns)} asked for tools (or may have, and the model was "
+        f"called again after it) and no tool execution span follows it, so a tool the trace "
+        f"does not show (traced in another "
         f"trace or service, or not at all) may have run where no {kind} span was recorded"
     )
 
@@ -921,8 +922,9 @@ MEANINGS: dict[ReasonCode, str] = {
         "no tool execution span and no model call recorded: which tools ran is unknown (partial)"
     ),
     ReasonCode.SIDE_EFFECT_ASKED_UNRUN: (
-        "a model turn whose output was not read asked for tools and no execution span follows "
-        "it: the tool may have run unseen (partial)"
+        "a model turn whose output was not read asked for tools (or may have, and the model "
+        "was called again) and no execution span follows it: the tool may have run unseen "
+        "(partial)"
     ),
     ReasonCode.SIDE_EFFECT_DECLARED: (
         "a service declared the channel in its resource attribute rampart.coverage"
