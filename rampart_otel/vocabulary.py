@@ -336,10 +336,44 @@ def channel_problem(key: object, declared: Collection[str]) -> str | None:
 
 
 def declared_kind_problem(kind: object) -> str | None:
-    """Why ``kind`` cannot be declared in ``side_effect_kinds``, or None."""
-    if is_side_effect_kind(kind):
-        return None
-    return f"a side-effect kind is an identifier such as 'payment', not {kind!r}"
+    """Why ``kind`` cannot be declared in ``side_effect_kinds``, or None.
+
+    A standard kind, or one misspelt (``http_requests``), is refused: declared, the slip
+    would name a channel no span feeds, and an assumed or declared coverage of it would make
+    every check on it SAFE."""
+    if not isinstance(kind, str) or not is_side_effect_kind(kind):
+        return f"a side-effect kind is an identifier such as 'payment', not {kind!r}"
+    if kind in _KINDS:
+        return f"{kind!r} is a standard kind: use it without declaring it"
+    slipped = [standard for standard in STANDARD_KINDS if _slip_of(kind, standard)]
+    if slipped:
+        return (
+            f"{kind!r} is the standard kind {slipped[0]!r} misspelt — did you mean "
+            f"{_either(slipped)}? (a kind of your own needs a name of its own)"
+        )
+    return None
+
+
+def _slip_of(word: str, standard: str) -> bool:
+    """Whether ``word`` is ``standard`` with a typist's slip: another case or separator, a
+    plural or past-tense ending, one letter changed, dropped or doubled, two swapped."""
+
+    def squashed(text: str) -> str:
+        return "".join(char for char in text.lower() if char.isalnum())
+
+    a, b = squashed(word), squashed(standard)
+    endings = (b + "s", b + "es", b + "d", b + "ed", b[:-1] + "ies" if b.endswith("y") else b)
+    if a == b or a in endings:
+        return True
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+        return len(diff) == 1 or (swapped and a[diff[1]] == b[diff[0]])
+    if len(a) == len(b) - 1:
+        return any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
+    if len(a) == len(b) + 1:  # a doubled letter
+        return any(a[:i] + a[i + 1 :] == b and a[i] == a[i - 1] for i in range(1, len(a)))
+    return False
 
 
 # --- docs -------------------------------------------------------------------------------------

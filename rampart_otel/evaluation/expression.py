@@ -335,9 +335,13 @@ class _Builder:
         for arg in node.args:
             if isinstance(arg, ast.Starred):
                 self.fail(arg, "* unpacking is not allowed")
+        given: set[str] = set()
         for keyword in node.keywords:
             if keyword.arg is None:
                 self.fail(keyword, "** unpacking is not allowed")
+            if keyword.arg in given:  # ast keeps both; a call would keep only the last
+                self.fail(keyword, f"{name}() is given the keyword argument {keyword.arg!r} twice")
+            given.add(keyword.arg)
         fewest, most = _POSITIONAL.get(name, (1, 1))
         if not fewest <= len(node.args) <= most:
             where = node.args[most] if len(node.args) > most else func

@@ -308,23 +308,36 @@ def as_matcher(value: Any) -> Matcher:
     return Equals(value)
 
 
+# A policy's empty pattern is a slip, not a meaning: it matches everything (a probe is met
+# on every run) or nothing (an attack is never seen). The matchers themselves take any
+# pattern; an allow-list may be empty (``not_in([])``: every value is outside it).
+
+
 def regex(pattern: str) -> Matcher:
     """Matches when the RE2 ``pattern`` is found anywhere in the text (linear time)."""
+    if pattern == "":
+        raise ValueError("regex() needs a non-empty pattern: '' matches everything")
     return Regex(pattern)
 
 
 def glob(pattern: str) -> Matcher:
     """Matches the whole text against a shell-style pattern, case-sensitively."""
+    if pattern == "":
+        raise ValueError("glob() needs a non-empty pattern: '' matches only ''")
     return Glob(pattern)
 
 
 def contains(item: Scalar) -> Matcher:
     """Substring for strings, membership for lists, key membership for mappings."""
+    if item == "":
+        raise ValueError("contains() needs a non-empty string: '' is in every text")
     return Contains(item)
 
 
 def one_of(values: list[Scalar] | tuple[Scalar, ...]) -> Matcher:
     """Equal to one of ``values``."""
+    if isinstance(values, (list, tuple)) and not values:
+        raise ValueError("one_of() needs at least one value: one_of([]) matches nothing")
     return OneOf(tuple(values) if isinstance(values, list) else values)
 
 

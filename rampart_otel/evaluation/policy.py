@@ -8,6 +8,7 @@ a PolicyError located in the file.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from functools import cached_property
 from os import PathLike
@@ -253,6 +254,9 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     for key in data:
         if key not in POLICY_KEYS:
             raise document.error(_unknown_key(key, POLICY_KEYS), document.key_nodes[(key,)])
+    _check_tools(document, data.get("tools"))
+    if isinstance(data.get("judge"), dict):
+        _known_keys(document, data["judge"], ("judge",), JUDGE_KEYS)
     declared = _declared_kinds(document, data.get("side_effect_kinds"))
     _check_assumptions(document, data.get("assume_coverage"), declared)
     client = None
@@ -280,6 +284,34 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
         raise _located(document, exc) from None
     policy._judge_client = client
     return policy
+
+
+TOOL_KEYS = tuple(ToolDeclaration.model_fields)
+JUDGE_KEYS = tuple(JudgeConfig.model_fields)
+
+
+def _known_keys(
+    document: Document, mapping: dict[str, Any], path: tuple[str, ...], allowed: tuple[str, ...]
+) -> None:
+    """Each key of a nested block one it has, refused where it stands (before the schema,
+    which would first report the key the misspelt one was meant to be as missing)."""
+    for key in mapping:
+        if key not in allowed:
+            where = ".".join(safe_text(part, 40) for part in path)
+            message = f"{where}: {_unknown_key(key, allowed)}"
+            raise document.error(message, document.key_nodes[(*path, key)])
+
+
+def _check_tools(document: Document, tools: Any) -> None:
+    """Each ``tools:`` name a name, each declaration's keys its own."""
+    if not isinstance(tools, dict):
+        return
+    for name, declaration in tools.items():
+        if not name.strip():
+            message = "tools: a tool name must not be empty"
+            raise document.error(message, document.key_nodes[("tools", name)])
+        if isinstance(declaration, dict):
+            _known_keys(document, declaration, ("tools", name), TOOL_KEYS)
 
 
 def _declared_kinds(document: Document, kinds: Any) -> list[str]:
@@ -497,4 +529,8 @@ def _located(
     node = document.nearest(path)
     if error["type"] == "too_short" and path == ("checks",):
         message = "a policy needs at least one check"
+    if error["type"] == "literal_error" and isinstance(error.get("input"), str):
+        # "Input should be 'attack' or 'probe'": the word, and the one it was meant to be
+        allowed = tuple(re.findall(r"'([^']*)'", str(context.get("expected", ""))))
+        message = unknown("value", safe_text(error["input"], 40), allowed)
     return document.error(f"{where}: {message}" if where else message, node)

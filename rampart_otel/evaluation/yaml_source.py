@@ -41,6 +41,7 @@ _DOUBLE_QUOTED_ESCAPES = {
     "L": "\u2028",
     "P": "\u2029",
 }
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 
@@ -132,6 +133,10 @@ class _Builder:
             result: dict[str, Any] = {}
             first_seen: dict[str, yaml.Node] = {}
             for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    raise self.document.error(
+                        "merge keys ('<<') are not supported: write each key out", key_node
+                    )
                 key = self.scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
                 if not isinstance(key, str):
                     raise self.document.error("mapping keys must be strings", key_node)

@@ -318,6 +318,31 @@ DETECT_REJECTIONS = [
     ("tool_result('a', 'b', 'c')", 35, "tool_result() takes 1 or 2 positional arguments (3 given)"),
     ("input_contains(3)", 28, "input_contains() takes a string or a matcher here"),
     ("input_contains('x', y=1)", 33, "input_contains() takes no keyword arguments"),
+    # a word given twice, or a pattern that matches everything or nothing, is a mistake:
+    # Python's parser keeps only the last of two same-named keywords
+    (
+        "tool_called('x', to='a', to='b')",
+        38,
+        "tool_called() is given the keyword argument 'to' twice",
+    ),
+    ("tool_called('')", 25, "tool_called() needs a non-empty tool name"),
+    ("tool_result('', 'x')", 13, "tool_result() needs a non-empty tool name"),
+    ("tool_called(glob(''))", 30, "glob() needs a non-empty pattern: '' matches only ''"),
+    (
+        "tool_called(one_of([]))",
+        32,
+        "one_of() needs at least one value: one_of([]) matches nothing",
+    ),
+    (
+        "tool_called('x', a=regex(''))",
+        38,
+        "regex() needs a non-empty pattern: '' matches everything",
+    ),
+    (
+        "tool_called('x', a=contains(''))",
+        41,
+        "contains() needs a non-empty string: '' is in every text",
+    ),
 ]
 
 
@@ -456,7 +481,7 @@ STRUCTURE_REJECTIONS = [
     (
         "unknown polarity",
         "policy: p\nchecks:\n  - id: a\n    polarity: defend\n    detect: tool_called('x')\n",
-        "4:15: checks[0].polarity: Input should be 'attack' or 'probe'",
+        "4:15: checks[0].polarity: unknown value 'defend'; expected one of: attack, probe",
     ),
     (
         "unknown top-level key",
@@ -553,6 +578,54 @@ STRUCTURE_REJECTIONS = [
         "policy: p\n---\npolicy: q\n",
         "2:1: not valid YAML: but found another document "
         "(expected a single document in the stream)",
+    ),
+    (
+        "misspelt polarity",
+        "policy: p\nchecks:\n  - id: a\n    polarity: atack\n    detect: tool_called('x')\n",
+        "4:15: checks[0].polarity: unknown value 'atack' — did you mean 'attack'?",
+    ),
+    (
+        "misspelt key of a tool declaration",
+        "policy: p\ntools:\n  calc: {side_effect: none}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:10: tools.calc: unknown key 'side_effect' — did you mean 'side_effects'?",
+    ),
+    (
+        "misspelt side_effects of a tool declaration",
+        "policy: p\ntools:\n  calc: {side_effects: nnoe}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:24: tools.calc.side_effects: unknown value 'nnoe' — did you mean 'none'?",
+    ),
+    (
+        "empty tool name in tools",
+        "policy: p\ntools:\n  '': {side_effects: none}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:3: tools: a tool name must not be empty",
+    ),
+    (
+        "misspelt key of the judge block",
+        "policy: p\njudge:\n  base_ulr: http://127.0.0.1:1\n  model: m\nchecks:\n"
+        "  - id: a\n    polarity: attack\n    detect: tool_called('x')\n",
+        "3:3: judge: unknown key 'base_ulr' — did you mean 'base_url'?",
+    ),
+    (
+        "a kind of one's own that is a standard kind misspelt",
+        "policy: p\nside_effect_kinds: [http_requests]\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: side_effect('http_requests')\n",
+        "2:21: side_effect_kinds[0]: 'http_requests' is the standard kind 'http_request' "
+        "misspelt — did you mean 'http_request'? (a kind of your own needs a name of its own)",
+    ),
+    (
+        "a standard kind declared as one's own",
+        "policy: p\nside_effect_kinds: [db_query]\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: side_effect('db_query')\n",
+        "2:21: side_effect_kinds[0]: 'db_query' is a standard kind: use it without declaring it",
+    ),
+    (
+        "merge key",
+        "policy: p\nbase: &b {polarity: attack}\nchecks:\n  - <<: *b\n    id: a\n"
+        "    detect: tool_called('x')\n",
+        "4:5: merge keys ('<<') are not supported: write each key out",
     ),
     ("empty file", "", "1:1: the policy file is empty"),
     ("comments only", "# nothing\n", "1:1: the policy file is empty"),

@@ -235,6 +235,8 @@ def tool_called(
     """
     if not isinstance(name, (str, Matcher)):
         raise TypeError(f"tool_called() takes a tool name or a matcher, not {type(name).__name__}")
+    if name == "":  # names no call: a check on it would say "it did not happen" on every run
+        raise ValueError("tool_called() needs a non-empty tool name")
     any_argument = arg_matchers.pop(ANY_ARGUMENT, None)
     whole_text = arg_matchers.pop(ARGUMENTS_TEXT, None)
     arguments = tuple((key, as_matcher(value)) for key, value in arg_matchers.items())

@@ -178,6 +178,8 @@ def tool_result(
     """
     if not isinstance(name, (str, Matcher)):
         raise TypeError(f"tool_result() takes a tool name or a matcher, not {type(name).__name__}")
+    if name == "":
+        raise ValueError("tool_result() needs a non-empty tool name")
     fields = tuple((key, as_matcher(value)) for key, value in field_matchers.items())
     if text_or_matcher is None or isinstance(text_or_matcher, Matcher):
         return ToolResult(as_matcher(name), text_matcher=text_or_matcher, fields=fields)
