@@ -210,6 +210,11 @@ def side_effect_evaluators(evaluator: Evaluator) -> Iterator[SideEffectOccurred]
 
 # --- loading --------------------------------------------------------------------------------
 
+# A policy is a list of checks, not data: YAML is composed in pure Python, and a 50 MB file
+# took minutes and gigabytes before its node count was refused.
+MAX_POLICY_BYTES = 1 << 20
+_TOO_LARGE = "the policy file is larger than 1 MiB"
+
 
 def load_policy(path: str | PathLike[str]) -> Policy:
     """Read, validate and build a policy file; raise PolicyError ``FILE:LINE:COL: message``.
@@ -219,11 +224,14 @@ def load_policy(path: str | PathLike[str]) -> Policy:
     if source.startswith(PACK_PREFIX):
         return builtin_policy(source)
     try:
-        raw = Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            raw = file.read(MAX_POLICY_BYTES + 1)
     except OSError as exc:
         raise PolicyError(
             source, None, None, f"cannot read policy file: {exc.strerror or exc}"
         ) from None
+    if len(raw) > MAX_POLICY_BYTES:
+        raise PolicyError(source, None, None, _TOO_LARGE)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -235,6 +243,8 @@ def load_policy(path: str | PathLike[str]) -> Policy:
 
 def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     """Build a policy from YAML text; ``source`` names it in errors."""
+    if len(text) > MAX_POLICY_BYTES:
+        raise PolicyError(source, None, None, _TOO_LARGE)
     if "\0" in text:
         raise PolicyError(source, *index_position(text, text.index("\0")), "not a text file")
     document = compose(text, source)

@@ -13,7 +13,13 @@ from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation import response_contains, side_effect, tool_called
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.matchers import contains, glob, not_, not_in, one_of, regex
-from rampart_otel.evaluation.policy import Check, Policy, load_policy
+from rampart_otel.evaluation.policy import (
+    MAX_POLICY_BYTES,
+    Check,
+    Policy,
+    load_policy,
+    parse_policy,
+)
 
 EVALUATORS = (
     "tool_called, tool_result, side_effect, response_contains, input_contains, before, flows, "
@@ -669,6 +675,16 @@ def test_missing_file(tmp_path):
         load_policy(path)
     assert str(caught.value) == f"{path}: cannot read policy file: No such file or directory"
     assert caught.value.line is None
+
+
+def test_a_policy_larger_than_the_cap_is_refused_before_it_is_read(tmp_path):
+    # composing a 50 MB policy took minutes and gigabytes before its size was refused
+    padding = "#" + "x" * MAX_POLICY_BYTES + "\n"
+    path, error = rejected(tmp_path, TEMPLATE.format("tool_called('x')") + padding)
+    assert str(error) == f"{path}: the policy file is larger than 1 MiB"
+    with pytest.raises(PolicyError, match=r"^<policy>: the policy file is larger than 1 MiB$"):
+        parse_policy(TEMPLATE.format("tool_called('x')") + padding)
+    assert load_policy(write(tmp_path, TEMPLATE.format("tool_called('x')") + padding[:-100_000]))
 
 
 def test_utf8_bom_is_accepted(tmp_path):
