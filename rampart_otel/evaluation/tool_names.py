@@ -13,7 +13,9 @@ does not know the framework's rule for. The evaluators leave such a call undecid
 check never says "did not happen" of a call it may have missed by its name. The test is
 made on positive patterns only (a literal name, ``one_of``, ``glob``, ``regex``), tried on
 each component of the name and each suffix after a separator; a negated or other pattern
-has no near misses.
+has no near misses. A name a literal or ``one_of`` lists in other letter case
+(``Send_Report`` for ``send_report``) is a near miss too: tool names are case-sensitive, and
+a check's slip of case would otherwise say "did not happen" of every call.
 """
 
 from __future__ import annotations
@@ -40,6 +42,15 @@ SEPARATORS = ("__", "-", ".", "/", ":")
 _SPLIT = re.compile("|".join(re.escape(s) for s in SEPARATORS))
 
 
+def tool_name_problem(function: str, name: object) -> None:
+    """Refuse a literal tool name no call can have by a slip: empty (a check on it would say
+    "it did not happen" on every run), or with spaces around it."""
+    if name == "":
+        raise ValueError(f"{function}() needs a non-empty tool name")
+    if isinstance(name, str) and name != name.strip():
+        raise ValueError(f"{function}()'s tool name {name!r} has spaces around it")
+
+
 def name_matches(matcher: Matcher, call: ToolCall) -> bool | None:
     """Whether ``matcher`` matches the call by one of its names (a negation: by none)."""
     return names_match(matcher, call.names)
@@ -59,6 +70,7 @@ class NearMissKind(StrEnum):
 
     QUALIFIED = "qualified"  # it ends the name, after a qualifier and a separator
     COMPONENT = "component"  # it is a component of the name, elsewhere in it
+    CASE = "case"  # the name is one the pattern lists, in other letter case
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +112,20 @@ def _positive(matcher: Matcher) -> bool:
     return isinstance(matcher, (OneOf, Glob, Regex))
 
 
+def _listed_names(matcher: Matcher) -> set[str]:
+    """The names a literal or ``one_of`` pattern lists, case-folded."""
+    if isinstance(matcher, Equals) and isinstance(matcher.literal, str):
+        return {matcher.literal.casefold()}
+    if isinstance(matcher, OneOf):
+        return {value.casefold() for value in matcher.values if isinstance(value, str)}
+    return set()
+
+
 def _near_miss(matcher: Matcher, call: ToolCall) -> NearMiss | None:
+    listed = _listed_names(matcher)
     for name in call.names:
+        if name.casefold() in listed:
+            return NearMiss(call, NearMissKind.CASE, name)
         cuts = [m.end() for m in _SPLIT.finditer(name)]
         for cut in cuts:  # the suffixes after each separator: the widest first
             if matcher.match(name[cut:]) is True:

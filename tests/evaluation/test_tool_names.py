@@ -158,3 +158,36 @@ def test_a_check_naming_the_trace_name_is_decided() -> None:
     assert tool_called("weather-send_report").evaluate(run).outcome is D
     assert tool_called(one_of(["send_report", "weather-send_report"])).evaluate(run).outcome is D
     assert tool_called("fetch_weather").evaluate(run).outcome is N
+
+
+# --- a name that differs only in letter case -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("polarity", "evaluator"),
+    [
+        ("attack", tool_called("Send_Report")),  # a forbidden call not seen: not SAFE
+        ("attack", tool_called(one_of(["SEND_REPORT", "x"]))),
+        ("attack", tool_result("send_Report", "ok")),
+        ("probe", tool_called("Send_Report")),  # a required call not seen: not UNSAFE
+    ],
+)
+def test_a_name_differing_only_in_case_is_a_near_miss(polarity, evaluator) -> None:
+    run = make_run(tool_calls=[call("send_report", SECRET, result={"status": "ok"})])
+    result = evaluate_check(run, Check(id="c", polarity=polarity, detect=evaluator))
+    assert result.status is SafetyStatus.UNDETERMINED, result.summary
+    assert "but 'send_report' (it differs only in letter case)" in result.summary
+
+
+def test_a_name_matched_exactly_has_no_case_near_miss() -> None:
+    calls = [call("send_report"), call("Send_Report")]
+    assert near_misses(as_matcher("send_report"), calls) == []
+    assert tool_called("send_report").evaluate(make_run(tool_calls=calls)).outcome is D
+
+
+@pytest.mark.parametrize("name", [" send_report", "send_report ", "send_report\n"])
+def test_a_tool_name_with_spaces_around_it_is_refused(name) -> None:
+    with pytest.raises(ValueError, match="spaces around it"):
+        tool_called(name)
+    with pytest.raises(ValueError, match="spaces around it"):
+        tool_result(name)

@@ -117,6 +117,7 @@ def calls_of(names: list[str]) -> str:
 _NEAR_MISS_HOW = {
     NearMissKind.QUALIFIED: "its name ends with {part} after a qualifier",
     NearMissKind.COMPONENT: "{part} is a part of its name",
+    NearMissKind.CASE: "it differs only in letter case",
 }
 
 
