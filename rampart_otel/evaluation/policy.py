@@ -36,7 +36,13 @@ from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
 from rampart_otel.evaluation.matchers import uses_secret
 from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
 from rampart_otel.evaluation.packs import PackCheck, expand, members, pack_of, reference_problem
-from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
+from rampart_otel.evaluation.yaml_source import (
+    Document,
+    boolean_hint,
+    compose,
+    index_position,
+    scalar_locator,
+)
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import CHECK_KEYS as _CHECK_KEYS
 from rampart_otel.vocabulary import POLICY_KEYS as _POLICY_KEYS
@@ -317,8 +323,12 @@ def _check_tools(document: Document, tools: Any) -> None:
     if not isinstance(tools, dict):
         return
     for name, declaration in tools.items():
-        if not name.strip():
-            message = "tools: a tool name must not be empty"
+        if not name.strip() or name != name.strip():
+            message = (
+                f"tools: the tool name {safe_text(name, 60)!r} has spaces around it"
+                if name.strip()
+                else "tools: a tool name must not be empty"
+            )
             raise document.error(message, document.key_nodes[("tools", name)])
         if isinstance(declaration, dict):
             _known_keys(document, declaration, ("tools", name), TOOL_KEYS)
@@ -537,6 +547,8 @@ def _located(
         parent = document.nearest(path[:-1])
         return document.error(f"missing required key {path[-1]!r}", parent)
     node = document.nearest(path)
+    if error["type"] == "string_type":
+        message += boolean_hint(node, error.get("input"))
     if error["type"] == "too_short" and path == ("checks",):
         message = "a policy needs at least one check"
     if error["type"] == "literal_error" and isinstance(error.get("input"), str):

@@ -609,6 +609,24 @@ STRUCTURE_REJECTIONS = [
         "3:3: tools: a tool name must not be empty",
     ),
     (
+        "tool name with spaces around it in tools",
+        "policy: p\ntools:\n  'calc ': {side_effects: none}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:3: tools: the tool name 'calc ' has spaces around it",
+    ),
+    (
+        "a value YAML reads as a boolean",
+        "policy: p\nchecks:\n  - id: no\n    polarity: attack\n    detect: tool_called('x')\n",
+        "3:9: checks[0].id: Input should be a valid string: YAML reads no as false; "
+        "quote it ('no')",
+    ),
+    (
+        "a key YAML reads as a boolean",
+        "policy: p\ntools:\n  on: {side_effects: none}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:3: mapping keys must be strings: YAML reads on as true; quote it ('on')",
+    ),
+    (
         "misspelt key of the judge block",
         "policy: p\njudge:\n  base_ulr: http://127.0.0.1:1\n  model: m\nchecks:\n"
         "  - id: a\n    polarity: attack\n    detect: tool_called('x')\n",
