@@ -373,8 +373,9 @@ class _Builder:
     ) -> Any:
         inner = depth + 1
         if name == "secret":
-            chosen = self.literal_list(args[0], "secret()'s detectors") if args else []
-            return m.secret(chosen)
+            if not args:
+                return m.secret()
+            return m.secret(self.literal_list(args[0], "secret()'s detectors"))
         arg = args[0]
         if name == "ip_in":
             exempt = self.literal_list(args[1], "ip_in()'s exempt hosts") if len(args) > 1 else []

@@ -524,6 +524,8 @@ def address_range(host: str) -> str | None:
 def ip_in(ranges: list[str] | tuple[str, ...], exempt: list[str] | tuple[str, ...] = ()) -> Matcher:
     """A host that is an IP address in one of ``ranges`` (CIDR blocks or the names of
     ``IP_RANGES``), other than the ``exempt`` hosts."""
+    if isinstance(ranges, (list, tuple)) and not ranges:
+        raise ValueError("ip_in() needs at least one range: ip_in([]) matches nothing")
     return IpIn(tuple(ranges), tuple(exempt))
 
 
@@ -575,8 +577,12 @@ class Secret(Matcher):
         return f"secret({list(self.detectors)!r})" if self.detectors else "secret()"
 
 
-def secret(detectors: list[str] | tuple[str, ...] = ()) -> Matcher:
+def secret(detectors: list[str] | tuple[str, ...] | None = None) -> Matcher:
     """A text holding a credential (``secret_values``' detectors, or only ``detectors``)."""
+    if detectors is None:
+        return Secret(())
+    if isinstance(detectors, (list, tuple)) and not detectors:
+        raise ValueError("secret([]) names no detector: write secret() for every detector")
     return Secret(tuple(detectors))
 
 

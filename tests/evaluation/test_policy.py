@@ -349,6 +349,16 @@ DETECT_REJECTIONS = [
         41,
         "contains() needs a non-empty string: '' is in every text",
     ),
+    (
+        "side_effect('http_request', host=ip_in([]))",
+        52,
+        "ip_in() needs at least one range: ip_in([]) matches nothing",
+    ),
+    (
+        "tool_called('x', a=secret([]))",
+        39,
+        "secret([]) names no detector: write secret() for every detector",
+    ),
 ]
 
 
