@@ -21,6 +21,7 @@ a check's slip of case would otherwise say "did not happen" of every call.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -44,11 +45,19 @@ _SPLIT = re.compile("|".join(re.escape(s) for s in SEPARATORS))
 
 def tool_name_problem(function: str, name: object) -> None:
     """Refuse a literal tool name no call can have by a slip: empty (a check on it would say
-    "it did not happen" on every run), or with spaces around it."""
+    "it did not happen" on every run), with spaces around it, or holding an invisible
+    character (a zero-width space pasted with it)."""
     if name == "":
         raise ValueError(f"{function}() needs a non-empty tool name")
-    if isinstance(name, str) and name != name.strip():
+    if not isinstance(name, str):
+        return
+    if name != name.strip():
         raise ValueError(f"{function}()'s tool name {name!r} has spaces around it")
+    hidden = next((char for char in name if unicodedata.category(char) in ("Cc", "Cf")), None)
+    if hidden is not None:
+        raise ValueError(
+            f"{function}()'s tool name {name!r} holds an invisible character (U+{ord(hidden):04X})"
+        )
 
 
 def name_matches(matcher: Matcher, call: ToolCall) -> bool | None:

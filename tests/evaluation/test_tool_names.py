@@ -185,6 +185,15 @@ def test_a_name_matched_exactly_has_no_case_near_miss() -> None:
     assert tool_called("send_report").evaluate(make_run(tool_calls=calls)).outcome is D
 
 
+@pytest.mark.parametrize("name", ["send\u200breport", "send_report\u2060", "send\x07report"])
+def test_a_tool_name_holding_an_invisible_character_is_refused(name) -> None:
+    # pasted from a chat or a web page: no call has that name, the check would see none
+    with pytest.raises(ValueError, match=r"holds an invisible character \(U\+"):
+        tool_called(name)
+    with pytest.raises(ValueError, match="invisible character"):
+        tool_result(name)
+
+
 @pytest.mark.parametrize("name", [" send_report", "send_report ", "send_report\n"])
 def test_a_tool_name_with_spaces_around_it_is_refused(name) -> None:
     with pytest.raises(ValueError, match="spaces around it"):
