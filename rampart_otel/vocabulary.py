@@ -133,6 +133,29 @@ STANDARD_KINDS: tuple[str, ...] = tuple(kind.name for kind in SIDE_EFFECT_KINDS)
 _KINDS = {kind.name: kind for kind in SIDE_EFFECT_KINDS}
 
 
+# Details the readers record as whole numbers (conventions.side_effects reads them with
+# ``_int``): a text literal never equals one.
+NUMBER_DETAILS: frozenset[tuple[str, str]] = frozenset(
+    {(HTTP_REQUEST, "port"), (HTTP_REQUEST, "status_code"), (PROCESS_EXEC, "exit_code")}
+)
+
+
+def number_detail_problem(kind: str, key: str, literals: Iterable[object]) -> str | None:
+    """Why a text among ``literals`` (what an equality, one_of or not_in compares a detail
+    with) can never equal detail ``key`` of ``kind``, a number; or None."""
+    if (kind, key) not in NUMBER_DETAILS:
+        return None
+    for literal in literals:
+        if isinstance(literal, str):
+            if literal.strip().lstrip("+-").isdigit():
+                return (
+                    f"side-effect detail {key!r} is a number: write {int(literal)}, "
+                    f"not {_shown(literal)}"
+                )
+            return f"side-effect detail {key!r} is a number, not a text like {_shown(literal)}"
+    return None
+
+
 def detail_keys(kind: str) -> tuple[str, ...] | None:
     """The detail keys of a standard kind; None for a kind of the user's own (any key)."""
     found = _KINDS.get(kind)

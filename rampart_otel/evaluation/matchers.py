@@ -296,6 +296,18 @@ def _literal_repr(literal: Any) -> str:
     return repr(list(literal)) if isinstance(literal, tuple) else repr(literal)
 
 
+def compared_literals(matcher: Matcher) -> tuple[Any, ...]:
+    """The literals ``matcher`` compares a value with for equality (a bare literal,
+    ``one_of``, ``not_in``, through ``not_``); none for a pattern."""
+    if isinstance(matcher, Not):
+        return compared_literals(matcher.inner)
+    if isinstance(matcher, Equals):
+        return (matcher.literal,)
+    if isinstance(matcher, (OneOf, NotIn)):
+        return matcher.values
+    return ()
+
+
 def as_matcher(value: Any) -> Matcher:
     """A matcher as is; a bare literal (or list of literals) as equality."""
     if isinstance(value, Matcher):

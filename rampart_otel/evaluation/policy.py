@@ -26,14 +26,14 @@ from pydantic import (
     model_validator,
 )
 
-from rampart_otel.channels import channel_key_error, is_channel_key, is_side_effect_kind
+from rampart_otel.channels import channel_key_error, is_channel_key
 from rampart_otel.declare import ToolSideEffects
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
-from rampart_otel.evaluation.matchers import uses_secret
+from rampart_otel.evaluation.matchers import compared_literals, uses_secret
 from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
 from rampart_otel.evaluation.packs import PackCheck, expand, members, pack_of, reference_problem
 from rampart_otel.evaluation.yaml_source import (
@@ -52,6 +52,7 @@ from rampart_otel.vocabulary import (
     detail_problem,
     kind_problem,
     names,
+    number_detail_problem,
     unknown,
 )
 
@@ -76,8 +77,9 @@ def _channel_key(value: str) -> str:
 
 
 def _kind(value: str) -> str:
-    if not is_side_effect_kind(value):
-        raise ValueError(declared_kind_problem(value))
+    problem = declared_kind_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -177,7 +179,14 @@ class Policy(BaseModel):
         for check in self.checks:
             for effect in side_effect_evaluators(check.detect):
                 problem = kind_problem(effect.kind, self.side_effect_kinds) or next(
-                    filter(None, (detail_problem(effect.kind, key) for key, _ in effect.details)),
+                    filter(
+                        None,
+                        (
+                            detail_problem(effect.kind, key)
+                            or number_detail_problem(effect.kind, key, compared_literals(matcher))
+                            for key, matcher in effect.details
+                        ),
+                    ),
                     None,
                 )
                 if problem:

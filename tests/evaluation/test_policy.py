@@ -175,6 +175,13 @@ def test_checks_from_python_accept_detect_strings():
         lambda: Policy(name="p", checks=[_check("a"), _check("a")]),
         lambda: Policy(name="p", checks=[_check("a")], assume_coverage=["side_effects.a-b"]),
         lambda: Policy(name="p", checks=[_check("a")], version=True),
+        lambda: Policy(
+            name="p",
+            checks=[
+                Check(id="a", polarity="attack", detect=side_effect("http_request", port="8080"))
+            ],
+        ),
+        lambda: Policy(name="p", checks=[_check("a")], side_effect_kinds=["http_requests"]),
     ],
 )
 def test_python_api_validates(build):
@@ -349,6 +356,22 @@ DETECT_REJECTIONS = [
         41,
         "contains() needs a non-empty string: '' is in every text",
     ),
+    # the readers record port, status_code and exit_code as numbers: text never equals one
+    (
+        "side_effect('http_request', port='8080')",
+        46,
+        "side-effect detail 'port' is a number: write 8080, not '8080'",
+    ),
+    (
+        "side_effect('http_request', status_code=not_(one_of([200, '204'])))",
+        53,
+        "side-effect detail 'status_code' is a number: write 204, not '204'",
+    ),
+    (
+        "side_effect('process_exec', exit_code=not_in(['ok']))",
+        51,
+        "side-effect detail 'exit_code' is a number, not a text like 'ok'",
+    ),
     (
         "side_effect('http_request', host=ip_in([]))",
         52,
@@ -424,9 +447,9 @@ def test_multi_line_plain_location(tmp_path):
 
 
 def test_double_quoted_with_escapes_location(tmp_path):
-    text = TEMPLATE.format('"tool_called(\\"x\\\\n\\u00e9\\") & ().__class__"')
+    text = TEMPLATE.format('"tool_called(\\"x\\\\/\\u00e9\\") & ().__class__"')
     _, error = rejected(tmp_path, text)
-    #        detect: "tool_called(\"x\\n\u00e9\") & ().__class__"
+    #        detect: "tool_called(\"x\\/\u00e9\") & ().__class__"
     # the dot is at column 46 of the source line
     assert (error.line, error.column, error.message) == (
         6,
