@@ -140,9 +140,22 @@ NUMBER_DETAILS: frozenset[tuple[str, str]] = frozenset(
 )
 
 
+# Details read as a list of texts: a single text never equals one.
+LIST_DETAILS: frozenset[tuple[str, str]] = frozenset({(PROCESS_EXEC, "args")})
+
+
 def number_detail_problem(kind: str, key: str, literals: Iterable[object]) -> str | None:
-    """Why a text among ``literals`` (what an equality, one_of or not_in compares a detail
-    with) can never equal detail ``key`` of ``kind``, a number; or None."""
+    """Why a literal among ``literals`` (what an equality, one_of or not_in compares a
+    detail with) can never equal detail ``key`` of ``kind``: a text for a number, a single
+    value for a list; or None."""
+    if (kind, key) in LIST_DETAILS:
+        for literal in literals:
+            if not isinstance(literal, (list, tuple)):
+                return (
+                    f"side-effect detail {key!r} is a list, not {_shown(str(literal))}: match "
+                    "an item with contains(...) or regex(...), or the whole list with a list"
+                )
+        return None
     if (kind, key) not in NUMBER_DETAILS:
         return None
     for literal in literals:

@@ -373,6 +373,12 @@ DETECT_REJECTIONS = [
         "side-effect detail 'exit_code' is a number, not a text like 'ok'",
     ),
     (
+        "side_effect('process_exec', args='rm -rf /')",
+        46,
+        "side-effect detail 'args' is a list, not 'rm -rf /': match an item with "
+        "contains(...) or regex(...), or the whole list with a list",
+    ),
+    (
         "side_effect('http_request', host=ip_in([]))",
         52,
         "ip_in() needs at least one range: ip_in([]) matches nothing",
