@@ -495,7 +495,10 @@ def _included(
                 raise document.error(
                     f"include[{index}].with.{name}: {exc}", document.nodes[where]
                 ) from None
-        for check, detect in expand(pack, chosen).checks:
+        expansion = expand(pack, chosen).checks
+        if not expansion:
+            raise document.error(f"include[{index}]: {_brings_nothing(reference)}", reference_node)
+        for check, detect in expansion:
             try:
                 checks.append(_pack_check(reference, check, detect, judge))
             except PolicyError as exc:
@@ -531,7 +534,24 @@ def builtin_policy(reference: str) -> Policy:
     checks = [
         _pack_check(reference, check, detect, None) for check, detect in expand(pack, {}).checks
     ]
+    if not checks:
+        raise PolicyError(reference, None, None, _brings_nothing(reference))
     return Policy(name=reference, version=__version__, checks=checks)
+
+
+def _brings_nothing(reference: str) -> str:
+    """Why a pack taken with these parameters brings no check: the parameters its checks
+    require, and how to set one."""
+    pack = pack_of(reference)
+    needed = sorted({c.requires for m in members(pack) for c in m.checks if c.requires})
+    if not needed:
+        return f"{reference} brings no check"
+    parameter = pack.parameters.get(needed[0])
+    example = "[...]" if parameter is not None and parameter.type == "names" else "..."
+    return (
+        f"{reference} brings no check unless {' or '.join(needed)} is set "
+        f"({{pack: {reference}, with: {{{needed[0]}: {example}}}}})"
+    )
 
 
 def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
