@@ -142,6 +142,9 @@ NUMBER_DETAILS: frozenset[tuple[str, str]] = frozenset(
 
 # Details read as a list of texts: a single text never equals one.
 LIST_DETAILS: frozenset[tuple[str, str]] = frozenset({(PROCESS_EXEC, "args")})
+# Details the semantic conventions write in upper case (HTTP methods): a lower-case text
+# never equals one.
+UPPER_DETAILS: frozenset[tuple[str, str]] = frozenset({(HTTP_REQUEST, "method")})
 
 
 def number_detail_problem(kind: str, key: str, literals: Iterable[object]) -> str | None:
@@ -154,6 +157,14 @@ def number_detail_problem(kind: str, key: str, literals: Iterable[object]) -> st
                 return (
                     f"side-effect detail {key!r} is a list, not {_shown(str(literal))}: match "
                     "an item with contains(...) or regex(...), or the whole list with a list"
+                )
+        return None
+    if (kind, key) in UPPER_DETAILS:
+        for literal in literals:
+            if isinstance(literal, str) and literal != literal.upper():
+                return (
+                    f"side-effect detail {key!r} is upper case, as HTTP writes it: "
+                    f"{_shown(literal)} never equals it — did you mean {_shown(literal.upper())}?"
                 )
         return None
     if (kind, key) not in NUMBER_DETAILS:

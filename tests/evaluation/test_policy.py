@@ -373,6 +373,12 @@ DETECT_REJECTIONS = [
         "side-effect detail 'exit_code' is a number, not a text like 'ok'",
     ),
     (
+        "side_effect('http_request', method=one_of(['GET', 'post']))",
+        48,
+        "side-effect detail 'method' is upper case, as HTTP writes it: 'post' never equals it "
+        "— did you mean 'POST'?",
+    ),
+    (
         "side_effect('process_exec', args='rm -rf /')",
         46,
         "side-effect detail 'args' is a list, not 'rm -rf /': match an item with "
