@@ -142,9 +142,12 @@ NUMBER_DETAILS: frozenset[tuple[str, str]] = frozenset(
 
 # Details read as a list of texts: a single text never equals one.
 LIST_DETAILS: frozenset[tuple[str, str]] = frozenset({(PROCESS_EXEC, "args")})
-# Details the semantic conventions write in upper case (HTTP methods): a lower-case text
-# never equals one.
-UPPER_DETAILS: frozenset[tuple[str, str]] = frozenset({(HTTP_REQUEST, "method")})
+# Details in one letter case: HTTP methods as the semantic conventions write them, host
+# names as the readers write them (lower-cased). A text in another case never equals one.
+CASED_DETAILS: dict[tuple[str, str], tuple[str, str]] = {
+    (HTTP_REQUEST, "method"): ("upper", "HTTP"),
+    (HTTP_REQUEST, "host"): ("lower", "the readers"),
+}
 
 
 def number_detail_problem(kind: str, key: str, literals: Iterable[object]) -> str | None:
@@ -159,12 +162,17 @@ def number_detail_problem(kind: str, key: str, literals: Iterable[object]) -> st
                     "an item with contains(...) or regex(...), or the whole list with a list"
                 )
         return None
-    if (kind, key) in UPPER_DETAILS:
+    if (kind, key) in CASED_DETAILS:
+        case, writer = CASED_DETAILS[(kind, key)]
         for literal in literals:
-            if isinstance(literal, str) and literal != literal.upper():
+            if not isinstance(literal, str):
+                continue
+            meant = literal.upper() if case == "upper" else literal.lower()
+            if literal != meant:
                 return (
-                    f"side-effect detail {key!r} is upper case, as HTTP writes it: "
-                    f"{_shown(literal)} never equals it — did you mean {_shown(literal.upper())}?"
+                    f"side-effect detail {key!r} is {case} case, as {writer} write"
+                    f"{'s' if writer == 'HTTP' else ''} it: {_shown(literal)} never equals it "
+                    f"— did you mean {_shown(meant)}?"
                 )
         return None
     if (kind, key) not in NUMBER_DETAILS:

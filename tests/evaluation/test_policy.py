@@ -379,6 +379,12 @@ DETECT_REJECTIONS = [
         "— did you mean 'POST'?",
     ),
     (
+        "side_effect('http_request', host='Evil.example')",
+        46,
+        "side-effect detail 'host' is lower case, as the readers write it: 'Evil.example' "
+        "never equals it — did you mean 'evil.example'?",
+    ),
+    (
         "side_effect('process_exec', args='rm -rf /')",
         46,
         "side-effect detail 'args' is a list, not 'rm -rf /': match an item with "
