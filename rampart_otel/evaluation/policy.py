@@ -379,10 +379,20 @@ def _prepare_checks(
     """Parse each ``detect`` where it stands and reject repeated ids, before the schema.
     ``taken``: the ids the included packs brought, with the line of their ``include``."""
     seen: dict[str, int] = dict(taken)
+    nodes: dict[int, int] = {}  # id() of each check's node -> its index: an alias repeats one
     for index, check in enumerate(checks):
         if not isinstance(check, dict):
             continue
         path = ("checks", index)
+        node = document.nodes[path]
+        if id(node) in nodes:
+            first = nodes[id(node)]
+            message = (
+                f"duplicate check id {check.get('id')!r}: checks[{index}] is a YAML alias of "
+                f"checks[{first}] (line {node.start_mark.line + 1})"
+            )
+            raise document.error(message, document.nodes.get((*path, "id"), node))
+        nodes[id(node)] = index
         for key in check:
             if key not in CHECK_KEYS:
                 raise document.error(

@@ -697,6 +697,12 @@ STRUCTURE_REJECTIONS = [
         "2:21: side_effect_kinds[0]: 'db_query' is a standard kind: use it without declaring it",
     ),
     (
+        "a check repeated through a YAML alias",
+        "policy: p\nchecks:\n  - &c\n    id: a\n    polarity: attack\n"
+        "    detect: tool_called('x')\n  - *c\n",
+        "4:9: duplicate check id 'a': checks[1] is a YAML alias of checks[0] (line 3)",
+    ),
+    (
         "merge key",
         "policy: p\nbase: &b {polarity: attack}\nchecks:\n  - <<: *b\n    id: a\n"
         "    detect: tool_called('x')\n",
