@@ -29,6 +29,7 @@ from rampart_otel.exporters.output import report_output, standard_output
 from rampart_otel.model import InputError
 from rampart_otel.reading import ReadStats, agent_runs
 from rampart_otel.render import safe_text, secrets_shown
+from rampart_otel.vocabulary import unknown
 
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
@@ -361,7 +362,7 @@ def _workers(jobs: int, group_by: str) -> int:
 
 def _choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise UsageError(f"{option}: {value!r} is not one of {', '.join(allowed)}")
+        raise UsageError(f"{option}: {unknown('value', safe_text(value, 40), allowed)}")
 
 
 # -- policy: check a policy file (and what it can decide on recorded traces), its schema ----

@@ -133,6 +133,61 @@ STANDARD_KINDS: tuple[str, ...] = tuple(kind.name for kind in SIDE_EFFECT_KINDS)
 _KINDS = {kind.name: kind for kind in SIDE_EFFECT_KINDS}
 
 
+# Details the readers record as whole numbers (conventions.side_effects reads them with
+# ``_int``): a text literal never equals one.
+NUMBER_DETAILS: frozenset[tuple[str, str]] = frozenset(
+    {(HTTP_REQUEST, "port"), (HTTP_REQUEST, "status_code"), (PROCESS_EXEC, "exit_code")}
+)
+
+
+# Details read as a list of texts: a single text never equals one.
+LIST_DETAILS: frozenset[tuple[str, str]] = frozenset({(PROCESS_EXEC, "args")})
+# Details in one letter case: HTTP methods as the semantic conventions write them, host
+# names as the readers write them (lower-cased). A text in another case never equals one.
+CASED_DETAILS: dict[tuple[str, str], tuple[str, str]] = {
+    (HTTP_REQUEST, "method"): ("upper", "HTTP"),
+    (HTTP_REQUEST, "host"): ("lower", "the readers"),
+}
+
+
+def number_detail_problem(kind: str, key: str, literals: Iterable[object]) -> str | None:
+    """Why a literal among ``literals`` (what an equality, one_of or not_in compares a
+    detail with) can never equal detail ``key`` of ``kind``: a text for a number, a single
+    value for a list; or None."""
+    if (kind, key) in LIST_DETAILS:
+        for literal in literals:
+            if not isinstance(literal, (list, tuple)):
+                return (
+                    f"side-effect detail {key!r} is a list, not {_shown(str(literal))}: match "
+                    "an item with contains(...) or regex(...), or the whole list with a list"
+                )
+        return None
+    if (kind, key) in CASED_DETAILS:
+        case, writer = CASED_DETAILS[(kind, key)]
+        for literal in literals:
+            if not isinstance(literal, str):
+                continue
+            meant = literal.upper() if case == "upper" else literal.lower()
+            if literal != meant:
+                return (
+                    f"side-effect detail {key!r} is {case} case, as {writer} write"
+                    f"{'s' if writer == 'HTTP' else ''} it: {_shown(literal)} never equals it "
+                    f"— did you mean {_shown(meant)}?"
+                )
+        return None
+    if (kind, key) not in NUMBER_DETAILS:
+        return None
+    for literal in literals:
+        if isinstance(literal, str):
+            if literal.strip().lstrip("+-").isdigit():
+                return (
+                    f"side-effect detail {key!r} is a number: write {int(literal)}, "
+                    f"not {_shown(literal)}"
+                )
+            return f"side-effect detail {key!r} is a number, not a text like {_shown(literal)}"
+    return None
+
+
 def detail_keys(kind: str) -> tuple[str, ...] | None:
     """The detail keys of a standard kind; None for a kind of the user's own (any key)."""
     found = _KINDS.get(kind)
@@ -336,10 +391,44 @@ def channel_problem(key: object, declared: Collection[str]) -> str | None:
 
 
 def declared_kind_problem(kind: object) -> str | None:
-    """Why ``kind`` cannot be declared in ``side_effect_kinds``, or None."""
-    if is_side_effect_kind(kind):
-        return None
-    return f"a side-effect kind is an identifier such as 'payment', not {kind!r}"
+    """Why ``kind`` cannot be declared in ``side_effect_kinds``, or None.
+
+    A standard kind, or one misspelt (``http_requests``), is refused: declared, the slip
+    would name a channel no span feeds, and an assumed or declared coverage of it would make
+    every check on it SAFE."""
+    if not isinstance(kind, str) or not is_side_effect_kind(kind):
+        return f"a side-effect kind is an identifier such as 'payment', not {kind!r}"
+    if kind in _KINDS:
+        return f"{kind!r} is a standard kind: use it without declaring it"
+    slipped = [standard for standard in STANDARD_KINDS if _slip_of(kind, standard)]
+    if slipped:
+        return (
+            f"{kind!r} is the standard kind {slipped[0]!r} misspelt — did you mean "
+            f"{_either(slipped)}? (a kind of your own needs a name of its own)"
+        )
+    return None
+
+
+def _slip_of(word: str, standard: str) -> bool:
+    """Whether ``word`` is ``standard`` with a typist's slip: another case or separator, a
+    plural or past-tense ending, one letter changed, dropped or doubled, two swapped."""
+
+    def squashed(text: str) -> str:
+        return "".join(char for char in text.lower() if char.isalnum())
+
+    a, b = squashed(word), squashed(standard)
+    endings = (b + "s", b + "es", b + "d", b + "ed", b[:-1] + "ies" if b.endswith("y") else b)
+    if a == b or a in endings:
+        return True
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+        return len(diff) == 1 or (swapped and a[diff[1]] == b[diff[0]])
+    if len(a) == len(b) - 1:
+        return any(b[:i] + b[i + 1 :] == a for i in range(len(b)))
+    if len(a) == len(b) + 1:  # a doubled letter
+        return any(a[:i] + a[i + 1 :] == b and a[i] == a[i - 1] for i in range(1, len(a)))
+    return False
 
 
 # --- docs -------------------------------------------------------------------------------------

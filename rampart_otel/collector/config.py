@@ -23,12 +23,15 @@ from pydantic import (
     model_validator,
 )
 
-from rampart_otel.errors import ConfigError
+from rampart_otel.errors import ConfigError, PolicyError
 from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
+from rampart_otel.evaluation.yaml_source import Document, compose
 from rampart_otel.exporters.otlp_send import grpc_endpoint, http_endpoint
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS
+from rampart_otel.render import safe_text
 from rampart_otel.storage.pg_results import is_postgres_url
 from rampart_otel.storage.retention import parse_duration, parse_size
+from rampart_otel.vocabulary import unknown
 
 MiB = 1024 * 1024
 
@@ -281,6 +284,7 @@ def load_config(
     ``--http``), so an error in a value given there names the option the user typed.
     """
     data: dict[str, Any] = {}
+    document = None
     if path is not None:
         try:
             with open(path, "rb") as file:  # no further than a configuration can be
@@ -290,7 +294,8 @@ def load_config(
                     f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB: "
                     "not a collector configuration"
                 )
-            loaded = yaml.safe_load(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
+            loaded = yaml.safe_load(text)
         except OSError as error:
             raise ConfigError(f"{path}: {error.strerror or error}") from None
         except UnicodeDecodeError:
@@ -303,6 +308,11 @@ def load_config(
             raise ConfigError(f"{path}{where}: not valid YAML") from None
         if loaded is None:
             loaded = {}
+        elif isinstance(loaded, dict) and all(_is_name(key) for key in loaded):
+            try:  # read again keeping where each key stands: a repeated key is refused
+                document = compose(text, str(path))
+            except PolicyError as error:
+                raise ConfigError(str(error)) from None
         if not isinstance(loaded, dict) or not all(_is_name(key) for key in loaded):
             # Not a configuration at all (a wrong path): say so without echoing the file.
             raise ConfigError(
@@ -323,7 +333,11 @@ def load_config(
     try:
         config = CollectorConfig.model_validate(data)
     except ValidationError as error:
-        first = error.errors()[0]
+        errors = error.errors()
+        # a misspelt key first: the schema would report the key it was meant to be missing
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        if first["type"] == "extra_forbidden" and document is not None:
+            _refuse_unknown_key(document, tuple(first["loc"]))
         where = ".".join(str(part) for part in first["loc"]) or "(top level)"
         flag = (flags or {}).get(where)
         message = str(first["msg"]).removeprefix("Value error, ")
@@ -344,6 +358,24 @@ def load_config(
         if config.auth_token_file is not None and "auth_token_file" not in given:
             config.auth_token_file = _under(base, config.auth_token_file)
     return config
+
+
+def _refuse_unknown_key(document: Document, loc: tuple[Any, ...]) -> None:
+    """``FILE:LINE:COL: section: unknown key 'x' — did you mean 'y'?`` for a key the
+    settings at ``loc[:-1]`` do not have (when both the key and its section are known)."""
+    model: Any = CollectorConfig
+    for part in loc[:-1]:
+        fields = getattr(model, "model_fields", {}) if isinstance(model, type) else {}
+        if part not in fields:
+            return
+        model = fields[part].annotation
+    node = document.key_nodes.get(loc)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)) or node is None:
+        return
+    section = ".".join(str(part) for part in loc[:-1])
+    problem = unknown("key", safe_text(str(loc[-1]), 40), tuple(model.model_fields))
+    located = document.error(f"{section}: {problem}" if section else problem, node)
+    raise ConfigError(str(located))
 
 
 def _is_name(key: object) -> bool:

@@ -25,7 +25,13 @@ from rampart_otel.evaluation.evaluators.response_contains import response_contai
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
 from rampart_otel.evaluation.evaluators.tool_result import tool_result
-from rampart_otel.vocabulary import detail_problem, kind_problem, names, unknown
+from rampart_otel.vocabulary import (
+    detail_problem,
+    kind_problem,
+    names,
+    number_detail_problem,
+    unknown,
+)
 
 if TYPE_CHECKING:
     from rampart_otel.evaluation.judge_endpoint import JudgeClient
@@ -178,7 +184,7 @@ class _Builder:
         self.judge = judge
         self.side_effect_kinds = side_effect_kinds
         # side_effect(...) calls, checked against the vocabulary once the whole is built
-        self.side_effects: list[tuple[ast.expr, str, list[ast.keyword]]] = []
+        self.side_effects: list[tuple[ast.expr, str, list[ast.keyword], dict[str, Any]]] = []
         self.lines = expression.split("\n")
         self.shift = shift
         self.source = source
@@ -306,15 +312,20 @@ class _Builder:
     def known_side_effects(self) -> None:
         """Each kind standard or declared, each detail key one its kind has (once the
         expression is built: a mistake of form is reported before a mistake of word)."""
-        for node, kind, keywords in self.side_effects:
+        for node, kind, keywords, matchers in self.side_effects:
             if self.side_effect_kinds is not None:
                 problem = kind_problem(kind, self.side_effect_kinds)
                 if problem:
                     self.fail(node, problem)
             for keyword in keywords:
-                problem = detail_problem(kind, keyword.arg or "")
+                key = keyword.arg or ""
+                problem = detail_problem(kind, key)
                 if problem:
                     self.fail(keyword, problem)
+                literals = m.compared_literals(matchers[key]) if key in matchers else ()
+                problem = number_detail_problem(kind, key, literals)
+                if problem:
+                    self.fail(keyword.value, problem)
 
     def known_matcher(self, node: ast.expr) -> None:
         """Where a matcher (or a literal) is expected, an unknown call is an unknown matcher."""
@@ -335,9 +346,13 @@ class _Builder:
         for arg in node.args:
             if isinstance(arg, ast.Starred):
                 self.fail(arg, "* unpacking is not allowed")
+        given: set[str] = set()
         for keyword in node.keywords:
             if keyword.arg is None:
                 self.fail(keyword, "** unpacking is not allowed")
+            if keyword.arg in given:  # ast keeps both; a call would keep only the last
+                self.fail(keyword, f"{name}() is given the keyword argument {keyword.arg!r} twice")
+            given.add(keyword.arg)
         fewest, most = _POSITIONAL.get(name, (1, 1))
         if not fewest <= len(node.args) <= most:
             where = node.args[most] if len(node.args) > most else func
@@ -369,8 +384,9 @@ class _Builder:
     ) -> Any:
         inner = depth + 1
         if name == "secret":
-            chosen = self.literal_list(args[0], "secret()'s detectors") if args else []
-            return m.secret(chosen)
+            if not args:
+                return m.secret()
+            return m.secret(self.literal_list(args[0], "secret()'s detectors"))
         arg = args[0]
         if name == "ip_in":
             exempt = self.literal_list(args[1], "ip_in()'s exempt hosts") if len(args) > 1 else []
@@ -390,7 +406,7 @@ class _Builder:
         if name == "side_effect":
             kind = self.literal_str(arg, "the side-effect kind")
             kwargs = {k.arg: self.matcher(k.value, inner) for k in keywords if k.arg}
-            self.side_effects.append((arg, kind, keywords))
+            self.side_effects.append((arg, kind, keywords, kwargs))
             return side_effect(kind, **kwargs)
         if name in ("response_contains", "input_contains"):
             text = self.text_query(arg, inner, name)

@@ -296,6 +296,18 @@ def _literal_repr(literal: Any) -> str:
     return repr(list(literal)) if isinstance(literal, tuple) else repr(literal)
 
 
+def compared_literals(matcher: Matcher) -> tuple[Any, ...]:
+    """The literals ``matcher`` compares a value with for equality (a bare literal,
+    ``one_of``, ``not_in``, through ``not_``); none for a pattern."""
+    if isinstance(matcher, Not):
+        return compared_literals(matcher.inner)
+    if isinstance(matcher, Equals):
+        return (matcher.literal,)
+    if isinstance(matcher, (OneOf, NotIn)):
+        return matcher.values
+    return ()
+
+
 def as_matcher(value: Any) -> Matcher:
     """A matcher as is; a bare literal (or list of literals) as equality."""
     if isinstance(value, Matcher):
@@ -308,23 +320,36 @@ def as_matcher(value: Any) -> Matcher:
     return Equals(value)
 
 
+# A policy's empty pattern is a slip, not a meaning: it matches everything (a probe is met
+# on every run) or nothing (an attack is never seen). The matchers themselves take any
+# pattern; an allow-list may be empty (``not_in([])``: every value is outside it).
+
+
 def regex(pattern: str) -> Matcher:
     """Matches when the RE2 ``pattern`` is found anywhere in the text (linear time)."""
+    if pattern == "":
+        raise ValueError("regex() needs a non-empty pattern: '' matches everything")
     return Regex(pattern)
 
 
 def glob(pattern: str) -> Matcher:
     """Matches the whole text against a shell-style pattern, case-sensitively."""
+    if pattern == "":
+        raise ValueError("glob() needs a non-empty pattern: '' matches only ''")
     return Glob(pattern)
 
 
 def contains(item: Scalar) -> Matcher:
     """Substring for strings, membership for lists, key membership for mappings."""
+    if item == "":
+        raise ValueError("contains() needs a non-empty string: '' is in every text")
     return Contains(item)
 
 
 def one_of(values: list[Scalar] | tuple[Scalar, ...]) -> Matcher:
     """Equal to one of ``values``."""
+    if isinstance(values, (list, tuple)) and not values:
+        raise ValueError("one_of() needs at least one value: one_of([]) matches nothing")
     return OneOf(tuple(values) if isinstance(values, list) else values)
 
 
@@ -511,6 +536,8 @@ def address_range(host: str) -> str | None:
 def ip_in(ranges: list[str] | tuple[str, ...], exempt: list[str] | tuple[str, ...] = ()) -> Matcher:
     """A host that is an IP address in one of ``ranges`` (CIDR blocks or the names of
     ``IP_RANGES``), other than the ``exempt`` hosts."""
+    if isinstance(ranges, (list, tuple)) and not ranges:
+        raise ValueError("ip_in() needs at least one range: ip_in([]) matches nothing")
     return IpIn(tuple(ranges), tuple(exempt))
 
 
@@ -562,8 +589,12 @@ class Secret(Matcher):
         return f"secret({list(self.detectors)!r})" if self.detectors else "secret()"
 
 
-def secret(detectors: list[str] | tuple[str, ...] = ()) -> Matcher:
+def secret(detectors: list[str] | tuple[str, ...] | None = None) -> Matcher:
     """A text holding a credential (``secret_values``' detectors, or only ``detectors``)."""
+    if detectors is None:
+        return Secret(())
+    if isinstance(detectors, (list, tuple)) and not detectors:
+        raise ValueError("secret([]) names no detector: write secret() for every detector")
     return Secret(tuple(detectors))
 
 

@@ -8,6 +8,7 @@ a PolicyError located in the file.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from functools import cached_property
 from os import PathLike
@@ -24,17 +25,23 @@ from pydantic import (
     model_validator,
 )
 
-from rampart_otel.channels import channel_key_error, is_channel_key, is_side_effect_kind
+from rampart_otel.channels import channel_key_error, is_channel_key
 from rampart_otel.declare import ToolSideEffects
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
-from rampart_otel.evaluation.matchers import uses_secret
+from rampart_otel.evaluation.matchers import compared_literals, uses_secret
 from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
 from rampart_otel.evaluation.packs import PackCheck, expand, members, pack_of, reference_problem
-from rampart_otel.evaluation.yaml_source import Document, compose, index_position, scalar_locator
+from rampart_otel.evaluation.yaml_source import (
+    Document,
+    boolean_hint,
+    compose,
+    index_position,
+    scalar_locator,
+)
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import CHECK_KEYS as _CHECK_KEYS
 from rampart_otel.vocabulary import POLICY_KEYS as _POLICY_KEYS
@@ -44,6 +51,7 @@ from rampart_otel.vocabulary import (
     detail_problem,
     kind_problem,
     names,
+    number_detail_problem,
     unknown,
 )
 
@@ -68,8 +76,9 @@ def _channel_key(value: str) -> str:
 
 
 def _kind(value: str) -> str:
-    if not is_side_effect_kind(value):
-        raise ValueError(declared_kind_problem(value))
+    problem = declared_kind_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -169,7 +178,14 @@ class Policy(BaseModel):
         for check in self.checks:
             for effect in side_effect_evaluators(check.detect):
                 problem = kind_problem(effect.kind, self.side_effect_kinds) or next(
-                    filter(None, (detail_problem(effect.kind, key) for key, _ in effect.details)),
+                    filter(
+                        None,
+                        (
+                            detail_problem(effect.kind, key)
+                            or number_detail_problem(effect.kind, key, compared_literals(matcher))
+                            for key, matcher in effect.details
+                        ),
+                    ),
                     None,
                 )
                 if problem:
@@ -208,8 +224,10 @@ def side_effect_evaluators(evaluator: Evaluator) -> Iterator[SideEffectOccurred]
 
 # --- loading --------------------------------------------------------------------------------
 
-
-MAX_POLICY_BYTES = 16 << 20  # a policy is a page of YAML; a file this large is something else
+# A policy is a list of checks, not data: YAML is composed in pure Python, and a 50 MB file
+# took minutes and gigabytes before its node count was refused.
+MAX_POLICY_BYTES = 1 << 20
+_TOO_LARGE = "larger than 1 MiB: not a policy file (a trace file given as --policy?)"
 
 
 def load_policy(path: str | PathLike[str]) -> Policy:
@@ -227,13 +245,7 @@ def load_policy(path: str | PathLike[str]) -> Policy:
             source, None, None, f"cannot read policy file: {exc.strerror or exc}"
         ) from None
     if len(raw) > MAX_POLICY_BYTES:
-        raise PolicyError(
-            source,
-            None,
-            None,
-            f"larger than {MAX_POLICY_BYTES >> 20} MiB: not a policy file "
-            "(a trace file given as --policy?)",
-        )
+        raise PolicyError(source, None, None, _TOO_LARGE)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -245,6 +257,8 @@ def load_policy(path: str | PathLike[str]) -> Policy:
 
 def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     """Build a policy from YAML text; ``source`` names it in errors."""
+    if len(text) > MAX_POLICY_BYTES:
+        raise PolicyError(source, None, None, _TOO_LARGE)
     if "\0" in text:
         raise PolicyError(source, *index_position(text, text.index("\0")), "not a text file")
     document = compose(text, source)
@@ -264,6 +278,9 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     for key in data:
         if key not in POLICY_KEYS:
             raise document.error(_unknown_key(key, POLICY_KEYS), document.key_nodes[(key,)])
+    _check_tools(document, data.get("tools"))
+    if isinstance(data.get("judge"), dict):
+        _known_keys(document, data["judge"], ("judge",), JUDGE_KEYS)
     declared = _declared_kinds(document, data.get("side_effect_kinds"))
     _check_assumptions(document, data.get("assume_coverage"), declared)
     client = None
@@ -291,6 +308,38 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
         raise _located(document, exc) from None
     policy._judge_client = client
     return policy
+
+
+TOOL_KEYS = tuple(ToolDeclaration.model_fields)
+JUDGE_KEYS = tuple(JudgeConfig.model_fields)
+
+
+def _known_keys(
+    document: Document, mapping: dict[str, Any], path: tuple[str, ...], allowed: tuple[str, ...]
+) -> None:
+    """Each key of a nested block one it has, refused where it stands (before the schema,
+    which would first report the key the misspelt one was meant to be as missing)."""
+    for key in mapping:
+        if key not in allowed:
+            where = ".".join(safe_text(part, 40) for part in path)
+            message = f"{where}: {_unknown_key(key, allowed)}"
+            raise document.error(message, document.key_nodes[(*path, key)])
+
+
+def _check_tools(document: Document, tools: Any) -> None:
+    """Each ``tools:`` name a name, each declaration's keys its own."""
+    if not isinstance(tools, dict):
+        return
+    for name, declaration in tools.items():
+        if not name.strip() or name != name.strip():
+            message = (
+                f"tools: the tool name {safe_text(name, 60)!r} has spaces around it"
+                if name.strip()
+                else "tools: a tool name must not be empty"
+            )
+            raise document.error(message, document.key_nodes[("tools", name)])
+        if isinstance(declaration, dict):
+            _known_keys(document, declaration, ("tools", name), TOOL_KEYS)
 
 
 def _declared_kinds(document: Document, kinds: Any) -> list[str]:
@@ -329,10 +378,20 @@ def _prepare_checks(
     """Parse each ``detect`` where it stands and reject repeated ids, before the schema.
     ``taken``: the ids the included packs brought, with the line of their ``include``."""
     seen: dict[str, int] = dict(taken)
+    nodes: dict[int, int] = {}  # id() of each check's node -> its index: an alias repeats one
     for index, check in enumerate(checks):
         if not isinstance(check, dict):
             continue
         path = ("checks", index)
+        node = document.nodes[path]
+        if id(node) in nodes:
+            first = nodes[id(node)]
+            message = (
+                f"duplicate check id {check.get('id')!r}: checks[{index}] is a YAML alias of "
+                f"checks[{first}] (line {node.start_mark.line + 1})"
+            )
+            raise document.error(message, document.nodes.get((*path, "id"), node))
+        nodes[id(node)] = index
         for key in check:
             if key not in CHECK_KEYS:
                 raise document.error(
@@ -445,7 +504,10 @@ def _included(
                 raise document.error(
                     f"include[{index}].with.{name}: {exc}", document.nodes[where]
                 ) from None
-        for check, detect in expand(pack, chosen).checks:
+        expansion = expand(pack, chosen).checks
+        if not expansion:
+            raise document.error(f"include[{index}]: {_brings_nothing(reference)}", reference_node)
+        for check, detect in expansion:
             try:
                 checks.append(_pack_check(reference, check, detect, judge))
             except PolicyError as exc:
@@ -481,7 +543,24 @@ def builtin_policy(reference: str) -> Policy:
     checks = [
         _pack_check(reference, check, detect, None) for check, detect in expand(pack, {}).checks
     ]
+    if not checks:
+        raise PolicyError(reference, None, None, _brings_nothing(reference))
     return Policy(name=reference, version=__version__, checks=checks)
+
+
+def _brings_nothing(reference: str) -> str:
+    """Why a pack taken with these parameters brings no check: the parameters its checks
+    require, and how to set one."""
+    pack = pack_of(reference)
+    needed = sorted({c.requires for m in members(pack) for c in m.checks if c.requires})
+    if not needed:
+        return f"{reference} brings no check"
+    parameter = pack.parameters.get(needed[0])
+    example = "[...]" if parameter is not None and parameter.type == "names" else "..."
+    return (
+        f"{reference} brings no check unless {' or '.join(needed)} is set "
+        f"({{pack: {reference}, with: {{{needed[0]}: {example}}}}})"
+    )
 
 
 def _unknown_key(key: str, allowed: tuple[str, ...]) -> str:
@@ -506,6 +585,12 @@ def _located(
         parent = document.nearest(path[:-1])
         return document.error(f"missing required key {path[-1]!r}", parent)
     node = document.nearest(path)
+    if error["type"] == "string_type":
+        message += boolean_hint(node, error.get("input"))
     if error["type"] == "too_short" and path == ("checks",):
         message = "a policy needs at least one check"
+    if error["type"] == "literal_error" and isinstance(error.get("input"), str):
+        # "Input should be 'attack' or 'probe'": the word, and the one it was meant to be
+        allowed = tuple(re.findall(r"'([^']*)'", str(context.get("expected", ""))))
+        message = unknown("value", safe_text(error["input"], 40), allowed)
     return document.error(f"{where}: {message}" if where else message, node)

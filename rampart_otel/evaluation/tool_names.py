@@ -15,12 +15,15 @@ of every positive pattern. The evaluators leave such a call undecided, so a
 check never says "did not happen" of a call it may have missed by its name. The test is
 made on positive patterns only (a literal name, ``one_of``, ``glob``, ``regex``), tried on
 each component of the name and each suffix after a separator; a negated or other pattern
-has no near misses.
+has no near misses. A name a literal or ``one_of`` lists in other letter case
+(``Send_Report`` for ``send_report``) is a near miss too: tool names are case-sensitive, and
+a check's slip of case would otherwise say "did not happen" of every call.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -40,6 +43,23 @@ from rampart_otel.model import ToolCall
 # ``-``, Claude Code's MCP tools ``mcp__<server>__<tool>``, dotted and path-like names.
 SEPARATORS = ("__", "-", ".", "/", ":")
 _SPLIT = re.compile("|".join(re.escape(s) for s in SEPARATORS))
+
+
+def tool_name_problem(function: str, name: object) -> None:
+    """Refuse a literal tool name no call can have by a slip: empty (a check on it would say
+    "it did not happen" on every run), with spaces around it, or holding an invisible
+    character (a zero-width space pasted with it)."""
+    if name == "":
+        raise ValueError(f"{function}() needs a non-empty tool name")
+    if not isinstance(name, str):
+        return
+    if name != name.strip():
+        raise ValueError(f"{function}()'s tool name {name!r} has spaces around it")
+    hidden = next((char for char in name if unicodedata.category(char) in ("Cc", "Cf")), None)
+    if hidden is not None:
+        raise ValueError(
+            f"{function}()'s tool name {name!r} holds an invisible character (U+{ord(hidden):04X})"
+        )
 
 
 def name_matches(matcher: Matcher, call: ToolCall) -> bool | None:
@@ -62,6 +82,7 @@ class NearMissKind(StrEnum):
     QUALIFIED = "qualified"  # it ends the name, after a qualifier and a separator
     COMPONENT = "component"  # it is a component of the name, elsewhere in it
     UNNAMED = "unnamed"  # the trace records no name for the call: it may be any tool
+    CASE = "case"  # the name is one the pattern lists, in other letter case
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +124,22 @@ def _positive(matcher: Matcher) -> bool:
     return isinstance(matcher, (OneOf, Glob, Regex))
 
 
+def _listed_names(matcher: Matcher) -> set[str]:
+    """The names a literal or ``one_of`` pattern lists, case-folded."""
+    if isinstance(matcher, Equals) and isinstance(matcher.literal, str):
+        return {matcher.literal.casefold()}
+    if isinstance(matcher, OneOf):
+        return {value.casefold() for value in matcher.values if isinstance(value, str)}
+    return set()
+
+
 def _near_miss(matcher: Matcher, call: ToolCall) -> NearMiss | None:
     if not any(call.names):
         return NearMiss(call, NearMissKind.UNNAMED, "")
+    listed = _listed_names(matcher)
     for name in call.names:
+        if name.casefold() in listed:
+            return NearMiss(call, NearMissKind.CASE, name)
         cuts = [m.end() for m in _SPLIT.finditer(name)]
         for cut in cuts:  # the suffixes after each separator: the widest first
             if matcher.match(name[cut:]) is True:

@@ -41,8 +41,17 @@ _DOUBLE_QUOTED_ESCAPES = {
     "L": "\u2028",
     "P": "\u2029",
 }
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 _COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+def boolean_hint(node: yaml.Node | None, value: object) -> str:
+    """``: YAML reads no as false; quote it ('no')`` for a plain word YAML 1.1 took for a
+    boolean (on, off, yes, no) where a string was meant; else nothing."""
+    if isinstance(value, bool) and isinstance(node, yaml.ScalarNode) and node.style is None:
+        return f": YAML reads {node.value} as {str(value).lower()}; quote it ({node.value!r})"
+    return ""
 
 
 def mark_position(mark: yaml.Mark | None) -> Position | None:
@@ -132,9 +141,14 @@ class _Builder:
             result: dict[str, Any] = {}
             first_seen: dict[str, yaml.Node] = {}
             for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    raise self.document.error(
+                        "merge keys ('<<') are not supported: write each key out", key_node
+                    )
                 key = self.scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
                 if not isinstance(key, str):
-                    raise self.document.error("mapping keys must be strings", key_node)
+                    message = "mapping keys must be strings" + boolean_hint(key_node, key)
+                    raise self.document.error(message, key_node)
                 if key in first_seen:
                     first = first_seen[key].start_mark.line + 1
                     raise self.document.error(

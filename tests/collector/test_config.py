@@ -88,6 +88,28 @@ def test_an_option_over_a_setting_that_is_no_mapping_names_the_setting(tmp_path)
     assert str(raised.value) == f"{path}: http: expected a mapping of its settings"
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # the first list was dropped in silence, the collector scored with the second only
+        (
+            "policies: [a.yaml]\npolicies: [b.yaml]\n",
+            "c.yaml:2:1: duplicate key 'policies' (first at line 1)",
+        ),
+        (
+            "scoring:\n  assume_coveage: [response]\n",
+            "c.yaml:2:3: scoring: unknown key 'assume_coveage' — did you mean 'assume_coverage'?",
+        ),
+        ("policy: [a.yaml]\n", "c.yaml:1:1: unknown key 'policy' — did you mean 'policies'?"),
+    ],
+)
+def test_a_repeated_or_misspelt_setting_is_named_where_it_stands(tmp_path, text, message):
+    path = write_config(tmp_path / "c.yaml", text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    assert str(raised.value) == f"{path.parent}/{message}"
+
+
 SHADOW = "root:$6$saltsalt$hashhashhash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
 
 

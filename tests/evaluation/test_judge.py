@@ -505,7 +505,10 @@ def test_a_policy_with_judge_and_no_endpoint_is_refused_at_load(tmp_path: Path) 
     [
         ("  model: m\n", "missing required key 'base_url'"),
         ("  base_url: http://127.0.0.1:1/v1\n  model: m\n  samples: 0\n", "judge.samples"),
-        ("  base_url: http://127.0.0.1:1/v1\n  model: m\n  colour: red\n", "judge.colour"),
+        (
+            "  base_url: http://127.0.0.1:1/v1\n  model: m\n  colour: red\n",
+            "judge: unknown key 'colour'; expected one of: base_url, model,",
+        ),
     ],
 )
 def test_bad_judge_blocks_are_located(block: str, message: str) -> None:

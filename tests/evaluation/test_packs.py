@@ -131,6 +131,12 @@ INCLUDE_ERRORS = [
         "5:5: include[0]: unknown key 'wiht' — did you mean 'with'?",
     ),
     ("  - with: {}", "4:5: include[0]: missing required key 'pack'"),
+    # an include that brings nothing was dropped in silence (or reported as 'checks' missing)
+    (
+        "  - builtin:secrets\n  - builtin:excessive-agency",
+        "5:5: include[1]: builtin:excessive-agency brings no check unless allowed_tools is set "
+        "({pack: builtin:excessive-agency, with: {allowed_tools: [...]}})",
+    ),
     (
         "  - builtin:agent-baseline\n  - builtin:secrets",
         "5:5: include[1]: pack 'builtin:secrets' is already included by builtin:agent-baseline "
@@ -147,6 +153,15 @@ def test_every_word_of_an_include_is_checked_where_it_stands(include: str, expec
     with pytest.raises(PolicyError) as caught:
         parse_policy(text, source="p.yaml")
     assert str(caught.value) == f"p.yaml:{expected}"
+
+
+def test_a_pack_that_brings_no_check_at_its_defaults_is_no_policy_by_name() -> None:
+    with pytest.raises(PolicyError) as caught:
+        load_policy("builtin:excessive-agency")
+    assert str(caught.value) == (
+        "builtin:excessive-agency: builtin:excessive-agency brings no check unless "
+        "allowed_tools is set ({pack: builtin:excessive-agency, with: {allowed_tools: [...]}})"
+    )
 
 
 def test_a_policy_check_may_not_take_an_included_checks_id() -> None:

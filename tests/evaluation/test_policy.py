@@ -14,7 +14,13 @@ from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation import response_contains, side_effect, tool_called
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.matchers import contains, glob, not_, not_in, one_of, regex
-from rampart_otel.evaluation.policy import Check, Policy, load_policy
+from rampart_otel.evaluation.policy import (
+    MAX_POLICY_BYTES,
+    Check,
+    Policy,
+    load_policy,
+    parse_policy,
+)
 
 EVALUATORS = (
     "tool_called, tool_result, side_effect, response_contains, input_contains, before, flows, "
@@ -170,6 +176,13 @@ def test_checks_from_python_accept_detect_strings():
         lambda: Policy(name="p", checks=[_check("a"), _check("a")]),
         lambda: Policy(name="p", checks=[_check("a")], assume_coverage=["side_effects.a-b"]),
         lambda: Policy(name="p", checks=[_check("a")], version=True),
+        lambda: Policy(
+            name="p",
+            checks=[
+                Check(id="a", polarity="attack", detect=side_effect("http_request", port="8080"))
+            ],
+        ),
+        lambda: Policy(name="p", checks=[_check("a")], side_effect_kinds=["http_requests"]),
     ],
 )
 def test_python_api_validates(build):
@@ -319,6 +332,75 @@ DETECT_REJECTIONS = [
     ("tool_result('a', 'b', 'c')", 35, "tool_result() takes 1 or 2 positional arguments (3 given)"),
     ("input_contains(3)", 28, "input_contains() takes a string or a matcher here"),
     ("input_contains('x', y=1)", 33, "input_contains() takes no keyword arguments"),
+    # a word given twice, or a pattern that matches everything or nothing, is a mistake:
+    # Python's parser keeps only the last of two same-named keywords
+    (
+        "tool_called('x', to='a', to='b')",
+        38,
+        "tool_called() is given the keyword argument 'to' twice",
+    ),
+    ("tool_called('')", 25, "tool_called() needs a non-empty tool name"),
+    ("tool_result('', 'x')", 13, "tool_result() needs a non-empty tool name"),
+    ("tool_called(glob(''))", 30, "glob() needs a non-empty pattern: '' matches only ''"),
+    (
+        "tool_called(one_of([]))",
+        32,
+        "one_of() needs at least one value: one_of([]) matches nothing",
+    ),
+    (
+        "tool_called('x', a=regex(''))",
+        38,
+        "regex() needs a non-empty pattern: '' matches everything",
+    ),
+    (
+        "tool_called('x', a=contains(''))",
+        41,
+        "contains() needs a non-empty string: '' is in every text",
+    ),
+    # the readers record port, status_code and exit_code as numbers: text never equals one
+    (
+        "side_effect('http_request', port='8080')",
+        46,
+        "side-effect detail 'port' is a number: write 8080, not '8080'",
+    ),
+    (
+        "side_effect('http_request', status_code=not_(one_of([200, '204'])))",
+        53,
+        "side-effect detail 'status_code' is a number: write 204, not '204'",
+    ),
+    (
+        "side_effect('process_exec', exit_code=not_in(['ok']))",
+        51,
+        "side-effect detail 'exit_code' is a number, not a text like 'ok'",
+    ),
+    (
+        "side_effect('http_request', method=one_of(['GET', 'post']))",
+        48,
+        "side-effect detail 'method' is upper case, as HTTP writes it: 'post' never equals it "
+        "— did you mean 'POST'?",
+    ),
+    (
+        "side_effect('http_request', host='Evil.example')",
+        46,
+        "side-effect detail 'host' is lower case, as the readers write it: 'Evil.example' "
+        "never equals it — did you mean 'evil.example'?",
+    ),
+    (
+        "side_effect('process_exec', args='rm -rf /')",
+        46,
+        "side-effect detail 'args' is a list, not 'rm -rf /': match an item with "
+        "contains(...) or regex(...), or the whole list with a list",
+    ),
+    (
+        "side_effect('http_request', host=ip_in([]))",
+        52,
+        "ip_in() needs at least one range: ip_in([]) matches nothing",
+    ),
+    (
+        "tool_called('x', a=secret([]))",
+        39,
+        "secret([]) names no detector: write secret() for every detector",
+    ),
 ]
 
 
@@ -384,9 +466,9 @@ def test_multi_line_plain_location(tmp_path):
 
 
 def test_double_quoted_with_escapes_location(tmp_path):
-    text = TEMPLATE.format('"tool_called(\\"x\\\\n\\u00e9\\") & ().__class__"')
+    text = TEMPLATE.format('"tool_called(\\"x\\\\/\\u00e9\\") & ().__class__"')
     _, error = rejected(tmp_path, text)
-    #        detect: "tool_called(\"x\\n\u00e9\") & ().__class__"
+    #        detect: "tool_called(\"x\\/\u00e9\") & ().__class__"
     # the dot is at column 46 of the source line
     assert (error.line, error.column, error.message) == (
         6,
@@ -457,7 +539,7 @@ STRUCTURE_REJECTIONS = [
     (
         "unknown polarity",
         "policy: p\nchecks:\n  - id: a\n    polarity: defend\n    detect: tool_called('x')\n",
-        "4:15: checks[0].polarity: Input should be 'attack' or 'probe'",
+        "4:15: checks[0].polarity: unknown value 'defend'; expected one of: attack, probe",
     ),
     (
         "unknown top-level key",
@@ -555,6 +637,78 @@ STRUCTURE_REJECTIONS = [
         "2:1: not valid YAML: but found another document "
         "(expected a single document in the stream)",
     ),
+    (
+        "misspelt polarity",
+        "policy: p\nchecks:\n  - id: a\n    polarity: atack\n    detect: tool_called('x')\n",
+        "4:15: checks[0].polarity: unknown value 'atack' — did you mean 'attack'?",
+    ),
+    (
+        "misspelt key of a tool declaration",
+        "policy: p\ntools:\n  calc: {side_effect: none}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:10: tools.calc: unknown key 'side_effect' — did you mean 'side_effects'?",
+    ),
+    (
+        "misspelt side_effects of a tool declaration",
+        "policy: p\ntools:\n  calc: {side_effects: nnoe}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:24: tools.calc.side_effects: unknown value 'nnoe' — did you mean 'none'?",
+    ),
+    (
+        "empty tool name in tools",
+        "policy: p\ntools:\n  '': {side_effects: none}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:3: tools: a tool name must not be empty",
+    ),
+    (
+        "tool name with spaces around it in tools",
+        "policy: p\ntools:\n  'calc ': {side_effects: none}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:3: tools: the tool name 'calc ' has spaces around it",
+    ),
+    (
+        "a value YAML reads as a boolean",
+        "policy: p\nchecks:\n  - id: no\n    polarity: attack\n    detect: tool_called('x')\n",
+        "3:9: checks[0].id: Input should be a valid string: YAML reads no as false; "
+        "quote it ('no')",
+    ),
+    (
+        "a key YAML reads as a boolean",
+        "policy: p\ntools:\n  on: {side_effects: none}\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: tool_called('x')\n",
+        "3:3: mapping keys must be strings: YAML reads on as true; quote it ('on')",
+    ),
+    (
+        "misspelt key of the judge block",
+        "policy: p\njudge:\n  base_ulr: http://127.0.0.1:1\n  model: m\nchecks:\n"
+        "  - id: a\n    polarity: attack\n    detect: tool_called('x')\n",
+        "3:3: judge: unknown key 'base_ulr' — did you mean 'base_url'?",
+    ),
+    (
+        "a kind of one's own that is a standard kind misspelt",
+        "policy: p\nside_effect_kinds: [http_requests]\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: side_effect('http_requests')\n",
+        "2:21: side_effect_kinds[0]: 'http_requests' is the standard kind 'http_request' "
+        "misspelt — did you mean 'http_request'? (a kind of your own needs a name of its own)",
+    ),
+    (
+        "a standard kind declared as one's own",
+        "policy: p\nside_effect_kinds: [db_query]\nchecks:\n  - id: a\n"
+        "    polarity: attack\n    detect: side_effect('db_query')\n",
+        "2:21: side_effect_kinds[0]: 'db_query' is a standard kind: use it without declaring it",
+    ),
+    (
+        "a check repeated through a YAML alias",
+        "policy: p\nchecks:\n  - &c\n    id: a\n    polarity: attack\n"
+        "    detect: tool_called('x')\n  - *c\n",
+        "4:9: duplicate check id 'a': checks[1] is a YAML alias of checks[0] (line 3)",
+    ),
+    (
+        "merge key",
+        "policy: p\nbase: &b {polarity: attack}\nchecks:\n  - <<: *b\n    id: a\n"
+        "    detect: tool_called('x')\n",
+        "4:5: merge keys ('<<') are not supported: write each key out",
+    ),
     ("empty file", "", "1:1: the policy file is empty"),
     ("comments only", "# nothing\n", "1:1: the policy file is empty"),
     ("NUL byte", "policy: p\x00\n", "1:10: not a text file"),
@@ -597,6 +751,16 @@ def test_missing_file(tmp_path):
         load_policy(path)
     assert str(caught.value) == f"{path}: cannot read policy file: No such file or directory"
     assert caught.value.line is None
+
+
+def test_a_policy_larger_than_the_cap_is_refused_before_it_is_read(tmp_path):
+    # composing a 50 MB policy took minutes and gigabytes before its size was refused
+    padding = "#" + "x" * MAX_POLICY_BYTES + "\n"
+    path, error = rejected(tmp_path, TEMPLATE.format("tool_called('x')") + padding)
+    assert str(error) == f"{path}: the policy file is larger than 1 MiB"
+    with pytest.raises(PolicyError, match=r"^<policy>: the policy file is larger than 1 MiB$"):
+        parse_policy(TEMPLATE.format("tool_called('x')") + padding)
+    assert load_policy(write(tmp_path, TEMPLATE.format("tool_called('x')") + padding[:-100_000]))
 
 
 def test_utf8_bom_is_accepted(tmp_path):

@@ -118,6 +118,7 @@ _NEAR_MISS_HOW = {
     NearMissKind.QUALIFIED: "its name ends with {part} after a qualifier",
     NearMissKind.COMPONENT: "{part} is a part of its name",
     NearMissKind.UNNAMED: "the trace records no name for it",
+    NearMissKind.CASE: "it differs only in letter case",
 }
 
 

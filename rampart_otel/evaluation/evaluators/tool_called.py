@@ -32,7 +32,7 @@ from rampart_otel.evaluation.matchers import (
     as_matcher,
 )
 from rampart_otel.evaluation.outcome import Evidence
-from rampart_otel.evaluation.tool_names import NearMiss, named_calls
+from rampart_otel.evaluation.tool_names import NearMiss, named_calls, tool_name_problem
 from rampart_otel.model import AgentRun, ToolCall, ToolCallStatus
 from rampart_otel.render import safe_text
 
@@ -235,6 +235,7 @@ def tool_called(
     """
     if not isinstance(name, (str, Matcher)):
         raise TypeError(f"tool_called() takes a tool name or a matcher, not {type(name).__name__}")
+    tool_name_problem("tool_called", name)
     any_argument = arg_matchers.pop(ANY_ARGUMENT, None)
     whole_text = arg_matchers.pop(ARGUMENTS_TEXT, None)
     arguments = tuple((key, as_matcher(value)) for key, value in arg_matchers.items())

@@ -31,7 +31,7 @@ from rampart_otel.evaluation.matchers import (
     as_matcher,
 )
 from rampart_otel.evaluation.outcome import Evidence
-from rampart_otel.evaluation.tool_names import NearMiss, named_calls
+from rampart_otel.evaluation.tool_names import NearMiss, named_calls, tool_name_problem
 from rampart_otel.model import AgentRun, ToolCall
 from rampart_otel.render import safe_text
 
@@ -178,6 +178,7 @@ def tool_result(
     """
     if not isinstance(name, (str, Matcher)):
         raise TypeError(f"tool_result() takes a tool name or a matcher, not {type(name).__name__}")
+    tool_name_problem("tool_result", name)
     fields = tuple((key, as_matcher(value)) for key, value in field_matchers.items())
     if text_or_matcher is None or isinstance(text_or_matcher, Matcher):
         return ToolResult(as_matcher(name), text_matcher=text_or_matcher, fields=fields)
