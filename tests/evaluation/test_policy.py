@@ -782,6 +782,4 @@ def test_an_endless_file_is_read_no_further_than_a_policy_can_be():
     # --policy /dev/zero (or a multi-GiB trace file given as --policy) must not be read whole.
     with pytest.raises(PolicyError) as caught:
         load_policy("/dev/zero")
-    assert str(caught.value) == (
-        f"/dev/zero: {TOO_LARGE}"
-    )
+    assert str(caught.value) == (f"/dev/zero: {TOO_LARGE}")
