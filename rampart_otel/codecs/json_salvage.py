@@ -1,8 +1,9 @@
-"""What OTLP JSON that does not parse still shows: its spans' ids and times.
+"""What OTLP JSON that does not decode still shows: its spans' ids and times.
 
-A line cut short (an exporter killed mid-write, a file copied while it grew), corrupted, or
-nested deeper than any parser goes cannot be decoded, and dropping it would let the runs it
-belonged to read as if those spans had never been sent: SAFE for what they alone showed.
+A line cut short (an exporter killed mid-write, a file copied while it grew), corrupted,
+nested deeper than any parser goes, or with a malformed resource or scope cannot be
+decoded, and dropping it would let the runs it belonged to read as if those spans had
+never been sent: SAFE for what they alone showed.
 So its text is read by a tolerant walk instead of a parser: strings, numbers and brackets
 (``_TOKEN``), tracking which object each key stands in, up to the end of the text whatever
 comes between. Each object of a ``spans`` array that shows a ``traceId`` (32 hex digits, as

@@ -771,3 +771,29 @@ def test_a_file_cut_off_inside_a_string_says_so(tmp_path):
     (error,) = read_path(alone)
     assert isinstance(error, InputError)
     assert error.message == "invalid JSON: Unterminated string starting at line 1 column 21"
+
+
+def test_a_line_refused_for_its_resource_keeps_its_spans_as_placeholders(tmp_path):
+    # Valid JSON whose resource holds an int beyond int64: the decoder refuses the line
+    # whole; its spans' ids are still read from its text (codecs/json_salvage).
+    trace, first, second = (
+        "0af7651916cd43dd8448eb211c80319c",
+        "b7ad6b7169203331",
+        "53995c3f42cd8ad8",
+    )
+    big = {"key": "big", "value": {"intValue": "99999999999999999999999"}}
+    spans = [{"traceId": trace, "spanId": first}, {"traceId": trace, "spanId": second}]
+    document = {
+        "resourceSpans": [
+            {"resource": {"attributes": [big]}, "scopeSpans": [{"scope": {}, "spans": spans}]}
+        ]
+    }
+    path = write(tmp_path / "t.jsonl", json.dumps(document).encode() + b"\n")
+    batches, errors = collect(read_path(path))
+    (error,) = errors
+    assert "out of the int64 range" in error.message
+    assert "the ids of 2 spans of 1 trace read from its text" in error.message
+    assert [(s.trace_id, s.span_id, s.refused) for b in batches for s in b] == [
+        (trace, first, "undecodable"),
+        (trace, second, "undecodable"),
+    ]
