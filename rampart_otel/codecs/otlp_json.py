@@ -450,7 +450,7 @@ def _span(sp: dict[str, Any], resource: Resource, scope: Scope) -> Span:
         _count(de, "droppedEventsCount"),
         _count(dl, "droppedLinksCount"),
         _count(flags, "flags"),
-        repeated_keys=tuple(dict.fromkeys(repeated)),
+        repeated_keys=tuple(dict.fromkeys(repeated)) if repeated else (),
     )
 
 

@@ -214,7 +214,7 @@ def _span(sp: Any, resource: Resource, scope: Scope) -> Span:
         sp.dropped_events_count,
         sp.dropped_links_count,
         sp.flags,
-        repeated_keys=tuple(dict.fromkeys(repeated)),
+        repeated_keys=tuple(dict.fromkeys(repeated)) if repeated else (),
     )
 
 
