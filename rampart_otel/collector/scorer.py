@@ -28,6 +28,7 @@ import fcntl
 import logging
 import os
 import signal
+import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -456,6 +457,9 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
     except store_errors as error:  # nothing uncommitted is lost: the checkpoint stays
         with contextlib.suppress(OSError):
             conn.send({"store_down": _one_line(error)})
+        # A results.db that opens again at once (a full disk) would otherwise be retried,
+        # and every run in hand scored again, as fast as the scorer can restart.
+        time.sleep(STORE_RETRY_SECONDS)
     finally:
         if export is not None:
             export.close(0)  # no-op after a drain; else what is queued is counted dropped
@@ -570,9 +574,11 @@ def verdict_notices(scored: Sequence[Scored]) -> list[dict[str, Any]]:
 
 
 def _store_errors(config: CollectorConfig) -> tuple[type[BaseException], ...]:
-    """What a results store that went away raises: the driver's errors for a shared one."""
+    """What a results store that went away raises: the driver's errors for a shared one,
+    SQLite's for a results.db it cannot write (a full disk, an I/O error, a lock held
+    past the busy timeout)."""
     if config.results is None:
-        return (StoreError,)
+        return (StoreError, sqlite3.OperationalError)
     import psycopg  # installed: the store was opened
 
     return (StoreError, psycopg.OperationalError, psycopg.InterfaceError)
