@@ -455,8 +455,11 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the collector is gone: stop where we are, the checkpoint is consistent
     except store_errors as error:  # nothing uncommitted is lost: the checkpoint stays
+        reason = _one_line(error)
+        if isinstance(error, sqlite3.Error):  # SQLite's words do not say which file
+            reason = f"{data_dir / 'results.db'}: {reason}"
         with contextlib.suppress(OSError):
-            conn.send({"store_down": _one_line(error)})
+            conn.send({"store_down": reason})
         # A results.db that opens again at once (a full disk) would otherwise be retried,
         # and every run in hand scored again, as fast as the scorer can restart.
         time.sleep(STORE_RETRY_SECONDS)

@@ -299,3 +299,4 @@ def test_a_results_db_that_cannot_grow_stops_scoring_in_one_line_and_ingest_goes
     log = collector.log.read_text()
     assert "Traceback" not in log, log
     assert log.count("results store unavailable") == 1, log
+    assert f"results store unavailable: {tmp_path / 'data' / 'results.db'}: " in log, log
