@@ -530,6 +530,8 @@ class Collector:
         self.stopping = False
         self.on_ready: Callable[[], None] | None = None
         self.on_tick: Callable[[dict[str, float]], None] | None = None  # about once a second
+        # Once stopped (scoring drained), with the final totals: the console's last words.
+        self.on_stopped: Callable[[dict[str, float]], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
 
@@ -776,6 +778,11 @@ class Collector:
                     )
                 except Exception as error:  # the next start drops them instead
                     log.warning("scorer shards' checkpoints left for the next start: %s", error)
+        if self.ready.is_set() and self.on_stopped is not None:
+            try:
+                self.on_stopped(self.totals())
+            except Exception:  # the console's failure must not keep the lock held
+                log.exception("the stop summary failed")
         self._lock_file.close()
         if not self.ready.is_set() and self._made_dir is not None:  # it never started
             shutil.rmtree(self._made_dir, ignore_errors=True)

@@ -69,6 +69,12 @@ def test_an_unsafe_verdict_prints_a_line_naming_the_check_as_it_lands(tmp_path, 
         assert delay < 5
     finally:
         assert collector.terminate() == 0, collector.log.read_text()
+    last = collector.log.read_text().splitlines()[-1]
+    assert last.startswith("rampart-otel: stopped after "), last
+    assert last.endswith(
+        ": 6 spans received, 2 runs scored (1 unsafe, 2 undetermined, 1 safe results); "
+        "0 traces open"
+    )
 
 
 def test_quiet_prints_the_addresses_and_no_verdict_lines(tmp_path):
