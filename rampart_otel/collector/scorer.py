@@ -97,7 +97,8 @@ class Stats:
     spans_scored: int = 0  # in the run revisions scored: a revision counts all its spans
     runs_skipped: int = 0
     runs_evaluated: int = 0  # runs taken up for scoring: progress even inside a long round
-    verdicts: dict[str, int] = field(default_factory=dict)
+    verdicts: dict[str, int] = field(default_factory=dict)  # in the store (/metrics)
+    verdicts_scored: dict[str, int] = field(default_factory=dict)  # by this process
 
 
 class Scorer:
@@ -293,6 +294,8 @@ class Scorer:
                 for row in ready.rows:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
+                    scored = self.stats.verdicts_scored
+                    scored[row.status] = scored.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
                 self.stats.spans_scored += len(run.spans)
                 committed.append(ready.scored)
@@ -606,6 +609,7 @@ def _report(
         "shard": scorer.shard,
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),
+        "verdicts_scored": dict(stats.verdicts_scored),
         "runs_scored": stats.runs_scored,
         "spans_scored": stats.spans_scored,
         "runs_skipped": stats.runs_skipped,

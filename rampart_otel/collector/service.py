@@ -753,7 +753,9 @@ class Collector:
         """Running totals for a console summary: spans received, runs and verdicts scored."""
         metrics = self.metrics
         scorer = dict(metrics.scorer)
-        verdicts = scorer.get("verdicts")
+        # Those this start scored, as runs_scored counts (``verdicts`` adds the store's
+        # earlier ones for /metrics: a summary of them read as scored now).
+        verdicts = scorer.get("verdicts_scored")
         totals = {
             "spans_received": float(sum(metrics.spans_received.values())),
             "runs_scored": _number(scorer.get("runs_scored")),
