@@ -104,8 +104,7 @@ def test_a_restart_sums_up_what_it_scored_not_what_the_store_held(tmp_path):
         try:
             sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
             assert sender.export(make_traces(1, tool="delete_file")) is SpanExportResult.SUCCESS
-            scored = "rampart_otel_runs_scored_total"
-            wait_for(lambda c=collector: c.metrics()[scored] >= 1, 60)
+            wait_for(lambda c=collector: c.metrics()["rampart_otel_runs_scored_total"] >= 1, 60)
         finally:
             assert collector.terminate() == 0
     last = collector.log.read_text().splitlines()[-1]
