@@ -484,16 +484,27 @@ class Collector:
             raise ConfigError(f"data_dir {data_dir}: not a directory") from None
         except OSError as error:
             raise ConfigError(f"data_dir {data_dir}: {error.strerror or error}") from None
-        self._lock_file = self._lock(data_dir)
         limits = config.limits
         self.metrics = Metrics()
-        self.writer = SegmentWriter(
-            data_dir / "segments",
-            segment_max_bytes=config.storage.segment_max_bytes,
-            queue_max_bytes=limits.queue_max_bytes,
-            queue_max_requests=limits.queue_max_requests,
-            fsync=config.storage.fsync,
-        )
+        try:
+            self._lock_file = self._lock(data_dir)
+            self.writer = SegmentWriter(
+                data_dir / "segments",
+                segment_max_bytes=config.storage.segment_max_bytes,
+                queue_max_bytes=limits.queue_max_bytes,
+                queue_max_requests=limits.queue_max_requests,
+                fsync=config.storage.fsync,
+            )
+        except OSError as error:
+            # A directory this user cannot write, a file where a directory goes (or the
+            # reverse): the operator's to fix, in one line naming the path.
+            if hasattr(self, "_lock_file"):
+                self._lock_file.close()
+            where = error.filename or data_dir
+            reason = error.strerror or str(error)
+            if isinstance(error, FileExistsError | NotADirectoryError):
+                reason = "not a directory"  # (mkdir's "File exists" is a file there)
+            raise ConfigError(f"data_dir {data_dir}: cannot use {where}: {reason}") from None
         if self.writer.recovery.cut_bytes:
             log.warning(
                 "recovered %s: cut %d bytes of an unacknowledged torn tail",

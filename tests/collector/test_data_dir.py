@@ -108,3 +108,15 @@ def get(url: str) -> tuple[int, str]:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode()
+
+
+def test_a_data_directory_it_cannot_use_is_one_line_naming_the_path(tmp_path: Path) -> None:
+    # (A read-only directory fails the same way for a user that is not root.)
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    (data_dir / "segments").write_text("not a directory\n")
+    proc = run_cli("collect", "--data-dir", data_dir, "--http", "127.0.0.1:0", "--grpc", "off")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"rampart-otel: error: data_dir {data_dir}: cannot use {data_dir}/segments: not a directory"
+    )
