@@ -97,8 +97,7 @@ class Stats:
     spans_scored: int = 0  # in the run revisions scored: a revision counts all its spans
     runs_skipped: int = 0
     runs_evaluated: int = 0  # runs taken up for scoring: progress even inside a long round
-    verdicts: dict[str, int] = field(default_factory=dict)  # in the store (/metrics)
-    verdicts_scored: dict[str, int] = field(default_factory=dict)  # by this process
+    verdicts: dict[str, int] = field(default_factory=dict)  # scored by this process
 
 
 class Scorer:
@@ -294,8 +293,6 @@ class Scorer:
                 for row in ready.rows:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
-                    scored = self.stats.verdicts_scored
-                    scored[row.status] = scored.get(row.status, 0) + 1
                 self.stats.runs_scored += 1
                 self.stats.spans_scored += len(run.spans)
                 committed.append(ready.scored)
@@ -496,9 +493,6 @@ def _score_until_drained(
         shard=shard,
         shards=config.scoring.workers,
     )
-    # The verdicts stored before this start are counted once, by the first shard: the
-    # collector adds the shards' counts up.
-    scorer.stats.verdicts = store.status_counts() if shard == 0 else {}
     last_report = last_beat = 0.0
 
     def heartbeat() -> None:  # a long step still reports, and shows it moves (/healthz)
@@ -609,7 +603,7 @@ def _report(
         "shard": scorer.shard,
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),
-        "verdicts_scored": dict(stats.verdicts_scored),
+        "pid": os.getpid(),  # a new one: the collector keeps the replaced process's counts
         "runs_scored": stats.runs_scored,
         "spans_scored": stats.spans_scored,
         "runs_skipped": stats.runs_skipped,

@@ -36,7 +36,7 @@ from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.housekeeping import Housekeeping
 from rampart_otel.collector.metrics import Metrics
 from rampart_otel.collector.scorer import run_process
-from rampart_otel.errors import ConfigError
+from rampart_otel.errors import ConfigError, StoreError
 from rampart_otel.receivers.consumer import Consumer
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
 from rampart_otel.receivers.otlp_http import (
@@ -47,6 +47,7 @@ from rampart_otel.receivers.otlp_http import (
 )
 from rampart_otel.storage.checkpoint import forget_shard_checkpoints, reconcile_checkpoint
 from rampart_otel.storage.segments import SegmentWriter, list_segments
+from rampart_otel.storage.store import open_results_store
 
 log = logging.getLogger("rampart_otel.collector")
 
@@ -533,6 +534,7 @@ class Collector:
             self.writer.on_durable = self.backlog.acked
             self.consumer = GatedConsumer(self.writer, self.backlog)
             self.scorer = ScorerPool(config, self.metrics, self._written, self.backlog)
+            self.metrics.stored_verdicts = _stored_verdicts(config)
         self._register_gauges()
         self.housekeeping = Housekeeping(config, self.writer, self.metrics)
         self.bound = Bound()
@@ -764,17 +766,15 @@ class Collector:
         """Running totals for a console summary: spans received, runs and verdicts scored."""
         metrics = self.metrics
         scorer = dict(metrics.scorer)
-        # Those this start scored, as runs_scored counts (``verdicts`` adds the store's
-        # earlier ones for /metrics: a summary of them read as scored now).
-        verdicts = scorer.get("verdicts_scored")
+        # Those this start scored (/metrics adds the store's earlier ones).
+        verdicts = metrics.verdicts_scored()
         totals = {
             "spans_received": float(sum(metrics.spans_received.values())),
             "runs_scored": _number(scorer.get("runs_scored")),
             "open_traces": _number(scorer.get("open_traces")),
             "lag_bytes": _number(scorer.get("lag_bytes")),
         }
-        if isinstance(verdicts, dict):
-            totals.update({status: _number(count) for status, count in verdicts.items()})
+        totals.update({status: float(count) for status, count in verdicts.items()})
         return totals
 
     def _close(self) -> None:
@@ -889,3 +889,18 @@ def _hostport(address: tuple[str, int]) -> str:
 
 def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _stored_verdicts(config: CollectorConfig) -> dict[str, int]:
+    """The verdicts in the results store before this start, by status: read once, here,
+    so a scorer shard that restarts cannot count them again."""
+    if config.results is None and not (config.data_dir / "results.db").exists():
+        return {}
+    try:
+        store = open_results_store(config.results_target(), instance=config.instance())
+    except StoreError:  # the scorer says why, once
+        return {}
+    try:
+        return store.status_counts()
+    finally:
+        store.close()
