@@ -104,11 +104,17 @@ def encodable(text: str) -> str:
 
 
 def without_password(url: str) -> str:
-    """``url`` as a message names it: a ``user:password@`` in it written ``user:***@``."""
-    return _URL_PASSWORD.sub(r"\1:***@", url)
+    """``url`` as a message names it: a ``user:password@`` in it written ``user:***@``, and
+    the value of a query parameter named like a credential (libpq's ``?password=``, an
+    endpoint's ``?token=``) written ``***``."""
+    return _URL_SECRET_PARAM.sub(r"\1=***", _URL_PASSWORD.sub(r"\1:***@", url))
 
 
 _URL_PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^:/@]*):[^@/]*@")
+_URL_SECRET_PARAM = re.compile(
+    r"([?&;][^=&;#]*(?:pass|pwd|token|secret|key|auth|sig|credential)[^=&;#]*)=[^&;#]*",
+    re.IGNORECASE,
+)
 
 
 def _stringify(value: Any) -> str:

@@ -73,6 +73,7 @@ def collect(
         config, collector.bound.http, collector.bound.grpc, loaded
     )
     collector.on_tick = console.tick
+    collector.on_stopped = console.stopped
     if collector.scorer is not None:
         collector.scorer.on_verdicts = console.verdicts
     collector.run()

@@ -82,6 +82,7 @@ class Console:
         self._unprinted = 0  # verdicts not printed in it (over the limit)
         self._summary_at = clock()
         self._totals: dict[str, float] = {}
+        self._started = clock()
 
     def _print(self, line: str) -> None:
         print(line, file=self.out, flush=True)
@@ -155,10 +156,10 @@ class Console:
                     self._printed += 1
                     self._print(verdict_line(notice))
 
-    def _roll(self) -> None:
-        """A new minute: say how many the last one did not print."""
+    def _roll(self, final: bool = False) -> None:
+        """A new minute (or the stop): say how many the last one did not print."""
         now = self.clock()
-        if now - self._window < 60.0:
+        if now - self._window < 60.0 and not final:
             return
         if self._unprinted:
             self._print(
@@ -187,6 +188,18 @@ class Console:
             if line is not None:
                 self._print(line)
 
+    def stopped(self, totals: dict[str, float]) -> None:
+        """At the stop, once scoring has drained: the verdicts this minute did not print,
+        and what the whole run did (a stop within a minute of the start or of the last
+        summary said nothing of it)."""
+        if self.quiet:
+            return
+        with self._lock:
+            self._roll(final=True)
+            interval = self.clock() - self._started
+            line = summary_line({}, totals, interval, label=f"stopped after {interval:.0f}s")
+            self._print(line or f"{PREFIX}stopped after {interval:.0f}s: nothing received")
+
 
 def verdict_line(notice: dict[str, Any]) -> str:
     status = str(notice.get("status", "")).upper()
@@ -203,8 +216,11 @@ def verdict_line(notice: dict[str, Any]) -> str:
     )
 
 
-def summary_line(before: dict[str, float], now: dict[str, float], interval: float) -> str | None:
-    """What happened since ``before``; None when nothing did."""
+def summary_line(
+    before: dict[str, float], now: dict[str, float], interval: float, label: str = ""
+) -> str | None:
+    """What happened since ``before`` (``label``: ``last Ns`` by default); None when
+    nothing did."""
 
     def delta(key: str) -> int:
         change = now.get(key, 0) - before.get(key, 0)
@@ -220,7 +236,8 @@ def summary_line(before: dict[str, float], now: dict[str, float], interval: floa
     )
     lag = int(now.get("lag_bytes", 0))
     return (
-        f"{PREFIX}last {interval:.0f}s: {received} spans received, {scored} runs scored"
+        f"{PREFIX}{label or f'last {interval:.0f}s'}: {received} spans received, "
+        f"{scored} runs scored"
         + (f" ({statuses} results)" if statuses else "")
         + f"; {int(now.get('open_traces', 0))} traces open"
         + (f"; {lag} bytes not yet read by the scorer" if lag else "")

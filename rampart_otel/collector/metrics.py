@@ -42,6 +42,9 @@ class Metrics:
         self.gauges: dict[str, tuple[str, Callable[[], float]]] = {}
         self.counters: dict[str, tuple[str, Callable[[], float]]] = {}
         self.shards: dict[int, dict[str, object]] = {}  # each scorer shard's latest report
+        self.stored_verdicts: dict[str, int] = {}  # in the results store at start
+        self._retired_verdicts: dict[str, int] = {}  # by scorer processes since replaced
+        self._retired: dict[str, int] = {}  # their other counters (runs_scored, ...)
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(self)  # a custom collector
 
@@ -67,7 +70,20 @@ class Metrics:
 
     def set_scorer(self, report: dict[str, object], shard: int = 0) -> None:
         with self._lock:
+            previous = self.shards.get(shard)
+            if previous is not None and previous.get("pid") != report.get("pid"):  # restarted
+                _add_counts(self._retired_verdicts, previous.get("verdicts"))
+                _add_counts(self._retired, {k: previous.get(k) for k, _ in _SCORER_COUNTERS})
             self.shards[shard] = report
+
+    def verdicts_scored(self) -> dict[str, int]:
+        """Verdicts stored since the collector started, by status: every scorer process's,
+        a restarted one's included."""
+        with self._lock:
+            total = dict(self._retired_verdicts)
+            for report in self.shards.values():
+                _add_counts(total, report.get("verdicts"))
+        return total
 
     @property
     def scorer(self) -> dict[str, object]:
@@ -75,7 +91,12 @@ class Metrics:
         the slowest shard."""
         with self._lock:
             reports = list(self.shards.values())
-        return combined(reports)
+            retired = dict(self._retired)
+        out = combined(reports)
+        for key, count in retired.items():  # a restarted process's counts stay counted
+            value = out.get(key)
+            out[key] = count + (value if isinstance(value, int | float) else 0)
+        return out
 
     def gauge(self, name: str, help_text: str, read: Callable[[], float]) -> None:
         self.gauges[name] = (help_text, read)
@@ -94,7 +115,7 @@ class Metrics:
             rejected = dict(self.spans_rejected)
             requests = dict(self.requests)
             shards = dict(self.shards)
-        scorer = combined(list(shards.values()))
+        scorer = self.scorer
         family = _counter("spans_received", "Spans durably stored and acknowledged.", "transport")
         for transport in ("http", "grpc"):
             family.add_metric([transport], received.get(transport, 0))
@@ -120,8 +141,8 @@ class Metrics:
             "Traces received but not yet complete and scored.",
             value=_number(scorer.get("open_traces")),
         )
-        verdicts = scorer.get("verdicts")
-        verdicts = verdicts if isinstance(verdicts, dict) else {}
+        verdicts = dict(self.stored_verdicts)
+        _add_counts(verdicts, self.verdicts_scored())
         family = _counter("verdicts", "Check results stored, by status.", "status")
         for status in ("safe", "unsafe", "undetermined", "error"):
             family.add_metric([status], verdicts.get(status, 0))
@@ -160,7 +181,14 @@ class Metrics:
 
 
 _SLOWEST = {"lag_bytes": max}
-_SKIPPED = frozenset({"shard", "drained", "position"})
+_SKIPPED = frozenset({"shard", "drained", "position", "pid"})
+
+
+def _add_counts(into: dict[str, int], counts: object) -> None:
+    if isinstance(counts, dict):
+        for name, count in counts.items():
+            if isinstance(count, int) and not isinstance(count, bool):
+                into[name] = into.get(name, 0) + count
 
 
 def combined(reports: list[dict[str, object]]) -> dict[str, object]:

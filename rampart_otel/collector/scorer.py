@@ -28,6 +28,7 @@ import fcntl
 import logging
 import os
 import signal
+import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -96,7 +97,7 @@ class Stats:
     spans_scored: int = 0  # in the run revisions scored: a revision counts all its spans
     runs_skipped: int = 0
     runs_evaluated: int = 0  # runs taken up for scoring: progress even inside a long round
-    verdicts: dict[str, int] = field(default_factory=dict)
+    verdicts: dict[str, int] = field(default_factory=dict)  # scored by this process
 
 
 class Scorer:
@@ -454,8 +455,14 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the collector is gone: stop where we are, the checkpoint is consistent
     except store_errors as error:  # nothing uncommitted is lost: the checkpoint stays
+        reason = _one_line(error)
+        if isinstance(error, sqlite3.Error):  # SQLite's words do not say which file
+            reason = f"{data_dir / 'results.db'}: {reason}"
         with contextlib.suppress(OSError):
-            conn.send({"store_down": _one_line(error)})
+            conn.send({"store_down": reason})
+        # A results.db that opens again at once (a full disk) would otherwise be retried,
+        # and every run in hand scored again, as fast as the scorer can restart.
+        time.sleep(STORE_RETRY_SECONDS)
     finally:
         if export is not None:
             export.close(0)  # no-op after a drain; else what is queued is counted dropped
@@ -486,9 +493,6 @@ def _score_until_drained(
         shard=shard,
         shards=config.scoring.workers,
     )
-    # The verdicts stored before this start are counted once, by the first shard: the
-    # collector adds the shards' counts up.
-    scorer.stats.verdicts = store.status_counts() if shard == 0 else {}
     last_report = last_beat = 0.0
 
     def heartbeat() -> None:  # a long step still reports, and shows it moves (/healthz)
@@ -570,9 +574,11 @@ def verdict_notices(scored: Sequence[Scored]) -> list[dict[str, Any]]:
 
 
 def _store_errors(config: CollectorConfig) -> tuple[type[BaseException], ...]:
-    """What a results store that went away raises: the driver's errors for a shared one."""
+    """What a results store that went away raises: the driver's errors for a shared one,
+    SQLite's for a results.db it cannot write (a full disk, an I/O error, a lock held
+    past the busy timeout)."""
     if config.results is None:
-        return (StoreError,)
+        return (StoreError, sqlite3.OperationalError)
     import psycopg  # installed: the store was opened
 
     return (StoreError, psycopg.OperationalError, psycopg.InterfaceError)
@@ -597,6 +603,7 @@ def _report(
         "shard": scorer.shard,
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),
+        "pid": os.getpid(),  # a new one: the collector keeps the replaced process's counts
         "runs_scored": stats.runs_scored,
         "spans_scored": stats.spans_scored,
         "runs_skipped": stats.runs_skipped,

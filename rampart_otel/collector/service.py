@@ -36,7 +36,7 @@ from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.housekeeping import Housekeeping
 from rampart_otel.collector.metrics import Metrics
 from rampart_otel.collector.scorer import run_process
-from rampart_otel.errors import ConfigError
+from rampart_otel.errors import ConfigError, StoreError
 from rampart_otel.receivers.consumer import Consumer
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
 from rampart_otel.receivers.otlp_http import (
@@ -47,6 +47,7 @@ from rampart_otel.receivers.otlp_http import (
 )
 from rampart_otel.storage.checkpoint import forget_shard_checkpoints, reconcile_checkpoint
 from rampart_otel.storage.segments import SegmentWriter, list_segments
+from rampart_otel.storage.store import open_results_store
 
 log = logging.getLogger("rampart_otel.collector")
 
@@ -484,16 +485,27 @@ class Collector:
             raise ConfigError(f"data_dir {data_dir}: not a directory") from None
         except OSError as error:
             raise ConfigError(f"data_dir {data_dir}: {error.strerror or error}") from None
-        self._lock_file = self._lock(data_dir)
         limits = config.limits
         self.metrics = Metrics()
-        self.writer = SegmentWriter(
-            data_dir / "segments",
-            segment_max_bytes=config.storage.segment_max_bytes,
-            queue_max_bytes=limits.queue_max_bytes,
-            queue_max_requests=limits.queue_max_requests,
-            fsync=config.storage.fsync,
-        )
+        try:
+            self._lock_file = self._lock(data_dir)
+            self.writer = SegmentWriter(
+                data_dir / "segments",
+                segment_max_bytes=config.storage.segment_max_bytes,
+                queue_max_bytes=limits.queue_max_bytes,
+                queue_max_requests=limits.queue_max_requests,
+                fsync=config.storage.fsync,
+            )
+        except OSError as error:
+            # A directory this user cannot write, a file where a directory goes (or the
+            # reverse): the operator's to fix, in one line naming the path.
+            if hasattr(self, "_lock_file"):
+                self._lock_file.close()
+            where = error.filename or data_dir
+            reason = error.strerror or str(error)
+            if isinstance(error, FileExistsError | NotADirectoryError):
+                reason = "not a directory"  # (mkdir's "File exists" is a file there)
+            raise ConfigError(f"data_dir {data_dir}: cannot use {where}: {reason}") from None
         if self.writer.recovery.cut_bytes:
             log.warning(
                 "recovered %s: cut %d bytes of an unacknowledged torn tail",
@@ -522,6 +534,7 @@ class Collector:
             self.writer.on_durable = self.backlog.acked
             self.consumer = GatedConsumer(self.writer, self.backlog)
             self.scorer = ScorerPool(config, self.metrics, self._written, self.backlog)
+            self.metrics.stored_verdicts = _stored_verdicts(config)
         self._register_gauges()
         self.housekeeping = Housekeeping(config, self.writer, self.metrics)
         self.bound = Bound()
@@ -530,6 +543,8 @@ class Collector:
         self.stopping = False
         self.on_ready: Callable[[], None] | None = None
         self.on_tick: Callable[[dict[str, float]], None] | None = None  # about once a second
+        # Once stopped (scoring drained), with the final totals: the console's last words.
+        self.on_stopped: Callable[[dict[str, float]], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
 
@@ -751,15 +766,15 @@ class Collector:
         """Running totals for a console summary: spans received, runs and verdicts scored."""
         metrics = self.metrics
         scorer = dict(metrics.scorer)
-        verdicts = scorer.get("verdicts")
+        # Those this start scored (/metrics adds the store's earlier ones).
+        verdicts = metrics.verdicts_scored()
         totals = {
             "spans_received": float(sum(metrics.spans_received.values())),
             "runs_scored": _number(scorer.get("runs_scored")),
             "open_traces": _number(scorer.get("open_traces")),
             "lag_bytes": _number(scorer.get("lag_bytes")),
         }
-        if isinstance(verdicts, dict):
-            totals.update({status: _number(count) for status, count in verdicts.items()})
+        totals.update({status: float(count) for status, count in verdicts.items()})
         return totals
 
     def _close(self) -> None:
@@ -776,6 +791,11 @@ class Collector:
                     )
                 except Exception as error:  # the next start drops them instead
                     log.warning("scorer shards' checkpoints left for the next start: %s", error)
+        if self.ready.is_set() and self.on_stopped is not None:
+            try:
+                self.on_stopped(self.totals())
+            except Exception:  # the console's failure must not keep the lock held
+                log.exception("the stop summary failed")
         self._lock_file.close()
         if not self.ready.is_set() and self._made_dir is not None:  # it never started
             shutil.rmtree(self._made_dir, ignore_errors=True)
@@ -869,3 +889,18 @@ def _hostport(address: tuple[str, int]) -> str:
 
 def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _stored_verdicts(config: CollectorConfig) -> dict[str, int]:
+    """The verdicts in the results store before this start, by status: read once, here,
+    so a scorer shard that restarts cannot count them again."""
+    if config.results is None and not (config.data_dir / "results.db").exists():
+        return {}
+    try:
+        store = open_results_store(config.results_target(), instance=config.instance())
+    except StoreError:  # the scorer says why, once
+        return {}
+    try:
+        return store.status_counts()
+    finally:
+        store.close()

@@ -65,7 +65,9 @@ class TraceService:
         except QueueFull as full:
             raise ingest.busy(self.retry_after, cause=full) from None
         except (WriterClosed, OSError, TimeoutError) as error:
-            raise Refusal(503, ingest.UNAVAILABLE, f"storage: {error}", self.retry_after) from None
+            raise Refusal(
+                503, ingest.UNAVAILABLE, f"storage: {error}", self.retry_after, reason="storage"
+            ) from None
 
     def _refuse(self, context: grpc.ServicerContext, refusal: Refusal, spans: int) -> None:
         code = _CODES.get(refusal.grpc_code, grpc.StatusCode.INTERNAL)

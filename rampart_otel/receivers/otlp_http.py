@@ -239,10 +239,18 @@ class OTLPHttpApp:
         except QueueFull as full:
             raise ingest.busy(self.retry_after, self.backpressure_status, full) from None
         except WriterClosed as error:
-            raise Refusal(503, ingest.UNAVAILABLE, str(error), self.retry_after) from None
+            raise Refusal(
+                503, ingest.UNAVAILABLE, str(error), self.retry_after, reason="storage"
+            ) from None
         failure = await future
         if failure is not None:  # not stored: the client must send it again
-            raise Refusal(503, ingest.UNAVAILABLE, f"storage error: {failure}", self.retry_after)
+            raise Refusal(
+                503,
+                ingest.UNAVAILABLE,
+                f"storage error: {failure}",
+                self.retry_after,
+                reason="storage",
+            )
 
     async def _refuse(self, send: Send, refusal: Refusal, media: str, spans: int) -> None:
         status = refusal.http_status

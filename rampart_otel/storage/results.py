@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rampart_otel.errors import SchemaError
+from rampart_otel.errors import SchemaError, StoreError
 from rampart_otel.storage.documents import PACKED, DocumentReader, merged, store_documents
 from rampart_otel.storage.schema import SCHEMA_VERSION, prepare, stored_version
 
@@ -126,16 +126,13 @@ class ResultsStore:
         if readonly:
             self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
         else:
-            # SQLite gives the -wal and -shm files the database's mode: 0600 for all three.
-            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-            self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            # A new file only (an existing one keeps its size): a run's compressed document
-            # is ~2 KB, so 4 KiB pages held one each and left half of every page empty.
-            self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA busy_timeout=5000")
-            prepare(self.db)
+            try:
+                self.db = _open_writable(path)
+            except (OSError, sqlite3.DatabaseError) as error:
+                # A file that is no database, a full disk, a directory this user cannot
+                # write: the operator's to fix, said in one line naming the file.
+                reason = error.strerror if isinstance(error, OSError) else error
+                raise StoreError(f"{path}: cannot open the results store: {reason}") from None
         self.db.execute("PRAGMA busy_timeout=5000")
         self._registered: set[tuple[str, str, str]] = set()  # (policy, version, check) stored
 
@@ -198,11 +195,19 @@ class _Transaction:
             try:
                 self._write_documents()
             except BaseException:
-                self.db.execute("ROLLBACK")
+                self._rollback()
                 raise
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+            self.db.execute("COMMIT")
+        else:
+            self._rollback()
         if kind is None:  # known stored only once committed
             self.registered |= self.registering
+
+    def _rollback(self) -> None:
+        # SQLite rolls back on its own after some errors (a full disk, an I/O error): a
+        # ROLLBACK then fails and would hide the error that says what happened.
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
 
     def add_run(
         self,
@@ -327,10 +332,29 @@ class _Transaction:
             self.set_checkpoint(*least)
 
 
+def _open_writable(path: Path) -> sqlite3.Connection:
+    # SQLite gives the -wal and -shm files the database's mode: 0600 for all three.
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    try:
+        # A new file only (an existing one keeps its size): a run's compressed document
+        # is ~2 KB, so 4 KiB pages held one each and left half of every page empty.
+        db.execute(f"PRAGMA page_size={PAGE_SIZE}")
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA busy_timeout=5000")
+        prepare(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
 def open_reader(path: Path) -> ResultsStore:
     """A read-only store at the current schema: an older file is migrated first, in place.
 
-    Raises SchemaError for a file from a newer rampart-otel, sqlite3.Error if unreadable.
+    Raises SchemaError for a file from a newer rampart-otel, sqlite3.Error if unreadable
+    (StoreError if it must be migrated and cannot be written).
     """
     reader = ResultsStore(path, readonly=True)
     version = reader.schema_version()

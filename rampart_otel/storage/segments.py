@@ -162,6 +162,8 @@ class SegmentWriter:
         self._inflight_bytes = 0
         self._closing = False
         self._failed: BaseException | None = None
+        self._write_error: str | None = None  # why the last write failed, until one succeeds
+        self.write_failures = 0  # group commits refused since then
         self._paused = False
         # Counters read by /metrics (written only by the writer thread).
         self.groups = 0
@@ -219,7 +221,8 @@ class SegmentWriter:
 
     @property
     def healthy(self) -> bool:
-        return self._failed is None and self._thread.is_alive()
+        """False while writes fail (a full disk: requests are refused until one succeeds)."""
+        return self._failed is None and self._write_error is None and self._thread.is_alive()
 
     @property
     def position(self) -> tuple[int, int]:
@@ -303,7 +306,15 @@ class SegmentWriter:
                 os.fdatasync(self._fd)
             self.fsync_seconds += time.perf_counter() - began
         except OSError as error:
-            log.error("segment write failed: %s", error)
+            if self._write_error is None:  # one line per outage, not one per request
+                log.error(
+                    "cannot write %s: %s; refusing requests (HTTP 503, gRPC UNAVAILABLE: "
+                    "exporters retry) until a write succeeds",
+                    self.directory / segment_name(self._seq),
+                    error.strerror or error,
+                )
+            self._write_error = str(error.strerror or error)
+            self.write_failures += 1
             try:  # take back the unsynced bytes so the file ends on a whole record
                 os.ftruncate(self._fd, start)
                 os.fsync(self._fd)
@@ -311,6 +322,12 @@ class SegmentWriter:
                 self._failed = again
                 log.error("segment %s could not be repaired; refusing writes", self._seq)
             return error
+        if self._write_error is not None:
+            log.warning(
+                "segment writes succeed again (%d refused while they failed)", self.write_failures
+            )
+            self._write_error = None
+            self.write_failures = 0
         self._size = start + len(data)
         self.groups += 1
         self.records += len(group)

@@ -189,7 +189,12 @@ class Subprocess:
         self.process.wait(30)
 
 
-def spawn(data_dir: Path, config: Path | None = None, *args: str) -> Subprocess:
+def spawn(
+    data_dir: Path,
+    config: Path | None = None,
+    *args: str,
+    preexec_fn: Callable[[], object] | None = None,
+) -> Subprocess:
     command = [
         sys.executable,
         "-m",
@@ -208,7 +213,9 @@ def spawn(data_dir: Path, config: Path | None = None, *args: str) -> Subprocess:
     log = data_dir.parent / f"{data_dir.name}-{time.monotonic_ns()}.log"
     handle = log.open("w")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    process = subprocess.Popen(command, stdout=handle, stderr=handle, text=True, env=env)
+    process = subprocess.Popen(
+        command, stdout=handle, stderr=handle, text=True, env=env, preexec_fn=preexec_fn
+    )
 
     def announced() -> re.Match[str] | None:
         if process.poll() is not None:

@@ -69,6 +69,12 @@ def test_an_unsafe_verdict_prints_a_line_naming_the_check_as_it_lands(tmp_path, 
         assert delay < 5
     finally:
         assert collector.terminate() == 0, collector.log.read_text()
+    last = collector.log.read_text().splitlines()[-1]
+    assert last.startswith("rampart-otel: stopped after "), last
+    assert last.endswith(
+        ": 6 spans received, 2 runs scored (1 unsafe, 2 undetermined, 1 safe results); "
+        "0 traces open"
+    )
 
 
 def test_quiet_prints_the_addresses_and_no_verdict_lines(tmp_path):
@@ -87,3 +93,21 @@ def test_quiet_prints_the_addresses_and_no_verdict_lines(tmp_path):
     log = collector.log.read_text()
     assert log.startswith("rampart-otel: collecting: OTLP/HTTP on http://")
     assert log.count("\n") == 1, log  # not even "stopping" or "scorer finished"
+
+
+def test_a_restart_sums_up_what_it_scored_not_what_the_store_held(tmp_path):
+    # The store's earlier verdicts are on /metrics (rampart_otel_verdicts_total); the
+    # console's lines count what this start scored, as their runs do.
+    config = settings(tmp_path, "shutdown_timeout_seconds: 300\n")
+    for _ in range(2):
+        collector = spawn(tmp_path / "data", config)
+        try:
+            sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+            assert sender.export(make_traces(1, tool="delete_file")) is SpanExportResult.SUCCESS
+            wait_for(lambda c=collector: c.metrics()["rampart_otel_runs_scored_total"] >= 1, 60)
+        finally:
+            assert collector.terminate() == 0
+    last = collector.log.read_text().splitlines()[-1]
+    assert last.endswith(
+        ": 3 spans received, 1 runs scored (1 unsafe, 1 undetermined results); 0 traces open"
+    ), last

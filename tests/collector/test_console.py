@@ -171,3 +171,39 @@ def test_a_secret_in_the_service_name_is_masked_in_a_verdict_line():
     out = io.StringIO()
     Console(out).verdicts([notice(1, service=f"agent {token}")])
     assert token not in out.getvalue() and "ghp_…[masked:github-token]" in out.getvalue()
+
+
+def test_the_stop_counts_the_unprinted_verdicts_and_sums_up_the_whole_run():
+    # A collector stopped within a minute said nothing of what it scored, and the verdicts
+    # over the minute's limit were never counted.
+    clock, out = Clock(), io.StringIO()
+    console = Console(out, lines_per_minute=1, clock=clock)
+    console.verdicts([notice(i) for i in range(4)])
+    clock.now += 20
+    console.stopped({"spans_received": 12, "runs_scored": 4, "unsafe": 4, "open_traces": 1})
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    assert lines[1].startswith("rampart-otel: 3 more UNSAFE/ERROR verdicts were not printed")
+    assert lines[2] == (
+        "rampart-otel: stopped after 20s: 12 spans received, 4 runs scored (4 unsafe results); "
+        "1 traces open"
+    )
+
+
+def test_a_password_or_token_in_a_url_query_is_not_shown(tmp_path):
+    # libpq takes ?password=, and an OTLP endpoint may carry ?token=: the startup block
+    # named them in clear (only user:password@ was masked).
+    config = load_config(
+        None,
+        overrides={
+            "data_dir": str(tmp_path),
+            "policies": [str(SAMPLES / "policy.yaml")],
+            "results": "postgresql://u@db/rampart?sslmode=require&password=hunter2",
+            "export.otlp.endpoint": "http://otel-collector:4318/v1/logs?access_token=tok9f3a",
+        },
+    )
+    out = io.StringIO()
+    Console(out).startup(config, None, None, load_policies(config.policies))
+    assert "hunter2" not in out.getvalue() and "tok9f3a" not in out.getvalue()
+    assert "postgresql://u@db/rampart?sslmode=require&password=***" in out.getvalue()
+    assert "/v1/logs?access_token=***" in out.getvalue()

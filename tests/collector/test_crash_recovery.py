@@ -6,12 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import random
+import resource
 import signal
 import sqlite3
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -265,3 +267,36 @@ def children(pid: int) -> list[int]:
             if int(stat.rpartition(")")[2].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:  # in the collector's process only: its files stop at `limit` bytes
+        resource.setrlimit(
+            resource.RLIMIT_FSIZE, (limit, resource.getrlimit(resource.RLIMIT_FSIZE)[1])
+        )
+
+    return apply
+
+
+def test_a_results_db_that_cannot_grow_stops_scoring_in_one_line_and_ingest_goes_on(tmp_path):
+    # results.db's write-ahead log cannot grow past 256 KiB (as on a full disk), while the
+    # segments roll over before that and stay writable: scoring stops, said once, with no
+    # traceback and no scorer restarted in a tight loop; every span is still acknowledged.
+    cfg = config(tmp_path, idle=0.2)
+    cfg.write_text(cfg.read_text() + "storage:\n  segment_max_bytes: 65536\n")
+    collector = spawn(tmp_path / "data", cfg, preexec_fn=_file_size_limit(256 * 1024))
+    try:
+        exporter = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+        for _ in range(40):
+            assert exporter.export(make_traces(20)) == SpanExportResult.SUCCESS
+        wait_for(
+            lambda: collector.metrics()["rampart_otel_results_store_up"] == 0, 90, "store down"
+        )
+        time.sleep(3)  # a restart loop would log again (and again) meanwhile
+        assert exporter.export(make_traces(5)) == SpanExportResult.SUCCESS
+    finally:
+        collector.terminate()
+    log = collector.log.read_text()
+    assert "Traceback" not in log, log
+    assert log.count("results store unavailable") == 1, log
+    assert f"results store unavailable: {tmp_path / 'data' / 'results.db'}: " in log, log

@@ -3,12 +3,18 @@ collector keeps it to its own user, directory 0700 and every file in it 0600."""
 
 from __future__ import annotations
 
+import resource
 import stat
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from cli_runner import run_cli
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace.export import SpanExportResult
 
-from collector.harness import spawn, wait_for, write_config
+from collector.harness import make_traces, spawn, start_in_process, wait_for, write_config
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "samples" / "traces" / "openinference-exfil.jsonl"
@@ -64,3 +70,53 @@ def test_log_lines_escape_what_they_quote(tmp_path: Path) -> None:
     assert "was readable by others: now 0700" in log
     assert "\x1b" not in log
     assert all(line.startswith(("rampart-otel", "  ")) for line in log.splitlines()), log
+
+
+def test_a_full_disk_refuses_every_request_and_healthz_and_metrics_say_storage(
+    tmp_path: Path,
+) -> None:
+    # RLIMIT_FSIZE at the segment's size: the next write fails as on a full disk. Both
+    # receivers refuse (retryable), /healthz is 503 and the refusals are counted as storage
+    # ones, not as a busy queue; once a write succeeds all is well again.
+    collector = start_in_process(tmp_path / "data")
+    http = OTLPSpanExporter(endpoint=collector.traces_url, timeout=2)
+    grpc = GrpcExporter(endpoint=collector.grpc_target, insecure=True, timeout=2)
+    try:
+        assert http.export(make_traces(1)) == SpanExportResult.SUCCESS
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (collector.collector.writer.position[1], hard))
+        try:
+            assert http.export(make_traces(1)) == SpanExportResult.FAILURE
+            assert grpc.export(make_traces(1)) == SpanExportResult.FAILURE
+            health = get(collector.http_url + "/healthz")
+            metrics = get(collector.http_url + "/metrics")[1]
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        assert health[0] == 503 and "storage" in health[1]
+        assert 'reason="storage",transport="http"' in metrics
+        assert 'reason="storage",transport="grpc"' in metrics
+        assert 'reason="busy"' not in metrics
+        assert grpc.export(make_traces(1)) == SpanExportResult.SUCCESS
+        assert get(collector.http_url + "/healthz") == (200, "ok\n")
+    finally:
+        collector.stop()
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_a_data_directory_it_cannot_use_is_one_line_naming_the_path(tmp_path: Path) -> None:
+    # (A read-only directory fails the same way for a user that is not root.)
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    (data_dir / "segments").write_text("not a directory\n")
+    proc = run_cli("collect", "--data-dir", data_dir, "--http", "127.0.0.1:0", "--grpc", "off")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        f"rampart-otel: error: data_dir {data_dir}: cannot use {data_dir}/segments: not a directory"
+    )

@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 
+from rampart_otel.errors import StoreError
 from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
 
 
@@ -71,3 +72,24 @@ def test_a_new_results_db_has_pages_that_fit_several_run_documents(tmp_path):
     ResultsStore(old).close()
     with sqlite3.connect(old) as db:
         assert db.execute("PRAGMA page_size").fetchone()[0] == 4096
+
+
+def test_a_transaction_on_a_full_disk_raises_what_sqlite_said(tmp_path):
+    # SQLite rolls a transaction back by itself on SQLITE_FULL; a ROLLBACK after it fails
+    # with "no transaction is active", which hid the reason (a full disk) from the log.
+    store = ResultsStore(tmp_path / "results.db")
+    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+    store.db.execute(f"PRAGMA max_page_count={pages}")  # the file cannot grow: full
+    with pytest.raises(sqlite3.OperationalError, match="full"), store.transaction() as txn:
+        for index in range(5000):
+            packed, digest = span_set([f"{index:016x}"])
+            txn.add_run(f"run-{index}", 0, packed, digest, [], None, None)
+    assert not store.db.in_transaction
+
+
+def test_a_results_db_that_is_no_database_is_one_line_naming_it(tmp_path):
+    path = tmp_path / "results.db"
+    path.write_bytes(b"\x93not sqlite" * 1000)
+    with pytest.raises(StoreError) as raised:
+        ResultsStore(path)
+    assert str(raised.value) == f"{path}: cannot open the results store: file is not a database"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import threading
 from pathlib import Path
 
@@ -117,3 +118,31 @@ def test_queue_bytes_limit_always_admits_one_request(tmp_path):
     writer.pause(False)
     writer.close()
     assert len(records(tmp_path)) == 1
+
+
+def test_a_disk_that_refuses_writes_is_one_log_line_unhealthy_until_a_write_succeeds(
+    tmp_path, caplog
+):
+    # The segment cannot grow (RLIMIT_FSIZE: EFBIG, as ENOSPC on a full disk): every request
+    # is refused, the log says so once (not once per retried request), and the writer is
+    # unhealthy (/healthz 503) until a write succeeds again.
+    writer = SegmentWriter(tmp_path / "segments")
+    first, _ = payload()
+    writer.append_wait(first, 30)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (writer.position[1], hard))
+    try:
+        for _ in range(3):
+            with pytest.raises(OSError):
+                writer.append_wait(payload()[0], 30)
+        assert not writer.healthy
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    last, _ = payload()
+    writer.append_wait(last, 30)
+    assert writer.healthy
+    writer.close()
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1, [r.getMessage() for r in errors]
+    assert "refusing requests" in errors[0].getMessage()
+    assert records(tmp_path / "segments") == [first, last]
