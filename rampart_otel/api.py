@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from typing import get_args
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 
 from rampart_otel.codecs.otlp_proto import spans_from_proto
 from rampart_otel.engine import checked_assumptions
-from rampart_otel.errors import DataError
+from rampart_otel.errors import DataError, EmptyInput, PolicyError, UsageError
 from rampart_otel.evaluation import CheckResult, Policy, load_policy
 from rampart_otel.model import InputError, Run
 from rampart_otel.pipeline import FileSource, Pipeline, RunList, RunSource
@@ -27,6 +28,7 @@ from rampart_otel.sinks import ResultList
 PolicySource = Policy | str | os.PathLike[str]
 Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 ERRORS_NAMED = 3
+ALLOW_EMPTY = "allow_empty=True"
 
 
 class TraceReadError(DataError):
@@ -47,6 +49,7 @@ def score_files(
     *,
     assume_coverage: Iterable[str] = (),
     group_by: GroupBy = "trace",
+    allow_empty: bool = False,
 ) -> list[CheckResult]:
     """Every check of ``policy`` on every run in ``paths`` (files or directories, any form the
     file reader takes: OTLP, Tempo, Jaeger, Zipkin v2 JSON, the SDK's console output; or trace
@@ -56,16 +59,20 @@ def score_files(
     Raises :class:`TraceReadError` if any line or file could not be read: a verdict list that
     silently left part of the input out would read as safer than the trace was; and
     :class:`~rampart_otel.errors.PolicyError` (one line) for a policy or an
-    ``assume_coverage`` key that cannot be used, before anything is read.
+    ``assume_coverage`` key that cannot be used, before anything is read. Input with no span
+    at all raises :class:`~rampart_otel.errors.EmptyInput`, as ``score`` exits 2 on it (an
+    empty list of results would pass ``for result in results: assert result``), unless
+    ``allow_empty``. Arguments of the wrong type are one
+    :class:`~rampart_otel.errors.UsageError` (a policy's, a PolicyError).
     """
     chosen = policy_of(policy)
     assumed = checked_assumptions(assume_coverage, option="assume_coverage", policies=[chosen])
-    if isinstance(paths, str | os.PathLike):
-        paths = [paths]
-    source = FileSource(list(paths), group_by=group_by)
+    source = FileSource(_path_list(paths), group_by=_grouping(group_by))
     results = _scored(source, chosen, assumed)
     if source.stats.errors:
         raise TraceReadError(source.stats.errors)
+    if source.stats.spans == 0 and not allow_empty:
+        raise EmptyInput(ALLOW_EMPTY)
     return results
 
 
@@ -77,12 +84,16 @@ def score_spans(
     group_by: GroupBy = "trace",
     one_run: str | None = None,
     stitch: bool = True,
+    allow_empty: bool = False,
 ) -> list[CheckResult]:
     """Every check of ``policy`` on every run the finished SDK ``spans`` make up (errors as
-    :func:`score_files`; ``one_run``, ``stitch`` as for :func:`span_runs`)."""
+    :func:`score_files`, no span at all included; ``one_run``, ``stitch`` as for
+    :func:`span_runs`)."""
     chosen = policy_of(policy)
     assumed = checked_assumptions(assume_coverage, option="assume_coverage", policies=[chosen])
     runs = span_runs(spans, group_by=group_by, one_run=one_run, stitch=stitch)
+    if not runs and not allow_empty:
+        raise EmptyInput(ALLOW_EMPTY)
     return _scored(RunList(runs), chosen, assumed)
 
 
@@ -107,7 +118,8 @@ def span_runs(
     per tool, and the test is what holds them together). ``stitch=False``: one run per
     trace, the pieces of one agent's work left apart (``processors.stitch``).
     """
-    sdk_spans = list(spans)
+    group_by = _grouping(group_by)
+    sdk_spans = _span_list(spans)
     if not sdk_spans:
         return []
     # Through the real OTLP encoder and our decoder: the spans are read exactly as if the
@@ -120,5 +132,48 @@ def span_runs(
 
 
 def policy_of(policy: PolicySource) -> Policy:
-    """``policy`` itself, or the policy file it names."""
-    return policy if isinstance(policy, Policy) else load_policy(policy)
+    """``policy`` itself, or the policy file it names; anything else is a PolicyError (an
+    int would be opened as a file descriptor: 0, standard input)."""
+    if isinstance(policy, Policy):
+        return policy
+    if not isinstance(policy, str | os.PathLike):
+        raise PolicyError("policy", None, None, _wrong_type(policy, _POLICY_TYPES))
+    return load_policy(policy)
+
+
+_POLICY_TYPES = "a Policy or the path of a policy file (str or os.PathLike)"
+_PATH_TYPES = "a file, directory or store URL (str or os.PathLike), or an iterable of them"
+_SPAN_TYPES = "the SDK's finished spans (ReadableSpan), an iterable of them"
+
+
+def _wrong_type(value: object, expected: str) -> str:
+    return f"{expected}, not {type(value).__name__}"
+
+
+def _path_list(paths: Paths) -> list[str | os.PathLike[str]]:
+    """``paths`` as a list, each checked: a bytes path would be read as its byte values."""
+    if isinstance(paths, str | os.PathLike):
+        return [paths]
+    if isinstance(paths, bytes) or not isinstance(paths, Iterable):
+        raise UsageError(f"paths: {_wrong_type(paths, _PATH_TYPES)}")
+    listed = list(paths)
+    for path in listed:
+        if not isinstance(path, str | os.PathLike):
+            raise UsageError(f"paths: {_wrong_type(path, _PATH_TYPES)}")
+    return listed
+
+
+def _span_list(spans: Iterable[ReadableSpan]) -> list[ReadableSpan]:
+    if isinstance(spans, str | bytes) or not isinstance(spans, Iterable):
+        raise UsageError(f"spans: {_wrong_type(spans, _SPAN_TYPES)}")
+    listed = list(spans)
+    for span in listed:
+        if not isinstance(span, ReadableSpan):
+            raise UsageError(f"spans: {_wrong_type(span, _SPAN_TYPES)}")
+    return listed
+
+
+def _grouping(group_by: GroupBy) -> GroupBy:
+    if group_by not in get_args(GroupBy):
+        raise UsageError(f"group_by is trace or session, not {group_by!r}")
+    return group_by
