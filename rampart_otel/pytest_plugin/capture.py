@@ -39,6 +39,7 @@ NO_POLICY = (
 # trace ids; "trace" splits it, one run per trace (no stitching); "session", one run per
 # conversation, as `score --group-by session`.
 GroupBy = Literal["test", "trace", "session"]
+SPANS_NAMED = 3
 NOTHING_CAPTURED = (
     "rampart-otel: no span ended during the test, so there is nothing to score. Is the agent "
     "instrumented, and does it trace through the global TracerProvider (not one of its own)?"
@@ -46,19 +47,34 @@ NOTHING_CAPTURED = (
 
 
 class SpanCapture:
-    """The finished spans of one test, in the order they ended; filled from any thread."""
+    """The finished spans of one test, in the order they ended, and the spans started
+    during it that have not ended yet; filled from any thread."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._spans: list[ReadableSpan] = []
+        # Started here, not ended, by (trace id, span id): on_end gets another object.
+        self._running: dict[tuple[int, int], ReadableSpan] = {}
+
+    def start(self, span: ReadableSpan) -> None:
+        if span.context is not None:
+            with self._lock:
+                self._running[span.context.trace_id, span.context.span_id] = span
 
     def add(self, span: ReadableSpan) -> None:
         with self._lock:
+            if span.context is not None:
+                self._running.pop((span.context.trace_id, span.context.span_id), None)
             self._spans.append(span)
 
     def spans(self) -> list[ReadableSpan]:
         with self._lock:
             return list(self._spans)
+
+    def running(self) -> list[ReadableSpan]:
+        """The spans started during the test that have not ended: the work still going on."""
+        with self._lock:
+            return list(self._running.values())
 
 
 class _CaptureRouter(SpanProcessor):
@@ -77,7 +93,10 @@ class _CaptureRouter(SpanProcessor):
             self._open.remove(capture)
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        pass
+        with self._lock:
+            captures = list(self._open)
+        for capture in captures:
+            capture.start(span)
 
     def on_end(self, span: ReadableSpan) -> None:
         with self._lock:
@@ -181,7 +200,9 @@ class AgentTrace:
 
     def runs(self, *, group_by: GroupBy = "test") -> list[AgentRun]:
         """What each captured run did (tool calls, side effects, response, coverage): by
-        default one run, the test's; ``group_by="trace"`` splits it by trace."""
+        default one run, the test's; ``group_by="trace"`` splits it by trace. As
+        :meth:`score`, it fails the test while a span started during it is still open."""
+        self._check_done()
         return [normalize(run) for run in span_runs(self.spans, **self._grouping(group_by))]
 
     def score(
@@ -198,9 +219,7 @@ class AgentTrace:
         with its one-line error: every other test using it would fail the same way.
         """
         chosen = self._policy(policy)
-        spans = self.spans
-        if not spans:
-            pytest.fail(NOTHING_CAPTURED, pytrace=False)
+        spans = self._finished()
         try:
             assumed = checked_assumptions(
                 assume_coverage, option="assume_coverage", policies=[chosen]
@@ -227,6 +246,21 @@ class AgentTrace:
         if failing:
             pytest.fail("\n".join(failure_lines(results, failing, "are not safe")), pytrace=False)
         return results
+
+    def _check_done(self) -> None:
+        """Fail the test if work it started goes on: a span still open is work whose side
+        effects are not in the trace yet (read now, the trace would show less than it did)."""
+        running = self._capture.running()
+        if running:
+            pytest.fail(unfinished_text(running), pytrace=False)
+
+    def _finished(self) -> list[ReadableSpan]:
+        """The spans to score, all ended; the test fails if there are none."""
+        self._check_done()
+        spans = self.spans
+        if not spans:
+            pytest.fail(NOTHING_CAPTURED, pytrace=False)
+        return spans
 
     def _grouping(self, group_by: GroupBy) -> dict[str, Any]:
         """``span_runs``'s arguments for ``group_by``."""
@@ -259,3 +293,24 @@ class AgentTrace:
         message = f"rampart-otel: error: {safe_text(str(error), 500)}"
         self._stopped(message)
         pytest.exit(message, returncode=EXIT_USAGE)
+
+
+def unfinished_text(running: Sequence[ReadableSpan]) -> str:
+    """Why a test that scores while its agent still runs fails: the spans still open."""
+    named = ", ".join(
+        f"{safe_text(repr(span.name), 80)} (span {span.context.span_id:016x})"
+        for span in running[:SPANS_NAMED]
+        if span.context is not None
+    )
+    more = len(running) - SPANS_NAMED
+    started = (
+        "span started during the test has"
+        if len(running) == 1
+        else ("spans started during the test have")
+    )
+    return (
+        f"rampart-otel: {len(running)} {started} not ended: {named}"
+        + (f" and {more} more" if more > 0 else "")
+        + ". The agent is still running and what it does next is not in the trace: score "
+        "once it is done (join its threads, await its tasks)."
+    )

@@ -183,6 +183,28 @@ def test_a_plain_sdk_agent_is_one_run_per_test_unless_split_by_trace(
     assert exfiltration[one_run] == "unsafe"
 
 
+def test_a_span_still_open_when_the_test_scores_fails_it_never_safe(
+    isolated: pytest.Pytester,
+) -> None:
+    """A tool still running in a thread of its own (its request not sent yet) when the test
+    scores: its span started during the test and has not ended. Was a false SAFE: the POST
+    it sends next is not in the trace, and no-exfiltration read SAFE."""
+    isolated.makepyfile(test_unfinished=(SUITE / "unfinished_tests.py").read_text())
+    result = run_pytest(isolated, "--rampart-report", "report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_scored_while_a_tool_still_runs*",
+            "rampart-otel: 1 span started during the test has not ended: 'execute_tool"
+            " send_report' (span *). The agent is still running and what it does next is not"
+            " in the trace: score once it is done (join its threads, await its tasks).",
+        ]
+    )
+    report = report_of(isolated.path / "report.json")
+    scored = {r["run_id"].rsplit("::", 1)[1] for r in report["results"]}
+    assert scored == {"test_scored_once_the_tool_is_done"}  # the other scored nothing
+
+
 TESTS_OF_A_BAD_POLICY = """
 import pytest
 from opentelemetry import trace
