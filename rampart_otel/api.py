@@ -136,9 +136,17 @@ def policy_of(policy: PolicySource) -> Policy:
     int would be opened as a file descriptor: 0, standard input)."""
     if isinstance(policy, Policy):
         return policy
-    if not isinstance(policy, str | os.PathLike):
-        raise PolicyError("policy", None, None, _wrong_type(policy, _POLICY_TYPES))
+    problem = policy_type_problem(policy)
+    if problem:
+        raise PolicyError("policy", None, None, problem)
     return load_policy(policy)
+
+
+def policy_type_problem(policy: object) -> str | None:
+    """What is wrong with ``policy``'s type, if anything: a Policy or a path is due."""
+    if isinstance(policy, Policy | str | os.PathLike):
+        return None
+    return _wrong_type(policy, _POLICY_TYPES)
 
 
 _POLICY_TYPES = "a Policy or the path of a policy file (str or os.PathLike)"

@@ -19,9 +19,9 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
-from rampart_otel.api import PolicySource, policy_of, span_runs
+from rampart_otel.api import PolicySource, policy_of, policy_type_problem, span_runs
 from rampart_otel.engine import checked_assumptions
-from rampart_otel.errors import PolicyError, UsageError
+from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.model import AgentRun
 from rampart_otel.pipeline import Pipeline, RunList
@@ -128,7 +128,7 @@ def _router() -> _CaptureRouter:
         trace.set_tracer_provider(TracerProvider())  # ignored (with a warning) if another won
     provider = trace.get_tracer_provider()
     if not isinstance(provider, _TakesProcessors):
-        raise UsageError(
+        misuse(
             "agent_trace needs a global TracerProvider that takes span processors (the "
             f"OpenTelemetry SDK's); the global one is a {type(provider).__name__}"
         )
@@ -270,16 +270,17 @@ class AgentTrace:
             return {"group_by": "trace", "stitch": False}
         if group_by == "session":
             return {"group_by": "session"}
-        raise UsageError(
-            f"group_by is one of test, trace, session, not {safe_text(repr(group_by))}"
-        )
+        misuse(f"group_by is one of test, trace, session, not {safe_text(repr(group_by))}")
 
     def _policy(self, policy: PolicySource | None) -> Policy:
         policy = self._default_policy if policy is None else policy
         if policy is None:
-            raise UsageError(NO_POLICY)
+            misuse(NO_POLICY)
         if isinstance(policy, Policy):
             return policy
+        problem = policy_type_problem(policy)
+        if problem:
+            misuse(f"policy: {problem}")
         path = (self._test_dir / policy).resolve()
         if path not in self._policies:
             try:
@@ -314,3 +315,9 @@ def unfinished_text(running: Sequence[ReadableSpan]) -> str:
         + ". The agent is still running and what it does next is not in the trace: score "
         "once it is done (join its threads, await its tasks)."
     )
+
+
+def misuse(message: str) -> NoReturn:
+    """Fail the test with one line, no traceback into the plugin: the fixture misused (a
+    missing policy, an argument of the wrong type or value)."""
+    pytest.fail(f"rampart-otel: error: {message}", pytrace=False)
