@@ -23,10 +23,10 @@ from rampart_otel.model import InputError, Run
 from rampart_otel.pipeline import FileSource, Pipeline, RunList, RunSource
 from rampart_otel.processors.assemble import GroupBy
 from rampart_otel.processors.stitch import assemble
+from rampart_otel.reading import Paths, path_list
 from rampart_otel.sinks import ResultList
 
 PolicySource = Policy | str | os.PathLike[str]
-Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 ERRORS_NAMED = 3
 ALLOW_EMPTY = "allow_empty=True"
 
@@ -67,7 +67,7 @@ def score_files(
     """
     chosen = policy_of(policy)
     assumed = checked_assumptions(assume_coverage, option="assume_coverage", policies=[chosen])
-    source = FileSource(_path_list(paths), group_by=_grouping(group_by))
+    source = FileSource(path_list(paths), group_by=_grouping(group_by))
     results = _scored(source, chosen, assumed)
     if source.stats.errors:
         raise TraceReadError(source.stats.errors)
@@ -150,25 +150,11 @@ def policy_type_problem(policy: object) -> str | None:
 
 
 _POLICY_TYPES = "a Policy or the path of a policy file (str or os.PathLike)"
-_PATH_TYPES = "a file, directory or store URL (str or os.PathLike), or an iterable of them"
 _SPAN_TYPES = "the SDK's finished spans (ReadableSpan), an iterable of them"
 
 
 def _wrong_type(value: object, expected: str) -> str:
     return f"{expected}, not {type(value).__name__}"
-
-
-def _path_list(paths: Paths) -> list[str | os.PathLike[str]]:
-    """``paths`` as a list, each checked: a bytes path would be read as its byte values."""
-    if isinstance(paths, str | os.PathLike):
-        return [paths]
-    if isinstance(paths, bytes) or not isinstance(paths, Iterable):
-        raise UsageError(f"paths: {_wrong_type(paths, _PATH_TYPES)}")
-    listed = list(paths)
-    for path in listed:
-        if not isinstance(path, str | os.PathLike):
-            raise UsageError(f"paths: {_wrong_type(path, _PATH_TYPES)}")
-    return listed
 
 
 def _span_list(spans: Iterable[ReadableSpan]) -> list[ReadableSpan]:
