@@ -40,6 +40,11 @@ NO_POLICY = (
 # conversation, as `score --group-by session`.
 GroupBy = Literal["test", "trace", "session"]
 SPANS_NAMED = 3
+SHARED_CAPTURE = (
+    "rampart-otel: another agent_trace captured spans in this process while this test ran "
+    "(tests run in threads), so its spans cannot be told apart from this test's: run such "
+    "tests in processes (pytest-xdist), not threads."
+)
 NOTHING_CAPTURED = (
     "rampart-otel: no span ended during the test, so there is nothing to score. Is the agent "
     "instrumented, and does it trace through the global TracerProvider (not one of its own)?"
@@ -55,6 +60,9 @@ class SpanCapture:
         self._spans: list[ReadableSpan] = []
         # Started here, not ended, by (trace id, span id): on_end gets another object.
         self._running: dict[tuple[int, int], ReadableSpan] = {}
+        # Another capture was open at the same time (tests in threads of one process):
+        # every span that ended went to both, so neither's spans are its own.
+        self.shared = False
 
     def start(self, span: ReadableSpan) -> None:
         if span.context is not None:
@@ -86,6 +94,9 @@ class _CaptureRouter(SpanProcessor):
 
     def open(self, capture: SpanCapture) -> None:
         with self._lock:
+            if self._open:
+                for other in [*self._open, capture]:
+                    other.shared = True
             self._open.append(capture)
 
     def close(self, capture: SpanCapture) -> None:
@@ -248,8 +259,11 @@ class AgentTrace:
         return results
 
     def _check_done(self) -> None:
-        """Fail the test if work it started goes on: a span still open is work whose side
+        """Fail the test if its spans are not all its own (another capture was open at the
+        same time) or if work it started goes on: a span still open is work whose side
         effects are not in the trace yet (read now, the trace would show less than it did)."""
+        if self._capture.shared:
+            pytest.fail(SHARED_CAPTURE, pytrace=False)
         running = self._capture.running()
         if running:
             pytest.fail(unfinished_text(running), pytrace=False)

@@ -210,6 +210,60 @@ def test_a_span_still_open_when_the_test_scores_fails_it_never_safe(
     assert scored == {"test_scored_once_the_tool_is_done"}  # the other scored nothing
 
 
+TESTS_CAPTURING_AT_ONCE = """
+import threading
+
+import pytest
+from opentelemetry import trace
+
+from rampart_otel.pytest_plugin.capture import capturing
+
+
+@pytest.mark.rampart(policy="policy.yaml")
+def test_while_another_test_captures(agent_trace):
+    # Another test's capture, open in a thread of this process (tests run in threads).
+    other_open, done = threading.Event(), threading.Event()
+
+    def other_test():
+        with capturing():
+            other_open.set()
+            done.wait(30)
+
+    other = threading.Thread(target=other_test)
+    other.start()
+    other_open.wait(30)
+    with trace.get_tracer("t").start_as_current_span("work"):
+        pass
+    done.set()
+    other.join()
+    agent_trace.score()
+
+
+@pytest.mark.rampart(policy="policy.yaml")
+def test_alone(agent_trace):
+    with trace.get_tracer("t").start_as_current_span("work"):
+        pass
+    agent_trace.score()
+"""
+
+
+def test_a_test_that_captured_while_another_did_is_not_scored(isolated: pytest.Pytester) -> None:
+    """Two captures open at once in one process (tests run in threads) each get every span
+    that ends: neither test's spans can be told apart, so neither is scored (its spans could
+    show what the other's agent did not: a final answer, an I/O span)."""
+    isolated.makepyfile(test_at_once=TESTS_CAPTURING_AT_ONCE)
+    result = run_pytest(isolated)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_while_another_test_captures*",
+            "rampart-otel: another agent_trace captured spans in this process while this test"
+            " ran (tests run in threads), so its spans cannot be told apart from this test's:"
+            " run such tests in processes (pytest-xdist), not threads.",
+        ]
+    )
+
+
 TESTS_OF_A_BAD_POLICY = """
 import pytest
 from opentelemetry import trace
