@@ -327,7 +327,7 @@ def unfinished_text(running: Sequence[ReadableSpan]) -> str:
         f"rampart-otel: {len(running)} {started} not ended: {named}"
         + (f" and {more} more" if more > 0 else "")
         + ". The agent is still running and what it does next is not in the trace: score "
-        "once it is done (join its threads, await its tasks)."
+        "once it is done (join its threads, await its tasks, read or close its streams)."
     )
 
 

@@ -202,7 +202,8 @@ def test_a_span_still_open_when_the_test_scores_fails_it_never_safe(
             "*test_scored_while_a_tool_still_runs*",
             "rampart-otel: 1 span started during the test has not ended: 'execute_tool"
             " send_report' (span *). The agent is still running and what it does next is not"
-            " in the trace: score once it is done (join its threads, await its tasks).",
+            " in the trace: score once it is done (join its threads, await its tasks, read"
+            " or close its streams).",
         ]
     )
     report = report_of(isolated.path / "report.json")
