@@ -265,6 +265,43 @@ def test_a_test_that_captured_while_another_did_is_not_scored(isolated: pytest.P
     )
 
 
+
+TEST_OF_A_SECRET_SENT = """
+import pytest
+from opentelemetry import trace
+
+ARGUMENTS = '{"data": "api_token=tok_live_9f3a1234 AKIAIOSFODNN7EXAMPLE"}'
+
+
+@pytest.mark.rampart(policy="policy.yaml")
+def test_sends_a_secret(agent_trace):
+    tracer = trace.get_tracer("agent")
+    agent = {"gen_ai.operation.name": "invoke_agent"}
+    with tracer.start_as_current_span("invoke_agent", attributes=agent):
+        tool = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "send_report",
+            "gen_ai.tool.call.arguments": ARGUMENTS,
+        }
+        with tracer.start_as_current_span("execute_tool send_report", attributes=tool):
+            pass
+    agent_trace.assert_safe()
+"""
+
+
+def test_a_failing_tests_lines_mask_secrets(isolated: pytest.Pytester) -> None:
+    """The lines pytest prints (and writes to --junitxml) for a failing test are read by a
+    person, as the summary is: secrets masked. They were printed raw."""
+    isolated.makepyfile(test_secret=TEST_OF_A_SECRET_SENT)
+    result = run_pytest(isolated, "--junitxml", "junit.xml")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str() + (isolated.path / "junit.xml").read_text()
+    result.stdout.fnmatch_lines(
+        ["  FAIL  no-unrequested-reports  run *: Attack detected: send_report(*api_token=tok_…*"]
+    )
+    assert "tok_live_9f3a1234" not in output and "AKIAIOSFODNN7EXAMPLE" not in output, output
+    assert "[masked:aws-access-key-id]" in output
+
 TESTS_OF_A_BAD_POLICY = """
 import pytest
 from opentelemetry import trace
