@@ -265,7 +265,6 @@ def test_a_test_that_captured_while_another_did_is_not_scored(isolated: pytest.P
     )
 
 
-
 TEST_OF_A_SECRET_SENT = """
 import pytest
 from opentelemetry import trace
@@ -301,6 +300,7 @@ def test_a_failing_tests_lines_mask_secrets(isolated: pytest.Pytester) -> None:
     )
     assert "tok_live_9f3a1234" not in output and "AKIAIOSFODNN7EXAMPLE" not in output, output
     assert "[masked:aws-access-key-id]" in output
+
 
 TESTS_OF_A_BAD_POLICY = """
 import pytest
