@@ -24,6 +24,7 @@ from rampart_otel.pipeline import FileSource, Pipeline, RunList, RunSource
 from rampart_otel.processors.assemble import GroupBy
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.reading import Paths, path_list
+from rampart_otel.render import safe_text
 from rampart_otel.sinks import ResultList
 
 PolicySource = Policy | str | os.PathLike[str]
@@ -164,6 +165,12 @@ def _span_list(spans: Iterable[ReadableSpan]) -> list[ReadableSpan]:
     for span in listed:
         if not isinstance(span, ReadableSpan):
             raise UsageError(f"spans: {_wrong_type(span, _SPAN_TYPES)}")
+        if span.end_time is None:  # live: what runs under it is not in the trace yet
+            raise UsageError(
+                f"spans: {safe_text(repr(span.name), 80)} (span "
+                f"{span.context.span_id if span.context else 0:016x}) has not ended: "
+                "score finished spans (an exporter's, after the agent is done)"
+            )
     return listed
 
 

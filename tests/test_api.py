@@ -199,3 +199,14 @@ def test_paths_and_spans_may_be_generators() -> None:
     assert verdicts(from_generator) == verdicts(score_files(EXFIL, POLICY))
     spans = agent_spans()
     assert verdicts(score_spans(iter(spans), POLICY)) == verdicts(score_spans(spans, POLICY))
+
+
+def test_a_span_not_ended_is_refused() -> None:
+    """A live SDK span (end_time None) was scored as if ended: the work under it not yet in
+    the trace, as the pytest plugin refuses to score while a span is open."""
+    tracer = TracerProvider().get_tracer("test_api")
+    live = tracer.start_span("execute_tool send_report")
+    with pytest.raises(UsageError, match=r"^spans: 'execute_tool send_report' .* has not ended"):
+        score_spans([*agent_spans(), live], POLICY)
+    live.end()
+    assert score_spans([*agent_spans(), live], POLICY)
