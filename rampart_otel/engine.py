@@ -54,6 +54,8 @@ def checked_assumptions(
 ) -> list[str]:
     """``keys`` as given, each a channel the language knows or one of ``policies`` declares
     (``side_effect_kinds``); else a PolicyError naming ``option`` and the closest keys."""
+    if isinstance(keys, str):  # not read letter by letter ('s' is no channel)
+        raise PolicyError(option, None, None, f"a list of channel keys, not one string: [{keys!r}]")
     keys = list(keys)
     declared = [kind for policy in policies for kind in policy.side_effect_kinds]
     for key in keys:

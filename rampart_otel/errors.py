@@ -27,10 +27,10 @@ class EmptyInput(UserError):
     """Input that held no span at all (an empty file or directory), where spans were due:
     a CI job scoring nothing must not pass."""
 
-    def __init__(self) -> None:
+    def __init__(self, allow: str = "--allow-empty") -> None:
         super().__init__(
             "no spans in the input (an empty file or directory, or nothing but blank "
-            "records); pass --allow-empty if that is expected"
+            f"records); pass {allow} if that is expected"
         )
 
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from rampart_otel.errors import UsageError
 from rampart_otel.model import AgentRun, InputError, Run, Span
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.processors.normalize import normalize
@@ -52,6 +53,25 @@ def decode_located(record: Record) -> Iterator[Item]:
         yield item
 
 
+Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+PATH_TYPES = "a file, directory or store URL (str or os.PathLike), or an iterable of them"
+
+
+def path_list(paths: Paths) -> list[str | os.PathLike[str]]:
+    """``paths`` as a list of paths, each checked: one path given alone is one path (a
+    string iterated is its letters, '/' the whole file system), a bytes path or anything
+    else a UsageError."""
+    if isinstance(paths, str | os.PathLike):
+        return [paths]
+    if isinstance(paths, bytes) or not isinstance(paths, Iterable):
+        raise UsageError(f"paths: {PATH_TYPES}, not {type(paths).__name__}")
+    listed = list(paths)
+    for path in listed:
+        if not isinstance(path, str | os.PathLike):
+            raise UsageError(f"paths: {PATH_TYPES}, not {type(path).__name__}")
+    return listed
+
+
 def read_located(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Item]:
     """Every span batch and InputError under ``paths``, in order, spans located."""
     for record in read_records(paths):
@@ -62,7 +82,7 @@ def read_located(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Item]:
 
 
 def runs(
-    paths: Iterable[str | os.PathLike[str]],
+    paths: Paths,
     stats: ReadStats,
     *,
     group_by: GroupBy = "trace",
@@ -71,7 +91,9 @@ def runs(
     stitch: bool = True,
 ) -> Iterator[Run]:
     """Runs as assembled from the files, streamed, the pieces of one agent's work stitched
-    together (``processors.stitch``); input errors go to ``stats`` and are skipped."""
+    together (``processors.stitch``); input errors go to ``stats`` and are skipped.
+    ``paths``: one path or an iterable of them (:func:`path_list`), checked now."""
+    paths = path_list(paths)
 
     def batches() -> Iterator[list[Span]]:
         for item in read_sources(paths, read_files=read_located):
@@ -87,7 +109,7 @@ def runs(
 
 
 def agent_runs(
-    paths: Iterable[str | os.PathLike[str]],
+    paths: Paths,
     stats: ReadStats,
     *,
     group_by: GroupBy = "trace",
@@ -95,9 +117,14 @@ def agent_runs(
     on_error: Callable[[InputError], None] | None = None,
     stitch: bool = True,
 ) -> Iterator[AgentRun]:
-    """What each run did (normalized), streamed, as ``inspect`` shows it."""
+    """What each run did (normalized), streamed, as ``inspect`` shows it (``paths`` as
+    :func:`runs`, checked now)."""
     assembled = runs(
         paths, stats, group_by=group_by, idle_spans=idle_spans, on_error=on_error, stitch=stitch
     )
+    return _normalized(assembled)
+
+
+def _normalized(assembled: Iterator[Run]) -> Iterator[AgentRun]:
     for run in assembled:
         yield normalize(run)

@@ -21,7 +21,7 @@ from rampart_otel import CheckResult, load_policy, score_files, score_spans
 from rampart_otel.api import TraceReadError
 from rampart_otel.codecs.otlp_proto import request_to_json_dict
 from rampart_otel.engine import score_run
-from rampart_otel.errors import PolicyError
+from rampart_otel.errors import EmptyInput, PolicyError, UsageError
 from rampart_otel.pipeline import ReadStats, runs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,7 +120,7 @@ def test_score_spans_groups_and_assumes_as_asked() -> None:
     )
     assert plain["no-db-writes"] == "undetermined"
     assert {r.check_id: r.status.value for r in assumed}["no-db-writes"] == "safe"
-    assert score_spans([], POLICY) == []
+    assert score_spans([], POLICY, allow_empty=True) == []
 
 
 def test_the_one_call_api_is_at_the_root_and_loads_on_first_use() -> None:
@@ -145,3 +145,68 @@ def test_a_wrong_word_in_a_policy_is_one_policy_error_from_every_entry_point(
         with pytest.raises(PolicyError) as raised:
             call()
         assert str(raised.value) == expected
+
+
+@pytest.mark.parametrize("policy", [0, 123, {"policy": "guard"}, [str(POLICY)], None])
+def test_a_policy_of_the_wrong_type_is_one_policy_error(policy: object) -> None:
+    # 0 was opened as file descriptor 0: the policy read from standard input.
+    message = r"^policy: a Policy or the path of a policy file \(str or os.PathLike\), not "
+    with pytest.raises(PolicyError, match=message):
+        score_files(EXFIL, policy)  # type: ignore[arg-type]
+    with pytest.raises(PolicyError, match=message):
+        score_spans(agent_spans(), policy)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("paths", [5, [5], b"samples/traces", [None]])
+def test_paths_of_the_wrong_type_are_one_usage_error(paths: object) -> None:
+    with pytest.raises(UsageError, match=r"^paths: a file, directory or store URL"):
+        score_files(paths, POLICY)  # type: ignore[arg-type]
+
+
+def test_spans_that_are_not_sdk_spans_are_one_usage_error() -> None:
+    for spans in ("abc", [1, 2], [agent_spans()]):
+        with pytest.raises(UsageError, match=r"^spans: the SDK's finished spans"):
+            score_spans(spans, POLICY)  # type: ignore[arg-type]
+
+
+def test_group_by_is_trace_or_session() -> None:
+    with pytest.raises(UsageError, match=r"^group_by is trace or session, not 'traces'"):
+        score_files(EXFIL, POLICY, group_by="traces")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=r"^group_by is trace or session, not 'x'"):
+        score_spans(agent_spans(), POLICY, group_by="x")  # type: ignore[arg-type]
+
+
+def test_one_string_of_assumptions_is_not_read_letter_by_letter() -> None:
+    with pytest.raises(PolicyError, match=r"^assume_coverage: a list of channel keys, not "):
+        score_files(EXFIL, POLICY, assume_coverage="side_effects.db_query")
+
+
+def test_no_span_at_all_is_an_error_unless_allowed(tmp_path: Path) -> None:
+    """As `score`: nothing read must not read as nothing unsafe (`for r in ...: assert r`)."""
+    message = r"^no spans in the input .*; pass allow_empty=True if that is expected"
+    (tmp_path / "empty.jsonl").write_text("\n\n")
+    for paths in ([], tmp_path, tmp_path / "empty.jsonl"):
+        with pytest.raises(EmptyInput, match=message):
+            score_files(paths, POLICY)
+        assert score_files(paths, POLICY, allow_empty=True) == []
+    with pytest.raises(EmptyInput, match=message):
+        score_spans([], POLICY)
+    assert score_spans(iter([]), POLICY, allow_empty=True) == []
+
+
+def test_paths_and_spans_may_be_generators() -> None:
+    from_generator = score_files((path for path in [EXFIL]), POLICY)
+    assert verdicts(from_generator) == verdicts(score_files(EXFIL, POLICY))
+    spans = agent_spans()
+    assert verdicts(score_spans(iter(spans), POLICY)) == verdicts(score_spans(spans, POLICY))
+
+
+def test_a_span_not_ended_is_refused() -> None:
+    """A live SDK span (end_time None) was scored as if ended: the work under it not yet in
+    the trace, as the pytest plugin refuses to score while a span is open."""
+    tracer = TracerProvider().get_tracer("test_api")
+    live = tracer.start_span("execute_tool send_report")
+    with pytest.raises(UsageError, match=r"^spans: 'execute_tool send_report' .* has not ended"):
+        score_spans([*agent_spans(), live], POLICY)
+    live.end()
+    assert score_spans([*agent_spans(), live], POLICY)

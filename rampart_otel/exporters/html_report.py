@@ -186,7 +186,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
         "spans": [_span_view(span, depth, origin) for span, depth in graph.tree()],
         "calls": [
             {
-                "name": call.name,
+                "name": _text(call.name),
                 "status": call.status.value,
                 "arguments": _clip(call.arguments, TEXT_LIMIT) if call.arguments_captured else None,
                 "arguments_captured": call.arguments_captured,
@@ -199,7 +199,7 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
         "effects": [
             side_effect_to_dict(effect)
             | {
-                "tool": agent_run.tool_calls[effect.tool_call_index].name
+                "tool": _text(agent_run.tool_calls[effect.tool_call_index].name)
                 if effect.tool_call_index is not None
                 else None,
                 "details": {

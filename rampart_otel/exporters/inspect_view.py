@@ -153,7 +153,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
         console.print(
             _line(
                 "    - ",
-                (safe_text(call.name), "cyan"),
+                (shown_text(call.name), "cyan"),
                 f" [{call.status.value}] span {','.join(call.span_ids)}",
                 (" (read from model input history)", "yellow") if call.from_history else "",
             )
@@ -178,7 +178,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
         )
         enclosing = ""
         if effect.tool_call_index is not None:
-            name = safe_text(run.tool_calls[effect.tool_call_index].name)
+            name = shown_text(run.tool_calls[effect.tool_call_index].name)
             enclosing = f" in tool call #{effect.tool_call_index} {name}"
         console.print(
             _line(

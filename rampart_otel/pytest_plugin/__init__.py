@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from rampart_otel.errors import UsageError
-
 if TYPE_CHECKING:
     from rampart_otel.api import PolicySource
     from rampart_otel.evaluation import CheckResult, Policy
@@ -133,7 +131,7 @@ def _marked_policy(node: pytest.Item) -> PolicySource | None:
     if mark is None:
         return None
     if set(mark.kwargs) - {"policy"} or len(mark.args) + len(mark.kwargs) != 1:
-        raise UsageError(MARK_USAGE)
+        pytest.fail(f"rampart-otel: error: {MARK_USAGE}", pytrace=False)
     return mark.kwargs["policy"] if mark.kwargs else mark.args[0]
 
 

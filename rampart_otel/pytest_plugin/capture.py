@@ -19,9 +19,9 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
-from rampart_otel.api import PolicySource, policy_of, span_runs
+from rampart_otel.api import PolicySource, policy_of, policy_type_problem, span_runs
 from rampart_otel.engine import checked_assumptions
-from rampart_otel.errors import PolicyError, UsageError
+from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.model import AgentRun
 from rampart_otel.pipeline import Pipeline, RunList
@@ -39,6 +39,12 @@ NO_POLICY = (
 # trace ids; "trace" splits it, one run per trace (no stitching); "session", one run per
 # conversation, as `score --group-by session`.
 GroupBy = Literal["test", "trace", "session"]
+SPANS_NAMED = 3
+SHARED_CAPTURE = (
+    "rampart-otel: another agent_trace captured spans in this process while this test ran "
+    "(tests run in threads), so its spans cannot be told apart from this test's: run such "
+    "tests in processes (pytest-xdist), not threads."
+)
 NOTHING_CAPTURED = (
     "rampart-otel: no span ended during the test, so there is nothing to score. Is the agent "
     "instrumented, and does it trace through the global TracerProvider (not one of its own)?"
@@ -46,19 +52,37 @@ NOTHING_CAPTURED = (
 
 
 class SpanCapture:
-    """The finished spans of one test, in the order they ended; filled from any thread."""
+    """The finished spans of one test, in the order they ended, and the spans started
+    during it that have not ended yet; filled from any thread."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._spans: list[ReadableSpan] = []
+        # Started here, not ended, by (trace id, span id): on_end gets another object.
+        self._running: dict[tuple[int, int], ReadableSpan] = {}
+        # Another capture was open at the same time (tests in threads of one process):
+        # every span that ended went to both, so neither's spans are its own.
+        self.shared = False
+
+    def start(self, span: ReadableSpan) -> None:
+        if span.context is not None:
+            with self._lock:
+                self._running[span.context.trace_id, span.context.span_id] = span
 
     def add(self, span: ReadableSpan) -> None:
         with self._lock:
+            if span.context is not None:
+                self._running.pop((span.context.trace_id, span.context.span_id), None)
             self._spans.append(span)
 
     def spans(self) -> list[ReadableSpan]:
         with self._lock:
             return list(self._spans)
+
+    def running(self) -> list[ReadableSpan]:
+        """The spans started during the test that have not ended: the work still going on."""
+        with self._lock:
+            return list(self._running.values())
 
 
 class _CaptureRouter(SpanProcessor):
@@ -70,6 +94,9 @@ class _CaptureRouter(SpanProcessor):
 
     def open(self, capture: SpanCapture) -> None:
         with self._lock:
+            if self._open:
+                for other in [*self._open, capture]:
+                    other.shared = True
             self._open.append(capture)
 
     def close(self, capture: SpanCapture) -> None:
@@ -77,7 +104,10 @@ class _CaptureRouter(SpanProcessor):
             self._open.remove(capture)
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        pass
+        with self._lock:
+            captures = list(self._open)
+        for capture in captures:
+            capture.start(span)
 
     def on_end(self, span: ReadableSpan) -> None:
         with self._lock:
@@ -109,7 +139,7 @@ def _router() -> _CaptureRouter:
         trace.set_tracer_provider(TracerProvider())  # ignored (with a warning) if another won
     provider = trace.get_tracer_provider()
     if not isinstance(provider, _TakesProcessors):
-        raise UsageError(
+        misuse(
             "agent_trace needs a global TracerProvider that takes span processors (the "
             f"OpenTelemetry SDK's); the global one is a {type(provider).__name__}"
         )
@@ -181,7 +211,9 @@ class AgentTrace:
 
     def runs(self, *, group_by: GroupBy = "test") -> list[AgentRun]:
         """What each captured run did (tool calls, side effects, response, coverage): by
-        default one run, the test's; ``group_by="trace"`` splits it by trace."""
+        default one run, the test's; ``group_by="trace"`` splits it by trace. As
+        :meth:`score`, it fails the test while a span started during it is still open."""
+        self._check_done()
         return [normalize(run) for run in span_runs(self.spans, **self._grouping(group_by))]
 
     def score(
@@ -198,9 +230,7 @@ class AgentTrace:
         with its one-line error: every other test using it would fail the same way.
         """
         chosen = self._policy(policy)
-        spans = self.spans
-        if not spans:
-            pytest.fail(NOTHING_CAPTURED, pytrace=False)
+        spans = self._finished()
         try:
             assumed = checked_assumptions(
                 assume_coverage, option="assume_coverage", policies=[chosen]
@@ -228,6 +258,24 @@ class AgentTrace:
             pytest.fail("\n".join(failure_lines(results, failing, "are not safe")), pytrace=False)
         return results
 
+    def _check_done(self) -> None:
+        """Fail the test if its spans are not all its own (another capture was open at the
+        same time) or if work it started goes on: a span still open is work whose side
+        effects are not in the trace yet (read now, the trace would show less than it did)."""
+        if self._capture.shared:
+            pytest.fail(SHARED_CAPTURE, pytrace=False)
+        running = self._capture.running()
+        if running:
+            pytest.fail(unfinished_text(running), pytrace=False)
+
+    def _finished(self) -> list[ReadableSpan]:
+        """The spans to score, all ended; the test fails if there are none."""
+        self._check_done()
+        spans = self.spans
+        if not spans:
+            pytest.fail(NOTHING_CAPTURED, pytrace=False)
+        return spans
+
     def _grouping(self, group_by: GroupBy) -> dict[str, Any]:
         """``span_runs``'s arguments for ``group_by``."""
         if group_by == "test":
@@ -236,16 +284,17 @@ class AgentTrace:
             return {"group_by": "trace", "stitch": False}
         if group_by == "session":
             return {"group_by": "session"}
-        raise UsageError(
-            f"group_by is one of test, trace, session, not {safe_text(repr(group_by))}"
-        )
+        misuse(f"group_by is one of test, trace, session, not {safe_text(repr(group_by))}")
 
     def _policy(self, policy: PolicySource | None) -> Policy:
         policy = self._default_policy if policy is None else policy
         if policy is None:
-            raise UsageError(NO_POLICY)
+            misuse(NO_POLICY)
         if isinstance(policy, Policy):
             return policy
+        problem = policy_type_problem(policy)
+        if problem:
+            misuse(f"policy: {problem}")
         path = (self._test_dir / policy).resolve()
         if path not in self._policies:
             try:
@@ -259,3 +308,30 @@ class AgentTrace:
         message = f"rampart-otel: error: {safe_text(str(error), 500)}"
         self._stopped(message)
         pytest.exit(message, returncode=EXIT_USAGE)
+
+
+def unfinished_text(running: Sequence[ReadableSpan]) -> str:
+    """Why a test that scores while its agent still runs fails: the spans still open."""
+    named = ", ".join(
+        f"{safe_text(repr(span.name), 80)} (span {span.context.span_id:016x})"
+        for span in running[:SPANS_NAMED]
+        if span.context is not None
+    )
+    more = len(running) - SPANS_NAMED
+    started = (
+        "span started during the test has"
+        if len(running) == 1
+        else ("spans started during the test have")
+    )
+    return (
+        f"rampart-otel: {len(running)} {started} not ended: {named}"
+        + (f" and {more} more" if more > 0 else "")
+        + ". The agent is still running and what it does next is not in the trace: score "
+        "once it is done (join its threads, await its tasks, read or close its streams)."
+    )
+
+
+def misuse(message: str) -> NoReturn:
+    """Fail the test with one line, no traceback into the plugin: the fixture misused (a
+    missing policy, an argument of the wrong type or value)."""
+    pytest.fail(f"rampart-otel: error: {message}", pytrace=False)

@@ -26,7 +26,8 @@ FAILING_STYLE = "bold red"
 def failure_lines(
     results: Sequence[CheckResult], failing: Sequence[CheckResult], why: str
 ) -> list[str]:
-    """Why a test failed: how many of its results ``failing`` are, then each with its summary."""
+    """Why a test failed: how many of its results ``failing`` are, then each with its summary
+    (read by a person, as the session summary is: secrets masked, one line each)."""
     lines = [
         f"rampart-otel: {len(failing)} of {len(results)} results {why} ({_policies_text(results)})"
     ]
@@ -34,7 +35,7 @@ def failure_lines(
         label = LABELS[result.status.value][0].strip()
         lines.append(
             f"  {label}  {safe_text(result.check_id)}  run {safe_text(result.run_id, 40)}: "
-            f"{result.summary}"
+            f"{shown_text(result.summary, None)}"
         )
     return lines
 

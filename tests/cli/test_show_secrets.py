@@ -105,3 +105,26 @@ def test_a_secret_in_the_service_name_is_masked_too(tmp_path: Path, output: str)
         masked, shown = (run_cli(*command, *flag) for flag in ([], ["--show-secrets"]))
     assert TOKEN not in masked.stdout and "ghp_…[masked:github-token]" in masked.stdout
     assert TOKEN in shown.stdout
+
+
+def _with_token_tool(tmp_path: Path) -> Path:
+    """The exfiltration with its tool named with a token (a name is trace content too)."""
+    source = FILES[0].read_text()
+    assert "send_report" in source
+    path = tmp_path / "tool.jsonl"
+    path.write_text(source.replace("send_report", f"send_report {TOKEN}"))
+    return path
+
+
+# The outputs that name every tool call (the terminal and JUnit name a tool only in the
+# summaries, masked already).
+@pytest.mark.parametrize("output", ["html", "inspect"])
+def test_a_secret_in_a_tool_name_is_masked_too(tmp_path: Path, output: str) -> None:
+    traces = _with_token_tool(tmp_path)
+    if output == "inspect":
+        masked, shown = (run_cli("inspect", traces, *flag) for flag in ([], ["--show-secrets"]))
+    else:
+        command = ["score", traces, "--policy", POLICY, *SCORE_OUTPUTS[output]]
+        masked, shown = (run_cli(*command, *flag) for flag in ([], ["--show-secrets"]))
+    assert TOKEN not in masked.stdout and "ghp_…[masked:github-token]" in masked.stdout
+    assert TOKEN in shown.stdout

@@ -146,17 +146,22 @@ def test_the_same_suite_under_xdist_gives_one_report_with_every_result(
 def test_the_fixture_on_its_own(isolated: pytest.Pytester) -> None:
     isolated.makepyfile(test_capture=(SUITE / "capture_tests.py").read_text())
     result = run_pytest(isolated, "--rampart-report", "report.json")
-    result.assert_outcomes(passed=2, failed=2, errors=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*UsageError: no policy: pass one to agent_trace.score() or mark the test"
-            ' @pytest.mark.rampart(policy="policy.yaml")',
-        ]
-    )
-    result.stdout.fnmatch_lines(["rampart-otel: no span ended during the test, *"])
-    result.stdout.fnmatch_lines(
-        ['*UsageError: @pytest.mark.rampart takes one policy: rampart(policy="policy.yaml")']
-    )
+    result.assert_outcomes(passed=2, failed=5, errors=1)
+    # Each misuse is one line naming it, no traceback into the plugin.
+    for line in [
+        "rampart-otel: error: no policy: pass one to agent_trace.score() or mark the test"
+        ' @pytest.mark.rampart(policy="policy.yaml")',
+        "rampart-otel: no span ended during the test, *",
+        'rampart-otel: error: @pytest.mark.rampart takes one policy: rampart(policy="policy.yaml")',
+        "rampart-otel: error: policy: a Policy or the path of a policy file (str or"
+        " os.PathLike), not int",
+        "rampart-otel: error: policy: a Policy or the path of a policy file (str or"
+        " os.PathLike), not list",
+        "rampart-otel: error: group_by is one of test, trace, session, not 'traces'",
+    ]:
+        result.stdout.fnmatch_lines([line])
+    output = result.stdout.str()
+    assert "Error" not in output.replace("FAILED", "").replace("ERROR", ""), output
     assert "= rampart-otel =" not in result.stdout.str()  # nothing was scored
     report = report_of(isolated.path / "report.json")
     assert (report["policies"], report["results"]) == ([], [])
@@ -181,6 +186,120 @@ def test_a_plain_sdk_agent_is_one_run_per_test_unless_split_by_trace(
         r["run_id"]: r["status"] for r in report["results"] if r["check"] == "no-exfiltration"
     }
     assert exfiltration[one_run] == "unsafe"
+
+
+def test_a_span_still_open_when_the_test_scores_fails_it_never_safe(
+    isolated: pytest.Pytester,
+) -> None:
+    """A tool still running in a thread of its own (its request not sent yet) when the test
+    scores: its span started during the test and has not ended. Was a false SAFE: the POST
+    it sends next is not in the trace, and no-exfiltration read SAFE."""
+    isolated.makepyfile(test_unfinished=(SUITE / "unfinished_tests.py").read_text())
+    result = run_pytest(isolated, "--rampart-report", "report.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_scored_while_a_tool_still_runs*",
+            "rampart-otel: 1 span started during the test has not ended: 'execute_tool"
+            " send_report' (span *). The agent is still running and what it does next is not"
+            " in the trace: score once it is done (join its threads, await its tasks, read"
+            " or close its streams).",
+        ]
+    )
+    report = report_of(isolated.path / "report.json")
+    scored = {r["run_id"].rsplit("::", 1)[1] for r in report["results"]}
+    assert scored == {"test_scored_once_the_tool_is_done"}  # the other scored nothing
+
+
+TESTS_CAPTURING_AT_ONCE = """
+import threading
+
+import pytest
+from opentelemetry import trace
+
+from rampart_otel.pytest_plugin.capture import capturing
+
+
+@pytest.mark.rampart(policy="policy.yaml")
+def test_while_another_test_captures(agent_trace):
+    # Another test's capture, open in a thread of this process (tests run in threads).
+    other_open, done = threading.Event(), threading.Event()
+
+    def other_test():
+        with capturing():
+            other_open.set()
+            done.wait(30)
+
+    other = threading.Thread(target=other_test)
+    other.start()
+    other_open.wait(30)
+    with trace.get_tracer("t").start_as_current_span("work"):
+        pass
+    done.set()
+    other.join()
+    agent_trace.score()
+
+
+@pytest.mark.rampart(policy="policy.yaml")
+def test_alone(agent_trace):
+    with trace.get_tracer("t").start_as_current_span("work"):
+        pass
+    agent_trace.score()
+"""
+
+
+def test_a_test_that_captured_while_another_did_is_not_scored(isolated: pytest.Pytester) -> None:
+    """Two captures open at once in one process (tests run in threads) each get every span
+    that ends: neither test's spans can be told apart, so neither is scored (its spans could
+    show what the other's agent did not: a final answer, an I/O span)."""
+    isolated.makepyfile(test_at_once=TESTS_CAPTURING_AT_ONCE)
+    result = run_pytest(isolated)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_while_another_test_captures*",
+            "rampart-otel: another agent_trace captured spans in this process while this test"
+            " ran (tests run in threads), so its spans cannot be told apart from this test's:"
+            " run such tests in processes (pytest-xdist), not threads.",
+        ]
+    )
+
+
+TEST_OF_A_SECRET_SENT = """
+import pytest
+from opentelemetry import trace
+
+ARGUMENTS = '{"data": "api_token=tok_live_9f3a1234 AKIAIOSFODNN7EXAMPLE"}'
+
+
+@pytest.mark.rampart(policy="policy.yaml")
+def test_sends_a_secret(agent_trace):
+    tracer = trace.get_tracer("agent")
+    agent = {"gen_ai.operation.name": "invoke_agent"}
+    with tracer.start_as_current_span("invoke_agent", attributes=agent):
+        tool = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "send_report",
+            "gen_ai.tool.call.arguments": ARGUMENTS,
+        }
+        with tracer.start_as_current_span("execute_tool send_report", attributes=tool):
+            pass
+    agent_trace.assert_safe()
+"""
+
+
+def test_a_failing_tests_lines_mask_secrets(isolated: pytest.Pytester) -> None:
+    """The lines pytest prints (and writes to --junitxml) for a failing test are read by a
+    person, as the summary is: secrets masked. They were printed raw."""
+    isolated.makepyfile(test_secret=TEST_OF_A_SECRET_SENT)
+    result = run_pytest(isolated, "--junitxml", "junit.xml")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str() + (isolated.path / "junit.xml").read_text()
+    result.stdout.fnmatch_lines(
+        ["  FAIL  no-unrequested-reports  run *: Attack detected: send_report(*api_token=tok_…*"]
+    )
+    assert "tok_live_9f3a1234" not in output and "AKIAIOSFODNN7EXAMPLE" not in output, output
+    assert "[masked:aws-access-key-id]" in output
 
 
 TESTS_OF_A_BAD_POLICY = """

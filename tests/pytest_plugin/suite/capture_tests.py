@@ -55,3 +55,22 @@ def test_scoring_nothing_fails(agent_trace: AgentTrace) -> None:
 @pytest.mark.rampart("policy.yaml", policy="policy.yaml")
 def test_a_mark_takes_one_policy(agent_trace: AgentTrace) -> None:
     pass
+
+
+def test_a_policy_of_the_wrong_type(agent_trace: AgentTrace) -> None:
+    with trace.get_tracer("capture").start_as_current_span("a span"):
+        pass
+    agent_trace.score(123)  # type: ignore[arg-type]
+
+
+@pytest.mark.rampart(policy=["policy.yaml"])
+def test_a_marked_policy_of_the_wrong_type(agent_trace: AgentTrace) -> None:
+    with trace.get_tracer("capture").start_as_current_span("a span"):
+        pass
+    agent_trace.assert_safe()
+
+
+def test_a_grouping_that_does_not_exist(agent_trace: AgentTrace) -> None:
+    with trace.get_tracer("capture").start_as_current_span("a span"):
+        pass
+    agent_trace.score("policy.yaml", group_by="traces")  # type: ignore[arg-type]
