@@ -11,9 +11,10 @@ path before the last segment is the server's root path (Phoenix behind ``/s/spac
 window and the limit select *traces* by their start time, so every trace is read whole;
 ``page`` sets how many traces one request lists (default 100).
 
-Each store is read through its public REST API with ``httpx`` (``receivers/stores/phoenix.py``,
-``mlflow.py``), a page of traces at a time, each page's spans handed on as one batch before
-the next page is asked for: memory is bounded by a page, not by the store. Credentials come
+Each store is read through its public REST API (``receivers/stores/phoenix.py``, ``mlflow.py``,
+every request through ``receivers/stores/http.py``: bounded in time and size), a page of
+traces at a time, each page's spans handed on as one batch before the next page is asked
+for: memory is bounded by a page, not by the store. Credentials come
 from the stores' own environment variables, never from the URL: ``PHOENIX_API_KEY``;
 ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``.
 """
@@ -22,12 +23,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from rampart_otel.codecs.otlp_ids import kept_spans, refusal_of
+from rampart_otel.codecs.otlp_ids import (
+    RULES,
+    UNDECODABLE,
+    UNDECODABLE_KEY,
+    in_no_trace,
+    kept_spans,
+    refusal_of,
+    traceless,
+    undecodable_why,
+)
 from rampart_otel.errors import UserError
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_paths
@@ -35,7 +45,9 @@ from rampart_otel.receivers.files import read_paths
 __all__ = [
     "StoreSource",
     "TraceStoreError",
+    "adopted",
     "is_store_url",
+    "next_cursor",
     "parse_store_url",
     "read_sources",
     "read_store",
@@ -196,6 +208,55 @@ def read_sources(
                 yield kept
     if files:
         yield from read_files(files)
+
+
+def adopted(spans: list[Span], trace_ids: Iterable[str]) -> list[Span]:
+    """The spans a store answered for ``trace_ids``, each refused one whose own trace id
+    cannot be read (in no run, as decoded) put in each of those traces as an undecodable
+    placeholder: it came from one of them, so none of them may be scored as if whole."""
+    lost = [span for span in spans if span.refused and in_no_trace(span)]
+    if not lost:
+        return spans
+    ids = [t for t in dict.fromkeys(trace_ids) if _valid_trace_id(t)]
+    kept = [span for span in spans if not (span.refused and in_no_trace(span))]
+    for span in lost:
+        why = span.attributes.get(UNDECODABLE_KEY) or RULES[span.refused]
+        for trace_id in ids:
+            kept.append(
+                replace(
+                    span,
+                    trace_id=trace_id,
+                    refused=UNDECODABLE,
+                    attributes={UNDECODABLE_KEY: undecodable_why(why)},
+                )
+            )
+    return kept + ([] if ids else lost)
+
+
+def _valid_trace_id(text: str) -> bool:
+    try:
+        return not traceless(bytes.fromhex(text))
+    except ValueError:
+        return False
+
+
+def next_cursor(body: object, key: str, seen: set[str], source: StoreSource) -> str | None:
+    """The cursor of the next page a store's answer names (``body[key]``), or None at the end.
+    The answer is the store's: a cursor that is not text, or one already followed (which
+    would read the same pages without end), is a :class:`TraceStoreError`."""
+    cursor = body.get(key) if isinstance(body, dict) else None
+    if cursor is None or cursor == "":
+        return None
+    store = "Phoenix" if source.store == "phoenix" else "MLflow"
+    if not isinstance(cursor, str):
+        raise TraceStoreError(f"{source.url}: {store} answered a {key} that is not text")
+    if cursor in seen:
+        raise TraceStoreError(
+            f"{source.url}: {store} answered a {key} it had already given "
+            "(its pages would repeat without end)"
+        )
+    seen.add(cursor)
+    return cursor
 
 
 def _time(value: str | None, url: str, key: str) -> datetime | None:
