@@ -22,11 +22,12 @@ from the stores' own environment variables, never from the URL: ``PHOENIX_API_KE
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from rampart_otel.codecs.otlp_ids import (
     RULES,
@@ -41,12 +42,14 @@ from rampart_otel.codecs.otlp_ids import (
 from rampart_otel.errors import UserError
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.render import safe_text
 
 __all__ = [
     "StoreSource",
     "TraceStoreError",
     "adopted",
     "is_store_url",
+    "is_url_like",
     "next_cursor",
     "parse_store_url",
     "read_sources",
@@ -110,9 +113,24 @@ def is_store_url(text: object) -> bool:
     return text.split("://", 1)[0].lower() in _SCHEMES
 
 
+_URL_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def is_url_like(text: object) -> bool:
+    """Whether ``text`` reads as a URL (``scheme://``) of any scheme: a file path does not."""
+    return isinstance(text, str) and _URL_LIKE.match(text) is not None
+
+
+def _split(text: str) -> SplitResult:
+    try:
+        return urlsplit(text)
+    except ValueError as error:  # an unclosed [IPv6 address, ...
+        raise TraceStoreError(f"{safe_text(text, 200)}: not a URL ({error})") from None
+
+
 def parse_store_url(text: str) -> StoreSource:
     """The source a store URL names; a malformed one is a :class:`TraceStoreError`."""
-    parts = urlsplit(text)
+    parts = _split(text)
     scheme = parts.scheme.lower()
     if scheme not in _SCHEMES:
         raise TraceStoreError(f"{text}: not a trace store URL ({', '.join(_SCHEMES)})")
@@ -128,7 +146,7 @@ def parse_store_url(text: str) -> StoreSource:
     try:
         port = parts.port
     except ValueError:
-        raise TraceStoreError(f"{text}: the port is not a number") from None
+        raise TraceStoreError(f"{text}: the port is not a number from 1 to 65535") from None
     segments = [s for s in parts.path.split("/") if s]
     if not segments:
         raise TraceStoreError(f"{text}: no {what} (e.g. {scheme}://HOST:PORT/NAME)")
@@ -163,7 +181,7 @@ def with_window(
     url: str, *, since: datetime | None, until: datetime | None, limit: int | None
 ) -> str:
     """``url`` with the command line's window and limit set in its query."""
-    parts = urlsplit(url)
+    parts = _split(url)
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     if since is not None:
         query["since"] = since.astimezone(UTC).isoformat()
