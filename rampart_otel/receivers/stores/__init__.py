@@ -45,12 +45,12 @@ from rampart_otel.receivers.files import read_paths
 from rampart_otel.render import safe_text
 
 __all__ = [
+    "Cursors",
     "StoreSource",
     "TraceStoreError",
     "adopted",
     "is_store_url",
     "is_url_like",
-    "next_cursor",
     "parse_store_url",
     "read_sources",
     "read_store",
@@ -258,23 +258,41 @@ def _valid_trace_id(text: str) -> bool:
         return False
 
 
-def next_cursor(body: object, key: str, seen: set[str], source: StoreSource) -> str | None:
-    """The cursor of the next page a store's answer names (``body[key]``), or None at the end.
-    The answer is the store's: a cursor that is not text, or one already followed (which
-    would read the same pages without end), is a :class:`TraceStoreError`."""
-    cursor = body.get(key) if isinstance(body, dict) else None
-    if cursor is None or cursor == "":
-        return None
-    store = "Phoenix" if source.store == "phoenix" else "MLflow"
-    if not isinstance(cursor, str):
-        raise TraceStoreError(f"{source.url}: {store} answered a {key} that is not text")
-    if cursor in seen:
-        raise TraceStoreError(
-            f"{source.url}: {store} answered a {key} it had already given "
-            "(its pages would repeat without end)"
-        )
-    seen.add(cursor)
-    return cursor
+EMPTY_PAGES = 10  # pages in a row with nothing on them but a next cursor
+
+
+class Cursors:
+    """The cursors of one paginated listing, followed as the store names them. The answer is
+    the store's: a cursor that is not text, one already followed (its pages would repeat
+    without end), or a cursor after ``EMPTY_PAGES`` empty pages in a row (new cursors to
+    nothing, without end) is a :class:`TraceStoreError`."""
+
+    def __init__(self, source: StoreSource, key: str) -> None:
+        self.source, self.key = source, key
+        self.seen: set[str] = set()
+        self.empty = 0
+
+    def next(self, body: object, listed: int) -> str | None:
+        """The cursor of the next page (``body[key]``) after a page of ``listed`` items, or
+        None at the end."""
+        cursor = body.get(self.key) if isinstance(body, dict) else None
+        if cursor is None or cursor == "":
+            return None
+        self.empty = 0 if listed else self.empty + 1
+        store = "Phoenix" if self.source.store == "phoenix" else "MLflow"
+        where = f"{self.source.url}: {store} answered"
+        if not isinstance(cursor, str):
+            raise TraceStoreError(f"{where} a {self.key} that is not text")
+        if cursor in self.seen:
+            raise TraceStoreError(
+                f"{where} a {self.key} it had already given (its pages would repeat without end)"
+            )
+        if self.empty >= EMPTY_PAGES:
+            raise TraceStoreError(
+                f"{where} {self.empty} empty pages in a row, each with a new {self.key}"
+            )
+        self.seen.add(cursor)
+        return cursor
 
 
 def _time(value: str | None, url: str, key: str) -> datetime | None:

@@ -22,7 +22,7 @@ from rampart_otel.codecs.otlp_json import spans_from_json
 from rampart_otel.conventions.finish_reasons import scope_not_kept
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Span
-from rampart_otel.receivers.stores import StoreSource, TraceStoreError, adopted, next_cursor
+from rampart_otel.receivers.stores import Cursors, StoreSource, TraceStoreError, adopted
 from rampart_otel.receivers.stores.http import call, client
 from rampart_otel.render import safe_text
 
@@ -36,7 +36,7 @@ def read_mlflow(source: StoreSource) -> Iterator[list[Span]]:
     """Every trace of the experiment in the window, a page of traces per batch."""
     read = 0
     token: str | None = None
-    seen: set[str] = set()
+    cursors = Cursors(source, "next_page_token")
     with client(source) as http:
         experiment = experiment_id(http, source)
         while True:
@@ -69,7 +69,7 @@ def read_mlflow(source: StoreSource) -> Iterator[list[Span]]:
                 batch = _traces(http, source, ids[start : start + TRACES_PER_GET])
                 if batch:
                     yield batch
-            token = next_cursor(found, "next_page_token", seen, source)
+            token = cursors.next(found, len(infos))
             if not token or (source.limit is not None and read >= source.limit):
                 return
 

@@ -13,7 +13,7 @@ The answers are the store's, not trusted: a span whose ids break the OTLP rule i
 the wrong type, ids that are not hex) becomes an undecodable placeholder
 (``otlp_ids.undecodable``), so its run is scored as incomplete, never as if it were whole
 (one with no readable trace id is put in every trace its request asked for: ``adopted``);
-a cursor that repeats stops the read (``next_cursor``).
+a cursor that repeats, or leads only to empty pages, stops the read (``Cursors``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from urllib.parse import quote
 from rampart_otel.codecs.otlp_ids import id_problem, placeholder, undecodable
 from rampart_otel.conventions.finish_reasons import scope_not_kept
 from rampart_otel.model import Event, Resource, Scope, Span, SpanKind, StatusCode
-from rampart_otel.receivers.stores import StoreSource, TraceStoreError, adopted, next_cursor
+from rampart_otel.receivers.stores import Cursors, StoreSource, TraceStoreError, adopted
 from rampart_otel.receivers.stores.http import call, client
 
 SPANS_PER_REQUEST = 1000  # Phoenix's largest page
@@ -47,7 +47,7 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
     project = quote(source.name, safe="")
     read = 0
     cursor: str | None = None
-    seen: set[str] = set()
+    cursors = Cursors(source, "next_cursor")
     with client(source) as http:
         while True:
             params: dict[str, Any] = {"sort": "start_time", "order": "asc", "limit": source.page}
@@ -67,7 +67,7 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
                 batch = _spans(http, source, project, trace_ids[start : start + IDS_PER_REQUEST])
                 if batch:
                     yield batch
-            cursor = next_cursor(body, "next_cursor", seen, source)
+            cursor = cursors.next(body, len(traces))
             if not cursor or (source.limit is not None and read >= source.limit):
                 return
 
@@ -76,7 +76,7 @@ def _spans(http: Any, source: StoreSource, project: str, trace_ids: list[str]) -
     """Every span of these traces (their own pages followed to the end)."""
     spans: list[Span] = []
     cursor: str | None = None
-    seen: set[str] = set()
+    cursors = Cursors(source, "next_cursor")
     while True:
         params: dict[str, Any] = {
             "trace_id": trace_ids,
@@ -87,8 +87,9 @@ def _spans(http: Any, source: StoreSource, project: str, trace_ids: list[str]) -
         if cursor:
             params["cursor"] = cursor
         body = call(http, source, "GET", f"/v1/projects/{project}/spans", params=params)
-        spans.extend(span_from_phoenix(item) for item in _list(body, source))
-        cursor = next_cursor(body, "next_cursor", seen, source)
+        page = _list(body, source)
+        spans.extend(span_from_phoenix(item) for item in page)
+        cursor = cursors.next(body, len(page))
         if not cursor:
             return adopted(spans, [t.lower() for t in trace_ids])
 

@@ -77,6 +77,18 @@ def test_a_phoenix_cursor_that_repeats_stops_the_read(which: str) -> None:
     assert "already given" in str(raised.value) and len(asked) < 10
 
 
+def test_new_cursors_to_empty_pages_without_end_stop_the_read() -> None:
+    pages = iter(range(10**9))
+    routes = {
+        "/traces/search": lambda *_: json_answer(
+            {"traces": [], "next_page_token": f"page-{next(pages)}"}
+        ),
+    }
+    with standin(routes) as (address, asked), pytest.raises(TraceStoreError) as raised:
+        _read(f"mlflow://{address}/1")
+    assert "empty pages in a row" in str(raised.value) and len(asked) <= 20
+
+
 def test_a_phoenix_cursor_that_is_not_text_is_one_line() -> None:
     with (
         standin(_phoenix([_phoenix_span()], traces_cursor={"a": 1})) as (address, _),  # type: ignore[arg-type]
