@@ -276,3 +276,19 @@ def test_mlflow_answers_of_the_wrong_shape_are_one_line() -> None:
     with standin(routes) as (address, _):
         spans, errors = _read(f"mlflow://{address}/1")
     assert [s.refused for s in spans] == ["undecodable"] and len(errors) == 1
+
+
+@pytest.mark.parametrize(
+    ("routes", "message"),
+    [
+        ({}, "HTTP 404"),  # a server with no such API
+        ({"/traces": lambda *_: (200, {"content-type": "text/html"}, b"<html>")}, "not JSON"),
+        ({"/traces": lambda *_: json_answer({"data": "x"})}, "without a 'data' list"),
+        ({"/traces": lambda *_: (200, {}, b"[" * 100_000)}, "not JSON"),  # nested too deeply
+    ],
+    ids=["404", "html", "data", "deep"],
+)
+def test_a_server_that_is_not_phoenix_is_one_line(routes: dict, message: str) -> None:
+    with standin(routes) as (address, _), pytest.raises(TraceStoreError, match=message) as raised:
+        _read(f"phoenix://{address}/default")
+    assert "\n" not in str(raised.value)
