@@ -1,5 +1,6 @@
-"""One HTTP POST that ends by a deadline, reads at most a size cap, and never follows a
-redirect: what the judge's client and the OTLP senders (replay, verdict export) send with.
+"""One HTTP request that ends by a deadline, reads at most a size cap, and never follows a
+redirect: what the judge's client, the OTLP senders (replay, verdict export) and the trace
+store readers (``phoenix://``, ``mlflow://``, ``--annotate``) send with.
 
 Why not httpx or requests: their timeouts bound each socket operation, not the request, so
 an answer trickled one byte at a time, or chunked without end, holds the caller for as long
@@ -86,6 +87,22 @@ def post(
     context: ssl.SSLContext | None = None,
 ) -> HttpAnswer:
     """POST ``body`` to ``url``, all of it done by ``deadline`` (``time.monotonic()``)."""
+    return request(
+        "POST", url, body, headers, deadline=deadline, max_bytes=max_bytes, context=context
+    )
+
+
+def request(
+    method: str,
+    url: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    *,
+    deadline: float,
+    max_bytes: int = MAX_ANSWER_BYTES,
+    context: ssl.SSLContext | None = None,
+) -> HttpAnswer:
+    """``method`` ``url`` (with ``body``, if any), all of it done by ``deadline``."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise Unreachable(f"{safe_text(url, 200)} is not an http:// or https:// URL")
@@ -114,7 +131,7 @@ def post(
     watchdog.start()
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     try:
-        connection.request("POST", target, body=body, headers=headers)
+        connection.request(method, target, body=body, headers=headers)
         _timeout(connection, deadline)
         response = connection.getresponse()
         status = response.status

@@ -115,7 +115,12 @@ def trace_sources(
     paths: list[str], since: str | None, until: str | None, limit: int | None
 ) -> list[Path | str]:
     """Files checked to exist; store URLs checked and given the window (``--since`` ...)."""
-    from rampart_otel.receivers.stores import is_store_url, parse_store_url, with_window
+    from rampart_otel.receivers.stores import (
+        is_store_url,
+        is_url_like,
+        parse_store_url,
+        with_window,
+    )
 
     if limit is not None and limit < 1:
         raise UsageError(f"--limit: {limit} is not a positive number of traces")
@@ -126,6 +131,8 @@ def trace_sources(
             url = with_window(path, since=window[0], until=window[1], limit=limit)
             parse_store_url(url)  # a malformed URL fails here, in one line
             sources.append(url)
+        elif is_url_like(path) and not os.path.lexists(path):
+            parse_store_url(path)  # names the schemes it knows, in one line
         else:
             sources.extend(check_paths([path]))
     if not any(isinstance(source, str) for source in sources):

@@ -22,6 +22,7 @@ store reader's client: the same credentials and one-line errors).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -120,9 +121,7 @@ class MlflowAnnotations:
             return 0
         mlflow_id = trace_id if trace_id.startswith("tr-") else f"tr-{trace_id}"
         path = f"/api/3.0/mlflow/traces/{quote(mlflow_id, safe='')}"
-        info = self.send("GET", path)
-        existing = ((info or {}).get("trace") or {}).get("trace_info", {}).get("assessments") or []
-        ours = [a for a in existing if _ours(a)]
+        ours = _our_assessments(self.send("GET", path))
         for result in results:
             body = {
                 "assessment_name": NAME_PREFIX + result.check_id,
@@ -134,32 +133,59 @@ class MlflowAnnotations:
             }
             if span_id:
                 body["span_id"] = span_id
-            same_name = [a for a in ours if a.get("assessment_name") == body["assessment_name"]]
-            same = [a for a in same_name if _identifier(a) == identifier(result)]
+            same_name = [a for a in ours if a.name == body["assessment_name"]]
+            same = [a for a in same_name if a.identifier == identifier(result)]
             if same:
-                target = same[0]["assessment_id"]
                 self.send(
                     "PATCH",
-                    f"{path}/assessments/{quote(target, safe='')}",
+                    f"{path}/assessments/{quote(same[0].id, safe='')}",
                     json={"assessment": body, "update_mask": "feedback,rationale,metadata"},
                 )
                 continue
-            current = [a for a in same_name if a.get("valid", True) is not False]
+            current = [a for a in same_name if a.valid]
             if current:
-                body["overrides"] = current[0]["assessment_id"]
+                body["overrides"] = current[0].id
             self.send("POST", f"{path}/assessments", json={"assessment": body})
         return len(results)
 
 
-def _ours(assessment: dict[str, Any]) -> bool:
-    source = assessment.get("source") or {}
-    return source.get("source_id") == SOURCE_ID and str(
-        assessment.get("assessment_name", "")
-    ).startswith(NAME_PREFIX)
+@dataclass(frozen=True, slots=True)
+class _Assessment:
+    name: str
+    id: str
+    identifier: str | None
+    valid: bool
 
 
-def _identifier(assessment: dict[str, Any]) -> str | None:
-    return (assessment.get("metadata") or {}).get("identifier")
+def _our_assessments(answer: object) -> list[_Assessment]:
+    """Our assessments among those MLflow answered for a trace (``GET traces/{id}``). The
+    answer is the store's: one not of MLflow's shape, or without an id to update or
+    override, is not ours, so a new one is written beside it."""
+    trace = answer.get("trace") if isinstance(answer, dict) else None
+    info = trace.get("trace_info") if isinstance(trace, dict) else None
+    listed = info.get("assessments") if isinstance(info, dict) else None
+    ours = []
+    for item in listed if isinstance(listed, list) else ():
+        if not isinstance(item, dict):
+            continue
+        name, found, source = (item.get(k) for k in ("assessment_name", "assessment_id", "source"))
+        meta = item.get("metadata")
+        if not (
+            isinstance(name, str)
+            and name.startswith(NAME_PREFIX)
+            and isinstance(found, str)
+            and found
+            and isinstance(source, dict)
+            and source.get("source_id") == SOURCE_ID
+        ):
+            continue
+        mark = meta.get("identifier") if isinstance(meta, dict) else None
+        ours.append(
+            _Assessment(
+                name, found, mark if isinstance(mark, str) else None, item.get("valid") is not False
+            )
+        )
+    return ours
 
 
 def annotations_for(store: str, send: Send) -> PhoenixAnnotations | MlflowAnnotations:

@@ -11,9 +11,10 @@ path before the last segment is the server's root path (Phoenix behind ``/s/spac
 window and the limit select *traces* by their start time, so every trace is read whole;
 ``page`` sets how many traces one request lists (default 100).
 
-Each store is read through its public REST API with ``httpx`` (``receivers/stores/phoenix.py``,
-``mlflow.py``), a page of traces at a time, each page's spans handed on as one batch before
-the next page is asked for: memory is bounded by a page, not by the store. Credentials come
+Each store is read through its public REST API (``receivers/stores/phoenix.py``, ``mlflow.py``,
+every request through ``receivers/stores/http.py``: bounded in time and size), a page of
+traces at a time, each page's spans handed on as one batch before the next page is asked
+for: memory is bounded by a page, not by the store. Credentials come
 from the stores' own environment variables, never from the URL: ``PHOENIX_API_KEY``;
 ``MLFLOW_TRACKING_TOKEN`` or ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD``.
 """
@@ -21,21 +22,35 @@ from the stores' own environment variables, never from the URL: ``PHOENIX_API_KE
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from rampart_otel.codecs.otlp_ids import kept_spans, refusal_of
+from rampart_otel.codecs.otlp_ids import (
+    RULES,
+    UNDECODABLE,
+    UNDECODABLE_KEY,
+    in_no_trace,
+    kept_spans,
+    refusal_of,
+    traceless,
+    undecodable_why,
+)
 from rampart_otel.errors import UserError
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.render import safe_text
 
 __all__ = [
+    "Cursors",
     "StoreSource",
     "TraceStoreError",
+    "adopted",
     "is_store_url",
+    "is_url_like",
     "parse_store_url",
     "read_sources",
     "read_store",
@@ -98,9 +113,24 @@ def is_store_url(text: object) -> bool:
     return text.split("://", 1)[0].lower() in _SCHEMES
 
 
+_URL_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def is_url_like(text: object) -> bool:
+    """Whether ``text`` reads as a URL (``scheme://``) of any scheme: a file path does not."""
+    return isinstance(text, str) and _URL_LIKE.match(text) is not None
+
+
+def _split(text: str) -> SplitResult:
+    try:
+        return urlsplit(text)
+    except ValueError as error:  # an unclosed [IPv6 address, ...
+        raise TraceStoreError(f"{safe_text(text, 200)}: not a URL ({error})") from None
+
+
 def parse_store_url(text: str) -> StoreSource:
     """The source a store URL names; a malformed one is a :class:`TraceStoreError`."""
-    parts = urlsplit(text)
+    parts = _split(text)
     scheme = parts.scheme.lower()
     if scheme not in _SCHEMES:
         raise TraceStoreError(f"{text}: not a trace store URL ({', '.join(_SCHEMES)})")
@@ -116,7 +146,7 @@ def parse_store_url(text: str) -> StoreSource:
     try:
         port = parts.port
     except ValueError:
-        raise TraceStoreError(f"{text}: the port is not a number") from None
+        raise TraceStoreError(f"{text}: the port is not a number from 1 to 65535") from None
     segments = [s for s in parts.path.split("/") if s]
     if not segments:
         raise TraceStoreError(f"{text}: no {what} (e.g. {scheme}://HOST:PORT/NAME)")
@@ -151,7 +181,7 @@ def with_window(
     url: str, *, since: datetime | None, until: datetime | None, limit: int | None
 ) -> str:
     """``url`` with the command line's window and limit set in its query."""
-    parts = urlsplit(url)
+    parts = _split(url)
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
     if since is not None:
         query["since"] = since.astimezone(UTC).isoformat()
@@ -196,6 +226,73 @@ def read_sources(
                 yield kept
     if files:
         yield from read_files(files)
+
+
+def adopted(spans: list[Span], trace_ids: Iterable[str]) -> list[Span]:
+    """The spans a store answered for ``trace_ids``, each refused one whose own trace id
+    cannot be read (in no run, as decoded) put in each of those traces as an undecodable
+    placeholder: it came from one of them, so none of them may be scored as if whole."""
+    lost = [span for span in spans if span.refused and in_no_trace(span)]
+    if not lost:
+        return spans
+    ids = [t for t in dict.fromkeys(trace_ids) if _valid_trace_id(t)]
+    kept = [span for span in spans if not (span.refused and in_no_trace(span))]
+    for span in lost:
+        why = span.attributes.get(UNDECODABLE_KEY) or RULES[span.refused]
+        for trace_id in ids:
+            kept.append(
+                replace(
+                    span,
+                    trace_id=trace_id,
+                    refused=UNDECODABLE,
+                    attributes={UNDECODABLE_KEY: undecodable_why(why)},
+                )
+            )
+    return kept + ([] if ids else lost)
+
+
+def _valid_trace_id(text: str) -> bool:
+    try:
+        return not traceless(bytes.fromhex(text))
+    except ValueError:
+        return False
+
+
+EMPTY_PAGES = 10  # pages in a row with nothing on them but a next cursor
+
+
+class Cursors:
+    """The cursors of one paginated listing, followed as the store names them. The answer is
+    the store's: a cursor that is not text, one already followed (its pages would repeat
+    without end), or a cursor after ``EMPTY_PAGES`` empty pages in a row (new cursors to
+    nothing, without end) is a :class:`TraceStoreError`."""
+
+    def __init__(self, source: StoreSource, key: str) -> None:
+        self.source, self.key = source, key
+        self.seen: set[str] = set()
+        self.empty = 0
+
+    def next(self, body: object, listed: int) -> str | None:
+        """The cursor of the next page (``body[key]``) after a page of ``listed`` items, or
+        None at the end."""
+        cursor = body.get(self.key) if isinstance(body, dict) else None
+        if cursor is None or cursor == "":
+            return None
+        self.empty = 0 if listed else self.empty + 1
+        store = "Phoenix" if self.source.store == "phoenix" else "MLflow"
+        where = f"{self.source.url}: {store} answered"
+        if not isinstance(cursor, str):
+            raise TraceStoreError(f"{where} a {self.key} that is not text")
+        if cursor in self.seen:
+            raise TraceStoreError(
+                f"{where} a {self.key} it had already given (its pages would repeat without end)"
+            )
+        if self.empty >= EMPTY_PAGES:
+            raise TraceStoreError(
+                f"{where} {self.empty} empty pages in a row, each with a new {self.key}"
+            )
+        self.seen.add(cursor)
+        return cursor
 
 
 def _time(value: str | None, url: str, key: str) -> datetime | None:

@@ -1,44 +1,91 @@
 """The one HTTP client both store readers (and the annotation writers) use: the store's
-credentials, a timeout, and every failure as one line naming the store and what failed."""
+credentials, and every request through ``bounded_http`` — done by a deadline, its answer
+read up to a size cap, a redirect refused, never followed — with every failure one line
+naming the store and what failed.
+
+A store's answer is not trusted: ``httpx`` (which the readers used before) bounds each socket
+read, not the request, so a store trickling its answer held the reader for as long as it
+liked, and read a page of any size into memory."""
 
 from __future__ import annotations
 
+import base64
+import json as jsonlib
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlencode
 
-import httpx
-
+from rampart_otel.bounded_http import AnswerTooLarge, HttpFailure, request
 from rampart_otel.receivers.stores import TIMEOUT, StoreSource, TraceStoreError
+from rampart_otel.render import safe_text
 
 DETAIL_CHARS = 300
+MAX_ANSWER_BYTES = 64 * 1024 * 1024  # one page of a store's answer
 
 
-def client(source: StoreSource) -> httpx.Client:
-    return httpx.Client(
-        base_url=source.base_url,
-        headers={"accept": "application/json", **source.headers()},
-        auth=source.auth(),
-        timeout=TIMEOUT,
-    )
+class StoreClient:
+    """Where requests go and what they carry: the base URL and the store's credentials."""
+
+    def __init__(self, source: StoreSource) -> None:
+        self.source = source
+        self.headers = {"accept": "application/json", **source.headers()}
+        auth = source.auth()
+        if auth is not None:
+            token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+            self.headers["authorization"] = f"Basic {token}"
 
 
-def call(http: httpx.Client, source: StoreSource, method: str, path: str, **kwargs: Any) -> Any:
+@contextmanager
+def client(source: StoreSource) -> Iterator[StoreClient]:
+    yield StoreClient(source)
+
+
+def call(
+    http: StoreClient,
+    source: StoreSource,
+    method: str,
+    path: str,
+    *,
+    params: dict[str, Any] | None = None,
+    json: Any = None,
+) -> Any:
     """The JSON body of a successful response; anything else a :class:`TraceStoreError`."""
     store = source.store.capitalize() if source.store == "phoenix" else "MLflow"
+    url = source.base_url + path
+    if params:
+        url += "?" + urlencode(params, doseq=True)
+    headers = dict(http.headers)
+    body = None
+    if json is not None:
+        body = jsonlib.dumps(json).encode()
+        headers["content-type"] = "application/json"
     try:
-        response = http.request(method, path, **kwargs)
-    except httpx.HTTPError as error:
+        answer = request(
+            method,
+            url,
+            body,
+            headers,
+            deadline=time.monotonic() + TIMEOUT,
+            max_bytes=MAX_ANSWER_BYTES,
+        )
+    except AnswerTooLarge as error:
         raise TraceStoreError(
-            f"{source.url}: {store} at {source.base_url}: {type(error).__name__}: {error}"
+            f"{source.url}: {store} answered {method} {path} with {error}"
+            + ("; a smaller page=N may help" if "page=" not in source.url else "")
         ) from None
-    if response.status_code >= 400:
-        detail = " ".join(response.text.split())[:DETAIL_CHARS]
+    except HttpFailure as error:
+        raise TraceStoreError(f"{source.url}: {store} at {source.base_url}: {error}") from None
+    if not answer.ok:
+        text = answer.body.decode("utf-8", "replace")
+        detail = safe_text(" ".join(text.split()), DETAIL_CHARS)
         raise TraceStoreError(
-            f"{source.url}: {store} answered {method} {path} with HTTP "
-            f"{response.status_code}: {detail}"
+            f"{source.url}: {store} answered {method} {path} with HTTP {answer.status}: {detail}"
         )
     try:
-        return response.json()
-    except ValueError:
+        return jsonlib.loads(answer.body)
+    except (ValueError, RecursionError):
         raise TraceStoreError(
             f"{source.url}: {store} answered {method} {path} with something not JSON"
         ) from None

@@ -22,8 +22,9 @@ from rampart_otel.codecs.otlp_json import spans_from_json
 from rampart_otel.conventions.finish_reasons import scope_not_kept
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Span
-from rampart_otel.receivers.stores import StoreSource, TraceStoreError
+from rampart_otel.receivers.stores import Cursors, StoreSource, TraceStoreError, adopted
 from rampart_otel.receivers.stores.http import call, client
+from rampart_otel.render import safe_text
 
 TRACES_PER_GET = 50  # trace ids in one batchGet URL
 DROPPED = ("span kind", "instrumentation scope", "string attributes holding a bare JSON scalar")
@@ -35,6 +36,7 @@ def read_mlflow(source: StoreSource) -> Iterator[list[Span]]:
     """Every trace of the experiment in the window, a page of traces per batch."""
     read = 0
     token: str | None = None
+    cursors = Cursors(source, "next_page_token")
     with client(source) as http:
         experiment = experiment_id(http, source)
         while True:
@@ -54,16 +56,20 @@ def read_mlflow(source: StoreSource) -> Iterator[list[Span]]:
             if token:
                 body["page_token"] = token
             found = call(http, source, "POST", "/api/3.0/mlflow/traces/search", json=body)
-            infos = found.get("traces") or [] if isinstance(found, dict) else []
+            infos = _listed(found, "traces", source)
             if source.limit is not None:
                 infos = infos[: source.limit - read]
-            ids = [str(i.get("trace_id")) for i in infos if isinstance(i, dict)]
+            ids = [i["trace_id"] for i in infos if _has_text(i, "trace_id")]
+            if len(ids) < len(infos):
+                raise TraceStoreError(
+                    f"{source.url}: MLflow listed {len(infos) - len(ids)} traces without an id"
+                )
             read += len(ids)
             for start in range(0, len(ids), TRACES_PER_GET):
                 batch = _traces(http, source, ids[start : start + TRACES_PER_GET])
                 if batch:
                     yield batch
-            token = found.get("next_page_token") if isinstance(found, dict) else None
+            token = cursors.next(found, len(infos))
             if not token or (source.limit is not None and read >= source.limit):
                 return
 
@@ -97,23 +103,40 @@ def _filter(source: StoreSource) -> str:
 def _traces(http: Any, source: StoreSource, ids: list[str]) -> list[Span]:
     body = call(http, source, "GET", "/api/3.0/mlflow/traces/batchGet", params={"trace_ids": ids})
     spans: list[Span] = []
-    for trace in body.get("traces") or () if isinstance(body, dict) else ():
+    for trace in _listed(body, "traces", source):
+        if not isinstance(trace, dict):
+            raise TraceStoreError(f"{source.url}: MLflow answered a trace that is not an object")
         spans.extend(spans_of_trace(trace, source))
     return spans
 
 
+def _listed(body: object, key: str, source: StoreSource) -> list[Any]:
+    """``body[key]``: a list (absent: none); anything else is not MLflow's answer."""
+    found = body.get(key) if isinstance(body, dict) else None
+    if found is None and isinstance(body, dict):
+        return []
+    if not isinstance(found, list):
+        raise TraceStoreError(f"{source.url}: MLflow answered without a {key!r} list")
+    return found
+
+
+def _has_text(item: object, key: str) -> bool:
+    return isinstance(item, dict) and isinstance(item.get(key), str) and bool(item[key])
+
+
 def spans_of_trace(trace: dict[str, Any], source: StoreSource) -> list[Span]:
     """One MLflow trace (``trace_info`` and OTLP protobuf-JSON ``spans``) as spans."""
-    info = trace.get("trace_info") or {}
-    tags = info.get("tags") or {}
+    info = trace.get("trace_info")
+    info = info if isinstance(info, dict) else {}
+    tags = info.get("tags")
     resource = [
         {"key": key, "value": {"string_value": str(value)}}
-        for key, value in tags.items()
+        for key, value in (tags.items() if isinstance(tags, dict) else ())
         if not key.startswith(_OWN)
     ]
-    spans = [
-        _own_attributes_out(span) for span in trace.get("spans") or () if isinstance(span, dict)
-    ]
+    # every span goes to the codec, which makes one it cannot read a placeholder of its run
+    listed = trace.get("spans")
+    spans = [_own_attributes_out(span) for span in listed] if isinstance(listed, list) else listed
     document = {
         "resource_spans": [
             {
@@ -123,15 +146,32 @@ def spans_of_trace(trace: dict[str, Any], source: StoreSource) -> list[Span]:
         ]
     }
     try:
-        return spans_from_json(document)
+        decoded = spans_from_json(document)
     except DecodeError as error:
         raise TraceStoreError(
-            f"{source.url}: MLflow trace {info.get('trace_id')}: {error}"
+            f"{source.url}: MLflow trace {safe_text(info.get('trace_id'), 80)}: {error}"
         ) from None
+    # a span that could not be read, not even its trace id, is still this trace's
+    own = info.get("trace_id")
+    ids = [own.removeprefix("tr-")] if isinstance(own, str) else []
+    ids += [span.trace_id for span in decoded if not span.refused]
+    return adopted(decoded, ids[:1] if ids and _hex32(ids[0]) else ids[1:2])
 
 
-def _own_attributes_out(span: dict[str, Any]) -> dict[str, Any]:
-    """The span with MLflow's own attributes left out and JSON-parsed strings put back."""
+def _hex32(text: str) -> bool:
+    return len(text) == 32 and all(c in "0123456789abcdef" for c in text.lower())
+
+
+def _own_attributes_out(span: Any) -> Any:
+    """The span with MLflow's own attributes left out and JSON-parsed strings put back; one
+    not of MLflow's shape as it is (the codec says what is wrong with it)."""
+    try:
+        return _own_out(span)
+    except (TypeError, AttributeError, ValueError, KeyError, RecursionError):
+        return span
+
+
+def _own_out(span: dict[str, Any]) -> dict[str, Any]:
     attributes = []
     for item in span.get("attributes") or ():
         key = item.get("key", "")

@@ -7,6 +7,13 @@ from it carries: the OTLP span kind, the resource (``service.name``: the project
 for it), the instrumentation scope, links, dropped-attribute counts, or times finer than a
 microsecond. ``openinference.span.kind``, which Phoenix lifts out of the attributes into its
 own ``span_kind``, is put back.
+
+The answers are the store's, not trusted: a span whose ids break the OTLP rule is refused
+(``otlp_ids.placeholder``) and one that cannot be read at all (not an object, a field of
+the wrong type, ids that are not hex) becomes an undecodable placeholder
+(``otlp_ids.undecodable``), so its run is scored as incomplete, never as if it were whole
+(one with no readable trace id is put in every trace its request asked for: ``adopted``);
+a cursor that repeats, or leads only to empty pages, stops the read (``Cursors``).
 """
 
 from __future__ import annotations
@@ -16,9 +23,10 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
+from rampart_otel.codecs.otlp_ids import id_problem, placeholder, undecodable
 from rampart_otel.conventions.finish_reasons import scope_not_kept
 from rampart_otel.model import Event, Resource, Scope, Span, SpanKind, StatusCode
-from rampart_otel.receivers.stores import StoreSource, TraceStoreError
+from rampart_otel.receivers.stores import Cursors, StoreSource, TraceStoreError, adopted
 from rampart_otel.receivers.stores.http import call, client
 
 SPANS_PER_REQUEST = 1000  # Phoenix's largest page
@@ -39,6 +47,7 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
     project = quote(source.name, safe="")
     read = 0
     cursor: str | None = None
+    cursors = Cursors(source, "next_cursor")
     with client(source) as http:
         while True:
             params: dict[str, Any] = {"sort": "start_time", "order": "asc", "limit": source.page}
@@ -58,7 +67,7 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
                 batch = _spans(http, source, project, trace_ids[start : start + IDS_PER_REQUEST])
                 if batch:
                     yield batch
-            cursor = body.get("next_cursor")
+            cursor = cursors.next(body, len(traces))
             if not cursor or (source.limit is not None and read >= source.limit):
                 return
 
@@ -67,6 +76,7 @@ def _spans(http: Any, source: StoreSource, project: str, trace_ids: list[str]) -
     """Every span of these traces (their own pages followed to the end)."""
     spans: list[Span] = []
     cursor: str | None = None
+    cursors = Cursors(source, "next_cursor")
     while True:
         params: dict[str, Any] = {
             "trace_id": trace_ids,
@@ -77,10 +87,11 @@ def _spans(http: Any, source: StoreSource, project: str, trace_ids: list[str]) -
         if cursor:
             params["cursor"] = cursor
         body = call(http, source, "GET", f"/v1/projects/{project}/spans", params=params)
-        spans.extend(span_from_phoenix(item) for item in _list(body, source))
-        cursor = body.get("next_cursor")
+        page = _list(body, source)
+        spans.extend(span_from_phoenix(item) for item in page)
+        cursor = cursors.next(body, len(page))
         if not cursor:
-            return spans
+            return adopted(spans, [t.lower() for t in trace_ids])
 
 
 def _list(body: Any, source: StoreSource) -> list[Any]:
@@ -90,17 +101,55 @@ def _list(body: Any, source: StoreSource) -> list[Any]:
     return data
 
 
-def span_from_phoenix(item: dict[str, Any]) -> Span:
-    """One span of Phoenix's span JSON as the pipeline's span."""
+def span_from_phoenix(item: object) -> Span:
+    """One span of Phoenix's span JSON as the pipeline's span; one whose ids break the OTLP
+    rule a refused placeholder, one that cannot be read an undecodable placeholder."""
+    try:
+        return _span(item)
+    except (TypeError, AttributeError, ValueError, KeyError, OverflowError) as error:
+        why = f"a Phoenix span that cannot be read ({type(error).__name__}: {error})"
+        context = item.get("context") if isinstance(item, dict) else None
+        context = context if isinstance(context, dict) else {}
+        parent = item.get("parent_id") if isinstance(item, dict) else None
+        return undecodable(
+            _id(context.get("trace_id")),
+            _id(context.get("span_id")),
+            _id(parent),
+            _ns(item.get("start_time")) if isinstance(item, dict) else None,
+            _ns(item.get("end_time")) if isinstance(item, dict) else None,
+            Resource({}),
+            _SCOPE,
+            why,
+        )
+
+
+def _span(item: Any) -> Span:
+    if not isinstance(item, dict):
+        raise TypeError(f"a JSON {type(item).__name__}, not an object")
     context = item.get("context") or {}
+    trace_id, span_id = _hex(context.get("trace_id")), _hex(context.get("span_id"))
+    parent = _hex(item.get("parent_id")) if item.get("parent_id") else b""
+    problem = id_problem(trace_id, span_id, parent)
+    if problem is not None:
+        return placeholder(
+            problem,
+            trace_id,
+            span_id,
+            parent,
+            (),
+            _ns(item.get("start_time")),
+            _ns(item.get("end_time")),
+            Resource({}),
+            _SCOPE,
+        )
     attributes = dict(item.get("attributes") or {})
     kind = item.get("span_kind")
     if isinstance(kind, str) and kind and kind != "UNKNOWN":
         attributes.setdefault("openinference.span.kind", kind)
     return Span(
-        trace_id=str(context.get("trace_id", "")).lower(),
-        span_id=str(context.get("span_id", "")).lower(),
-        parent_span_id=(str(item["parent_id"]).lower() if item.get("parent_id") else None),
+        trace_id=trace_id.hex(),
+        span_id=span_id.hex(),
+        parent_span_id=parent.hex() if parent and any(parent) else None,
         name=str(item.get("name") or ""),
         kind=SpanKind.UNSPECIFIED,
         start_ns=_ns(item.get("start_time")),
@@ -112,13 +161,40 @@ def span_from_phoenix(item: dict[str, Any]) -> Span:
             Event(
                 str(e.get("name") or ""), _ns(e.get("timestamp")), dict(e.get("attributes") or {})
             )
-            for e in item.get("events") or ()
-            if isinstance(e, dict)
+            for e in _objects(item.get("events"))
         ],
         links=[],
         resource=Resource({}),
         scope=_SCOPE,
     )
+
+
+def _objects(value: object) -> list[dict[str, Any]]:
+    """A list of JSON objects (none for null); anything else cannot be read."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise TypeError("a list that is not of JSON objects")
+    return value
+
+
+def _hex(value: object) -> bytes:
+    """An id as Phoenix gives it (hex text) as bytes; anything else is a ``TypeError`` or a
+    ``ValueError`` (the span cannot be read)."""
+    if not isinstance(value, str):
+        raise TypeError(f"an id that is a JSON {type(value).__name__}, not hex text")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise ValueError("an id that is not hex") from None
+
+
+def _id(value: object) -> bytes:
+    """As much of an id as can be read: its bytes, or none."""
+    try:
+        return _hex(value)
+    except (TypeError, ValueError):
+        return b""
 
 
 def _ns(value: object) -> int | None:
@@ -127,7 +203,7 @@ def _ns(value: object) -> int | None:
         return None
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        whole = int(moment.replace(microsecond=0).timestamp())
+    except (ValueError, OverflowError):
         return None
-    whole = int(moment.replace(microsecond=0).timestamp())
     return whole * 1_000_000_000 + moment.microsecond * 1000

@@ -9,6 +9,7 @@ import pytest
 from rampart_otel.receivers.stores import (
     TraceStoreError,
     is_store_url,
+    is_url_like,
     parse_store_url,
     with_window,
 )
@@ -56,6 +57,9 @@ def test_the_window_reads_back_as_given() -> None:
         ("phoenix://h:1/p?since=yesterday", "since='yesterday' is not an ISO 8601 time"),
         ("phoenix://h:1/p?since=2026-12-02&until=2026-12-01", "until is not after since"),
         ("phoenix://h:1/p?project=x", "unknown parameter 'project'"),
+        ("phoenix://[::1/p", "not a URL"),
+        ("phoenix://h:99999/p", "the port is not a number from 1 to 65535"),
+        ("phoenixx://h:1/p", "not a trace store URL"),
     ],
 )
 def test_malformed_urls_are_one_line(url: str, message: str) -> None:
@@ -67,3 +71,13 @@ def test_malformed_urls_are_one_line(url: str, message: str) -> None:
 def test_only_the_store_schemes_are_store_urls() -> None:
     assert is_store_url("phoenix://h:1/p") and is_store_url("MLFLOW+HTTPS://h/p")
     assert not is_store_url("samples/traces") and not is_store_url("https://h/p")
+
+
+def test_a_url_of_an_unknown_scheme_is_named_as_such() -> None:
+    assert is_url_like("phoenixx://h:1/p") and is_url_like("http://h/p")
+    assert not is_url_like("samples/traces") and not is_url_like("C:\\traces")
+
+
+def test_with_window_of_a_malformed_url_is_one_line() -> None:
+    with pytest.raises(TraceStoreError, match="not a URL"):
+        with_window("phoenix://[::1/p", since=None, until=None, limit=3)
