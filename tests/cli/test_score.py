@@ -649,7 +649,11 @@ def test_a_store_is_read_in_one_process_and_its_url_checked_before_any_read() ->
     proc = run_cli("inspect", "mlflow://127.0.0.1:9/x?until=soon")
     assert proc.returncode == 2 and "until='soon' is not an ISO 8601 time" in proc.stderr
     proc = run_cli("inspect", "mlflow://127.0.0.1:9/x")
-    assert proc.returncode == 2 and "MLflow at http://127.0.0.1:9: ConnectError" in proc.stderr
+    assert (
+        proc.returncode == 2
+        and "MLflow at http://127.0.0.1:9: ConnectionRefusedError: Connection refused"
+        in proc.stderr
+    )
 
 
 def test_fail_on_in_capitals_names_the_word_it_was_meant_to_be(tmp_path: Path) -> None:
