@@ -562,16 +562,6 @@ def _side_effects(facts: RunFacts) -> dict[str, ChannelCoverage]:
     return channels
 
 
-def _followed(turn: Span, models: list[Span]) -> bool:
-    """Another model call of ``turn``'s trace starts after it ended (one nested in it is
-    the same call, recorded twice)."""
-    done = turn.end_ns if turn.end_ns is not None else turn.start_ns
-    return done is not None and any(
-        span.trace_id == turn.trace_id and span.start_ns is not None and span.start_ns >= done
-        for span in models
-    )
-
-
 def _cap_unseen_calls(
     facts: RunFacts, tool_calls: ChannelCoverage, channels: dict[str, ChannelCoverage]
 ) -> None:
@@ -594,14 +584,13 @@ def _cap_unseen_calls(
         # where it can mean either) when the conversation went on after it: the model is
         # called again only with something new to read, a tool's result most of all. A
         # last turn that may have asked is taken as the answer.
-        models = [span for span, _, _ in facts.model_outputs]
         turns = tuple(
             span
             for span, output, _ in facts.model_outputs
             if span.span_id in asked
             and (
                 output.tool_request is ToolRequest.TOOLS
-                or (output.tool_request is ToolRequest.UNKNOWN and _followed(span, models))
+                or (output.tool_request is ToolRequest.UNKNOWN and span.span_id in facts.continued)
             )
         )
         if turns:

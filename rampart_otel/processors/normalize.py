@@ -46,7 +46,8 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         and not view.execution.answer
         and merged.first_of_call(classes, view)
     ]
-    executed = executed_calls(calls, bool(tool_spans), continued_turns(classes))
+    continued = continued_turns(classes)
+    executed = executed_calls(calls, bool(tool_spans), continued)
     side_effects, transport, windowed = agent_side_effects(
         classes, merged, call_windows(classes, calls, executed)
     )
@@ -64,6 +65,7 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
         agent_spans=[view.span for view in views if view.agent],
         conversation_spans=[view.span for view in views if view.agent and view.dispatched],
+        continued=continued,
         effects=side_effects,
         transport_spans=transport,
         response_span=response_view.span if response_view else None,

@@ -53,6 +53,8 @@ class RunFacts:
     # Agent spans whose recorded conversation lists the calls the agent ran (Haystack's
     # Agent.run): read whole and captured, they list every call of the run.
     conversation_spans: list[Span] = field(default_factory=list)
+    # The model spans another model call of their trace starts after (scopes.continued_turns).
+    continued: frozenset[str] = frozenset()
 
     @property
     def spans(self) -> list[Span]:

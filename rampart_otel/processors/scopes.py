@@ -89,14 +89,15 @@ def continued_turns(run: ClassifiedRun) -> frozenset[str]:
     """The ids of the model spans that another model span of their trace starts after (the
     conversation went on after them); a model span nested in one is the same call."""
     models = [view.span for view in run.records if view.model]
-    starts: dict[str, list[int]] = {}
+    last_start: dict[str, int] = {}  # per trace: the latest a model span starts
     for span in models:
         if span.start_ns is not None:
-            starts.setdefault(span.trace_id, []).append(span.start_ns)
+            last_start[span.trace_id] = max(span.start_ns, last_start.get(span.trace_id, 0))
     found: set[str] = set()
     for span in models:
         done = span.end_ns if span.end_ns is not None else span.start_ns
-        if done is not None and any(start >= done for start in starts.get(span.trace_id, ())):
+        latest = last_start.get(span.trace_id)
+        if done is not None and latest is not None and latest >= done:
             found.add(span.span_id)
     return frozenset(found)
 
