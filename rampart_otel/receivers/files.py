@@ -227,12 +227,7 @@ def trace_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[str | Input
 def decode_record(record: Record) -> Iterator[Item]:
     """A record's span batches, or the InputError that says why it could not be read."""
     if record.kind is RecordKind.JSON_LINE:
-        try:
-            batch = spans_from_document_bytes(record.payload)
-        except DecodeError as exc:
-            yield from _unparsed(record.payload, record.location, exc.message)
-            return
-        yield from _checked(batch, record.location)
+        yield from _json_line(record.payload, record.location)
     elif record.kind is RecordKind.PROTO:
         yield from _decode_record(record.payload, record.location)
     else:
@@ -534,14 +529,18 @@ def _size(count: int) -> str:
 
 def _json_lines(lines: Iterable[tuple[int, bytes | str]], path: str) -> Iterator[Item]:
     for lineno, line in lines:
-        if not line or line.isspace():
-            continue
-        try:
-            batch = spans_from_document_bytes(line)
-        except DecodeError as exc:
-            yield from _unparsed(line, f"{path}:{lineno}", exc.message)
-            continue
-        yield from _checked(batch, f"{path}:{lineno}")
+        if line and not line.isspace():
+            yield from _json_line(line, f"{path}:{lineno}")
+
+
+def _json_line(line: bytes | str, where: str) -> Iterator[Item]:
+    """One JSON Lines line's spans, or its error (with what its text still shows)."""
+    try:
+        batch = spans_from_document_bytes(line)
+    except DecodeError as exc:
+        yield from _unparsed(line, where, exc.message)
+        return
+    yield from _checked(batch, where)
 
 
 def _read_json_documents(
