@@ -264,12 +264,32 @@ class FindingKind(StrEnum):
 
 
 class ScopeState(StrEnum):
-    """What one executed tool call's scope shows of its side effects."""
+    """What one executed tool call's scope shows of its side effects, as a whole (each kind's
+    place: ``ToolScope.place``)."""
 
-    RECORDED = "recorded"  # at least one I/O span of an instrumented client in its scope
+    RECORDED = "recorded"  # I/O spans of an instrumented client in its scope (of some kinds)
     DECLARED = "declared"  # declared side-effect free, or all its I/O instrumented
     SILENT = "silent"  # no I/O span and no declaration: its side effects may be unrecorded
     OUT_OF_PROCESS = "out_of_process"  # ran in another process whose spans are not in the trace
+    # A framework ran another agent as this tool (an agent used as a tool, a delegation to a
+    # coworker): the agent's own calls, nested under it, are the places, each judged alone.
+    DELEGATED = "delegated"
+
+
+class PlaceState(StrEnum):
+    """What one place of harm (an executed tool call and a side-effect kind) shows."""
+
+    RECORDED = "recorded"  # a span of the kind in the call's scope
+    ATTESTED = "attested"  # a watcher in the call's process sees the kind: none went unseen
+    DECLARED = "declared"  # declared (policy tools:, the tool's span, a pseudo-tool, its process)
+    DELEGATED = "delegated"  # an agent the framework ran as the tool: its own calls are places
+    UNMET = "unmet"  # recorded, but a destination the call was handed no request reached
+    SILENT = "silent"  # nothing shows whether the kind happened here
+    OUT_OF_PROCESS = "out_of_process"  # it ran elsewhere, whose spans are not in the trace
+
+
+# The place states that leave a kind unproven at a call.
+UNPROVEN_PLACES = frozenset({PlaceState.UNMET, PlaceState.SILENT, PlaceState.OUT_OF_PROCESS})
 
 
 class ScopeEvidence(StrEnum):
@@ -285,15 +305,31 @@ class ScopeEvidence(StrEnum):
 
 MCP_SERVER = "mcp_server"  # ToolScope.remote: the call ran on an MCP server
 CHILD_PROCESS = "child_process"  # ToolScope.remote: the call started a child process
+REMOTE_AGENT = "remote_agent"  # ToolScope.remote: the call handed its task to a remote agent
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """A destination a tool call was handed in its arguments (a URL, a host): a claim the
+    call's recorded requests must meet. ``argument``: where in the arguments it was."""
+
+    argument: str
+    host: str
 
 
 @dataclass(frozen=True, slots=True)
 class ToolScope:
-    """One executed tool call as a place side effects could happen, and what it shows.
+    """One executed tool call as the places side effects could happen, and what it shows.
 
-    ``exempt_kinds``: side-effect kinds this scope does not leave unproven (the kinds its
-    process declared, or ``process_exec`` recorded for a child process that is not traced).
-    ``remote``: what ran the call out of process (an MCP server, a child process), if any.
+    Evidence is per side-effect kind (``place``): a DB span under the call says nothing
+    about its HTTP. ``kinds``: the kinds of the I/O spans in its scope. ``exempt_kinds``:
+    kinds this scope does not leave unproven (the kinds its process declared, or
+    ``process_exec`` recorded for a child process that is not traced; ``*`` every kind).
+    ``attested``: kinds a watcher in the call's process sees whole, with nothing of them
+    left unexplained in this call. ``unmet``: destinations the call was handed that no
+    request of its reached (its ``http_request`` place is unmet). ``remote``: what ran the
+    call out of process (an MCP server, a child process, a remote agent), if any, and
+    ``remote_target`` where (the remote agent's URL).
     """
 
     call_index: int
@@ -304,6 +340,31 @@ class ToolScope:
     exempt_kinds: tuple[str, ...] = ()
     remote: str | None = None
     span_id: str | None = None  # the call's execution span, when it has one
+    kinds: tuple[str, ...] = ()
+    attested: tuple[str, ...] = ()
+    unmet: tuple[Destination, ...] = ()
+    remote_target: str | None = None
+
+    def place(self, kind: str) -> PlaceState:
+        """What this call shows of side effects of ``kind``."""
+        if self.state is ScopeState.DECLARED:
+            return PlaceState.DECLARED
+        if self.state is ScopeState.DELEGATED:
+            return PlaceState.DELEGATED
+        exempt = kind in self.exempt_kinds or "*" in self.exempt_kinds
+        if self.state is ScopeState.OUT_OF_PROCESS:
+            return PlaceState.DECLARED if exempt else PlaceState.OUT_OF_PROCESS
+        if kind in self.kinds:
+            unmet = self.unmet and kind == HTTP_KIND and kind not in self.attested
+            return PlaceState.UNMET if unmet else PlaceState.RECORDED
+        if kind in self.attested:
+            return PlaceState.ATTESTED
+        if exempt:
+            return PlaceState.DECLARED
+        return PlaceState.SILENT
+
+
+HTTP_KIND = "http_request"  # the kind a destination handed to a call is claimed of
 
 
 # What each finding is about, as data: ``wording.finding_message`` words it.

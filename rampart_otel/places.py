@@ -29,9 +29,12 @@ from rampart_otel.channels import (
     ReasonCode,
 )
 from rampart_otel.model import (
+    REMOTE_AGENT,
+    UNPROVEN_PLACES,
     CallsUnknown,
     FindingKind,
     IntegrityFinding,
+    PlaceState,
     RunPlaces,
     ScopeEvidence,
     ScopeState,
@@ -50,9 +53,6 @@ from rampart_otel.reasons import (
     finding_why,
 )
 from rampart_otel.vocabulary import STANDARD_KINDS
-
-# The scope states that leave side effects unproven: no span watched the tool call for them.
-UNWATCHED = (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,21 +105,16 @@ def declared_by_policy(
         dataclasses.replace(
             scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.POLICY, exempt_kinds=()
         )
-        if scope.state in UNWATCHED and named(scope)
+        if scope.state is not ScopeState.DECLARED and named(scope)
         else scope
         for scope in scopes
     )
 
 
 def unproven(scopes: Sequence[ToolScope], kind: str) -> list[ToolScope]:
-    """The scopes that leave side effects of ``kind`` unproven."""
-    return [
-        scope
-        for scope in scopes
-        if scope.state in UNWATCHED
-        and kind not in scope.exempt_kinds
-        and "*" not in scope.exempt_kinds
-    ]
+    """The scopes that leave side effects of ``kind`` unproven: their place for the kind is
+    silent, out of process, or a destination they were handed is not met."""
+    return [scope for scope in scopes if scope.place(kind) in UNPROVEN_PLACES]
 
 
 # --- findings and the ways to close a gap: every channel's, not only the side effects' ------
@@ -226,8 +221,6 @@ def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
 
 def _name_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
     """Unobserved kinds: say which tool calls could have hidden one."""
-    if not any(scope.state in UNWATCHED for scope in scopes):
-        return  # no scope leaves any kind unproven (the usual case: skip the kinds)
     for kind in STANDARD_KINDS:
         key = SIDE_EFFECT_PREFIX + kind
         gaps = unproven(scopes, kind)
@@ -280,7 +273,10 @@ def _gap_cause(key: str, decision: Decision, scopes: Sequence[ToolScope]) -> str
         return "client"
     if any(why.code in _CALLS_UNKNOWN for why in decision.whys):
         return "calls"
-    gaps = unproven(scopes, key[len(SIDE_EFFECT_PREFIX) :])
-    if any(scope.state is ScopeState.SILENT for scope in gaps):
+    kind = key[len(SIDE_EFFECT_PREFIX) :]
+    gaps = unproven(scopes, kind)
+    if any(scope.place(kind) is not PlaceState.OUT_OF_PROCESS for scope in gaps):
         return "client"
+    if gaps and all(scope.remote == REMOTE_AGENT for scope in gaps):
+        return "remote_agent"
     return "remote" if gaps else "trace"

@@ -36,11 +36,13 @@ from rampart_otel.conventions.fix_hints import (
 from rampart_otel.conventions.notes import cut_by_zipkin, missing_content
 from rampart_otel.model import (
     MCP_SERVER,
+    REMOTE_AGENT,
     FindingKind,
     HistoryCalls,
     IntegrityFinding,
     LostRoot,
     NotUnderstoodSpans,
+    PlaceState,
     RefusedSpans,
     ScopeEvidence,
     ScopeState,
@@ -160,12 +162,17 @@ def counted(items: list, noun: str) -> str:
 
 
 def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
-    """Why ``side_effects.<kind>`` is unproven: the tool calls whose scope was not watched,
-    each with the way to close the gap."""
-    silent = [s for s in scopes if s.state is ScopeState.SILENT]
-    remote = [s for s in scopes if s.state is ScopeState.OUT_OF_PROCESS]
+    """Why ``side_effects.<kind>`` is unproven: the tool calls whose place for the kind was
+    not watched, each with the way to close the gap."""
+    silent = [s for s in scopes if s.place(kind) is PlaceState.SILENT and not s.kinds]
+    other_kinds = [s for s in scopes if s.place(kind) is PlaceState.SILENT and s.kinds]
+    unmet = [
+        s for s in scopes if s.unmet and s.place(kind) in (PlaceState.UNMET, PlaceState.SILENT)
+    ]
+    remote = [s for s in scopes if s.place(kind) is PlaceState.OUT_OF_PROCESS]
     server = [s for s in remote if s.remote == MCP_SERVER]
-    child = [s for s in remote if s.remote != MCP_SERVER]
+    agent = [s for s in remote if s.remote == REMOTE_AGENT]
+    child = [s for s in remote if s.remote not in (MCP_SERVER, REMOTE_AGENT)]
     parts: list[str] = []
     if silent:
         one = len(silent) == 1
@@ -180,11 +187,39 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
             + ("the tool" if one else "the tools")
             + " (tools: in the policy, or rampart_otel.declare in the agent)"
         )
+    if other_kinds:
+        one = len(other_kinds) == 1
+        seen = sorted({k for s in other_kinds for k in s.kinds})
+        parts.append(
+            f"{_scope_calls(other_kinds)} recorded {', '.join(seen)} but no {kind} span: "
+            f"evidence of one kind says nothing of another, so a {kind} call "
+            + ("it" if one else "they")
+            + " made through a client that is not instrumented would not show"
+        )
+    if unmet:
+        claims = [(s, d) for s in unmet for d in s.unmet][:NAMED]
+        named = "; ".join(
+            f"{safe_text(s.tool, 40)!r} was handed {safe_text(d.host, 80)!r} "
+            f"(argument {safe_text(d.argument, 40)!r})"
+            for s, d in claims
+        )
+        parts.append(
+            f"{named}, and no request recorded under the call went there: it may have gone "
+            "through a client that is not instrumented"
+        )
     if server:
         parts.append(
             f"{_scope_calls(server)} ran on an MCP server whose spans are not in the trace: "
             "propagate the trace context to the server (MCP _meta traceparent) and export its "
             "spans to the same place, or declare the tools"
+        )
+    if agent:
+        parts.append(
+            f"{_scope_calls(agent)} handed the task to a remote agent "
+            f"({_remote_targets(agent)}) whose spans "
+            f"are not in the trace, so a {kind} call that agent made would not show: "
+            "propagate the trace context to it (the A2A server's ASGI instrumentation does) "
+            "and export its spans to the same place"
         )
     if child:
         parts.append(
@@ -192,6 +227,12 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
             f"trace, so a {kind} call the child made would not show"
         )
     return "; ".join(parts)
+
+
+def _remote_targets(scopes: list[ToolScope]) -> str:
+    return ", ".join(
+        repr(safe_text(s.remote_target or "an unnamed agent", 80)) for s in scopes[:NAMED]
+    )
 
 
 def _scope_calls(scopes: list[ToolScope]) -> str:
@@ -218,12 +259,25 @@ def scope_in_words(scope: ToolScope) -> str:
     """One tool call's scope, for ``inspect``: what it shows of the call's side effects."""
     if scope.state is ScopeState.RECORDED:
         where = _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.SUBTREE, "")
-        return f"I/O recorded: {counted(list(scope.io_span_ids), 'span')} {where}"
+        kinds = f" ({', '.join(scope.kinds)})" if scope.kinds else ""
+        text = f"I/O recorded: {counted(list(scope.io_span_ids), 'span')}{kinds} {where}"
+        if scope.unmet:
+            hosts = ", ".join(repr(safe_text(d.host, 60)) for d in scope.unmet[:NAMED])
+            text += f"; handed {hosts} in its arguments, which no request of it reached"
+        return text
     if scope.state is ScopeState.DECLARED:
         return "declared " + _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.POLICY, "")
+    if scope.state is ScopeState.DELEGATED:
+        return "delegated: the framework ran another agent as this tool; its calls are listed"
     if scope.state is ScopeState.OUT_OF_PROCESS:
         if scope.remote == MCP_SERVER:
             return "out of process: ran on an MCP server whose spans are not in the trace"
+        if scope.remote == REMOTE_AGENT:
+            target = safe_text(scope.remote_target or "an unnamed agent", 80)
+            return (
+                f"out of process: handed to the remote agent {target!r}, whose spans are not "
+                "in the trace"
+            )
         return "out of process: started a child process whose own spans are not in the trace"
     declared = (
         f" (its process declares {', '.join(scope.exempt_kinds)})" if scope.exempt_kinds else ""
@@ -299,6 +353,12 @@ REMOTE_FIX = (
     "_meta traceparent, the TRACEPARENT environment variable) and export its spans to the "
     f"same place, {DECLARE}"
 )
+REMOTE_AGENT_FIX = (
+    "propagate the trace context to the remote agent the tool handed its task to (the A2A "
+    "server's ASGI instrumentation does: OpenTelemetry's ASGI or Starlette instrumentation "
+    "on the agent's server) and export its spans to the same place, so its own tool calls "
+    "and side effects are in the run"
+)
 TRACE_FIX = (
     "export the whole run: keep the trace context across threads and tasks (the framework's "
     "instrumentation, or contextvars copied into the worker), flush the TracerProvider "
@@ -351,6 +411,8 @@ def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> 
 def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
     if cause == "trace":
         return TRACE_FIX
+    if cause == "remote_agent":
+        return REMOTE_AGENT_FIX
     if cause == "ids":
         return IDS_FIX
     if cause == "repeated":
@@ -875,6 +937,14 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: _typed(ModelCount, _silent_outputs),
     ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _typed(Output, _finish_unclear),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _typed(FinishReasons, _no_tools_asked),
+    ReasonCode.TOOL_CALLS_REMOTE_AGENT: _typed(
+        Scopes,
+        lambda _, data: (
+            f"{_scope_calls(list(data.scopes))} handed the task to a remote agent "
+            f"({_remote_targets(list(data.scopes))}) whose spans are not in the trace: the "
+            "tools that agent called are not read"
+        ),
+    ),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: _typed(
         Captured,
         lambda _, data: f"tool_calls is unobserved, so calls and their {data.what} may be missing",
@@ -987,6 +1057,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: (
         "outputs were not captured, but each finish reason says no tool was asked for"
+    ),
+    ReasonCode.TOOL_CALLS_REMOTE_AGENT: (
+        "a tool call handed its task to a remote agent whose spans are not in the trace: that "
+        "agent's own calls are not read (partial)"
     ),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: (
         "tool_calls is unobserved, so calls and their arguments or results may be missing"

@@ -51,6 +51,10 @@ class ToolReport:
     # A traced function (not a tool by any convention of its own): it is the execution of a
     # call only when a model asked for a tool of its name before it; otherwise no call.
     candidate: bool = False
+    # The framework runs another agent as this tool (an agent used as a tool, a delegation
+    # to a coworker): no code of the user's runs in it but that agent's, whose own calls
+    # nest under it.
+    agent_tool: bool = False
     # Read from a span's own record of the conversation: the message positions after which
     # the call was asked for and by which its result came back (``ToolCall.steps``).
     steps: tuple[int, int] | None = None
@@ -134,6 +138,9 @@ class SpanReport:
     # The caller's span, which a framework wrote a model call's attributes onto (LiteLLM's
     # callback under an active span): holding that call's own span, it is no model call.
     caller: bool = False
+    # The span hands work to another agent out of process (an A2A client's request): the
+    # remote agent's URL or name. Its tools run where only its own spans can show them.
+    remote_agent: str | None = None
 
 
 class History(NamedTuple):

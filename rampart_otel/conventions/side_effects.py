@@ -470,3 +470,10 @@ _PROBED = (
 )
 
 CONVENTION = Convention(SEMCONV, read, read_gate=Gate(keys=_PROBED))
+
+
+def url_host(url: str) -> str | None:
+    """The host a client sends a request for ``url`` to (lower case), or None when the text
+    is no URL with a host."""
+    found = _url_endpoint(url)
+    return found[0] if found is not None else None

@@ -30,8 +30,10 @@ from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.notes import missing_content
 from rampart_otel.model import (
+    REMOTE_AGENT,
     IntegrityFinding,
     Response,
+    ScopeState,
     SideEffect,
     Span,
     ToolCall,
@@ -53,6 +55,7 @@ from rampart_otel.reasons import (
     Notes,
     Output,
     OutputsRead,
+    Scopes,
     Texts,
     Why,
     Withheld,
@@ -124,6 +127,8 @@ def _gap_cause(key: str, decision: Decision) -> str:
     agent span's record hid its content too); otherwise content or calls went unrecorded
     (``client``: the hint is the instrumentation's capture setting)."""
     codes = {why.code for why in decision.whys}
+    if ReasonCode.TOOL_CALLS_REMOTE_AGENT in codes:
+        return "remote_agent"
     if key == "input" and codes & _NO_MODEL_SPAN:
         # Only an agent span's record: the model calls' own spans are what is missing.
         return "models" if ReasonCode.INPUT_AGENT_ONLY_READ in codes else "models+content"
@@ -251,6 +256,22 @@ def _end(span: Span) -> int:
 
 
 def _tool_calls_decision(facts: RunFacts) -> Decision:
+    """The calls the run's spans show; partial where a call handed its task to a remote
+    agent whose spans are not in the trace (that agent's own calls are not read)."""
+    decision = _calls_read(facts)
+    remote = [
+        scope
+        for scope in facts.scopes
+        if scope.state is ScopeState.OUT_OF_PROCESS and scope.remote == REMOTE_AGENT
+    ]
+    if not remote or decision.state is UNOBSERVED:
+        return decision
+    ids = tuple(scope.span_id for scope in remote if scope.span_id)
+    why = Why(ReasonCode.TOOL_CALLS_REMOTE_AGENT, data=Scopes(tuple(remote)), ids=ids)
+    return decision.with_why(why, PARTIAL)
+
+
+def _calls_read(facts: RunFacts) -> Decision:
     unread = _unread_outputs(facts)
     if facts.tool_spans or (facts.answer_tool_spans and unread):
         return _from_executions(facts, unread)

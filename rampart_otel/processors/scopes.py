@@ -26,18 +26,21 @@ them unproven (``places.side_effect_decisions``); the words are ``wording``'s.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
 from rampart_otel.conventions import mcp
 from rampart_otel.conventions.pseudo_tools import pseudo_tool
-from rampart_otel.conventions.side_effects import PROCESS
+from rampart_otel.conventions.side_effects import PROCESS, request_endpoint, url_host
 from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
 from rampart_otel.model import (
     CHILD_PROCESS,
     MCP_SERVER,
+    REMOTE_AGENT,
+    Destination,
     ScopeEvidence,
     ScopeState,
     SideEffect,
@@ -197,14 +200,15 @@ def tool_scopes(
     executed: list[int],
     windowed: set[str],
 ) -> list[ToolScope]:
-    """Each executed call's scope; ``windowed``: span ids of effects attributed by window."""
+    """Each executed call's scope, with its evidence per side-effect kind; ``windowed``: span
+    ids of effects attributed by window."""
     calls = tool_calls.calls
     by_id = run.record
     io: dict[int, list[SideEffect]] = {}
     for effect in effects:
         if effect.tool_call_index is not None:
             io.setdefault(effect.tool_call_index, []).append(effect)
-    remote_seen, span_declared, remote_calls = _inside_calls(run, tool_calls)
+    inside = _inside_calls(run, tool_calls)
     process_kinds = declared_kinds(run.graph.spans)
     scopes: list[ToolScope] = []
     for index in executed:
@@ -224,19 +228,37 @@ def tool_scopes(
                 else ScopeEvidence.SUBTREE
             ),
             span_id=execution.span.span_id if execution is not None else None,
+            kinds=tuple(sorted({effect.kind for effect in found})),
+            exempt_kinds=tuple(sorted(process_kinds.get(service, ()))),
+            unmet=_unmet(call, found, run),
         )
-        declared = span_declared.get(index)
-        runs_remote = index in remote_calls
+        declared = inside.declared.get(index)
+        remote_seen = inside.other_process.get(index, set())
         children = [e for e in found if e.kind == PROCESS]
+        agent_url = inside.remote_agents.get(index)
         if declared is not None:
             scope = dataclasses.replace(
                 scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.SPAN
             )
-        elif runs_remote and index not in remote_seen:
+        elif index in inside.mcp and not remote_seen:
             scope = dataclasses.replace(
                 scope, state=ScopeState.OUT_OF_PROCESS, remote=MCP_SERVER, evidence=None
             )
-        elif children and not any(e.span_id in remote_seen.get(index, ()) for e in children):
+        elif agent_url is not None and not remote_seen:
+            scope = dataclasses.replace(
+                scope,
+                state=ScopeState.OUT_OF_PROCESS,
+                remote=REMOTE_AGENT,
+                remote_target=agent_url,
+                evidence=None,
+            )
+        elif (
+            execution is not None
+            and execution.execution is not None
+            and (execution.execution.agent_tool and index in inside.nested_agents)
+        ):
+            scope = dataclasses.replace(scope, state=ScopeState.DELEGATED)
+        elif children and not any(e.span_id in remote_seen for e in children):
             # The child process is recorded by its process_exec span; what it did is not.
             scope = dataclasses.replace(
                 scope,
@@ -250,33 +272,105 @@ def tool_scopes(
                     scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.PSEUDO_TOOL
                 )
             else:
-                kinds = tuple(sorted(process_kinds.get(service, ())))
-                scope = dataclasses.replace(
-                    scope, state=ScopeState.SILENT, evidence=None, exempt_kinds=kinds
-                )
+                scope = dataclasses.replace(scope, state=ScopeState.SILENT, evidence=None)
         scopes.append(scope)
     return scopes
 
 
-def _inside_calls(
-    run: ClassifiedRun, calls: ToolCalls
-) -> tuple[dict[int, set[str]], dict[int, str], set[int]]:
-    """Per call: the spans under it recorded by another process (its server's or child's:
-    the ids of their parents inside the call), a ``rampart_otel.declare`` value set on its
-    execution span or a span under it; and the calls an MCP client sent to a server."""
-    other_process: dict[int, set[str]] = {}
-    declared: dict[int, str] = {}
-    remote: set[int] = set()
+@dataclass(frozen=True, slots=True)
+class _Inside:
+    """What the spans under each call show (keyed by call index): the ids of the parents,
+    inside the call, of spans another process recorded (its server's, child's or remote
+    agent's); a ``rampart_otel.declare`` value on its span or under it; the calls an MCP
+    client sent to a server; the remote agent a call handed its task to; and the calls
+    that hold another agent's model or agent spans."""
+
+    other_process: dict[int, set[str]]
+    declared: dict[int, str]
+    mcp: set[int]
+    remote_agents: dict[int, str]
+    nested_agents: set[int]
+
+
+def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
+    """What the spans under each call show (``_Inside``)."""
+    inside = _Inside({}, {}, set(), {}, set())
     for view in run.records:
         index = calls.call_index(view)
         if index is None:
             continue
-        if view.span.span_id in calls.call_of and mcp.runs_elsewhere(view.span):
-            remote.add(index)
+        span_id = view.span.span_id
+        if span_id in calls.call_of and mcp.runs_elsewhere(view.span):
+            inside.mcp.add(index)
+        if view.reading.remote_agent is not None:
+            inside.remote_agents.setdefault(index, view.reading.remote_agent)
+        if (view.model or view.agent) and calls.call_of.get(span_id) != index:
+            inside.nested_agents.add(index)
         value = view.span.attributes.get(TOOL_SIDE_EFFECTS_ATTRIBUTE)
         if isinstance(value, str) and value in TOOL_SIDE_EFFECTS:
-            declared.setdefault(index, value)
-        parent = run.graph.parent(view.span.span_id)
+            inside.declared.setdefault(index, value)
+        parent = run.graph.parent(span_id)
         if parent is not None and parent.resource.attributes != view.span.resource.attributes:
-            other_process.setdefault(index, set()).add(parent.span_id)
-    return other_process, declared, remote
+            inside.other_process.setdefault(index, set()).add(parent.span_id)
+    return inside
+
+
+# A bare host name handed to a tool: dotted labels ending in letters (not a file name), or
+# an IPv4 address, or localhost.
+_HOST_NAME = re.compile(
+    r"(?i)(?:localhost|(?:\d{1,3}\.){3}\d{1,3}|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})"
+)
+_FILE_ENDINGS = frozenset(
+    {"py", "js", "ts", "json", "txt", "md", "csv", "html", "pdf", "log", "yaml", "yml", "xml"}
+)
+_URL_SCHEMES = ("http://", "https://")
+_MAX_CLAIMS = 16  # destinations read from one call's arguments
+
+
+def _unmet(call: ToolCall, found: list[SideEffect], run: ClassifiedRun) -> tuple[Destination, ...]:
+    """The destinations the call was handed (an argument that is a URL or a host name) that
+    no request recorded under it went to: each a place a client that is not instrumented
+    may have sent something."""
+    if not call.arguments_captured:
+        return ()
+    claims = _destinations(call.arguments)
+    if not claims:
+        return ()
+    reached: set[str] = set()
+    for effect in found:
+        record = run.record(effect.span_id)
+        if record is None:
+            continue
+        endpoint = request_endpoint(effect.kind, effect.details, record.span)
+        if endpoint is not None:
+            reached.add(endpoint[0])
+    return tuple(claim for claim in claims if claim.host not in reached)
+
+
+def _destinations(arguments: object) -> list[Destination]:
+    """Each argument whose whole text is an http(s) URL or a host name, with its path."""
+    found: dict[str, Destination] = {}
+    for path, text in _leaves(arguments, ""):
+        value = text.strip()
+        host: str | None = None
+        if value.lower().startswith(_URL_SCHEMES):
+            host = url_host(value)
+        elif _HOST_NAME.fullmatch(value) and value.rsplit(".", 1)[-1].lower() not in _FILE_ENDINGS:
+            host = value.lower().rstrip(".")
+        if host and host not in found:
+            found[host] = Destination(path or "(the argument)", host)
+        if len(found) >= _MAX_CLAIMS:
+            break
+    return list(found.values())
+
+
+def _leaves(value: object, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """(path, text) of every string leaf of a call's arguments, depth-bounded."""
+    if isinstance(value, str):
+        yield path, value
+    elif depth < 8 and isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}" if path else str(key), depth + 1)
+    elif depth < 8 and isinstance(value, (list, tuple)):
+        for position, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{position}]", depth + 1)
