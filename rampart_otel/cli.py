@@ -579,6 +579,12 @@ def audit(
         Path | None, typer.Option("-o", "--output", help="Write the report here, not stdout.")
     ] = None,
     show_secrets: ShowSecrets = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "-v", "--verbose", help="Each listed result with its summary, or its reasons and fix."
+        ),
+    ] = False,
 ) -> None:
     """Verdicts the collector stored: counts and rates per check, per service, over time."""
     from rampart_otel.audit.command import AuditOptions, results_target  # startup
@@ -588,7 +594,7 @@ def audit(
         raise UsageError("--json and --html: choose one")
     options = AuditOptions(
         since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
-        policy, policy_version, bucket, limit, json_output, html_output,
+        policy, policy_version, bucket, limit, json_output, html_output, verbose,
     )  # fmt: skip
     stored = _files_under(data_dir) if output is not None and data_dir is not None else []
     with (
