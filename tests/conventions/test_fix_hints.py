@@ -74,7 +74,7 @@ def test_a_silent_sqlite3_tool_with_sqlite3_instrumented_is_told_about_connectio
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     from rampart_otel.api import span_runs
-    from rampart_otel.processors.normalize import normalize
+    from rampart_otel.normalize import normalize
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider(shutdown_on_exit=False)
