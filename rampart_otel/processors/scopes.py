@@ -6,8 +6,8 @@ tool call is judged on its own:
 
 - its I/O spans are those under its execution span, or, where the framework lost the
   context (the I/O span's trace holds no agent, model or tool span), those of the same
-  service whose start falls inside this call's time window and no other's
-  (``call_windows``, ``window_call``);
+  service whose start falls inside this call's time window and no other's (``turns``,
+  ``side_effects``);
 - with at least one, the call's client was instrumented (``RECORDED``); with none and no
   declaration it is ``SILENT``: the client it used may not be;
 - a call run in another process (an MCP server) is watched only where that process's
@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Iterator
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
@@ -46,120 +45,12 @@ from rampart_otel.model import (
     SideEffect,
     Span,
     ToolCall,
-    ToolCallStatus,
     ToolScope,
 )
+from rampart_otel.processors.side_effects import SideEffects
 from rampart_otel.processors.span_views import ClassifiedRun
 from rampart_otel.processors.tool_calls import ToolCalls
-
-
-@dataclass(frozen=True, slots=True)
-class CallWindow:
-    """When one executed call ran, and in which service: where a lost I/O span may belong."""
-
-    call_index: int
-    service: str | None
-    start: int
-    end: int | None  # None: open (the run's last call, or an unended span)
-
-
-def executed_calls(
-    calls: list[ToolCall], tool_spans_recorded: bool, continued: AbstractSet[str] = frozenset()
-) -> list[int]:
-    """Indexes of the calls that ran, or may have run unseen.
-
-    A call asked for and never executed ran nothing when the run records tool executions
-    at all, unless the conversation went on after the model call that asked for it
-    (``continued``: the ids of the model spans a later model call of their trace follows):
-    a model is sent a result for every call it asked for before it answers again, so that
-    call ran, or was answered, where no span of this trace shows (its tool traced in
-    another service or trace, or not at all). Without any tool execution span, every call
-    asked for may have run.
-    """
-    return [
-        index
-        for index, call in enumerate(calls)
-        if call.status is not ToolCallStatus.REQUESTED
-        or not tool_spans_recorded
-        or (call.requested_in is not None and call.requested_in in continued)
-    ]
-
-
-def continued_turns(run: ClassifiedRun) -> frozenset[str]:
-    """The ids of the model spans that another model span of their trace starts after (the
-    conversation went on after them); a model span nested in one is the same call."""
-    models = [view.span for view in run.records if view.model]
-    last_start: dict[str, int] = {}  # per trace: the latest a model span starts
-    for span in models:
-        if span.start_ns is not None:
-            last_start[span.trace_id] = max(span.start_ns, last_start.get(span.trace_id, 0))
-    found: set[str] = set()
-    for span in models:
-        done = span.end_ns if span.end_ns is not None else span.start_ns
-        latest = last_start.get(span.trace_id)
-        if done is not None and latest is not None and latest >= done:
-            found.add(span.span_id)
-    return frozenset(found)
-
-
-def call_windows(
-    run: ClassifiedRun, calls: list[ToolCall], executed: list[int]
-) -> list[CallWindow]:
-    """Each executed call's time window: its execution span's, else from the end of the
-    model call that asked for it to the start of the next model call of the run."""
-    by_id = run.record
-    models = sorted(
-        (view.span for view in run.records if view.model and view.output is not None),
-        key=lambda span: span.start_ns or 0,
-    )
-    windows: list[CallWindow] = []
-    for index in executed:
-        call = calls[index]
-        executed_in = by_id(call.executed_in) if call.executed_in else None
-        if executed_in is not None:
-            span = executed_in.span
-            if span.start_ns is not None:
-                windows.append(
-                    CallWindow(index, span.resource.service_name, span.start_ns, span.end_ns)
-                )
-            continue
-        requested = by_id(call.requested_in) if call.requested_in else None
-        if requested is None:
-            continue
-        asked = requested.span
-        begin = asked.end_ns if asked.end_ns is not None else asked.start_ns
-        if begin is None:
-            continue
-        following = (span.start_ns for span in models if (span.start_ns or 0) >= begin)
-        windows.append(CallWindow(index, asked.resource.service_name, begin, next(following, None)))
-    return windows
-
-
-def window_call(windows: list[CallWindow], span: Span) -> int | None:
-    """The one call whose window holds ``span``'s start, in the same service; None when no
-    window or several (parallel calls) hold it: a span inside two proves neither."""
-    start = span.start_ns
-    if start is None:
-        return None
-    service = span.resource.service_name
-    found = {
-        window.call_index
-        for window in windows
-        if window.service == service
-        and window.start <= start
-        and (window.end is None or start <= window.end)
-    }
-    return found.pop() if len(found) == 1 else None
-
-
-def lost_context_traces(run: ClassifiedRun, calls: ToolCalls) -> set[str]:
-    """Traces holding no agent, model or tool span: pieces whose context was lost."""
-    agentic = {
-        view.span.trace_id
-        for view in run.records
-        if view.model or view.agent or calls.executes(view)
-    }
-    return {span.trace_id for span in run.graph.spans} - agentic
+from rampart_otel.processors.turns import Turns
 
 
 def resource_declarations(spans: Iterable[Span]) -> list[tuple[str, str | None]]:
@@ -194,15 +85,11 @@ def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
 
 
 def tool_scopes(
-    run: ClassifiedRun,
-    tool_calls: ToolCalls,
-    effects: list[SideEffect],
-    executed: list[int],
-    windowed: set[str],
+    run: ClassifiedRun, tool_calls: ToolCalls, turns: Turns, side_effects: SideEffects
 ) -> list[ToolScope]:
-    """Each executed call's scope, with its evidence per side-effect kind; ``windowed``: span
-    ids of effects attributed by window."""
+    """Each executed call's scope, with its evidence per side-effect kind."""
     calls = tool_calls.calls
+    effects, windowed, executed = side_effects.effects, side_effects.windowed, turns.executed
     by_id = run.record
     io: dict[int, list[SideEffect]] = {}
     for effect in effects:

@@ -39,6 +39,18 @@ class ToolCalls:
         owner = self.owner.get(record.span.span_id)
         return None if owner is None else self.call_of[owner]
 
+    def execution_spans(self, run: ClassifiedRun) -> list[Span]:
+        """The spans that ran a call, one per call (an MCP span inside an execute_tool span
+        of the same call is not a second one; the answer tool's is no call)."""
+        return [
+            view.span
+            for view in run.records
+            if self.executes(view)
+            and view.execution is not None
+            and not view.execution.answer
+            and self.first_of_call(run, view)
+        ]
+
     def first_of_call(self, run: ClassifiedRun, record: SpanRecord) -> bool:
         """Not a tool span inside another tool span reporting the same call (MCP in
         execute_tool)."""
