@@ -18,6 +18,7 @@ Whether a side effect belongs to the agent (not the model's transport) is normal
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -477,3 +478,34 @@ def url_host(url: str) -> str | None:
     is no URL with a host."""
     found = _url_endpoint(url)
     return found[0] if found is not None else None
+
+
+# The details of each kind a value leaving the process could be in: where ``flows`` looks,
+# and what it cannot rule out when a span did not record it (HTTP instrumentations record
+# no request body, a DB span no bound parameters, a messaging span no payload).
+PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
+    HTTP: ("url", "body"),
+    DB: ("statement", "parameters"),
+    MESSAGE: ("destination", "payload"),
+    RPC: ("service", "method", "payload"),
+    PROCESS: ("executable", "args"),
+    "mcp_request": ("target", "params"),
+}
+# A statement with bound parameters: its values are not in the text (``?``, ``%s``,
+# ``%(name)s``, ``$1``, ``:name``, ``@name``).
+_PLACEHOLDER = re.compile(r"\?|%s|%\(\w+\)s|\$\d+|(?<![:\w]):[A-Za-z_]\w*|(?<!\w)@[A-Za-z_]\w*")
+
+
+def unrecorded_payload(kind: str, details: dict[str, Any]) -> tuple[str, ...]:
+    """The fields of a side effect's payload its span did not record: where a value may
+    have left that no check can read. A statement without placeholders binds nothing, and
+    a process recorded by its arguments has nothing else to send (its input is not a field
+    the conventions record, for any client)."""
+    missing = [key for key in PAYLOAD_FIELDS.get(kind, ()) if details.get(key) is None]
+    if kind == DB and "parameters" in missing:
+        statement = details.get("statement")
+        if isinstance(statement, str) and not _PLACEHOLDER.search(statement):
+            missing.remove("parameters")
+    if kind == PROCESS and "executable" in missing and details.get("args"):
+        missing.remove("executable")
+    return tuple(missing)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rampart_otel.channels import is_side_effect_kind
-from rampart_otel.conventions.side_effects import INTERPRETED
+from rampart_otel.conventions.side_effects import INTERPRETED, unrecorded_payload
 from rampart_otel.evaluation.evaluators.events import (
     EventEvaluator,
     Moment,
@@ -103,7 +103,8 @@ def _effect_occurrence(effect: SideEffect, read: dict[str, Matcher]) -> Occurren
     value = (
         MISSING if keys is not None and all(details.get(k) in (None, "") for k in keys) else details
     )
-    return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), value)
+    unrecorded = unrecorded_payload(effect.kind, details)
+    return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), value, unrecorded)
 
 
 def _effect_evidence(effect: SideEffect, read: dict[str, Matcher]) -> Evidence:
