@@ -45,6 +45,7 @@ from rampart_otel.model import (
 from rampart_otel.processors.plan import CONTENT_CHANNELS
 from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.render import safe_text
+from rampart_otel.watch import SCOPE as WATCH_SCOPE
 
 NAMED = 3  # spans named in one reason before "and N more"
 # Why content is missing, when no span holds any in a form we do not read.
@@ -510,6 +511,8 @@ def _client_hint(kind: str, scope_names: frozenset[str]) -> str:
 def _install(first: ClientInstrumentation, others: list[ClientInstrumentation]) -> str:
     if not first.scope:  # no instrumentation package: the agent's own spans
         return f"record {first.call}"
+    if first.scope == WATCH_SCOPE:  # rampart-otel's own watcher: nothing to install
+        return f"turn the watcher on: {first.call}"
     more = ", ".join(_short(first.package, other.package) for other in others)
     alternatives = f" (or {more})" if more else ""
     return f"install {first.package}{alternatives} and call {first.call}"
