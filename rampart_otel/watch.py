@@ -794,7 +794,8 @@ def attestation_processor(watcher: Watcher) -> Any:
     return WatchAttestation()
 
 
-_PATCHED = "_rampart_otel_watched"
+_PATCHED = "_rampart_otel_watched"  # on what the watcher wrapped: the class, the function
+_ATTESTED = "_rampart_otel_attested"  # on a provider given the attestation processor
 
 
 def _attach(watcher: Watcher) -> None:
@@ -821,6 +822,7 @@ def _attach(watcher: Watcher) -> None:
                 static[BLIND] = list(watcher._static_blind())
                 self._resource = self._resource.merge(Resource(static))
                 self.add_span_processor(processor)
+                setattr(self, _ATTESTED, True)
             except Exception:
                 watcher.errors += 1
 
@@ -828,10 +830,18 @@ def _attach(watcher: Watcher) -> None:
         setattr(provider_class, _PATCHED, True)
     provider = trace.get_tracer_provider()
     taker = getattr(provider, "add_span_processor", None)
-    if callable(taker) and not getattr(provider, _PATCHED, False):
+    if callable(taker) and not _attested(provider):
         taker(processor)
         with contextlib.suppress(Exception):
-            setattr(provider, _PATCHED, True)
+            setattr(provider, _ATTESTED, True)
+
+
+def _attested(provider: Any) -> bool:
+    """The provider has the processor already (made after ``watch()``, or given it)."""
+    try:
+        return bool(vars(provider).get(_ATTESTED))
+    except TypeError:  # no __dict__
+        return False
 
 
 def _wrap_getaddrinfo(watcher: Watcher) -> None:

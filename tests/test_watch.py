@@ -93,12 +93,10 @@ def test_os_open_flags_removal_rename_and_directories(tmp_path: Path) -> None:
     assert found["remove b"][EVENT] == "os.remove"
 
 
-def test_a_relative_path_is_made_absolute(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_relative_path_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with watching() as w:
-        with open("relative.txt", "a") as handle:  # noqa: PTH123 (what an agent writes)
+        with open("relative.txt", "a") as handle:
             handle.write("x")
         (span,) = w.watched()
     assert span.attributes["file.path"] == str(tmp_path / "relative.txt")
