@@ -105,12 +105,26 @@ NATIVE: tuple[tuple[str, str, str], ...] = (
     ("uvloop", NETWORK, "native_sockets:uvloop"),
     ("duckdb", NETWORK, "native_sockets:duckdb"),
     ("pyarrow._flight", NETWORK, "native_sockets:pyarrow"),
-    ("_sqlite3", FILE_WRITE, "native_files:sqlite3"),
     ("duckdb", FILE_WRITE, "native_files:duckdb"),
     ("pyarrow", FILE_WRITE, "native_files:pyarrow"),
     ("multiprocessing.popen_spawn_posix", PROCESS, "unseen_processes:multiprocessing"),
     ("multiprocessing.popen_forkserver", PROCESS, "unseen_processes:multiprocessing"),
 )
+
+# SQLite writes its files in C: the database named at ``sqlite3.connect`` (recorded), and any a
+# statement names (ATTACH, VACUUM INTO), which only a db_query span shows. Blind from the first
+# connect seen, or from the start when sqlite3 was loaded before the watcher.
+SQLITE_FILES = "native_files:sqlite3"
+# Commands the standard library runs to describe the platform, with arguments it fixes
+# (``platform.processor()``'s ``uname -p``, ``ctypes.util.find_library``'s ``ldconfig -p`` or
+# compiler): recorded, not as a process the agent ran (``rampart.watch.platform_probe``).
+PLATFORM_PROBES = {
+    "platform": frozenset({"uname"}),
+    "ctypes.util": frozenset({"ldconfig", "gcc", "cc", "ld", "objdump"}),
+}
+PLATFORM_PROBE = "rampart.watch.platform_probe"
+PROBE_ARGS = "rampart.watch.probe_args"
+NOT_FILES = frozenset({"/dev/null"})  # what is written there is gone: no file is changed
 
 BODY_LIMIT = 16 * 1024  # bytes of a request body kept as text
 OPEN_REQUESTS_LIMIT = 256  # HTTP requests whose body is still being sent
@@ -187,6 +201,7 @@ class Watcher:
         self._resolved: collections.OrderedDict[str, set[str]] = collections.OrderedDict()
         self._native_seen = -1
         self._native_codes: tuple[str, ...] = ()
+        self.sqlite_used = "_sqlite3" in sys.modules  # a connection may be open, unseen
 
     # --- the hook -----------------------------------------------------------------------------
 
@@ -503,6 +518,11 @@ class Watcher:
         args_list = _text_list(argv)
         path = _text(executable) if executable is not None else (args_list or [""])[0]
         name = os.path.basename(path) or path
+        if _platform_probe(name):
+            attributes[PLATFORM_PROBE] = True
+            attributes[PROBE_ARGS] = args_list
+            self._emit(f"exec {name}", self._internal_kind, attributes)
+            return
         attributes["process.executable.name"] = name
         if os.path.isabs(path):
             attributes["process.executable.path"] = path
@@ -527,7 +547,7 @@ class Watcher:
             target = args[0]
             operation = shown_mode = event.rpartition(".")[2]
         path = _path(target)  # None for an fd: the write was its open
-        if path is None or _is_bytecode(path):
+        if path is None or path in NOT_FILES or _is_bytecode(path):
             return
         attributes: dict[str, Any] = {EVENT: event, "file.path": path, OPEN_MODE: shown_mode}
         source_path = _path(source)
@@ -546,6 +566,9 @@ class Watcher:
             return
         name = os.path.basename(path) or path
         attributes = {EVENT: event, SQLITE_PATH: path}
+        if not self.sqlite_used:
+            self.sqlite_used = True
+            self._native_seen = -1
         self._emit(f"sqlite3.connect {name}", self._internal_kind, attributes)
 
     # --- attestation --------------------------------------------------------------------------
@@ -574,6 +597,8 @@ class Watcher:
         loaded = len(sys.modules)
         if loaded != self._native_seen:
             codes = [CHILD_PROCESS_IO] if PROCESS in self.kinds else []
+            if FILE_WRITE in self.kinds and self.sqlite_used:
+                codes.append(SQLITE_FILES)
             for module, kind, code in NATIVE:
                 if kind in self.kinds and module in sys.modules and code not in codes:
                     codes.append(code)
@@ -751,6 +776,23 @@ def _path(value: Any) -> str | None:
             return None
         return text if os.path.isabs(text) else os.path.abspath(text)
     return None
+
+
+def _platform_probe(name: str) -> bool:
+    """A command the standard library's platform description runs (``PLATFORM_PROBES``):
+    the first caller outside ``subprocess`` and ``os`` is that module."""
+    if not any(name in names for names in PLATFORM_PROBES.values()):
+        return False
+    frame = sys._getframe(1)
+    skipped = {__name__, "subprocess", "os"}
+    for _ in range(32):
+        if frame is None:
+            return False
+        module = frame.f_globals.get("__name__")
+        if module not in skipped:
+            return name in PLATFORM_PROBES.get(str(module), ())
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 def _is_bytecode(path: str) -> bool:

@@ -78,6 +78,13 @@ def test_reads_and_imports_are_never_recorded(
     sys.modules.pop("fresh_module_for_watch", None)
 
 
+def test_the_null_device_is_no_file() -> None:
+    with watching() as w:
+        with open(os.devnull, "w") as null:
+            null.write("gone")
+        assert w.watched() == []
+
+
 def test_os_open_flags_removal_rename_and_directories(tmp_path: Path) -> None:
     with watching() as w:
         with w.tracer.start_as_current_span("tool"):

@@ -93,6 +93,11 @@ def test_processes_are_seen_with_their_arguments() -> None:
     assert popen["attributes"]["process.command_args"] == ["true", "--flag"]
     assert by_event["os.system"]["attributes"]["process.command_line"] == "true from-system"
     assert by_event["os.fork"]["name"] == "fork"
+    (probe,) = [s for s in spans if s["attributes"].get("rampart.watch.platform_probe")]
+    assert probe["name"] == "exec uname"
+    assert probe["attributes"]["rampart.watch.probe_args"] == ["uname", "-p"]
+    assert not [key for key in probe["attributes"] if key.startswith("process.")]  # no exec
+    assert len([s for s in spans if s["name"] == "exec true"]) == 2
 
 
 def test_watch_widens_and_refuses_to_narrow() -> None:

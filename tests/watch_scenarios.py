@@ -12,6 +12,7 @@ import asyncio
 import http.server
 import json
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -143,6 +144,8 @@ def processes() -> None:
     tracing()
     rampart_otel.watch()
     with tool("run_command"):
+        platform._uname_cache = None  # type: ignore[attr-defined]  # asked afresh
+        platform.processor()  # the standard library's own probe: uname -p
         subprocess.run(["true", "--flag"], check=True)
         os.system("true from-system")
         child = os.fork()

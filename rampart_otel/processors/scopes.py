@@ -9,7 +9,10 @@ tool call is judged on its own:
   service whose start falls inside this call's time window and no other's
   (``call_windows``, ``window_call``);
 - with at least one, the call's client was instrumented (``RECORDED``); with none and no
-  declaration it is ``SILENT``: the client it used may not be;
+  declaration it is ``SILENT``: the client it used may not be. A connection or a file write
+  the watcher recorded (``network_connect``, ``file_write``) vouches for no other kind: a
+  raw connection shows no request, a request over it would not show (docs/watch.md; what
+  the watcher's attestation proves per kind is coverage's to read);
 - a call run in another process (an MCP server) is watched only where that process's
   spans are in the trace (``OUT_OF_PROCESS`` otherwise); a child process a tool spawned
   is recorded by its ``process_exec`` span, its own effects are not;
@@ -47,6 +50,7 @@ from rampart_otel.model import (
 )
 from rampart_otel.processors.span_views import ClassifiedRun
 from rampart_otel.processors.tool_calls import ToolCalls
+from rampart_otel.vocabulary import FILE_WRITE, NETWORK_CONNECT
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,9 @@ class CallWindow:
     start: int
     end: int | None  # None: open (the run's last call, or an unended span)
 
+
+# Kinds whose spans show no client was instrumented: they vouch for no other kind.
+VOUCH_FOR_NOTHING = frozenset({NETWORK_CONNECT, FILE_WRITE})
 
 # The scope states that leave side effects unproven: no span watched the tool call for them.
 UNWATCHED = (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
@@ -247,7 +254,7 @@ def tool_scopes(
                 remote=CHILD_PROCESS,
                 exempt_kinds=(PROCESS,),
             )
-        elif not found:
+        elif not any(effect.kind not in VOUCH_FOR_NOTHING for effect in found):
             if pseudo_tool(call.name, execution.span if execution is not None else None):
                 scope = dataclasses.replace(
                     scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.PSEUDO_TOOL
