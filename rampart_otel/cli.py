@@ -710,6 +710,39 @@ def replay(
     raise SystemExit(code)
 
 
+@app.command(context_settings={"allow_interspersed_args": False})
+def watch(
+    command: Annotated[
+        list[str], typer.Argument(help="The program to run, after --: python agent.py")
+    ],
+    kinds: Annotated[
+        str | None,
+        typer.Option(
+            "--kinds",
+            help="What to record, comma-separated: network, http_client, process, file_write. "
+            "[default: all]",
+        ),
+    ] = None,
+    body_limit: Annotated[
+        int, typer.Option(help="Bytes of each HTTP request body kept on its span (0: none).")
+    ] = 16384,
+) -> None:
+    """Run a program with the watcher on from its first line: every connection, HTTP request,
+    process and file write its Python code makes is a span where it happened (docs/watch.md)."""
+    from rampart_otel import watch as watcher  # startup
+
+    try:
+        variables = watcher.environment(kinds, body_limit)
+    except watcher.WatchError as error:
+        raise UsageError(str(error)) from None
+    environment = {**os.environ, **variables}
+    sys.stdout.flush()
+    try:
+        os.execvpe(command[0], command, environment)
+    except OSError as error:
+        raise UsageError(f"cannot run {shlex.join(command)}: {error.strerror or error}") from None
+
+
 def _warn(message: str) -> None:
     print(f"rampart-otel: warning: {message}", file=sys.stderr, flush=True)
 

@@ -81,6 +81,7 @@ from rampart_otel.reasons import (
 )
 from rampart_otel.render import safe_text
 from rampart_otel.scoring_plan import CONTENT_CHANNELS
+from rampart_otel.watch import SCOPE as WATCH_SCOPE
 
 NAMED = 3  # spans named in one reason before "and N more"
 # Why content is missing, when no span holds any in a form we do not read.
@@ -176,8 +177,13 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
     parts: list[str] = []
     if silent:
         one = len(silent) == 1
+        what = (
+            "no I/O span of an instrumented client (a connection or file write shows no other kind)"
+            if any(scope.io_span_ids for scope in silent)
+            else "no I/O span"
+        )
         parts.append(
-            f"{_scope_calls(silent)} recorded no I/O span and "
+            f"{_scope_calls(silent)} recorded {what} and "
             + ("declares" if one else "declare")
             + f" nothing, so a {kind} call "
             + ("it" if one else "they")
@@ -282,6 +288,11 @@ def scope_in_words(scope: ToolScope) -> str:
     declared = (
         f" (its process declares {', '.join(scope.exempt_kinds)})" if scope.exempt_kinds else ""
     )
+    if scope.io_span_ids:  # the watcher's connections or file writes: no other kind shows
+        return (
+            f"silent: only {counted(list(scope.io_span_ids), 'connection or file-write span')}"
+            f" in its scope (no other kind shows there) and nothing declared{declared}"
+        )
     return f"silent: no I/O span in its scope and nothing declared{declared}"
 
 
@@ -452,6 +463,13 @@ def _client_hint(kind: str, scope_names: frozenset[str]) -> str:
     if not clients:
         return f"instrument the client that makes {safe_text(kind, 40)} calls, {DECLARE}"
     used = clients_in_use(kind, scope_names)
+    if used and all(client.scope == WATCH_SCOPE for client in used):
+        return (
+            "the watcher is on (rampart_otel.watch): the call went where it cannot see "
+            "(rampart.watch.blind on its spans, docs/watch.md: a child process's own I/O, a "
+            f"native library, a connection opened earlier); trace that place too, {DECLARE}"
+        )
+    used = [client for client in used if client.scope != WATCH_SCOPE]
     if used:
         seen = ", ".join(client.scope for client in used)
         others = [client for client in clients if client not in used]
@@ -471,6 +489,8 @@ def _client_hint(kind: str, scope_names: frozenset[str]) -> str:
 def _install(first: ClientInstrumentation, others: list[ClientInstrumentation]) -> str:
     if not first.scope:  # no instrumentation package: the agent's own spans
         return f"record {first.call}"
+    if first.scope == WATCH_SCOPE:  # rampart-otel's own watcher: nothing to install
+        return f"turn the watcher on: {first.call}"
     more = ", ".join(_short(first.package, other.package) for other in others)
     alternatives = f" (or {more})" if more else ""
     return f"install {first.package}{alternatives} and call {first.call}"

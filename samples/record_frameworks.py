@@ -231,6 +231,8 @@ def record_case(entry: Entry, case: Case, runtime: Path, out_dir: Path) -> tuple
             python = runtime / "bin" / "python"
             command = [str(python), str(entry.folder / entry.framework.entry), *case.args]
             env["PATH"] = f"{runtime / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        if case.watch:  # this checkout's command, as a user runs it: watched from line one
+            command = [sys.executable, "-m", "rampart_otel.cli", "watch", "--", *command]
         result = subprocess.run(
             command,
             cwd=scratch,

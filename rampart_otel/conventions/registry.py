@@ -31,6 +31,7 @@ from rampart_otel.conventions import (
     openllmetry,
     strands,
     vercel_ai,
+    watch,
 )
 from rampart_otel.conventions import side_effects as effects
 from rampart_otel.model import Span
@@ -52,6 +53,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     langfuse.CONVENTION,
     mlflow.CONVENTION,
     mastra.CONVENTION,
+    watch.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.

@@ -37,6 +37,7 @@ from rampart_otel.vocabulary import (
     DB_QUERY,
     HTTP_REQUEST,
     MESSAGE_PUBLISH,
+    NETWORK_CONNECT,
     PROCESS_EXEC,
     RPC_CALL,
 )
@@ -108,8 +109,9 @@ def side_effects(span: Span) -> list[SideEffectDetails]:
 # client was given (LiteLLM writes it into the JSON of ``hidden_params``).
 _MODEL_BASE_URL_KEYS = ("gen_ai.openai.api_base", "openai.api_base", "url.full", "http.url")
 _LITELLM_HIDDEN = "hidden_params"
-# Only a request can be a model's transport: a query, a message, a process never is.
-TRANSPORT_KINDS = frozenset({HTTP, RPC})
+# Only a request (or the connection it was sent on: the watcher's, docs/watch.md) can be a
+# model's transport: a query, a message, a process, a file never is.
+TRANSPORT_KINDS = frozenset({HTTP, RPC, NETWORK_CONNECT})
 
 Endpoint = tuple[str, int | None]  # host (lower case), port when known
 

@@ -9,7 +9,12 @@ tool call is judged on its own:
   service whose start falls inside this call's time window and no other's (``turns``,
   ``side_effects``);
 - with at least one, the call's client was instrumented (``RECORDED``); with none and no
-  declaration it is ``SILENT``: the client it used may not be;
+  declaration it is ``SILENT``: the client it used may not be. Evidence is per kind
+  (``ToolScope.place``): a DB span says nothing of HTTP, and a connection or a file write
+  the watcher recorded (``network_connect``, ``file_write``) vouches for no other kind: a
+  raw connection shows no request. Where the watcher's attestation (``rampart.watch`` on
+  the call's span) says it sees a kind and nothing of it went unexplained in the call,
+  the kind is attested (docs/watch.md);
 - a call run in another process (an MCP server) is watched only where that process's
   spans are in the trace (``OUT_OF_PROCESS`` otherwise); a child process a tool spawned
   is recorded by its ``process_exec`` span, its own effects are not;

@@ -43,6 +43,8 @@ class Case:
     scripts: dict[str, tuple[Turn, ...]] = field(default_factory=dict)  # framework-specific
     side_reply: str | None = None  # text for model requests that offer no tools
     timeout: float = 300.0
+    # Run under ``rampart-otel watch --`` (docs/watch.md): the watcher on from the first line.
+    watch: bool = False
 
 
 # The cases most frameworks record as they are (see samples/frameworks/README.md).
