@@ -104,6 +104,7 @@ class ReasonCode(StrEnum):
     SIDE_EFFECT_SCOPE_GAPS = "side_effect.scope_gaps"
     SIDE_EFFECT_SCOPES_DECLARED = "side_effect.scopes_declared"
     SIDE_EFFECT_EVERY_TOOL_DECLARED = "side_effect.every_tool_declared"
+    SIDE_EFFECT_ATTESTED = "side_effect.attested"
     # any channel
     CHANNEL_UNKNOWN = "channel.unknown"
     ASSUMED = "assumed"

@@ -149,7 +149,7 @@ class Run:
     revision: int = 0  # > 0: spans that arrived after an earlier part of the run was scored
     stitched: tuple[Stitch, ...] = ()  # traces joined to the run's own (``processors.stitch``)
     # What the processors derived from ``spans`` once (the run's graph and the conventions'
-    # reading of each span, ``processors.run_graph``): reused, never recomputed, by every
+    # reading of each span, ``run_graph``): reused, never recomputed, by every
     # stage that reads the run; a run built from other spans starts empty.
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

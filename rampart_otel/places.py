@@ -76,6 +76,7 @@ def side_effect_decisions(places: RunPlaces, overlay: Overlay = NO_OVERLAY) -> d
     channels = _seen(places)
     _cap_unknown_calls(places.calls_unknown, channels)
     _apply_declarations(places.declarations, channels)
+    _attest(scopes, channels)
     _name_unwatched(scopes, channels)
     _cap_unwatched(scopes, channels)
     if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
@@ -212,6 +213,28 @@ def _apply_declarations(
         elif (key, service) not in created:
             why = Why(ReasonCode.SIDE_EFFECT_ALSO_DECLARED, data=Service(service))
             channels[key] = current.with_why(why)
+
+
+# A place that leaves nothing of its kind unseen without a span of the kind.
+_WATCHED_PLACES = frozenset({PlaceState.ATTESTED, PlaceState.DECLARED, PlaceState.DELEGATED})
+
+
+def _attest(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
+    """A kind no span showed is observed where the watcher attests it at every place (each
+    executed call, in a watched process, with nothing of the kind unexplained there; a
+    declared one counts as declared): then "no span" means "none happened"."""
+    kinds = {kind for scope in scopes for kind in scope.attested}
+    for kind in sorted(kinds):
+        key = SIDE_EFFECT_PREFIX + kind
+        current = channels.get(key)
+        if current is not None and current.state is not UNOBSERVED:
+            continue
+        if not all(scope.place(kind) in _WATCHED_PLACES for scope in scopes):
+            continue
+        watched = tuple(scope for scope in scopes if scope.place(kind) is PlaceState.ATTESTED)
+        ids = tuple(scope.span_id for scope in watched if scope.span_id)
+        why = Why(ReasonCode.SIDE_EFFECT_ATTESTED, data=ScopeGaps(kind, watched), ids=ids)
+        channels[key] = Decision(OBSERVED, (why,))
 
 
 def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:

@@ -1002,6 +1002,14 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
         Scopes, lambda _, data: declared_scopes(list(data.scopes))
     ),
     ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: _typed(Scopes, _every_tool_declared),
+    ReasonCode.SIDE_EFFECT_ATTESTED: _typed(
+        ScopeGaps,
+        lambda _, data: (
+            f"no {data.kind} span in the run, and the watcher (rampart_otel.watch) in the "
+            f"process of {_scope_calls(list(data.scopes))} attests that it sees {data.kind} "
+            "there and nothing of it went unexplained: none happened unseen"
+        ),
+    ),
     ReasonCode.SIDE_EFFECT_NONE: _typed(
         Kind,
         lambda _, data: (
@@ -1124,6 +1132,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: (
         "the tool calls with no I/O span are declared (policy tools:, or on their span)"
+    ),
+    ReasonCode.SIDE_EFFECT_ATTESTED: (
+        "no span of the kind, and the watcher attests every tool call's process sees the kind, "
+        "with nothing of it unexplained in the call (rampart_otel.watch)"
     ),
     ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: (
         "every executed tool call is declared and no side-effect span ran: what is left is "

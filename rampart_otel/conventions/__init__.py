@@ -4,7 +4,7 @@ Each family module reads one ``Span`` at a time and says what it shows in a
 ``SpanReport`` (model output, a tool execution, side effects, an agent's answer), behind
 one small interface, ``Convention``, registered in ``conventions.registry``. A convention
 only says what one span shows; deciding that two reports are the same call is
-``processors.normalize``'s job.
+``normalize``'s job.
 """
 
 from __future__ import annotations

@@ -35,10 +35,16 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from rampart_otel import watch
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
 from rampart_otel.conventions import mcp
 from rampart_otel.conventions.pseudo_tools import pseudo_tool
-from rampart_otel.conventions.side_effects import PROCESS, request_endpoint, url_host
+from rampart_otel.conventions.side_effects import (
+    PROCESS,
+    model_endpoint,
+    request_endpoint,
+    url_host,
+)
 from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
 from rampart_otel.model import (
     CHILD_PROCESS,
@@ -56,6 +62,16 @@ from rampart_otel.processors.side_effects import SideEffects
 from rampart_otel.processors.span_views import ClassifiedRun
 from rampart_otel.processors.tool_calls import ToolCalls
 from rampart_otel.processors.turns import Turns
+from rampart_otel.vocabulary import (
+    DB_QUERY,
+    FILE_WRITE,
+    HTTP_REQUEST,
+    MCP_REQUEST,
+    MESSAGE_PUBLISH,
+    NETWORK_CONNECT,
+    PROCESS_EXEC,
+    RPC_CALL,
+)
 
 
 def resource_declarations(spans: Iterable[Span]) -> list[tuple[str, str | None]]:
@@ -102,6 +118,7 @@ def tool_scopes(
             io.setdefault(effect.tool_call_index, []).append(effect)
     inside = _inside_calls(run, tool_calls)
     process_kinds = declared_kinds(run.graph.spans)
+    model_hosts = _model_hosts(run, side_effects)
     scopes: list[ToolScope] = []
     for index in executed:
         call = calls[index]
@@ -123,6 +140,7 @@ def tool_scopes(
             kinds=tuple(sorted({effect.kind for effect in found})),
             exempt_kinds=tuple(sorted(process_kinds.get(service, ()))),
             unmet=_unmet(call, found, run),
+            attested=_attested(anchor.span, found, run, model_hosts) if anchor else (),
         )
         declared = inside.declared.get(index)
         remote_seen = inside.other_process.get(index, set())
@@ -266,3 +284,112 @@ def _leaves(value: object, path: str, depth: int = 0) -> Iterator[tuple[str, str
     elif depth < 8 and isinstance(value, (list, tuple)):
         for position, item in enumerate(value):
             yield from _leaves(item, f"{path}[{position}]", depth + 1)
+
+
+# --- the watcher's attestation (docs/watch.md) ------------------------------------------------
+
+# What each kind the watcher attests (``rampart.watch``) proves absent where nothing of it
+# went unexplained: no connection, no request of any networked kind; no process start, no
+# process; no file write, no write.
+_NETWORKED = (NETWORK_CONNECT, HTTP_REQUEST, RPC_CALL, MESSAGE_PUBLISH, MCP_REQUEST)
+_ATTESTS = {
+    watch.NETWORK: _NETWORKED,
+    watch.PROCESS: (PROCESS_EXEC,),
+    watch.FILE_WRITE: (FILE_WRITE,),
+}
+# The blind codes that take a watched kind away (``rampart.watch.blind``).
+_BLINDS = {
+    watch.NETWORK: "native_sockets:",
+    watch.PROCESS: "unseen_processes:",
+    watch.FILE_WRITE: "native_files:",
+}
+# Requests that explain a connection the watcher saw: the instrumented client's own span.
+_REQUEST_KINDS = frozenset({HTTP_REQUEST, RPC_CALL, MESSAGE_PUBLISH, MCP_REQUEST, DB_QUERY})
+
+
+def _attested(
+    span: Span, found: list[SideEffect], run: ClassifiedRun, model_hosts: frozenset[str]
+) -> tuple[str, ...]:
+    """The side-effect kinds the watcher in the call's process attests for this call: it
+    sees the kind there (``rampart.watch`` on the call's span, nothing of it blind), and
+    nothing of it in the call went unexplained (a connection no recorded request explains
+    may have carried any networked kind). A pool of connections opened earlier is blind,
+    but for the model client's own (the model's transport: a tool sends on it only by
+    calling the model, which a model span shows). A database is attested only where both
+    its connections and its files are: SQLite runs its statements in C."""
+    attrs = span.attributes
+    watched = attrs.get(watch.ATTESTATION)
+    if not isinstance(watched, (list, tuple)) or not watched:
+        return ()
+    blind = [str(code) for code in attrs.get(watch.BLIND) or () if isinstance(code, str)]
+    seen: set[str] = set()
+    for capability, kinds in _ATTESTS.items():
+        if capability not in watched or any(b.startswith(_BLINDS[capability]) for b in blind):
+            continue
+        if capability == watch.NETWORK and (
+            _pooled_blind(attrs, blind, model_hosts) or _unexplained(found, run)
+        ):
+            continue
+        seen.update(kinds)
+    if NETWORK_CONNECT in seen and FILE_WRITE in seen:
+        seen.add(DB_QUERY)
+    return tuple(sorted(seen))
+
+
+def _pooled_blind(attrs: dict[str, object], blind: list[str], model_hosts: frozenset[str]) -> bool:
+    """Connections opened earlier were open when the call began (``pooled_connections``),
+    and one of them is not the model client's own: the call may have sent on it unseen."""
+    if watch.POOLED_CONNECTIONS not in blind:
+        return False
+    open_now = attrs.get(watch.OPEN_CONNECTIONS)
+    if not isinstance(open_now, (list, tuple)) or not open_now:
+        return True  # too many to follow, or not named: any may be
+    return not all(
+        isinstance(endpoint, str) and endpoint.lower() in model_hosts for endpoint in open_now
+    )
+
+
+def _unexplained(found: list[SideEffect], run: ClassifiedRun) -> bool:
+    """A connection the watcher saw in the call that no recorded request explains: neither
+    inside a request's span (an instrumented client's) nor to a host a request of the call
+    went to (the watcher's own http.client request beside it)."""
+    connects = [effect for effect in found if effect.kind == NETWORK_CONNECT]
+    if not connects:
+        return False
+    requested: set[str] = set()
+    request_spans: set[str] = set()
+    for effect in found:
+        if effect.kind in _REQUEST_KINDS:
+            request_spans.add(effect.span_id)
+            host, port = effect.details.get("host"), effect.details.get("port")
+            if isinstance(host, str):
+                requested.add(f"{host.lower()}:{port}" if port is not None else host.lower())
+    for connect in connects:
+        host, port = connect.details.get("host"), connect.details.get("port")
+        address = connect.details.get("address")
+        names = {f"{str(name).lower()}:{port}" for name in (host, address) if isinstance(name, str)}
+        if names & requested or any(name.split(":")[0] in requested for name in names):
+            continue
+        if any(up.span_id in request_spans for up in run.graph.ancestors(connect.span_id)):
+            continue
+        return True
+    return False
+
+
+def _model_hosts(run: ClassifiedRun, side_effects: SideEffects) -> frozenset[str]:
+    """``host:port`` of the model's servers: where its model spans say they sent, and where
+    the model's transport went."""
+    found: set[str] = set()
+    for view in run.records:
+        if view.model:
+            endpoint = model_endpoint(view.span)
+            if endpoint is not None and endpoint[1] is not None:
+                found.add(f"{endpoint[0]}:{endpoint[1]}")
+    for spans in side_effects.transport.values():
+        for span in spans:
+            record = run.record(span.span_id)
+            for effect_kind, details, *_ in record.effects if record is not None else ():
+                endpoint = request_endpoint(effect_kind, details, span)
+                if endpoint is not None and endpoint[1] is not None:
+                    found.add(f"{endpoint[0]}:{endpoint[1]}")
+    return frozenset(found)

@@ -7,7 +7,7 @@ import pytest
 from recorded import TRACES, runs, spans
 from span_factory import mk
 
-from rampart_otel.conventions.side_effects import HTTP, RPC, TRANSPORT_KINDS
+from rampart_otel.conventions.side_effects import HTTP, TRANSPORT_KINDS
 from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import classify
 from rampart_otel.processors.tool_calls import merge_tool_calls
