@@ -138,7 +138,8 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
     tool_spans = calls.execution_spans(classes)
     turns = read_turns(classes, calls, bool(tool_spans))
     side_effects = agent_side_effects(classes, calls, turns)
-    scopes = tool_scopes(classes, calls, turns, side_effects)
+    joined = frozenset(stitch.trace_id for stitch in run.stitched)
+    scopes = tool_scopes(classes, calls, turns, side_effects, joined)
     response, response_view = final_response(classes, calls.dropped)
     user_input, model_inputs, agent_inputs = (
         collect_user_input(classes, calls.dropped) if plan.decides("input") else ([], [], [])
@@ -152,6 +153,7 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         scopes,
         response_view,
         (model_inputs, agent_inputs),
+        joined,
     )
     decisions, findings, places = infer_coverage(facts, response, calls.calls, plan)
     coverage = worded_coverage(decisions)

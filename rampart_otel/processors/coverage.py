@@ -497,14 +497,17 @@ def _calls_unknown(facts: RunFacts, tool_calls: Decision) -> CallsUnknown | None
 
 
 def _declarations(facts: RunFacts) -> list[tuple[str, str]]:
-    """(key, service) declared by the resources of the agent's own spans (else of any span)."""
+    """(key, service) declared by the resources of the agent's own spans (else of any span)
+    of the run's own traces: a trace stitched onto the run is a piece anyone could send
+    claiming the run's service, and it declares nothing for the run."""
+    own = [span for span in facts.spans if span.trace_id not in facts.joined]
     agentic = [
         span
-        for span in facts.spans
+        for span in own
         if (role := facts.roles.get(span.span_id)) is not None
         and (role.model or role.agent or role.tool)
     ]
     return [
         (key, service or "unknown service")
-        for key, service in resource_declarations(agentic or facts.spans)
+        for key, service in resource_declarations(agentic or own)
     ]

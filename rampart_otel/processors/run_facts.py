@@ -61,6 +61,8 @@ class RunFacts:
     conversation_spans: list[Span] = field(default_factory=list)
     # The model spans another model call of their trace starts after (turns.continued_turns).
     continued: frozenset[str] = frozenset()
+    # The traces stitched onto the run (``model.Run.stitched``): pieces of it, not its own.
+    joined: frozenset[str] = frozenset()
 
     @property
     def spans(self) -> list[Span]:
@@ -87,6 +89,7 @@ def run_facts(
     scopes: list[ToolScope],
     response_view: SpanRecord | None,
     inputs: tuple[list[SpanInput], list[tuple[Span, UserInput]]],
+    joined: frozenset[str] = frozenset(),
 ) -> RunFacts:
     """What the earlier jobs found, as coverage and integrity read it."""
     views = run.records
@@ -117,6 +120,7 @@ def run_facts(
         agent_inputs=agent_inputs,
         scopes=scopes,
         history_calls=[call for call in calls.calls if call.from_history],
+        joined=joined,
     )
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from rampart_otel import watch
@@ -106,9 +107,15 @@ def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
 
 
 def tool_scopes(
-    run: ClassifiedRun, tool_calls: ToolCalls, turns: Turns, side_effects: SideEffects
+    run: ClassifiedRun,
+    tool_calls: ToolCalls,
+    turns: Turns,
+    side_effects: SideEffects,
+    joined: AbstractSet[str] = frozenset(),
 ) -> list[ToolScope]:
-    """Each executed call's scope, with its evidence per side-effect kind."""
+    """Each executed call's scope, with its evidence per side-effect kind. ``joined``: the
+    traces stitched onto the run; what their resources declare vouches for nothing here
+    (a piece anyone can send, claiming the run's service, never declares for it)."""
     calls = tool_calls.calls
     effects, windowed, executed = side_effects.effects, side_effects.windowed, turns.executed
     by_id = run.record
@@ -117,7 +124,7 @@ def tool_scopes(
         if effect.tool_call_index is not None:
             io.setdefault(effect.tool_call_index, []).append(effect)
     inside = _inside_calls(run, tool_calls)
-    process_kinds = declared_kinds(run.graph.spans)
+    process_kinds = declared_kinds(span for span in run.graph.spans if span.trace_id not in joined)
     model_hosts = _model_hosts(run, side_effects)
     scopes: list[ToolScope] = []
     for index in executed:
