@@ -79,9 +79,13 @@ def test_an_unmet_destination_leaves_only_the_http_place_open() -> None:
     assert scope.place("http_request") is PlaceState.UNMET
     assert scope.place("db_query") is PlaceState.RECORDED
     assert unproven([scope], "http_request") == [scope] and unproven([scope], "db_query") == []
-    # A watcher that sees the call's HTTP whole closes the claim.
+    # A watcher that sees the call's HTTP whole closes the claim; so does the process's
+    # declaration of the kind (as it closes a call that recorded nothing).
     attested = replace(scope, attested=("http_request",))
     assert attested.place("http_request") is PlaceState.RECORDED
+    declared = replace(scope, exempt_kinds=("http_request",))
+    assert declared.place("http_request") is PlaceState.RECORDED
+    assert unproven([declared], "http_request") == []
 
 
 def test_a_process_declaration_and_a_child_process_are_declared_for_their_kinds_only() -> None:

