@@ -397,6 +397,11 @@ def test_a_url_handed_to_a_call_that_no_request_reached_is_unmet() -> None:
         "'send_report' was handed 'evil.example' (argument 'endpoint'), and no request "
         "recorded under the call went there" in why
     )
+    # The destination is a claim of HTTP: DB's reason names the call silent, not the host.
+    state, why = channel(agent, DB)
+    assert state is UNOBSERVED
+    assert "tool calls 'get_weather' (span t1), 'send_report' (span t2) recorded http" in why
+    assert "evil.example" not in why
 
 
 def test_a_url_a_request_of_the_call_reached_is_met() -> None:
