@@ -355,7 +355,11 @@ class ToolScope:
         if self.state is ScopeState.OUT_OF_PROCESS:
             return PlaceState.DECLARED if exempt else PlaceState.OUT_OF_PROCESS
         if kind in self.kinds:
-            unmet = self.unmet and kind == HTTP_KIND and kind not in self.attested
+            # A destination no request reached is a gap unless something vouches that every
+            # request of the kind here was recorded: a watcher, or the process's declaration
+            # (which closes the place of a call that recorded nothing just the same).
+            vouched = kind in self.attested or exempt
+            unmet = self.unmet and kind == HTTP_KIND and not vouched
             return PlaceState.UNMET if unmet else PlaceState.RECORDED
         if kind in self.attested:
             return PlaceState.ATTESTED

@@ -35,6 +35,7 @@ from rampart_otel.conventions.fix_hints import (
 )
 from rampart_otel.conventions.notes import cut_by_zipkin, missing_content
 from rampart_otel.model import (
+    HTTP_KIND,
     MCP_SERVER,
     REMOTE_AGENT,
     FindingKind,
@@ -167,8 +168,11 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
     not watched, each with the way to close the gap."""
     silent = [s for s in scopes if s.place(kind) is PlaceState.SILENT and not s.kinds]
     other_kinds = [s for s in scopes if s.place(kind) is PlaceState.SILENT and s.kinds]
+    # A destination handed to a call is a claim of HTTP only: named in that kind's reason.
     unmet = [
-        s for s in scopes if s.unmet and s.place(kind) in (PlaceState.UNMET, PlaceState.SILENT)
+        s
+        for s in scopes
+        if kind == HTTP_KIND and s.unmet and s.place(kind) in (PlaceState.UNMET, PlaceState.SILENT)
     ]
     remote = [s for s in scopes if s.place(kind) is PlaceState.OUT_OF_PROCESS]
     server = [s for s in remote if s.remote == MCP_SERVER]

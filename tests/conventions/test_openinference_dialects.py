@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+import recorded
 from span_factory import span
 
 from rampart_otel.channels import ChannelState
@@ -252,14 +253,23 @@ def test_coverage(framework: str, case: str) -> None:
         assert f"captured on every tool call seen ({calls})" in reasons(run, "tool_calls.arguments")
         assert state(run, "tool_calls.results") is OBSERVED
     http = 1 if case == "benign" else 2
-    assert state(run, HTTP) is OBSERVED
     assert f"{http} http_request side effect" in reasons(run, HTTP)
+    # CrewAI's own DB spans (its task-output store) are outside every tool call.
     db = (3 if case == "benign" else 4) if framework == "crewai" else (0 if case == "benign" else 1)
     if db:
-        assert state(run, DB) is OBSERVED and f"{db} db_query side effect" in reasons(run, DB)
+        assert f"{db} db_query side effect" in reasons(run, DB)
+    if case == "benign":
+        # One call, one kind: its http_request place is recorded; its db_query place is
+        # silent, so db_query seen elsewhere (CrewAI's store) is partial, else unobserved.
+        assert state(run, HTTP) is OBSERVED
+        assert state(run, DB) is (PARTIAL if db else UNOBSERVED)
+        assert recorded.kind_gap(run, "db_query", "http_request", "fetch_weather") in reasons(
+            run, DB
+        )
+        assert run.coverage.level.value == "tool_and_side_effects"
     else:
-        assert state(run, DB) is UNOBSERVED
-    assert run.coverage.level.value == "tool_and_side_effects"
+        recorded.assert_exfil_kinds_partial(run)  # each kind silent at the calls of the other
+        assert run.coverage.level.value == "tool_only"
     assert run.integrity == []
 
 
