@@ -22,6 +22,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from rampart_otel import watch
 from rampart_otel.conventions import (
     Convention,
     Gate,
@@ -219,7 +220,7 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
         path = _url_path(url_key, parts, as_str(attrs.get("http.target")))
         if path is not None:
             derived["path"] = url_key or "http.target"
-    return {
+    details = {
         "method": as_str(method),
         "url": url,
         "host": host.lower() if host else host,
@@ -227,6 +228,22 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
         "path": path,
         "status_code": _int(_first(attrs, "http.response.status_code", "http.status_code")),
     }
+    body = _recorded_body(attrs)
+    if body is not None:
+        details["body"] = body
+        if attrs.get(watch.REQUEST_BODY_TRUNCATED) is True:
+            derived["body"] = BODY_CUT
+    return details
+
+
+def _recorded_body(attrs: dict[str, Any]) -> str | None:
+    """The request body, where the watcher recorded it (``rampart.watch.request_body``; a
+    request it saw send no body is recorded as empty); None: no one recorded it."""
+    body = as_str(attrs.get(watch.REQUEST_BODY))
+    if body is not None:
+        return body
+    size = attrs.get(watch.REQUEST_BODY_SIZE)
+    return "" if size == 0 and not isinstance(size, bool) else None
 
 
 def _url_path(url_key: str | None, parts: Any, target: str | None) -> str | None:
@@ -498,12 +515,20 @@ PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
 _PLACEHOLDER = re.compile(r"\?|%s|%\(\w+\)s|\$\d+|(?<![:\w]):[A-Za-z_]\w*|(?<!\w)@[A-Za-z_]\w*")
 
 
-def unrecorded_payload(kind: str, details: dict[str, Any]) -> tuple[str, ...]:
+# How a body recorded only in part says so (``SideEffect.derived``).
+BODY_CUT = f"{watch.REQUEST_BODY}, cut at the watcher's limit"
+
+
+def unrecorded_payload(
+    kind: str, details: dict[str, Any], derived: dict[str, str] | None = None
+) -> tuple[str, ...]:
     """The fields of a side effect's payload its span did not record: where a value may
     have left that no check can read. A statement without placeholders binds nothing, and
     a process recorded by its arguments has nothing else to send (its input is not a field
     the conventions record, for any client)."""
     missing = [key for key in PAYLOAD_FIELDS.get(kind, ()) if details.get(key) is None]
+    if kind == HTTP and derived and derived.get("body") == BODY_CUT:
+        missing.append("body past the part recorded")
     if kind == DB and "parameters" in missing:
         statement = details.get("statement")
         if isinstance(statement, str) and not _PLACEHOLDER.search(statement):

@@ -188,7 +188,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
                 f" {details} span {effect.span_id}{enclosing}",
             )
         )
-        unrecorded = unrecorded_payload(effect.kind, effect.details)
+        unrecorded = unrecorded_payload(effect.kind, effect.details, effect.derived)
         if unrecorded:
             console.print(
                 _line(

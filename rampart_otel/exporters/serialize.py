@@ -219,7 +219,7 @@ def side_effect_to_dict(effect: SideEffect) -> dict[str, Any]:
         "tool_call_index": effect.tool_call_index,
         "convention": effect.convention,
         # Payload fields its span did not record (a request body): a value may have left there.
-        "unrecorded": list(unrecorded_payload(effect.kind, effect.details)),
+        "unrecorded": list(unrecorded_payload(effect.kind, effect.details, effect.derived)),
     }
 
 

@@ -126,6 +126,7 @@ def tool_scopes(
     inside = _inside_calls(run, tool_calls)
     process_kinds = declared_kinds(span for span in run.graph.spans if span.trace_id not in joined)
     model_hosts = _model_hosts(run, side_effects)
+    watch_lost = _watched_events_lost(run)
     scopes: list[ToolScope] = []
     for index in executed:
         call = calls[index]
@@ -147,7 +148,11 @@ def tool_scopes(
             kinds=tuple(sorted({effect.kind for effect in found})),
             exempt_kinds=tuple(sorted(process_kinds.get(service, ()))),
             unmet=_unmet(call, found, run),
-            attested=_attested(anchor.span, found, run, model_hosts) if anchor else (),
+            attested=(
+                _attested(execution.span, found, run, model_hosts)
+                if execution is not None and not watch_lost and index not in inside.watch_unread
+                else ()
+            ),
         )
         declared = inside.declared.get(index)
         remote_seen = inside.other_process.get(index, set())
@@ -207,11 +212,14 @@ class _Inside:
     mcp: set[int]
     remote_agents: dict[int, str]
     nested_agents: set[int]
+    # Calls holding a watched span not read as the side effect its event is (its details
+    # lost, its event not named): what the watcher saw there is not known.
+    watch_unread: set[int]
 
 
 def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
     """What the spans under each call show (``_Inside``)."""
-    inside = _Inside({}, {}, set(), {}, set())
+    inside = _Inside({}, {}, set(), {}, set(), set())
     for view in run.records:
         index = calls.call_index(view)
         if index is None:
@@ -219,6 +227,12 @@ def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
         span_id = view.span.span_id
         if span_id in calls.call_of and mcp.runs_elsewhere(view.span):
             inside.mcp.add(index)
+        if (
+            view.span.scope.name == watch.SCOPE
+            and not view.effects
+            and view.span.attributes.get(watch.EVENT) not in _NO_EFFECT_EVENTS
+        ):
+            inside.watch_unread.add(index)
         if view.reading.remote_agent is not None:
             inside.remote_agents.setdefault(index, view.reading.remote_agent)
         if (view.model or view.agent) and calls.call_of.get(span_id) != index:
@@ -310,6 +324,9 @@ _BLINDS = {
     watch.PROCESS: "unseen_processes:",
     watch.FILE_WRITE: "native_files:",
 }
+# Watched events that are no side effect of their own: a database opened (its statements,
+# run in C, are db_query spans' to show).
+_NO_EFFECT_EVENTS = frozenset({"sqlite3.connect"})
 # Requests that explain a connection the watcher saw: the instrumented client's own span.
 _REQUEST_KINDS = frozenset({HTTP_REQUEST, RPC_CALL, MESSAGE_PUBLISH, MCP_REQUEST, DB_QUERY})
 
@@ -318,7 +335,8 @@ def _attested(
     span: Span, found: list[SideEffect], run: ClassifiedRun, model_hosts: frozenset[str]
 ) -> tuple[str, ...]:
     """The side-effect kinds the watcher in the call's process attests for this call: it
-    sees the kind there (``rampart.watch`` on the call's span, nothing of it blind), and
+    sees the kind there (``rampart.watch`` on the call's execution span, nothing of it
+    blind; a call with no execution span ran where the trace does not show), and
     nothing of it in the call went unexplained (a connection no recorded request explains
     may have carried any networked kind). A pool of connections opened earlier is blind,
     but for the model client's own (the model's transport: a tool sends on it only by
@@ -341,6 +359,24 @@ def _attested(
     if NETWORK_CONNECT in seen and FILE_WRITE in seen:
         seen.add(DB_QUERY)
     return tuple(sorted(seen))
+
+
+def _watched_events_lost(run: ClassifiedRun) -> bool:
+    """A span says more events were watched under it (``rampart.watch.events``) than the run
+    holds watched spans under it: some were lost (not exported, dropped, moved elsewhere),
+    and no attestation of the run can stand on what is left."""
+    under: dict[str, int] = {}
+    for view in run.records:
+        span = view.span
+        if span.scope.name == watch.SCOPE and span.parent_span_id:
+            under[span.parent_span_id] = under.get(span.parent_span_id, 0) + 1
+    for view in run.records:
+        count = view.span.attributes.get(watch.EVENTS_UNDER)
+        if isinstance(count, bool) or not isinstance(count, int):
+            continue
+        if under.get(view.span.span_id, 0) < count:
+            return True
+    return False
 
 
 def _pooled_blind(attrs: dict[str, object], blind: list[str], model_hosts: frozenset[str]) -> bool:

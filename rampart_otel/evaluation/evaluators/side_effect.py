@@ -103,7 +103,7 @@ def _effect_occurrence(effect: SideEffect, read: dict[str, Matcher]) -> Occurren
     value = (
         MISSING if keys is not None and all(details.get(k) in (None, "") for k in keys) else details
     )
-    unrecorded = unrecorded_payload(effect.kind, details)
+    unrecorded = unrecorded_payload(effect.kind, details, effect.derived)
     return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), value, unrecorded)
 
 
