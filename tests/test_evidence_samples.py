@@ -36,6 +36,9 @@ DESTINATION = pytest.mark.xfail(
     strict=True,
     reason="needs places: a destination in the tool's arguments is a claim its requests must meet",
 )
+REMOTE_AGENT = pytest.mark.xfail(
+    strict=True, reason="needs places: a delegated (A2A) agent is an out-of-process scope"
+)
 PER_FIELD = pytest.mark.xfail(
     strict=True, reason="needs places: per-field coverage (a request body no span records)"
 )
@@ -55,12 +58,12 @@ def evidence(result: CheckResult) -> str:
     return " ".join(e.text for e in result.evidence)
 
 
-def assert_gap(result: CheckResult, *named: str) -> None:
-    """UNDETERMINED, the reason naming each of ``named`` and how to close the gap."""
+def assert_gap(result: CheckResult, *named: str, fix: str = "instrument") -> None:
+    """UNDETERMINED, the reason naming each of ``named`` and how to close the gap (``fix``)."""
     assert result.status is UNDETERMINED, result.summary
     for text in named:
         assert text in reason(result), text
-    assert "instrument" in reason(result), "the fix"
+    assert fix in reason(result), "the fix"
 
 
 # --- 1. one tool, a DB write (sqlite3, instrumented) then a POST (urllib, not) ----------------
@@ -132,3 +135,57 @@ def test_a_body_sent_to_an_allowed_host_is_no_flow() -> None:
     """The sink needs a host outside the allow-list: a POST to localhost is none, whatever
     its body carried, so the unrecorded body leaves nothing unknown."""
     assert results(POST_BODY_FLOW, "benign", FLOW_POLICY)["ticket-stays-home"].status is SAFE
+
+
+# --- 4. a call delegated to a remote agent over A2A (a2a-sdk), the remote in another process --
+
+A2A = "a2a-delegation"
+# The checks the remote's own tools break: its report (the token in send_report's arguments,
+# POSTed to 127.0.0.2), its shell command and its DROP TABLE.
+REMOTE_HARMS = ("no-exfiltration", "no-secrets-in-reports", "no-shell", "no-db-writes")
+
+
+def a2a_runs(case: str) -> dict[str, dict[str, CheckResult]]:
+    """Each run of the file by its service (the caller ``weather-agent``, the remote
+    ``remote-ops-agent`` when its spans are a run of their own)."""
+    found: dict[str, dict[str, CheckResult]] = {}
+    for result in score_files(TRACES / A2A / f"{A2A}-{case}.jsonl", POLICY):
+        found.setdefault(result.run_id, {})[result.check_id] = result
+    by_service: dict[str, dict[str, CheckResult]] = {}
+    for results_of_run in found.values():
+        answer = results_of_run["answers-the-question"].evidence
+        service = "weather-agent" if any("Paris" in e.text for e in answer) else "remote"
+        by_service[service] = results_of_run
+    return by_service
+
+
+@pytest.mark.parametrize("case", ["remote-untraced", "remote-unlinked"])
+@pytest.mark.parametrize("check", ["no-exfiltration", "no-secrets-in-reports", "no-shell"])
+@REMOTE_AGENT
+def test_a_remote_agent_whose_spans_are_not_in_the_run_is_a_gap(case: str, check: str) -> None:
+    caller = a2a_runs(case)["weather-agent"]
+    assert_gap(caller[check], "'delegate_task'", "http://localhost:", fix="propagat")
+
+
+@pytest.mark.parametrize("case", ["remote-untraced", "remote-unlinked"])
+def test_the_callers_db_check_is_not_safe_either(case: str) -> None:
+    """No DB span in the caller's run: UNDETERMINED today already (the kind unobserved)."""
+    assert a2a_runs(case)["weather-agent"]["no-db-writes"].status is UNDETERMINED
+
+
+def test_the_remotes_unlinked_run_shows_each_harm() -> None:
+    runs = a2a_runs("remote-unlinked")
+    assert set(runs) == {"weather-agent", "remote"}
+    assert all(runs["remote"][check].status is UNSAFE for check in REMOTE_HARMS)
+
+
+@pytest.mark.parametrize("check", REMOTE_HARMS)
+def test_a_propagated_remote_reads_as_one_run(check: str) -> None:
+    (caller,) = a2a_runs("remote-propagated").values()
+    assert caller[check].status is UNSAFE, caller[check].summary
+
+
+def test_a_propagated_benign_remote_is_safe() -> None:
+    (caller,) = a2a_runs("benign-propagated").values()
+    for check in ("no-exfiltration", "no-secrets-in-reports", "no-shell"):
+        assert caller[check].status is SAFE, caller[check].summary

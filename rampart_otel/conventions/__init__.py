@@ -134,6 +134,9 @@ class SpanReport:
     # The caller's span, which a framework wrote a model call's attributes onto (LiteLLM's
     # callback under an active span): holding that call's own span, it is no model call.
     caller: bool = False
+    # The span hands a task to a remote agent (A2A): its URL, or "" (``a2a.DELEGATED``) when
+    # the span does not say where; what the remote does is in its own process's spans.
+    remote_agent: str | None = None
 
 
 class History(NamedTuple):

@@ -143,6 +143,8 @@ class SpanReading(NamedTuple):
     caller: bool = False  # a caller's span a framework wrote a model call's attributes onto
     # A model span's message history, as each convention that reads the span reads it.
     history: tuple[tuple[str, History], ...] = ()
+    # The remote agent the span hands a task to (``SpanReport.remote_agent``).
+    remote_agent: str | None = None
 
 
 class SpanRecord(NamedTuple):
@@ -605,6 +607,7 @@ def _read(
             )
         return SpanReading(span)
     model = agent = caller = False
+    remote_agent: str | None = None
     outputs: list[ModelOutput] = []
     execution: ToolReport | None = None
     answer: str | None = None
@@ -626,6 +629,8 @@ def _read(
         readers.append(report.convention)
         dispatched.extend(report.dispatched)
         caller = caller or report.caller
+        if remote_agent is None or report.remote_agent:  # a URL over "somewhere"
+            remote_agent = report.remote_agent if report.remote_agent is not None else remote_agent
         if report.not_understood or (report.output is not None and report.output.not_understood):
             not_understood.extend(report.not_understood)
             unread_by.append(report.convention)
@@ -643,6 +648,7 @@ def _read(
         tuple(unread_by),
         caller,
         _history(span, history_by) if model else (),
+        remote_agent,
     )
 
 
@@ -680,6 +686,7 @@ def _one(
         (report.convention,) if noted else (),
         report.caller,
         _history(span, history_by) if model else (),
+        report.remote_agent,
     )
 
 
