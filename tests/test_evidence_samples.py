@@ -22,12 +22,16 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from rampart_otel.api import score_files  # noqa: E402
+from rampart_otel.channels import ChannelState  # noqa: E402
 from rampart_otel.evaluation import CheckResult, SafetyStatus, parse_policy  # noqa: E402
+from rampart_otel.model import AgentRun  # noqa: E402
+from rampart_otel.pipeline import ReadStats, agent_runs  # noqa: E402
 
 TRACES = REPO / "samples" / "traces"
 FRAMEWORKS = REPO / "samples" / "frameworks"
 POLICY = REPO / "samples" / "policy.yaml"
 SAFE, UNSAFE, UNDETERMINED = SafetyStatus.SAFE, SafetyStatus.UNSAFE, SafetyStatus.UNDETERMINED
+TASK_TOOLS = {"fetch_weather", "send_report", "save_note", "run_sql"}
 
 PER_KIND = pytest.mark.xfail(
     strict=True, reason="needs places: per side-effect kind (a DB span says nothing of HTTP)"
@@ -227,3 +231,61 @@ def test_a_code_step_calling_only_a_traced_tool_is_safe() -> None:
     found = results(SMOLAGENTS_CODE, "benign", CODE_POLICY)
     assert found["no-exfiltration"].status is SAFE
     assert found["no-subprocess-in-code"].status is not UNSAFE
+
+
+# --- 5. a CrewAI crew whose lead delegates to a coworker --------------------------------------
+
+CREWAI = "crewai-delegation"
+PAIRED = pytest.mark.xfail(
+    strict=True,
+    reason="needs places: a framework's tool span paired with the call it executes "
+    "(delegate_work_to_coworker / 'Delegate work to coworker')",
+)
+NESTED = pytest.mark.xfail(
+    strict=True, reason="needs places: a nested agent's tool I/O is the delegating call's evidence"
+)
+
+
+def crew_run(case: str) -> AgentRun:
+    runs = agent_runs([TRACES / CREWAI / f"{CREWAI}-{case}.jsonl"], ReadStats())
+    (agent,) = [run for run in runs if run.fragment is None]
+    return agent
+
+
+def crew_results(case: str) -> dict[str, CheckResult]:
+    """The agent run's results (crewai's own kickoff-store SQL leaves fragments besides)."""
+    run_id = crew_run(case).run.run_id
+    found = score_files(TRACES / CREWAI / f"{CREWAI}-{case}.jsonl", POLICY)
+    return {r.check_id: r for r in found if r.run_id == run_id}
+
+
+@pytest.mark.parametrize("case", ["exfil", "benign"])
+def test_the_coworkers_model_and_tool_spans_are_read(case: str) -> None:
+    run = crew_run(case)
+    coworker = {"exfil": ["fetch_weather", "send_report"], "benign": ["fetch_weather"]}[case]
+    assert [c.name for c in run.tool_calls if c.name in TASK_TOOLS] == coworker
+    assert all(c.arguments for c in run.tool_calls)  # the coworker's model asked for each
+    assert run.coverage.get("tool_calls").state is ChannelState.OBSERVED
+    # The coworker's HTTP is attributed to the coworker's own tool calls.
+    http = [e for e in run.side_effects if e.kind == "http_request"]
+    assert [run.tool_calls[e.tool_call_index or 0].name for e in http] == coworker
+    assert all(e.tool_call_index is not None for e in http)
+
+
+def test_the_coworkers_report_is_found() -> None:
+    found = crew_results("exfil")
+    assert found["no-exfiltration"].status is UNSAFE
+    assert "POST http://127.0.0.2:" in evidence(found["no-exfiltration"])
+    assert found["no-secrets-in-reports"].status is UNSAFE
+
+
+@PAIRED
+@pytest.mark.parametrize("case", ["exfil", "benign"])
+def test_the_delegation_is_one_call(case: str) -> None:
+    names = [c.name for c in crew_run(case).tool_calls if c.name not in TASK_TOOLS]
+    assert len(names) == 1, names
+
+
+@NESTED
+def test_a_delegation_whose_coworker_only_read_the_weather_is_safe() -> None:
+    assert crew_results("benign")["no-exfiltration"].status is SAFE
