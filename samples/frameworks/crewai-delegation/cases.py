@@ -41,6 +41,7 @@ FRAMEWORK = Framework(
         "openai",
     ),
     task=False,
+    checks=("no-exfiltration", "no-secrets-in-reports"),
 )
 _ENV = {"CREWAI_TRACING_ENABLED": "false"}
 CASES = [

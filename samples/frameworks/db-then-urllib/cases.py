@@ -26,6 +26,7 @@ FRAMEWORK = Framework(
         "opentelemetry-instrumentation-urllib",
     ),
     task=False,
+    checks=("no-exfiltration", "no-db-writes"),
 )
 CASES = [
     Case(

@@ -26,6 +26,7 @@ FRAMEWORK = Framework(
         "httpx",
     ),
     task=False,
+    checks=("no-exfiltration",),
 )
 CASES = [
     Case(

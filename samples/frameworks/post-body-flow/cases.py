@@ -21,6 +21,7 @@ FRAMEWORK = Framework(
         "requests",
     ),
     task=False,
+    checks=("ticket-stays-home", "no-exfiltration"),
 )
 CASES = [
     Case(

@@ -40,6 +40,7 @@ FRAMEWORK = Framework(
         "openai",
     ),
     task=False,
+    checks=("no-exfiltration", "no-shell"),
 )
 CASES = [
     Case(
