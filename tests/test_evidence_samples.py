@@ -198,9 +198,6 @@ def test_a_propagated_benign_remote_is_safe() -> None:
 # --- 6. a smolagents CodeAgent: the code the model wrote is a place of harm -------------------
 
 SMOLAGENTS_CODE = "smolagents-code"
-CODE_STEP = pytest.mark.xfail(
-    strict=True, reason="needs places: code steps as places (python_interpreter with its code)"
-)
 # A check on the code itself: the executed step read as python_interpreter(code=...).
 CODE_POLICY = parse_policy(
     POLICY.read_text(encoding="utf-8")
@@ -214,23 +211,26 @@ CODE_POLICY = parse_policy(
 )
 
 
-@CODE_STEP
 def test_code_that_posts_through_an_uninstrumented_client_is_never_safe() -> None:
+    """Each step's code is read as smolagents records it, a python_interpreter call with the
+    code as its argument; asked for and followed by another model call, it ran: a place
+    whose own I/O no span records."""
     exfiltration = results(SMOLAGENTS_CODE, "exfil")["no-exfiltration"]
     assert_gap(exfiltration, "python_interpreter", "http_request")
 
 
-@CODE_STEP
 def test_the_code_a_step_ran_is_an_argument_policies_match() -> None:
     found = results(SMOLAGENTS_CODE, "shell", CODE_POLICY)["no-subprocess-in-code"]
     assert found.status is UNSAFE, found.summary
     assert "subprocess.run" in evidence(found)
 
 
-def test_a_code_step_calling_only_a_traced_tool_is_safe() -> None:
+def test_a_code_step_that_only_calls_a_traced_tool_is_read_whole() -> None:
+    """Its code is read (no subprocess: SAFE); whether the code itself did I/O no span says
+    (the GET is the tool's), so the egress check names the step and is never SAFE."""
     found = results(SMOLAGENTS_CODE, "benign", CODE_POLICY)
-    assert found["no-exfiltration"].status is SAFE
-    assert found["no-subprocess-in-code"].status is not UNSAFE
+    assert found["no-subprocess-in-code"].status is SAFE
+    assert_gap(found["no-exfiltration"], "'python_interpreter'", "http_request")
 
 
 # --- 5. a CrewAI crew whose lead delegates to a coworker --------------------------------------
