@@ -1,4 +1,4 @@
-"""The README's support matrix, computed from the recorded samples, so it cannot drift.
+"""The support matrix of docs/frameworks.md, computed from the recorded samples, so it cannot drift.
 
     python samples/support_matrix.py            # print the table
     python samples/support_matrix.py --places   # print the places table (issue 43's setups)
@@ -7,7 +7,7 @@
 One row per framework recording set: what rampart-otel reads from its ``exfil`` run (the
 agent's run; fragments of it are counted apart), what is left when content capture is
 off (``no-content``), and the verdicts of ``samples/policy.yaml`` on its exfiltration, DROP
-TABLE and benign runs. ``tests/test_support_matrix.py`` fails when README.md differs.
+TABLE and benign runs. ``tests/test_support_matrix.py`` fails when docs/frameworks.md differs.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from samples.record_frameworks import discover  # noqa: E402
 
 TRACES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
-README = REPO / "README.md"
+README = REPO / "docs" / "frameworks.md"  # the page that shows the matrix
 BEGIN, END = "<!-- support-matrix -->", "<!-- /support-matrix -->"
 PLACES_PAGE = REPO / "docs" / "evidence-samples.md"
 PLACES_BEGIN, PLACES_END = "<!-- places-samples -->", "<!-- /places-samples -->"
@@ -222,7 +222,7 @@ def between(text: str, begin: str = BEGIN, end: str = END) -> str | None:
 
 
 def in_readme(text: str) -> str | None:
-    """The table now between the README's markers, or None when they are missing."""
+    """The table now between the page's markers, or None when they are missing."""
     return between(text)
 
 
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--places", action="store_true", help="the places table instead")
     parser.add_argument(
-        "--write", action="store_true", help="update README.md and the places page in place"
+        "--write", action="store_true", help="update docs/frameworks.md and the places page"
     )
     args = parser.parse_args(argv)
     if not args.write:
