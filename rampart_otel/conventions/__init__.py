@@ -138,8 +138,8 @@ class SpanReport:
     # The caller's span, which a framework wrote a model call's attributes onto (LiteLLM's
     # callback under an active span): holding that call's own span, it is no model call.
     caller: bool = False
-    # The span hands work to another agent out of process (an A2A client's request): the
-    # remote agent's URL or name. Its tools run where only its own spans can show them.
+    # The span hands a task to a remote agent (A2A): its URL, or "" (``a2a.DELEGATED``) when
+    # the span does not say where; what the remote does is in its own process's spans.
     remote_agent: str | None = None
 
 

@@ -50,7 +50,12 @@ from rampart_otel.conventions import (
     skipped_indices,
 )
 from rampart_otel.conventions.envelopes import text_blocks
-from rampart_otel.conventions.openinference_dialects import Dialect, dialect, tool_name_from_span
+from rampart_otel.conventions.openinference_dialects import (
+    CODE_TOOL,
+    Dialect,
+    dialect,
+    tool_name_from_span,
+)
 from rampart_otel.model import Span, StatusCode
 
 SPAN_KIND = "openinference.span.kind"
@@ -238,6 +243,7 @@ def model_output(span: Span) -> ModelOutput:
     text_missing = False
     content_seen = False
     for text, missing, calls in messages:
+        code = framework.code_action(text) if text else None
         if text is not None:
             texts.append(text)
             content_seen = True
@@ -254,6 +260,11 @@ def model_output(span: Span) -> ModelOutput:
             report = ToolReport.requested(span, OPENINFERENCE, name, call_id, raw, captured(raw))
             content_seen = content_seen or report.arguments_captured
             output.requests.append(report)
+        if code is not None:  # a code agent's action: the code is the call's argument
+            action = {"code": code}
+            output.requests.append(
+                ToolReport.requested(span, OPENINFERENCE, CODE_TOOL, None, action, True)
+            )
     if texts and not text_missing:
         output.text, output.text_captured = "\n".join(texts), True
     elif not texts and not text_missing and content_seen:

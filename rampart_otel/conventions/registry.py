@@ -14,6 +14,7 @@ from __future__ import annotations
 from rampart_otel.conventions import (
     Convention,
     KnownContent,
+    a2a,
     adk,
     anthropic,
     claude_code,
@@ -42,6 +43,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     openinference.CONVENTION,
     openllmetry.CONVENTION,
     mcp.CONVENTION,
+    a2a.CONVENTION,
     vercel_ai.CONVENTION,
     litellm.CONVENTION,
     effects.CONVENTION,

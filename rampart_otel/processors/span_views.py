@@ -143,7 +143,7 @@ class SpanReading(NamedTuple):
     caller: bool = False  # a caller's span a framework wrote a model call's attributes onto
     # A model span's message history, as each convention that reads the span reads it.
     history: tuple[tuple[str, History], ...] = ()
-    # The remote agent this span hands work to, out of process (``SpanReport.remote_agent``).
+    # The remote agent the span hands a task to (``SpanReport.remote_agent``).
     remote_agent: str | None = None
 
 
@@ -629,7 +629,8 @@ def _read(
         readers.append(report.convention)
         dispatched.extend(report.dispatched)
         caller = caller or report.caller
-        remote_agent = remote_agent or report.remote_agent
+        if remote_agent is None or report.remote_agent:  # a URL over "somewhere"
+            remote_agent = report.remote_agent if report.remote_agent is not None else remote_agent
         if report.not_understood or (report.output is not None and report.output.not_understood):
             not_understood.extend(report.not_understood)
             unread_by.append(report.convention)
