@@ -317,6 +317,11 @@ class Destination:
     host: str
 
 
+# A call whose arguments were not captured, with requests recorded: what it was handed,
+# and so whether its requests met it, is not known.
+UNKNOWN_DESTINATION = Destination("", "")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolScope:
     """One executed tool call as the places side effects could happen, and what it shows.

@@ -38,6 +38,7 @@ from rampart_otel.model import (
     HTTP_KIND,
     MCP_SERVER,
     REMOTE_AGENT,
+    UNKNOWN_DESTINATION,
     FindingKind,
     HistoryCalls,
     IntegrityFinding,
@@ -206,8 +207,10 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
             + ("it" if one else "they")
             + " made through a client that is not instrumented would not show"
         )
-    if unmet:
-        claims = [(s, d) for s in unmet for d in s.unmet][:NAMED]
+    known = [s for s in unmet if any(d != UNKNOWN_DESTINATION for d in s.unmet)]
+    unknown = [s for s in unmet if UNKNOWN_DESTINATION in s.unmet]
+    if known:
+        claims = [(s, d) for s in known for d in s.unmet if d != UNKNOWN_DESTINATION][:NAMED]
         named = "; ".join(
             f"{safe_text(s.tool, 40)!r} was handed {safe_text(d.host, 80)!r} "
             f"(argument {safe_text(d.argument, 40)!r})"
@@ -216,6 +219,11 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
         parts.append(
             f"{named}, and no request recorded under the call went there: it may have gone "
             "through a client that is not instrumented"
+        )
+    if unknown:
+        parts.append(
+            f"{_scope_calls(unknown)} recorded {kind} spans but not its arguments, so whether "
+            "it was handed a destination its recorded requests did not reach cannot be checked"
         )
     if server:
         parts.append(
@@ -271,9 +279,13 @@ def scope_in_words(scope: ToolScope) -> str:
         where = _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.SUBTREE, "")
         kinds = f" ({', '.join(scope.kinds)})" if scope.kinds else ""
         text = f"I/O recorded: {counted(list(scope.io_span_ids), 'span')}{kinds} {where}"
-        if scope.unmet:
-            hosts = ", ".join(repr(safe_text(d.host, 60)) for d in scope.unmet[:NAMED])
+        hosts = ", ".join(
+            repr(safe_text(d.host, 60)) for d in scope.unmet[:NAMED] if d != UNKNOWN_DESTINATION
+        )
+        if hosts:
             text += f"; handed {hosts} in its arguments, which no request of it reached"
+        if UNKNOWN_DESTINATION in scope.unmet:
+            text += "; its arguments were not captured: the destinations it was handed are unknown"
         return text
     if scope.state is ScopeState.DECLARED:
         return "declared " + _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.POLICY, "")
@@ -966,6 +978,14 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: _typed(ModelCount, _silent_outputs),
     ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _typed(Output, _finish_unclear),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _typed(FinishReasons, _no_tools_asked),
+    ReasonCode.TOOL_CALLS_RAN_ELSEWHERE: _typed(
+        Scopes,
+        lambda _, data: (
+            f"the model was sent a result for {_scope_calls(list(data.scopes))}, which no span "
+            "of the run executed: it ran where the trace does not show (another trace or "
+            "service, or untraced), so the calls it made there, if any, are not read"
+        ),
+    ),
     ReasonCode.TOOL_CALLS_REMOTE_AGENT: _typed(
         Scopes,
         lambda _, data: (
@@ -1094,6 +1114,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: (
         "outputs were not captured, but each finish reason says no tool was asked for"
+    ),
+    ReasonCode.TOOL_CALLS_RAN_ELSEWHERE: (
+        "a call the model was sent a result for ran where no span of the run shows: the calls "
+        "it made there are not read (partial)"
     ),
     ReasonCode.TOOL_CALLS_REMOTE_AGENT: (
         "a tool call handed its task to a remote agent whose spans are not in the trace: that "

@@ -202,6 +202,7 @@ def tool_scope_to_dict(scope: ToolScope) -> dict[str, Any]:
         "span_id": scope.span_id,
         "kinds": list(scope.kinds),
         "attested": list(scope.attested),
+        # A destination of "" for both: the arguments were not captured (unknown).
         "unmet": [{"argument": d.argument, "host": d.host} for d in scope.unmet],
         "remote_target": scope.remote_target,
         # Each standard side-effect kind's place at this call (recorded, attested, ...).

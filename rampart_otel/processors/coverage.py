@@ -259,16 +259,25 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     """The calls the run's spans show; partial where a call handed its task to a remote
     agent whose spans are not in the trace (that agent's own calls are not read)."""
     decision = _calls_read(facts)
+    if decision.state is UNOBSERVED:
+        return decision
     remote = [
         scope
         for scope in facts.scopes
         if scope.state is ScopeState.OUT_OF_PROCESS and scope.remote == REMOTE_AGENT
     ]
-    if not remote or decision.state is UNOBSERVED:
-        return decision
-    ids = tuple(scope.span_id for scope in remote if scope.span_id)
-    why = Why(ReasonCode.TOOL_CALLS_REMOTE_AGENT, data=Scopes(tuple(remote)), ids=ids)
-    return decision.with_why(why, PARTIAL)
+    if remote:
+        ids = tuple(scope.span_id for scope in remote if scope.span_id)
+        why = Why(ReasonCode.TOOL_CALLS_REMOTE_AGENT, data=Scopes(tuple(remote)), ids=ids)
+        decision = decision.with_why(why, PARTIAL)
+    # A call the model was sent a result for that no span of a run recording its tool runs
+    # executed ran where the trace does not show: what it called there (an agent's calls,
+    # a delegation's) is not read.
+    elsewhere = tuple(scope for scope in facts.scopes if scope.span_id is None)
+    if elsewhere and facts.tool_spans:
+        why = Why(ReasonCode.TOOL_CALLS_RAN_ELSEWHERE, data=Scopes(elsewhere))
+        decision = decision.with_why(why, PARTIAL)
+    return decision
 
 
 def _calls_read(facts: RunFacts) -> Decision:

@@ -51,6 +51,7 @@ from rampart_otel.model import (
     CHILD_PROCESS,
     MCP_SERVER,
     REMOTE_AGENT,
+    UNKNOWN_DESTINATION,
     Destination,
     ScopeEvidence,
     ScopeState,
@@ -263,7 +264,8 @@ def _unmet(call: ToolCall, found: list[SideEffect], run: ClassifiedRun) -> tuple
     no request recorded under it went to: each a place a client that is not instrumented
     may have sent something."""
     if not call.arguments_captured:
-        return ()
+        # What it was handed is not known: a request it recorded may not be all it sent.
+        return (UNKNOWN_DESTINATION,) if any(e.kind == HTTP_REQUEST for e in found) else ()
     claims = _destinations(call.arguments)
     if not claims:
         return ()
