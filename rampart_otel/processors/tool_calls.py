@@ -9,7 +9,8 @@ A single argument recorded without its name takes the name of the tool's only pa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from bisect import insort
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 from rampart_otel.conventions import ToolReport
@@ -96,7 +97,12 @@ def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...])
 
 
 class _CallMerger:
-    """Merges reports into calls: by call id, else nested same-name spans, else name and order."""
+    """Merges reports into calls: by call id, else nested same-name spans, else name and order.
+
+    Every lookup goes through an index, so merging is linear in the reports (times the
+    depth of the span tree): requests by (tool, span) and by (tool, span above), the calls
+    asked for and not yet run by tool (and by arguments), each id's call.
+    """
 
     def __init__(self, run: ClassifiedRun) -> None:
         self.run = run
@@ -110,6 +116,12 @@ class _CallMerger:
         self._exec_views: list[SpanRecord | None] = []
         self._steps: dict[int, tuple[str, tuple[int, int]]] = {}  # call → (span, steps)
         self._within: set[int] = set()  # calls first requested by a span that dispatched them
+        self._names: list[str] = []  # each call's name when it was made (its ``_by_name`` key)
+        self._span_ids: list[set[str]] = []  # each call's ``span_ids``, to look up
+        # (name, span id) → calls of that name requested on the span, and under it.
+        self._on_span: dict[tuple[str, str], dict[int, None]] = {}
+        self._below: dict[tuple[str, str], list[int]] = {}
+        self._waiting: dict[str, _Waiting] = {}  # name → calls asked for, not yet run
 
     def add_request(self, report: ToolReport, view: SpanRecord, dispatched: bool = False) -> int:
         """``dispatched``: the span hands the call to its tools (runs it inside itself)."""
@@ -121,11 +133,25 @@ class _CallMerger:
         if dispatched and not self._requests[index]:
             self._within.add(index)
         self._merge(index, report)
-        self._requests[index].append((view, report.convention))
+        self._add_request_view(index, view, report.convention)
         call = self.calls[index]
         if report.result_captured and call.status is ToolCallStatus.REQUESTED:
             call.status = ToolCallStatus.EXECUTED  # the span records its result
         return index
+
+    def _add_request_view(self, index: int, view: SpanRecord, convention: str) -> None:
+        requests = self._requests[index]
+        if not requests and not self._executed[index] and self._exec_views[index] is None:
+            self._waiting.setdefault(self._names[index], _Waiting()).open(self.calls[index], index)
+        requests.append((view, convention))
+        name, span_id = self._names[index], view.span.span_id
+        on_span = self._on_span.setdefault((name, span_id), {})
+        if index not in on_span:
+            on_span[index] = None
+            for above in self.run.graph.ancestors(span_id):
+                below = self._below.setdefault((name, above.span_id), [])
+                if not below or below[-1] != index:
+                    below.append(index)
 
     def add_execution(self, report: ToolReport, view: SpanRecord) -> int | None:
         """The call this execution ran; None for a candidate no request waits for."""
@@ -141,14 +167,21 @@ class _CallMerger:
         self._merge(index, report)
         if self._exec_views[index] is None:
             self._exec_views[index] = view
+            self._ran(index)
         call = self.calls[index]
         if report.executed:
             self._executed[index] = True
+            self._ran(index)
             if report.error:
                 call.status = ToolCallStatus.ERROR
             elif call.status is ToolCallStatus.REQUESTED:
                 call.status = ToolCallStatus.EXECUTED
         return index
+
+    def _ran(self, index: int) -> None:
+        waiting = self._waiting.get(self._names[index])
+        if waiting is not None:
+            waiting.close(index)
 
     def fill_from_history(self, model_views: list[SpanRecord]) -> None:
         """Arguments/results missing on a call, from later model requests' message history."""
@@ -157,30 +190,30 @@ class _CallMerger:
             for index, call in enumerate(self.calls)
             if call.call_id and (not call.arguments_captured or not call.result_captured)
         }
+        calls = self.calls
         for view in reversed(model_views):
             if not wanted:
                 return
             for convention, (arguments, results, _) in view.history:
                 for call_id, value in arguments.items():
                     index = wanted.get(call_id)
-                    if index is not None and not self.calls[index].arguments_captured:
-                        call = self.calls[index]
+                    if index is not None and not calls[index].arguments_captured:
+                        call = calls[index]
                         call.arguments = value
                         call.arguments_captured = True
-                        self._seen(call, view.span, convention)
+                        self._seen(index, view.span, convention)
+                        if call.result_captured:
+                            del wanted[call_id]
                 for call_id, value in results.items():
                     index = wanted.get(call_id)
-                    if index is not None and not self.calls[index].result_captured:
-                        call = self.calls[index]
+                    if index is not None and not calls[index].result_captured:
+                        call = calls[index]
                         call.result, call.result_captured = value, True
                         if call.status is ToolCallStatus.REQUESTED:
                             call.status = ToolCallStatus.EXECUTED  # its result went back
-                        self._seen(call, view.span, convention)
-            wanted = {
-                call_id: index
-                for call_id, index in wanted.items()
-                if not self.calls[index].arguments_captured or not self.calls[index].result_captured
-            }
+                        self._seen(index, view.span, convention)
+                        if call.arguments_captured:
+                            del wanted[call_id]
 
     def adopt_history_calls(self, model_views: list[SpanRecord]) -> None:
         """Calls a model call's input history holds that no span of the run made: the run
@@ -189,6 +222,7 @@ class _CallMerger:
         A history call another call of the run explains (the same name and arguments, under
         another layer's id) is that call, not a new one.
         """
+        explains = _Explainers(self.calls, self._names)
         for view in model_views:
             for convention, history in view.history:
                 for call_id in dict.fromkeys([*history.arguments, *history.results]):
@@ -197,7 +231,7 @@ class _CallMerger:
                     name = history.names.get(call_id, "")
                     arguments = history.arguments.get(call_id)
                     captured = call_id in history.arguments
-                    if self._explained(name, arguments, captured):
+                    if explains.explained(name, arguments, captured):
                         continue
                     index = self._new_named(name, view.span.trace_id)
                     call = self.calls[index]
@@ -209,16 +243,7 @@ class _CallMerger:
                     if call_id in history.results:
                         call.result, call.result_captured = history.results[call_id], True
                         call.status = ToolCallStatus.EXECUTED  # its result went back
-                    self._seen(call, view.span, convention)
-
-    def _explained(self, name: str, arguments: object, captured: bool) -> bool:
-        for index in self._by_name.get(name, ()):
-            call = self.calls[index]
-            if call.from_history:
-                continue
-            if not captured or not call.arguments_captured or call.arguments == arguments:
-                return True
-        return False
+                    self._seen(index, view.span, convention)
 
     def _new_named(self, name: str, trace_id: str) -> int:
         self.calls.append(
@@ -236,6 +261,8 @@ class _CallMerger:
         self._requests.append([])
         self._executed.append(False)
         self._exec_views.append(None)
+        self._names.append(name)
+        self._span_ids.append(set())
         index = len(self.calls) - 1
         self._by_name.setdefault(name, []).append(index)
         return index
@@ -270,21 +297,39 @@ class _CallMerger:
         convention attributes. Such a span is used only to attribute the side effects
         inside it; it is not an execution span for coverage and changes no status.
         """
+        unheld: dict[str, list[int]] = {}  # name → requested calls with no execution span
+        for name, made in self._by_name.items():
+            kept = [i for i in made if self._exec_views[i] is None and self._requests[i]]
+            if kept:
+                unheld[name] = kept
+        if not unheld:
+            return
+        heads = dict.fromkeys(unheld, 0)  # calls before a name's head hold a span already
         for view in views:
             span = view.span
+            held = unheld.get(span.name)
+            if held is None:
+                continue
+            indexes = held
             executes = view.execution is not None and span.span_id not in dropped
             if view.model or view.agent or executes or view.effects or view.in_model:
                 continue
-            for index in self._by_name.get(span.name, ()):
-                call = self.calls[index]
+            start = span.start_ns or 0
+            for position in range(heads[span.name], len(indexes)):
+                index = indexes[position]
                 if self._exec_views[index] is not None:
                     continue
-                requests = self._requests[index]
-                if requests and (requests[0][0].span.start_ns or 0) <= (span.start_ns or 0):
-                    self._exec_views[index] = view
-                    self.call_of[span.span_id] = index
-                    call.span_ids.append(span.span_id)
-                    break
+                if (self._requests[index][0][0].span.start_ns or 0) > start:
+                    break  # asked for after the span began, as is every later call of it
+                self._exec_views[index] = view
+                self.call_of[span.span_id] = index
+                self.calls[index].span_ids.append(span.span_id)
+                while (
+                    heads[span.name] < len(indexes)
+                    and self._exec_views[indexes[heads[span.name]]] is not None
+                ):
+                    heads[span.name] += 1
+                break
 
     def _new(self, report: ToolReport) -> int:
         return self._new_named(report.name, report.span.trace_id)
@@ -303,15 +348,20 @@ class _CallMerger:
             or (isinstance(call.arguments, str) and isinstance(report.arguments, dict))
         ):
             call.arguments, call.arguments_captured = report.arguments, True
+            waiting = self._waiting.get(self._names[index])
+            if waiting is not None:
+                waiting.argued(index, call.arguments)
         if report.result_captured and not call.result_captured:
             call.result, call.result_captured = report.result, True
         if report.steps is not None:
             self._steps.setdefault(index, (report.span.span_id, report.steps))
-        self._seen(call, report.span, report.convention)
+        self._seen(index, report.span, report.convention)
 
-    @staticmethod
-    def _seen(call: ToolCall, span: Span, convention: str) -> None:
-        if span.span_id not in call.span_ids:
+    def _seen(self, index: int, span: Span, convention: str) -> None:
+        call = self.calls[index]
+        seen = self._span_ids[index]
+        if span.span_id not in seen:
+            seen.add(span.span_id)
             call.span_ids.append(span.span_id)
         if convention not in call.conventions:
             call.conventions.append(convention)
@@ -323,8 +373,10 @@ class _CallMerger:
         id), or on a model span nested directly in another: two layers of one model call
         (pydantic-ai's or an agent SDK's span around an instrumented client's span), which
         may even name the call by different ids (a response item id and a call id).
+        Only calls requested on this span, a layer of it, a span above it or one under it
+        can be (``_on_span``, ``_below``): the first of those that is, in call order.
         """
-        for index in self._by_name.get(report.name, ()):
+        for index in self._requested_near(report.name, view):
             call_id = self.calls[index].call_id
             requests = self._requests[index]
             if any(
@@ -341,6 +393,18 @@ class _CallMerger:
                 return index
         return None
 
+    def _requested_near(self, name: str, view: SpanRecord) -> list[int]:
+        """Calls of ``name`` requested on ``view``, a layer of it, a span above or under it,
+        in call order."""
+        span_id = view.span.span_id
+        found: list[int] = [*self._on_span.get((name, span_id), ())]
+        found += self._below.get((name, span_id), ())
+        for layer in view.layers:
+            found += self._on_span.get((name, layer), ())
+        for above in self.run.graph.ancestors(span_id):
+            found += self._on_span.get((name, above.span_id), ())
+        return sorted(set(found)) if len(found) > 1 else found
+
     def _enclosing_execution(self, report: ToolReport, view: SpanRecord) -> int | None:
         """The same execution reported by an enclosing tool span (MCP inside execute_tool)."""
         for parent in self.run.ancestors(view):
@@ -355,26 +419,164 @@ class _CallMerger:
         """The earliest request of this name not yet executed, asked for before this span;
         of several, the first asked for with the same arguments (parallel calls end in any
         order)."""
+        waiting = self._waiting.get(report.name)
+        if waiting is None:
+            return None
         start = view.span.start_ns or 0
-        waiting: list[int] = []
-        for index in self._by_name.get(report.name, ()):
-            call = self.calls[index]
-            if self._executed[index] or self._exec_views[index] is not None:
-                continue
-            if report.call_id and call.call_id not in (None, report.call_id):
-                continue
-            requests = self._requests[index]
-            if requests and (requests[0][0].span.start_ns or 0) <= start:
-                waiting.append(index)
+        calls, requests = self.calls, self._requests
+
+        def fits(index: int) -> bool:
+            call_id = calls[index].call_id
+            return (not report.call_id or call_id in (None, report.call_id)) and (
+                requests[index][0][0].span.start_ns or 0
+            ) <= start
+
         if report.arguments_captured:
-            for index in waiting:
-                call = self.calls[index]
-                if call.arguments_captured and call.arguments == report.arguments:
-                    return index
-        return waiting[0] if waiting else None
+            same = waiting.first_argued(report.arguments, fits, calls)
+            if same is not None:
+                return same
+        return waiting.first(fits, anonymous=bool(report.call_id), calls=calls)
 
     def _related(self, a: SpanRecord, b: SpanRecord) -> bool:
         run = self.run
         return (
             a is b or b.span.span_id in a.layers or run.is_ancestor(a, b) or run.is_ancestor(b, a)
         )
+
+
+class _Waiting:
+    """The calls of one name that were asked for and have not run yet, in call order (the
+    order they were first asked for, which is time order), and by their arguments.
+
+    Each list is read from a head that only moves on past calls that ran, so finding the
+    first call waiting costs nothing per call that ran before it.
+    """
+
+    __slots__ = ("_all", "_anonymous", "_by_arguments", "_heads", "_open", "_unfrozen")
+
+    def __init__(self) -> None:
+        self._all: list[int] = []
+        self._anonymous: list[int] = []  # those with no call id when first asked for
+        self._heads = [0, 0]  # the first position in each list that may still wait
+        self._open: set[int] = set()
+        self._by_arguments: dict[Hashable, list[int]] = {}  # captured arguments → calls
+        self._unfrozen: list[int] = []  # calls whose arguments have no hashable form
+
+    def open(self, call: ToolCall, index: int) -> None:
+        self._open.add(index)
+        self._all.append(index)
+        if call.call_id is None:
+            self._anonymous.append(index)
+        if call.arguments_captured:
+            self.argued(index, call.arguments)
+
+    def close(self, index: int) -> None:
+        self._open.discard(index)
+
+    def argued(self, index: int, arguments: object) -> None:
+        """The waiting call's arguments were captured (or replaced): file it under them."""
+        if index in self._open:
+            key = _frozen(arguments)
+            insort(self._unfrozen if key is None else self._by_arguments.setdefault(key, []), index)
+
+    def first(
+        self, fits: Callable[[int], bool], anonymous: bool, calls: list[ToolCall]
+    ) -> int | None:
+        """The first waiting call that ``fits`` (``anonymous``: of those with no call id)."""
+        which = 1 if anonymous else 0
+        entries = self._all if which == 0 else self._anonymous
+        head, still = self._heads[which], self._open
+        while head < len(entries) and (
+            entries[head] not in still or (anonymous and calls[entries[head]].call_id)
+        ):
+            head += 1  # ran, or (for an id-less call) was given an id since
+        self._heads[which] = head
+        for position in range(head, len(entries)):
+            index = entries[position]
+            if index in still and fits(index):
+                return index
+        return None
+
+    def first_argued(
+        self, arguments: object, fits: Callable[[int], bool], calls: list[ToolCall]
+    ) -> int | None:
+        """The first waiting call that ``fits``, asked for with these very arguments."""
+        key = _frozen(arguments)
+        if key is None:
+            pool = [i for filed in self._by_arguments.values() for i in filed]
+        else:
+            pool = list(self._by_arguments.get(key, ()))
+        for index in sorted({*pool, *self._unfrozen}):
+            call = calls[index]
+            if (
+                index in self._open
+                and call.arguments_captured
+                and call.arguments == arguments
+                and fits(index)
+            ):
+                return index
+        return None
+
+
+class _Explainers:
+    """The run's own calls by the name they were made under, to tell whether a history call
+    is one of them: any of that name when the history has no arguments, else one without
+    captured arguments or with the same ones."""
+
+    def __init__(self, calls: list[ToolCall], names: list[str]) -> None:
+        self.named: set[str] = set()
+        self.unargued: set[str] = set()
+        self.frozen: set[tuple[str, Hashable]] = set()
+        self.argued: dict[str, list[ToolCall]] = {}  # every call with captured arguments
+        self.unfrozen: dict[str, list[ToolCall]] = {}  # ...whose arguments have no key
+        for call, name in zip(calls, names, strict=True):
+            if call.from_history:
+                continue
+            self.named.add(name)
+            if not call.arguments_captured:
+                self.unargued.add(name)
+                continue
+            self.argued.setdefault(name, []).append(call)
+            key = _frozen(call.arguments)
+            if key is None:
+                self.unfrozen.setdefault(name, []).append(call)
+            else:
+                self.frozen.add((name, key))
+
+    def explained(self, name: str, arguments: object, captured: bool) -> bool:
+        if name not in self.named:
+            return False
+        if not captured or name in self.unargued:
+            return True
+        key = _frozen(arguments)
+        if key is not None and (name, key) in self.frozen:
+            return True
+        others = self.argued if key is None else self.unfrozen
+        return any(call.arguments == arguments for call in others.get(name, ()))
+
+
+def _frozen(value: object) -> Hashable | None:
+    """A hashable stand-in for a JSON-like value that is equal exactly when the values are
+    (``==``, so ``1``, ``1.0`` and ``True`` are one); None when it has no such form."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, dict):
+        items = []
+        for key, item in value.items():
+            frozen = _frozen(item)
+            if frozen is None and item is not None:
+                return None
+            items.append((key, frozen))
+        try:
+            return ("dict", frozenset(items))
+        except TypeError:
+            return None
+    if isinstance(value, list | tuple):
+        parts = []
+        for item in value:
+            frozen = _frozen(item)
+            if frozen is None and item is not None:
+                return None
+            parts.append(frozen)
+        return (type(value).__name__, tuple(parts))
+    return None
