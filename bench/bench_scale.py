@@ -9,10 +9,10 @@ from the first span read to the report's end (imports and the policy load exclud
   tool's ``execute_tool`` span and the GET it makes, per step) under one ``invoke_agent``
   span; each model call's input holds the turn before it (history, call ids). A trace
   stops at the assembler's ``max_spans`` (100,000): the 1M size is ten revisions;
-- ``small-runs``: the recorded samples (``samples/traces/*.jsonl``) replicated under fresh
-  trace ids with their timestamps and service instances as recorded: replicated traffic
-  of a few services, every copy at the same time (stitching's worst case: every fragment
-  falls inside every copy of its run);
+- ``small-runs``: every recorded sample (``samples/traces/**/*.jsonl``, 1,952 spans)
+  replicated under fresh trace ids with their timestamps and service instances as
+  recorded: replicated traffic of a few services, every copy at the same time
+  (stitching's worst case: every fragment falls inside every copy of its run);
 - ``fragments``: one process, runs one after another, each an agent with two model calls
   and a tool, and two GETs whose context was lost (each a trace of its own, inside its
   run's time): half written before their run, half after;
@@ -44,7 +44,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_score import POLICY, load_samples  # noqa: E402
+from bench_score import POLICY  # noqa: E402
 
 BATCH = 512  # spans per JSON line
 WIDTHS = (9, 6, 8, 8, 6, 8)
@@ -311,23 +311,43 @@ def processes(size: int) -> Iterator[Batch]:
                 before[process] = (*call, json.dumps({"temp_c": 18}))
 
 
+def recorded_lines() -> list[tuple[list[str], str]]:
+    """Every recorded sample line (``samples/traces/**/*.jsonl``, the frameworks' too) with
+    the trace ids it holds, in a fixed order."""
+    found = []
+    for path in sorted((HERE.parent / "samples" / "traces").rglob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            if line.strip():
+                document = json.loads(line)
+                ids = {
+                    span["traceId"]
+                    for rs in document["resourceSpans"]
+                    for ss in rs["scopeSpans"]
+                    for span in ss["spans"]
+                }
+                found.append((sorted(ids), line))
+    return found
+
+
 def small_runs(size: int) -> Iterator[Batch]:
-    """The recorded samples, replicated under fresh trace ids, as recorded otherwise."""
-    samples = load_samples(HERE.parent / "samples" / "traces")
+    """The recorded samples, every framework's, replicated under fresh trace ids, as
+    recorded otherwise (the same services, instances and times in every copy)."""
+    lines = recorded_lines()
+    numbers: dict[str, int] = {}
     written = 0
     copy = 0
-    while written < size:
-        for index, (trace_id, lines) in enumerate(samples):
-            fresh = f"{copy + 1:016x}{index + 1:016x}"
-            for line in lines:
-                for rs in json.loads(line.replace(trace_id, fresh))["resourceSpans"]:
-                    resource = rs.get("resource", {})
-                    for ss in rs["scopeSpans"]:
-                        written += len(ss["spans"])
-                        yield resource, ss.get("scope", {}), ss["spans"]  # type: ignore[misc]
+    while True:
+        copy += 1
+        for ids, line in lines:
+            for trace_id in ids:
+                fresh = f"{copy:016x}{numbers.setdefault(trace_id, len(numbers) + 1):016x}"
+                line = line.replace(trace_id, fresh)
+            for rs in json.loads(line)["resourceSpans"]:
+                for ss in rs["scopeSpans"]:
+                    written += len(ss["spans"])
+                    yield rs.get("resource", {}), ss.get("scope", {}), ss["spans"]
             if written >= size:
                 return
-        copy += 1
 
 
 SHAPES: dict[str, Callable[[int], Iterator[Batch]]] = {
@@ -338,32 +358,30 @@ SHAPES: dict[str, Callable[[int], Iterator[Batch]]] = {
 }
 
 
-def write_shape(shape: str, size: int, path: Path) -> int:
-    """The shape at ``size`` spans as JSON Lines of up to ``BATCH`` spans; spans written."""
-    written = 0
+def shape_lines(shape: str, size: int) -> Iterator[str]:
+    """The shape at ``size`` spans as JSON Lines of up to ``BATCH`` spans each."""
     pending: list[dict[str, object]] = []
     held = 0
+    for owner, scope, spans in SHAPES[shape](size):
+        if "attributes" not in owner:
+            owner = {"attributes": [{"key": k, "value": _value(v)} for k, v in owner.items()]}
+        scope_doc = scope if isinstance(scope, dict) else {"name": scope}
+        pending.append({"resource": owner, "scopeSpans": [{"scope": scope_doc, "spans": spans}]})
+        held += len(spans)
+        if held >= BATCH:
+            yield json.dumps({"resourceSpans": pending}, separators=(",", ":")) + "\n"
+            pending, held = [], 0
+    if pending:
+        yield json.dumps({"resourceSpans": pending}, separators=(",", ":")) + "\n"
 
-    def line() -> str:
-        return json.dumps({"resourceSpans": pending}, separators=(",", ":")) + "\n"
 
+def write_shape(shape: str, size: int, path: Path) -> int:
+    """The shape at ``size`` spans written to ``path``; the spans written."""
+    written = 0
     with path.open("w") as out:
-        for resource, scope, spans in SHAPES[shape](size):
-            if isinstance(resource, dict) and "attributes" not in resource:
-                resource = {
-                    "attributes": [{"key": k, "value": _value(v)} for k, v in resource.items()]
-                }
-            scope_doc = scope if isinstance(scope, dict) else {"name": scope}
-            pending.append(
-                {"resource": resource, "scopeSpans": [{"scope": scope_doc, "spans": spans}]}
-            )
-            held += len(spans)
-            written += len(spans)
-            if held >= BATCH:
-                out.write(line())
-                pending, held = [], 0
-        if pending:
-            out.write(line())
+        for line in shape_lines(shape, size):
+            written += line.count('"spanId"')
+            out.write(line)
     return written
 
 
