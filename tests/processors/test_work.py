@@ -16,9 +16,10 @@ import pytest
 from span_factory import mk
 from work_count import PER_DOUBLING, growth, shape_spans
 
+from rampart_otel import run_graph
 from rampart_otel.model import Run, Span
-from rampart_otel.processors import coverage, run_graph, scopes, span_views, stitch, tool_calls
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
+from rampart_otel.processors import coverage, scopes, span_views, stitch, tool_calls
 from rampart_otel.processors.span_views import classified
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.processors.tool_calls import merge_tool_calls
