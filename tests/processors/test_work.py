@@ -146,7 +146,7 @@ def normalizing(variant: str) -> Callable[[int], Callable[[], object]]:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="coverage._asking_without_execution scans every tool span for each model span "
+    reason="coverage._asked_without_execution scans every tool span for each model span "
     "that asked for tools (quadratic with no content); the lead's coverage reshape fixes it",
 )
 def test_coverage_of_a_long_run_without_content_is_linear() -> None:
