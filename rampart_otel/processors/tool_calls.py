@@ -9,7 +9,7 @@ A single argument recorded without its name takes the name of the tool's only pa
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_right, insort
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
@@ -57,6 +57,8 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     calls = _CallMerger(run)
     dropped = calls.dropped
     for record in run.records:
+        if record.model:
+            calls.turn(record)
         if record.output is not None:
             for report in record.output.requests:
                 calls.add_request(report, record)
@@ -73,6 +75,7 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     calls.adopt_history_calls(models)
     calls.adopt_named_spans(run.records, dropped)
     calls.mark_when(models)
+    calls.mark_ambiguous()
     _name_single_arguments(calls.calls, run.records)
     owner = run.graph.nearest(calls.call_of)
     return ToolCalls(calls.calls, calls.call_of, frozenset(dropped), owner)
@@ -109,7 +112,18 @@ class _CallMerger:
         self.call_of: dict[str, int] = {}  # execution span id → call index
         self.dropped: set[str] = set()  # execution spans of no call (``ToolCalls.dropped``)
         self.calls: list[ToolCall] = []
-        self._by_id: dict[str, int] = {}
+        # Call id → the calls that claim it, in the order they did (and when): one, but for
+        # ids a provider numbers per turn (``call_0`` each turn) or two tools share.
+        self._by_id: dict[str, list[int]] = {}
+        self._claimed_at: dict[str, list[int]] = {}  # call id → start of each claim's span
+        self._ids: list[set[str]] = []  # each call's ids
+        self._claim_turns: dict[str, list[str]] = {}  # call id → each claim's model turn
+        self._shared: set[str] = set()  # ids calls of different tools claim
+        self._ambiguous: set[str] = set()  # ...in one model turn: which call is which?
+        self._turns: dict[str, str] = {}  # trace id → its latest model span read so far
+        self._asked_by_model: list[bool] = []  # each call: a model span asked for it
+        self._unasked: dict[str, list[int]] = {}  # call id → claims no model span asked for
+        self._by_key: dict[str, set[str]] = {}  # ``_tool_key`` → the names asked for
         self._by_name: dict[str, list[int]] = {}
         self._requests: list[list[tuple[SpanRecord, str]]] = []  # (model span, convention)
         self._executed: list[bool] = []
@@ -125,7 +139,7 @@ class _CallMerger:
 
     def add_request(self, report: ToolReport, view: SpanRecord, dispatched: bool = False) -> int:
         """``dispatched``: the span hands the call to its tools (runs it inside itself)."""
-        index = self._by_id.get(report.call_id) if report.call_id else None
+        index = self._claimed_request(report, view) if report.call_id else None
         if index is None:
             index = self._related_request(report, view)
         if index is None:
@@ -144,6 +158,7 @@ class _CallMerger:
         if not requests and not self._executed[index] and self._exec_views[index] is None:
             self._waiting.setdefault(self._names[index], _Waiting()).open(self.calls[index], index)
         requests.append((view, convention))
+        self._asked_by_model[index] = self._asked_by_model[index] or view.model
         name, span_id = self._names[index], view.span.span_id
         on_span = self._on_span.setdefault((name, span_id), {})
         if index not in on_span:
@@ -155,7 +170,7 @@ class _CallMerger:
 
     def add_execution(self, report: ToolReport, view: SpanRecord) -> int | None:
         """The call this execution ran; None for a candidate no request waits for."""
-        index = self._by_id.get(report.call_id) if report.call_id else None
+        index = self._claimed_execution(report, view) if report.call_id else None
         if index is None:
             index = self._enclosing_execution(report, view)
         if index is None:
@@ -185,27 +200,28 @@ class _CallMerger:
 
     def fill_from_history(self, model_views: list[SpanRecord]) -> None:
         """Arguments/results missing on a call, from later model requests' message history."""
-        wanted = {
-            call.call_id: index
+        missing = {
+            index
             for index, call in enumerate(self.calls)
             if call.call_id and (not call.arguments_captured or not call.result_captured)
         }
+        wanted = {call_id for index in missing if (call_id := self.calls[index].call_id)}
         calls = self.calls
         for view in reversed(model_views):
-            if not wanted:
+            if not missing:
                 return
-            for convention, (arguments, results, _) in view.history:
+            for convention, (arguments, results, names) in view.history:
                 for call_id, value in arguments.items():
-                    index = wanted.get(call_id)
+                    index = self._wanted(call_id, names.get(call_id), view, wanted)
                     if index is not None and not calls[index].arguments_captured:
                         call = calls[index]
                         call.arguments = value
                         call.arguments_captured = True
                         self._seen(index, view.span, convention)
                         if call.result_captured:
-                            del wanted[call_id]
+                            missing.discard(index)
                 for call_id, value in results.items():
-                    index = wanted.get(call_id)
+                    index = self._wanted(call_id, names.get(call_id), view, wanted)
                     if index is not None and not calls[index].result_captured:
                         call = calls[index]
                         call.result, call.result_captured = value, True
@@ -213,7 +229,16 @@ class _CallMerger:
                             call.status = ToolCallStatus.EXECUTED  # its result went back
                         self._seen(index, view.span, convention)
                         if call.arguments_captured:
-                            del wanted[call_id]
+                            missing.discard(index)
+
+    def _wanted(
+        self, call_id: str, name: str | None, view: SpanRecord, wanted: set[str]
+    ) -> int | None:
+        """The call whose own id a history entry names, if it was missing anything."""
+        if call_id not in wanted:
+            return None
+        index = self._history_call(call_id, name, view)
+        return index if index is not None and self.calls[index].call_id == call_id else None
 
     def adopt_history_calls(self, model_views: list[SpanRecord]) -> None:
         """Calls a model call's input history holds that no span of the run made: the run
@@ -236,7 +261,7 @@ class _CallMerger:
                     index = self._new_named(name, view.span.trace_id)
                     call = self.calls[index]
                     call.call_id = call_id
-                    self._by_id[call_id] = index
+                    self._claim(call_id, index, view.span)
                     call.from_history = True
                     if captured:
                         call.arguments, call.arguments_captured = arguments, True
@@ -263,8 +288,11 @@ class _CallMerger:
         self._exec_views.append(None)
         self._names.append(name)
         self._span_ids.append(set())
+        self._ids.append(set())
+        self._asked_by_model.append(False)
         index = len(self.calls) - 1
         self._by_name.setdefault(name, []).append(index)
+        self._by_key.setdefault(_tool_key(name), set()).add(name)
         return index
 
     def mark_when(self, model_views: list[SpanRecord]) -> None:
@@ -283,7 +311,7 @@ class _CallMerger:
         for view in model_views:  # in time order: the first to send a result back
             for _, history in view.history:
                 for call_id in history.results:
-                    returned = self._by_id.get(call_id)
+                    returned = self._history_call(call_id, history.names.get(call_id), view)
                     if returned is None:
                         continue
                     call = self.calls[returned]
@@ -339,7 +367,7 @@ class _CallMerger:
         if report.call_id:
             if call.call_id is None:
                 call.call_id = report.call_id
-            self._by_id.setdefault(report.call_id, index)  # another layer's id: an alias
+            self._claim(report.call_id, index, report.span)  # another layer's id: an alias
         call.name = call.name or report.name
         if call.local_name is None and report.local_name is not None and call.name == report.name:
             call.namespace, call.local_name = report.namespace, report.local_name
@@ -365,6 +393,109 @@ class _CallMerger:
             call.span_ids.append(span.span_id)
         if convention not in call.conventions:
             call.conventions.append(convention)
+
+    def turn(self, view: SpanRecord) -> None:
+        """Reports read from here on are of this model span's turn (in its trace)."""
+        self._turns[view.span.trace_id] = view.span.span_id
+
+    def _claim(self, call_id: str, index: int, span: Span) -> None:
+        """The call claims the id (its own, or another layer's alias of it)."""
+        if call_id in self._ids[index]:
+            return
+        self._ids[index].add(call_id)
+        claims = self._by_id.setdefault(call_id, [])
+        claims.append(index)
+        if not self._asked_by_model[index]:
+            self._unasked.setdefault(call_id, []).append(index)
+        self._claimed_at.setdefault(call_id, []).append(span.start_ns or 0)
+        self._claim_turns.setdefault(call_id, []).append(self._turns.get(span.trace_id, ""))
+        if len(claims) > 1 and call_id not in self._shared:
+            name = self.calls[index].name
+            if any(not _same_tool(self.calls[i], name, None) for i in claims[:-1]):
+                self._shared.add(call_id)
+
+    def mark_ambiguous(self) -> None:
+        """An id calls of two tools claim is ambiguous where one model turn holds both
+        claims: a call's turn is the model span that asked for it, else the latest model
+        span of its trace before it ran. Claims in turns of their own are a provider
+        numbering calls per turn (``call_0`` each turn): each turn says which call is which.
+        """
+        for call_id in self._shared:
+            tools: dict[str, str] = {}  # turn → the tool claiming the id in it
+            for index, turn in zip(self._by_id[call_id], self._claim_turns[call_id], strict=True):
+                asked = next((view for view, _ in self._requests[index] if view.model), None)
+                key = asked.span.span_id if asked is not None else turn
+                if tools.setdefault(key, _tool_key(self.calls[index].name)) != _tool_key(
+                    self.calls[index].name
+                ):
+                    self._ambiguous.add(call_id)
+                    break
+        for index, call in enumerate(self.calls):
+            shared = self._ids[index] & self._ambiguous
+            if shared:
+                call.ambiguous_id = min(shared)
+
+    def _claimed_request(self, report: ToolReport, view: SpanRecord) -> int | None:
+        """The call a request's id names: a call of the same tool that claims it, asked for
+        in this model turn (on this span, a layer, a span above or under it) or by no
+        model span yet. A model span asking by an id another turn used asks anew (ids a
+        provider numbers per turn); a call of another tool is never this one."""
+        claims = self._by_id.get(report.call_id or "")
+        if not claims:
+            return None
+        calls = self.calls
+        if not view.model:  # an agent's or framework's record of the calls it ran
+            return next((i for i in claims if _same_tool(calls[i], report.name, report)), None)
+        if len(claims) == 1:
+            index = claims[0]
+            if _same_tool(calls[index], report.name, report) and not self._other_turn(index, view):
+                return index
+            return None
+        call_id = report.call_id or ""
+        ids = self._ids
+        found = [i for i in self._requested_near(report.name, view) if call_id in ids[i]]
+        unasked = self._unasked.get(call_id, [])
+        unasked[:] = [i for i in unasked if not self._asked_by_model[i]]
+        found += unasked
+        return min((i for i in found if _same_tool(calls[i], report.name, report)), default=None)
+
+    def _other_turn(self, index: int, view: SpanRecord) -> bool:
+        """The call was asked for by a model span that is not this model turn's."""
+        return any(
+            other.model and not self._related(view, other) for other, _ in self._requests[index]
+        )
+
+    def _claimed_execution(self, report: ToolReport, view: SpanRecord) -> int | None:
+        """The call an execution's id names: of the calls of the same tool claiming it, the
+        latest one claimed before the execution began (its own turn's), else the first.
+        None when only calls of other tools claim it: the id is then ambiguous."""
+        claims = self._by_id.get(report.call_id or "")
+        if not claims:
+            return None
+        calls = self.calls
+        start = view.span.start_ns or 0
+        at = self._claimed_at[report.call_id or ""]
+        for position in range(bisect_right(at, start) - 1, -1, -1):
+            index = claims[position]
+            if _same_tool(calls[index], report.name, report):
+                return index
+        return next((i for i in claims if _same_tool(calls[i], report.name, report)), None)
+
+    def _history_call(self, call_id: str, name: str | None, view: SpanRecord) -> int | None:
+        """The call a model span's history names by ``call_id`` (and tool ``name``): the
+        one claiming the id, or of several, the latest of that tool claimed before it."""
+        claims = self._by_id.get(call_id)
+        if not claims:
+            return None
+        if len(claims) == 1:
+            return claims[0]
+        start = view.span.start_ns or 0
+        at = self._claimed_at[call_id]
+        for position in range(bisect_right(at, start) - 1, -1, -1):
+            index = claims[position]
+            if not name or _same_tool(self.calls[index], name, None):
+                return index
+        return None
 
     def _related_request(self, report: ToolReport, view: SpanRecord) -> int | None:
         """The same request, already reported on this model request by another reader.
@@ -420,6 +551,8 @@ class _CallMerger:
         of several, the first asked for with the same arguments (parallel calls end in any
         order)."""
         waiting = self._waiting.get(report.name)
+        if waiting is None and report.name not in self._by_name:
+            waiting = self._waiting.get(self._alike(report.name) or report.name)
         if waiting is None:
             return None
         start = view.span.start_ns or 0
@@ -436,6 +569,13 @@ class _CallMerger:
             if same is not None:
                 return same
         return waiting.first(fits, anonymous=bool(report.call_id), calls=calls)
+
+    def _alike(self, name: str) -> str:
+        """The one name asked for that differs from ``name`` only by case, spaces and
+        underscores (CrewAI's tool span ``Delegate work to coworker`` runs the model's
+        ``delegate_work_to_coworker``); "" when there is none, or several."""
+        alike = self._by_key.get(_tool_key(name), set())
+        return next(iter(alike)) if len(alike) == 1 else ""
 
     def _related(self, a: SpanRecord, b: SpanRecord) -> bool:
         run = self.run
@@ -553,6 +693,24 @@ class _Explainers:
             return True
         others = self.argued if key is None else self.unfrozen
         return any(call.arguments == arguments for call in others.get(name, ()))
+
+
+def _tool_key(name: str) -> str:
+    """A tool's name with case, spaces and underscores left out: how frameworks vary it."""
+    return name.casefold().replace(" ", "").replace("_", "")
+
+
+def _same_tool(call: ToolCall, name: str, report: ToolReport | None) -> bool:
+    """Whether a report of ``name`` can be of ``call``'s tool: the same name but for case,
+    spaces and underscores, or a qualified name's own part (Semantic Kernel's
+    ``<plugin>-<function>``); a report or call without a name can be of any."""
+    if not name or not call.name:
+        return True
+    ours = {_tool_key(n) for n in call.names}
+    theirs = {_tool_key(name)}
+    if report is not None and report.local_name:
+        theirs.add(_tool_key(report.local_name))
+    return not ours.isdisjoint(theirs)
 
 
 def _frozen(value: object) -> Hashable | None:

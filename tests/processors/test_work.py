@@ -10,6 +10,7 @@ one trace per model call.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 
 import pytest
@@ -35,7 +36,8 @@ CONTENT = (
 def long_run(size: int, variant: str = "") -> Run:
     """``bench_scale``'s one long run (chat → tool → GET per step) at ``size`` spans:
     ``no-ids`` (tool spans without call ids), ``no-content`` (no messages, arguments or
-    results), ``unrun`` (every other tool span missing), ``plain`` (each tool span a plain
+    results), ``unrun`` (every other tool span missing), ``per-turn`` (every call id
+    ``call_0``), ``plain`` (each tool span a plain
     span named like the tool, as hand-instrumented agents wrap them)."""
     spans = shape_spans("long-run", size)
     if variant == "no-ids":
@@ -46,6 +48,8 @@ def long_run(size: int, variant: str = "") -> Run:
         tools = [span.span_id for span in spans if span.name.startswith("execute_tool")]
         gone = set(tools[1::2])
         spans = [s for s in spans if s.span_id not in gone and s.parent_span_id not in gone]
+    elif variant == "per-turn":
+        spans = [_per_turn(span) for span in spans]
     elif variant == "plain":
         spans = [
             dataclasses.replace(span, name=span.name.split()[1], attributes={})
@@ -58,13 +62,22 @@ def long_run(size: int, variant: str = "") -> Run:
     return run
 
 
+def _per_turn(span: Span) -> Span:
+    """The span with every call id ``call_0``, as providers that number calls per turn."""
+    attributes = {
+        key: re.sub(r"call_\d+", "call_0", value) if isinstance(value, str) else value
+        for key, value in span.attributes.items()
+    }
+    return dataclasses.replace(span, attributes=attributes)
+
+
 def _without(span: Span, keys: tuple[str, ...]) -> Span:
     return dataclasses.replace(
         span, attributes={k: v for k, v in span.attributes.items() if k not in keys}
     )
 
 
-@pytest.mark.parametrize("variant", ["", "no-ids", "no-content", "unrun", "plain"])
+@pytest.mark.parametrize("variant", ["", "no-ids", "no-content", "unrun", "per-turn", "plain"])
 def test_merging_a_long_runs_tool_calls_is_linear(variant: str) -> None:
     """Each request looked up by (tool, span), each execution's waiting call by tool (and
     arguments), history and named spans by index: never every earlier call of the tool."""
