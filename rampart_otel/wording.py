@@ -625,6 +625,17 @@ def _agent_only(why: Why, data: Withheld) -> str:
     )
 
 
+def _ambiguous_id(why: Why, data: Texts) -> str:
+    """``data.texts``: the call id, then the tools that claim it (``ToolCall.ambiguous_id``)."""
+    call_id, *tools = data.texts
+    named = ", ".join(repr(safe_text(tool, 40)) for tool in tools[:NAMED])
+    return (
+        f"calls of {named} claim one call id {safe_text(call_id, 40)!r} in one model turn: "
+        "which request each answers the trace cannot tell; both are kept: "
+        + span_names(list(why.spans))
+    )
+
+
 def _input_read(why: Why, data: Texts) -> str:
     return (
         f"the input messages of every model call ({len(why.spans)}) were read: "
@@ -880,6 +891,7 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: _typed(ModelCount, _silent_outputs),
     ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _typed(Output, _finish_unclear),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _typed(FinishReasons, _no_tools_asked),
+    ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: _typed(Texts, _ambiguous_id),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: _typed(
         Captured,
         lambda _, data: f"tool_calls is unobserved, so calls and their {data.what} may be missing",
@@ -992,6 +1004,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: (
         "outputs were not captured, but each finish reason says no tool was asked for"
+    ),
+    ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: (
+        "calls of different tools claim one call id in one model turn: which request each "
+        "answers the trace cannot tell, both are kept (partial)"
     ),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: (
         "tool_calls is unobserved, so calls and their arguments or results may be missing"
