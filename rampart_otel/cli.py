@@ -143,6 +143,8 @@ def trace_sources(
 
 
 def _window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    if since is None and until is None:
+        return None, None  # startup: no time parsing (and its store queries) to import
     from rampart_otel.audit.timespec import parse_time
 
     now = time.time()
