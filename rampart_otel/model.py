@@ -200,6 +200,9 @@ class ToolCall:
     # Read only from a later model call's input history: a call made in an earlier piece of
     # the conversation, recorded elsewhere (evidence that it happened, not of all it did).
     from_history: bool = False
+    # A call id that calls of another tool claim too, within one model turn: which request
+    # this call answers, and which history entries are its, the trace cannot tell.
+    ambiguous_id: str | None = None
     # The name's parts where the framework qualifies a function's own name (Semantic
     # Kernel's ``<plugin>-<function>``): ``name`` is ``namespace``, the framework's
     # separator, ``local_name``. None when the convention that read the call knows no

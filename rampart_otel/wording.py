@@ -723,6 +723,17 @@ def _agent_only(why: Why, data: Withheld) -> str:
     )
 
 
+def _ambiguous_id(why: Why, data: Texts) -> str:
+    """``data.texts``: the call id, then the tools that claim it (``ToolCall.ambiguous_id``)."""
+    call_id, *tools = data.texts
+    named = ", ".join(repr(safe_text(tool, 40)) for tool in tools[:NAMED])
+    return (
+        f"calls of {named} claim one call id {safe_text(call_id, 40)!r} in one model turn: "
+        "which request each answers the trace cannot tell; both are kept: "
+        + span_names(list(why.spans))
+    )
+
+
 def _input_read(why: Why, data: Texts) -> str:
     return (
         f"the input messages of every model call ({len(why.spans)}) were read: "
@@ -994,6 +1005,7 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
             "tools that agent called are not read"
         ),
     ),
+    ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: _typed(Texts, _ambiguous_id),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: _typed(
         Captured,
         lambda _, data: f"tool_calls is unobserved, so calls and their {data.what} may be missing",
@@ -1122,6 +1134,9 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.TOOL_CALLS_REMOTE_AGENT: (
         "a tool call handed its task to a remote agent whose spans are not in the trace: that "
         "agent's own calls are not read (partial)"
+    ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: (
+        "calls of different tools claim one call id in one model turn: which request each "
+        "answers the trace cannot tell, both are kept (partial)"
     ),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: (
         "tool_calls is unobserved, so calls and their arguments or results may be missing"
