@@ -1134,6 +1134,7 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.TOOL_CALLS_REMOTE_AGENT: (
         "a tool call handed its task to a remote agent whose spans are not in the trace: that "
         "agent's own calls are not read (partial)"
+    ),
     ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: (
         "calls of different tools claim one call id in one model turn: which request each "
         "answers the trace cannot tell, both are kept (partial)"

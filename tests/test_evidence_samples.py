@@ -33,19 +33,6 @@ POLICY = REPO / "samples" / "policy.yaml"
 SAFE, UNSAFE, UNDETERMINED = SafetyStatus.SAFE, SafetyStatus.UNSAFE, SafetyStatus.UNDETERMINED
 TASK_TOOLS = {"fetch_weather", "send_report", "save_note", "run_sql"}
 
-PER_KIND = pytest.mark.xfail(
-    strict=True, reason="needs places: per side-effect kind (a DB span says nothing of HTTP)"
-)
-DESTINATION = pytest.mark.xfail(
-    strict=True,
-    reason="needs places: a destination in the tool's arguments is a claim its requests must meet",
-)
-REMOTE_AGENT = pytest.mark.xfail(
-    strict=True, reason="needs places: a delegated (A2A) agent is an out-of-process scope"
-)
-PER_FIELD = pytest.mark.xfail(
-    strict=True, reason="needs places: per-field coverage (a request body no span records)"
-)
 
 
 def results(setup: str, case: str, policy: object = POLICY) -> dict[str, CheckResult]:
@@ -55,7 +42,9 @@ def results(setup: str, case: str, policy: object = POLICY) -> dict[str, CheckRe
 
 
 def reason(result: CheckResult) -> str:
-    return result.summary + " " + " ".join(result.undetermined_operands)
+    """What the result says, whole: its summary (clipped), the gaps and the rationale (where
+    each channel's way to close the gap is)."""
+    return " ".join([result.summary, *result.undetermined_operands, result.rationale])
 
 
 def evidence(result: CheckResult) -> str:
@@ -75,7 +64,6 @@ def assert_gap(result: CheckResult, *named: str, fix: str = "instrument") -> Non
 DB_THEN_URLLIB = "db-then-urllib"
 
 
-@PER_KIND
 def test_a_db_span_does_not_vouch_for_the_tools_http() -> None:
     found = results(DB_THEN_URLLIB, "exfil")
     assert_gap(found["no-exfiltration"], "'archive_report'", "http_request")
@@ -100,7 +88,6 @@ def test_a_db_write_and_a_recorded_post_home_is_safe() -> None:
 DESTINATION_IN_ARGUMENTS = "destination-in-arguments"
 
 
-@DESTINATION
 def test_a_host_in_the_arguments_that_no_request_reaches_is_a_gap() -> None:
     exfiltration = results(DESTINATION_IN_ARGUMENTS, "exfil")["no-exfiltration"]
     assert_gap(exfiltration, "'forward_weather'", "forward_to", "127.0.0.2")
@@ -122,7 +109,6 @@ POST_BODY_FLOW = "post-body-flow"
 FLOW_POLICY = FRAMEWORKS / POST_BODY_FLOW / "policy.yaml"
 
 
-@PER_FIELD
 def test_a_flow_into_a_body_nobody_records_is_undetermined() -> None:
     flow = results(POST_BODY_FLOW, "exfil", FLOW_POLICY)["ticket-stays-home"]
     assert flow.status is UNDETERMINED, flow.summary
@@ -165,7 +151,6 @@ def a2a_runs(case: str) -> dict[str, dict[str, CheckResult]]:
 
 @pytest.mark.parametrize("case", ["remote-untraced", "remote-unlinked"])
 @pytest.mark.parametrize("check", ["no-exfiltration", "no-secrets-in-reports", "no-shell"])
-@REMOTE_AGENT
 def test_a_remote_agent_whose_spans_are_not_in_the_run_is_a_gap(case: str, check: str) -> None:
     caller = a2a_runs(case)["weather-agent"]
     assert_gap(caller[check], "'delegate_task'", "http://localhost:", fix="propagat")
@@ -236,11 +221,6 @@ def test_a_code_step_that_only_calls_a_traced_tool_is_read_whole() -> None:
 # --- 5. a CrewAI crew whose lead delegates to a coworker --------------------------------------
 
 CREWAI = "crewai-delegation"
-PAIRED = pytest.mark.xfail(
-    strict=True,
-    reason="needs places: a framework's tool span paired with the call it executes "
-    "(delegate_work_to_coworker / 'Delegate work to coworker')",
-)
 NESTED = pytest.mark.xfail(
     strict=True, reason="needs places: a nested agent's tool I/O is the delegating call's evidence"
 )
@@ -279,7 +259,6 @@ def test_the_coworkers_report_is_found() -> None:
     assert found["no-secrets-in-reports"].status is UNSAFE
 
 
-@PAIRED
 @pytest.mark.parametrize("case", ["exfil", "benign"])
 def test_the_delegation_is_one_call(case: str) -> None:
     names = [c.name for c in crew_run(case).tool_calls if c.name not in TASK_TOOLS]

@@ -180,9 +180,9 @@ def _other_process_below(spans: list[Span], top: Span) -> set[str]:
     return found
 
 
-# The propagated A2A run: delegate_task's "server" spans are the remote agent's whole run.
-_REMOTE_AGENT = "needs per-kind places: a delegated (A2A) agent is an out-of-process scope"
-_HIDDEN_IO_GAPS = {"3ba0370c44a6": _REMOTE_AGENT}
+# Runs where dropping one call's I/O still turns a verdict SAFE: none (the propagated A2A
+# run's remote spans dropped leave its delegation out of process).
+_HIDDEN_IO_GAPS: dict[str, str] = {}
 
 
 def _hidden_io_gap(index: int) -> object:
@@ -223,6 +223,10 @@ def _moved_tool_mutations(run: Run) -> list[tuple[str, list[Span]]]:
             if span_id not in gone:
                 gone.add(span_id)
                 stack.extend(children.get(span_id, ()))
+        if call.requested_in in gone:
+            # A code agent's step holds the model call that wrote the code: moving it is
+            # losing a whole turn of the agent's own process, not a tool traced elsewhere.
+            continue
         kept = [span for span in run.spans if span.span_id not in gone]
         mutations.append((f"{call.name}: moved to another trace", kept))
     return mutations
@@ -242,6 +246,13 @@ _AMBIGUOUS_TURNS = {
     "885b1445a6d9": "needs places: nested-agent evidence (crewai-delegation-benign)",
     "61194970e60e": "needs places: nested-agent evidence (crewai-delegation-exfil)",
     "3ba0370c44a6": "needs places: nested-agent evidence (a2a-delegation-remote-propagated)",
+    # The A2A caller's only tool moved away takes with it the only evidence that it delegated
+    # (the agent-card GET, the client's spans): the run then reads as a plain SDK loop whose
+    # one tool ran untraced, and the calls its model asked for are all it shows. No trace-only
+    # rule tells that from a tool that called nothing; an A2A client left uninstrumented is
+    # the same blind spot (docs/coverage.md).
+    "a1f7b5cb62f8": "the only evidence of a delegation moved with the tool (remote-untraced)",
+    "389019972fee": "the only evidence of a delegation moved with the tool (remote-unlinked)",
 }
 
 
@@ -366,14 +377,9 @@ def _remote_agent_mutations(run: Run) -> list[tuple[str, list[Span]]]:
     return [("remote agent's spans dropped", [s for s in run.spans if s.span_id not in gone])]
 
 
-# Runs where the mutation above still turns a verdict SAFE today: the lead's places rules
-# (evidence per side-effect kind; a delegated agent an out-of-process scope) flip them.
-_NEEDS_PLACES: dict[str, str] = {
-    # db-then-urllib-exfil-both-instrumented: archive_report's POST dropped, its INSERT kept.
-    "2c543508bc4f": "needs per-kind places",
-    # a2a-delegation-remote-propagated: the remote agent's spans dropped.
-    "3ba0370c44a6": _REMOTE_AGENT,
-}
+# Runs where the mutation above would still turn a verdict SAFE: none, now that evidence is
+# per side-effect kind and a delegated agent whose spans are gone is out of process.
+_NEEDS_PLACES: dict[str, str] = {}
 
 
 def _needs_places(index: int) -> object:

@@ -370,6 +370,30 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
     ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: lambda: unreadable(["length"]),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: lambda: unreadable(["stop"]),
     ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: two_tools_one_id,
+    ReasonCode.TOOL_CALLS_REMOTE_AGENT: sample(
+        "a2a-delegation/a2a-delegation-remote-untraced.jsonl"
+    ),
+    ReasonCode.TOOL_CALLS_RAN_ELSEWHERE: lambda: run_of(
+        mk("a0", "invoke_agent", AGENT, end=1000),
+        mk(
+            "m1",
+            "chat",
+            chat(asked("fetch", "c1") + asked("mail", "c2")),
+            parent="a0",
+            start=10,
+            end=20,
+        ),
+        mk(
+            "t1",
+            "execute_tool fetch",
+            execute("fetch", "c1", **RESULT),
+            parent="a0",
+            start=30,
+            end=40,
+        ),
+        mk("m2", "chat", chat(said("Done.")), parent="a0", start=70),
+    ),
+    ReasonCode.SIDE_EFFECT_ATTESTED: sample("watch-sdk/watch-sdk-benign-watched.jsonl"),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: lambda: run_of(mk("r0", "job", {})),
     ReasonCode.CALLS_NONE_SEEN: lambda: run_of(mk("m1", "chat", chat(said("Hi")))),
     ReasonCode.CALLS_CAPTURED: lambda: run_of(*full_run()),
@@ -438,10 +462,7 @@ def test_every_code_has_a_run_that_reaches_it() -> None:
 
 
 # Codes whose data the processors give but no coverage decision reads yet.
-NOT_DECIDED_YET = {
-    ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: "tool_calls marks ToolCall.ambiguous_id (issue 45 item 3); "
-    "coverage reads it in the lead's places reshape",
-}
+NOT_DECIDED_YET: dict[ReasonCode, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -141,6 +141,9 @@ class SpanReport:
     # The span hands a task to a remote agent (A2A): its URL, or "" (``a2a.DELEGATED``) when
     # the span does not say where; what the remote does is in its own process's spans.
     remote_agent: str | None = None
+    # A code agent's step (smolagents' ``Step N``): its model writes code and the agent runs
+    # it inside this span, which so executes the step's code call (``python_interpreter``).
+    code_step: bool = False
 
 
 class History(NamedTuple):

@@ -96,9 +96,11 @@ def read(span: Span) -> SpanReport | None:
             return SpanReport(OPENINFERENCE)  # a step of the call, not the call
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
     if kind == "CHAIN":
-        if span.name in dialect(span).agent_chains:
+        spoken = dialect(span)
+        if span.name in spoken.agent_chains:
             return _agent_chain(span)
-        return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span))
+        step = spoken.code_steps is not None and spoken.code_steps.fullmatch(span.name) is not None
+        return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span), code_step=step)
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
         # The span's name is a guess at the tool's, unless its dialect names tools that way.

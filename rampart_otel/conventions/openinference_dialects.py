@@ -86,6 +86,9 @@ class Dialect:
     tool_name_suffixes: tuple[str, ...] = ()
     # A model output's text → the code the framework runs as its action (a code agent).
     code_action: Callable[[str], str | None] = _no_code
+    # The CHAIN spans (by name) in which a code agent's model writes its action and the agent
+    # runs it: the span that executes the code call (smolagents' ``Step N``).
+    code_steps: re.Pattern[str] | None = None
 
 
 PLAIN = Dialect()
@@ -97,7 +100,10 @@ DSPY = "openinference.instrumentation.dspy"
 
 DIALECTS: dict[str, Dialect] = {
     SMOLAGENTS: Dialect(
-        arguments=envelopes.bound_kwargs, answer_tool="final_answer", code_action=smolagents_code
+        arguments=envelopes.bound_kwargs,
+        answer_tool="final_answer",
+        code_action=smolagents_code,
+        code_steps=re.compile(r"Step \d+"),
     ),
     LLAMA_INDEX: Dialect(
         arguments=envelopes.bound_kwargs,

@@ -277,7 +277,23 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     if elsewhere and facts.tool_spans:
         why = Why(ReasonCode.TOOL_CALLS_RAN_ELSEWHERE, data=Scopes(elsewhere))
         decision = decision.with_why(why, PARTIAL)
+    for call_id, calls in _ambiguous(facts.calls).items():
+        # Two tools claim one id in one turn: which request each execution answers, and so
+        # which arguments and results are whose, the trace cannot tell.
+        tools = tuple(dict.fromkeys(call.name for call in calls))
+        spans = tuple(_call_spans(calls, facts))
+        why = Why(ReasonCode.TOOL_CALLS_AMBIGUOUS_ID, spans, Texts((call_id, *tools)))
+        decision = decision.with_why(why, PARTIAL)
     return decision
+
+
+def _ambiguous(calls: list[ToolCall]) -> dict[str, list[ToolCall]]:
+    """Calls grouped by the call id two tools claimed in one turn (``ambiguous_id``)."""
+    found: dict[str, list[ToolCall]] = {}
+    for call in calls:
+        if call.ambiguous_id is not None:
+            found.setdefault(call.ambiguous_id, []).append(call)
+    return found
 
 
 def _calls_read(facts: RunFacts) -> Decision:

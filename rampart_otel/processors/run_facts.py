@@ -63,6 +63,8 @@ class RunFacts:
     continued: frozenset[str] = frozenset()
     # The traces stitched onto the run (``model.Run.stitched``): pieces of it, not its own.
     joined: frozenset[str] = frozenset()
+    # Every tool call of the run (``tool_calls``), as merged.
+    calls: list[ToolCall] = field(default_factory=list)
 
     @property
     def spans(self) -> list[Span]:
@@ -121,6 +123,7 @@ def run_facts(
         scopes=scopes,
         history_calls=[call for call in calls.calls if call.from_history],
         joined=joined,
+        calls=calls.calls,
     )
 
 

@@ -30,6 +30,7 @@ them unproven (``places.side_effect_decisions``); the words are ``wording``'s.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 from collections.abc import Iterable, Iterator
@@ -190,7 +191,9 @@ def tool_scopes(
                 exempt_kinds=(PROCESS,),
             )
         elif not found:
-            if pseudo_tool(call.name, execution.span if execution is not None else None):
+            if pseudo_tool(call.name, execution.span if execution is not None else None) or (
+                _answers_only(call)
+            ):
                 scope = dataclasses.replace(
                     scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.PSEUDO_TOOL
                 )
@@ -438,3 +441,32 @@ def _model_hosts(run: ClassifiedRun, side_effects: SideEffects) -> frozenset[str
                 if endpoint is not None and endpoint[1] is not None:
                     found.add(f"{endpoint[0]}:{endpoint[1]}")
     return frozenset(found)
+
+
+# The code call of a code agent, and its answer function (smolagents').
+_CODE_TOOL, _ANSWER_FUNCTION = "python_interpreter", "final_answer"
+
+
+def _answers_only(call: ToolCall) -> bool:
+    """A code step whose whole code is one call of the answer function with literal
+    arguments (``final_answer("It is 18°C")``): it runs nothing but the answer, as the
+    framework's answer tool does. Any other code (a name, a call, an import) may act."""
+    if call.name != _CODE_TOOL or not isinstance(call.arguments, dict):
+        return False
+    code = call.arguments.get("code")
+    if not isinstance(code, str) or len(code) > 100_000:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return False
+    answer = tree.body[0].value
+    return (
+        isinstance(answer, ast.Call)
+        and isinstance(answer.func, ast.Name)
+        and answer.func.id == _ANSWER_FUNCTION
+        and all(isinstance(arg, ast.Constant) for arg in answer.args)
+        and all(isinstance(keyword.value, ast.Constant) for keyword in answer.keywords)
+    )

@@ -145,6 +145,8 @@ class SpanReading(NamedTuple):
     history: tuple[tuple[str, History], ...] = ()
     # The remote agent the span hands a task to (``SpanReport.remote_agent``).
     remote_agent: str | None = None
+    # A code agent's step, which runs its model's code (``SpanReport.code_step``).
+    code_step: bool = False
 
 
 class SpanRecord(NamedTuple):
@@ -606,7 +608,7 @@ def _read(
                 unread_by=(family,),
             )
         return SpanReading(span)
-    model = agent = caller = False
+    model = agent = caller = code_step = False
     remote_agent: str | None = None
     outputs: list[ModelOutput] = []
     execution: ToolReport | None = None
@@ -629,6 +631,7 @@ def _read(
         readers.append(report.convention)
         dispatched.extend(report.dispatched)
         caller = caller or report.caller
+        code_step = code_step or report.code_step
         if remote_agent is None or report.remote_agent:  # a URL over "somewhere"
             remote_agent = report.remote_agent if report.remote_agent is not None else remote_agent
         if report.not_understood or (report.output is not None and report.output.not_understood):
@@ -649,6 +652,7 @@ def _read(
         caller,
         _history(span, history_by) if model else (),
         remote_agent,
+        code_step,
     )
 
 
@@ -687,6 +691,7 @@ def _one(
         report.caller,
         _history(span, history_by) if model else (),
         report.remote_agent,
+        report.code_step,
     )
 
 

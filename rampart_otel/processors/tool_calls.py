@@ -86,6 +86,7 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     calls.fill_from_history(models)
     calls.adopt_history_calls(models)
     calls.adopt_named_spans(run.records, dropped)
+    calls.adopt_code_steps()
     calls.mark_when(models)
     calls.mark_ambiguous()
     _name_single_arguments(calls.calls, run.records)
@@ -329,6 +330,26 @@ class _CallMerger:
                     call = self.calls[returned]
                     if call.returned_by is None and view.span.span_id != call.requested_in:
                         call.returned_by = view.span.span_id
+
+    def adopt_code_steps(self) -> None:
+        """A code agent's call of its code (``python_interpreter``) ran in the step span its
+        model span sits in (``SpanReport.code_step``): that span is its execution, so the
+        code's own I/O is the call's, and the tools the code called nest under it."""
+        for index, requests in enumerate(self._requests):
+            if self._exec_views[index] is not None or not requests:
+                continue
+            model = requests[0][0]
+            parent_id = self.run.graph.parent_id(model.span.span_id)
+            step = self.run.record(parent_id) if parent_id is not None else None
+            if step is None or not step.reading.code_step or step.span.span_id in self.call_of:
+                continue
+            call = self.calls[index]
+            self._exec_views[index] = step
+            self._executed[index] = True
+            self.call_of[step.span.span_id] = index
+            call.span_ids.append(step.span.span_id)
+            if call.status is ToolCallStatus.REQUESTED:
+                call.status = ToolCallStatus.EXECUTED  # the step ran it
 
     def adopt_named_spans(self, views: tuple[SpanRecord, ...], dropped: set[str]) -> None:
         """A plain span named exactly like a requested call with no execution span holds it.
