@@ -32,9 +32,10 @@ from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
 from rampart_otel.storage import queries as q
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import unpack_span_ids, version_text
 from rampart_otel.storage.segments import list_segments
-from rampart_otel.storage.store import AnyResultsStore, open_results_store
+from rampart_otel.storage.store import open_results_store
 
 __all__ = ["BATCH_RUNS", "RescoreStats", "StoredRuns", "rescore"]
 
@@ -85,7 +86,7 @@ def rescore(
 
 
 def _rescore(
-    store: AnyResultsStore,
+    store: VerdictStore,
     segments: list[Path],
     pipeline: Pipeline,
     policy: str,
@@ -110,7 +111,7 @@ class StoredRuns:
 
     def __init__(
         self,
-        store: AnyResultsStore,
+        store: VerdictStore,
         segments: list[Path],
         policy: str,
         version: str,

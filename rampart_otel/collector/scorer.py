@@ -62,9 +62,10 @@ from rampart_otel.pipeline import Pipeline
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.processors.stitch import StitchingAssembler
 from rampart_otel.sinks import ResultSink, Scored, SinkDefaults
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
-from rampart_otel.storage.store import AnyResultsStore, open_results_store
+from rampart_otel.storage.store import open_results_store
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ class Scorer:
     def __init__(
         self,
         segments_dir: Path,
-        store: AnyResultsStore,
+        store: VerdictStore,
         pipeline: Pipeline,
         idle: float,
         max_wait: float,
@@ -474,7 +475,7 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
 def _score_until_drained(
     config: CollectorConfig,
     conn: Connection,
-    store: AnyResultsStore,
+    store: VerdictStore,
     pipeline: Pipeline,
     judges: list[JudgeClient],
     export: VerdictExporter | None,
