@@ -56,10 +56,11 @@ from rampart_otel.errors import DecodeError, SchemaError, StoreError
 from rampart_otel.evaluation import Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import VerdictEventSink, VerdictExporter
-from rampart_otel.model import Run, Span, replaces
+from rampart_otel.model import Run, Span, add_copy, copies_held
 from rampart_otel.parallel import owner
 from rampart_otel.pipeline import Pipeline
-from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
+from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler, tenant_key
+from rampart_otel.processors.run_graph import scored_ids
 from rampart_otel.processors.stitch import StitchingAssembler
 from rampart_otel.sinks import ResultSink, Scored, SinkDefaults
 from rampart_otel.storage.protocol import VerdictStore
@@ -150,7 +151,10 @@ class Scorer:
         )  # runs held for stitching keep their traces in the checkpoint until scored
         self.late_cache_runs = late_cache_runs
         self.max_trace_spans = max_trace_spans
-        self._recent: OrderedDict[str, dict[str, Span]] = OrderedDict()
+        # Run id -> its spans so far, and the copies conflicting with them (model.add_copy).
+        self._recent: OrderedDict[str, tuple[dict[str, Span], dict[str, list[Span]]]] = (
+            OrderedDict()
+        )
         self._first: dict[str, Position] = {}  # open trace -> its first record's position
         self._quarantined: list[tuple[int, int, int, str]] = []  # stored with the next commit
         self.stats = Stats()
@@ -242,8 +246,9 @@ class Scorer:
         self.stats.spans_decoded += len(spans)
         first = self._first
         for span in spans:
-            if span.trace_id not in first:
-                first[span.trace_id] = where
+            key = tenant_key(span.tenant, span.trace_id)
+            if key not in first:
+                first[key] = where
         return self.assembler.add(spans, now)
 
     # -- scoring -----------------------------------------------------------------------
@@ -266,8 +271,8 @@ class Scorer:
             if self.on_progress is not None:
                 self.on_progress()
             run = self._with_earlier_spans(run)
-            for trace_id in run.trace_ids:
-                self._first.pop(trace_id, None)  # runs not yet taken keep the checkpoint
+            for trace_id in run.trace_ids:  # runs not yet taken keep the checkpoint
+                self._first.pop(tenant_key(run.tenant, trace_id), None)
             ready = self._prepare(run)
             if ready is not None:
                 prepared.append(ready)
@@ -314,9 +319,10 @@ class Scorer:
 
     def _prepare(self, run: Run) -> _Prepared | None:
         """The run scored as its next revision; None when stored revisions cover its spans."""
-        packed, digest = span_set(span.span_id for span in run.spans)
+        ids = scored_ids(run)
+        packed, digest = span_set(ids)
         latest, seen = self.store.scored_span_ids(run.run_id)
-        if latest >= 0 and {bytes.fromhex(s.span_id) for s in run.spans} <= seen:
+        if latest >= 0 and {bytes.fromhex(span_id) for span_id in ids} <= seen:
             self.stats.runs_skipped += 1
             return None
         run.revision = latest + 1
@@ -333,15 +339,18 @@ class Scorer:
             return run
         cached = self._recent.pop(run.run_id, None)
         if cached is not None:
+            kept, others = cached
             for span in run.spans:
-                if replaces(cached.get(span.span_id), span):
-                    cached[span.span_id] = span
+                add_copy(kept, others, span)
             run = Run(
-                run.run_id, run.trace_ids, list(cached.values()), run.session_id, run.revision
+                run.run_id, run.trace_ids, copies_held(kept, others), run.session_id, run.revision
             )
         else:
-            cached = {span.span_id: span for span in run.spans}
-        if len(cached) > self.max_trace_spans:
+            kept, others = {}, {}
+            for span in run.spans:
+                add_copy(kept, others, span)
+            cached = kept, others
+        if len(kept) > self.max_trace_spans:
             return run  # too big to keep: a later span is scored with the late spans only
         self._recent[run.run_id] = cached
         while len(self._recent) > self.late_cache_runs:

@@ -182,6 +182,8 @@ def _cap_by_findings(
                 capped_by.setdefault(key, "undecodable")
             elif finding.kind is FindingKind.REPEATED_KEYS:  # a key recorded twice
                 capped_by.setdefault(key, "repeated")
+            elif finding.kind is FindingKind.CONFLICTING_COPIES:  # a span sent twice, unalike
+                capped_by.setdefault(key, "conflict")
             elif state is OBSERVED:
                 capped_by.setdefault(key, "trace")
     return capped_by

@@ -1,11 +1,12 @@
 """Integrity findings: what in a run's trace keeps absence unproven.
 
-Spans lost from inside a run (a trace in pieces, a lost root, a parent cycle), spans never
-ended, attributes or events dropped by the SDK's limits, attribute keys recorded twice with
-different values (the value read may not be the one meant), spans or content no convention
-understood, and fragments (no agent, model or tool span). Each finding names the channels
-it caps at partial (``channels.cap``), so coverage assumed later is capped the same way.
-The findings' words are ``processors.wording``'s.
+Spans lost from inside a run (a trace in pieces, a lost root, a parent cycle), a span sent
+twice whose copies disagree, spans never ended, attributes or events dropped by the SDK's
+limits, attribute keys recorded twice with different values (the value read may not be the
+one meant), spans or content no convention understood, and fragments (no agent, model or
+tool span). Each finding names the channels it caps at partial (``channels.cap``), so
+coverage assumed later is capped the same way. The findings' words are
+``processors.wording``'s.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rampart_otel.model import FindingKind, IntegrityFinding, Span
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
 from rampart_otel.processors.wording import (
     NAMED,
+    conflicting_copies,
     continuation,
     fragment,
     lost_data,
@@ -46,6 +48,16 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
         if len(unread) < len(refused):
             findings.append(_refused([span for span in refused if span.refused != UNDECODABLE]))
     findings += _split(facts)
+    conflicts = facts.graph.conflicts
+    if conflicts:  # a copy forged by whoever learnt the span's ids, or a broken exporter
+        findings.append(
+            IntegrityFinding(
+                kind=FindingKind.CONFLICTING_COPIES,
+                message=conflicting_copies(list(conflicts)),
+                span_ids=list(dict.fromkeys(first.span_id for first, _ in conflicts)),
+                channels=[EVERY_CHANNEL],
+            )
+        )
     groups: dict[tuple[FindingKind, tuple[str, ...]], list[Span]] = {}
     roles = facts.roles
     for span in facts.spans:

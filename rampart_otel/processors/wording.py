@@ -354,6 +354,31 @@ def lost_data(kind: FindingKind, spans: list[Span]) -> str:
     return f"{total} event(s) dropped by the SDK's limits on {span_names(spans)}"
 
 
+def sent_by(span: Span) -> str:
+    """Where one copy of a span came from: the collector client that sent it, the file
+    and line it was read from, or the caller that handed it over."""
+    if span.sender:
+        return safe_text(span.sender, 120)
+    if span.source:
+        return safe_text(span.source, 200)
+    return "the caller"
+
+
+def conflicting_copies(pairs: list[tuple[Span, Span]]) -> str:
+    """Spans sent twice whose copies disagree (``model.conflicting``): each span, and who
+    sent each copy."""
+    shown = "; ".join(
+        f"{span_label(first)} from {sent_by(first)}, and a copy of it that differs from "
+        f"{sent_by(other)}"
+        for first, other in pairs[:NAMED]
+    )
+    more = f" and {len(pairs) - NAMED} more" if len(pairs) > NAMED else ""
+    return (
+        f"conflicting copies of a span: {shown}{more}; which copy was recorded is not known,"
+        " so what the span shows counts for neither"
+    )
+
+
 def not_understood(found: list[tuple[Span, list[str]]]) -> str:
     """Spans, or content on them, no convention understood: (span, notes) each."""
     shown = "; ".join(
@@ -432,6 +457,12 @@ UNDECODABLE_FIX = (
     "that alters or truncates the data breaks it"
 )
 
+CONFLICT_FIX = (
+    "find out who sent the other copy (the reason names both senders): a span's ids travel "
+    "in the traceparent header of every request it makes, so any party that request reaches "
+    "can send a copy; give each client of a shared collector its own tenant (docs/security.md)"
+)
+
 UNREAD_FIX = (
     "the trace records it in a form this version does not read (the reason names where): "
     "upgrade rampart-otel, or have the instrumentation write the standard attributes "
@@ -448,7 +479,8 @@ def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> 
     of any gap: ``trace`` (the trace
     itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
     in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule),
-    ``undecodable`` (spans could not be decoded), ``repeated`` (spans recorded a key twice).
+    ``undecodable`` (spans could not be decoded), ``repeated`` (spans recorded a key twice),
+    ``conflict`` (a span was sent twice, the copies disagreeing).
     Computed once per distinct (key, scope names, cause): runs of one agent share them."""
     return _fix_hint(key, frozenset(scope_names), cause)
 
@@ -461,6 +493,8 @@ def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
         return IDS_FIX
     if cause == "repeated":
         return REPEATED_FIX
+    if cause == "conflict":
+        return CONFLICT_FIX
     if cause == "undecodable":
         return UNDECODABLE_FIX
     if cause == "unread":
@@ -967,6 +1001,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.FINDING_REPEATED_KEYS: (
         "capped: spans feeding the channel recorded an attribute key twice with different "
         "values (OTLP keys must be unique): which value holds is not known"
+    ),
+    ReasonCode.FINDING_CONFLICTING_COPIES: (
+        "capped: a span of the run was sent twice and the copies disagree (a copy forged by "
+        "whoever learnt its ids, or a broken exporter): which one was recorded is not known"
     ),
 }
 
