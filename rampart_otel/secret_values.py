@@ -249,11 +249,11 @@ _BEARER = re.compile(r"\b([Bb][Ee][Aa][Rr][Ee][Rr])([ \t]+)[A-Za-z0-9\-._~+/]+=*
 
 def redact_credentials(text: str, known: tuple[str, ...] = ()) -> str:
     """Text an endpoint we called returned (an error it answered, an answer it gave), as any
-    output may show it: each ``known`` secret (the key we sent it) and every bearer token
-    replaced whole by ``[redacted]``, other secrets masked (:func:`mask_secrets`). An
-    OpenAI-compatible server that refuses a key echoes it ("Incorrect API key provided:
-    Bearer sk-...")."""
-    for secret in known:
+    output may show it, JSON included: each ``known`` secret (the key we sent it) and every
+    bearer token replaced whole by ``[redacted]``. An OpenAI-compatible server that refuses
+    a key echoes it ("Incorrect API key provided: Bearer sk-..."). Trace content the text
+    quotes is masked where people read it, as all trace content is (:func:`mask_secrets`)."""
+    for secret in sorted(known, key=len, reverse=True):
         if secret:
             text = text.replace(secret, REDACTED)
-    return mask_secrets(_BEARER.sub(rf"\1\2{REDACTED}", text))
+    return _BEARER.sub(rf"\1\2{REDACTED}", text)
