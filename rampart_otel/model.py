@@ -17,6 +17,23 @@ AttrValue = Any  # str | int | float | bool | bytes | None | list[AttrValue] | d
 Attributes = dict[str, AttrValue]
 
 
+class Ambiguous(str):
+    """A detail that parsers read differently (a URL's host: ``conventions.side_effects``):
+    the reading a client acts on, as a string, and every reading in ``readings``. A check
+    matches it when it matches any reading (``evaluation.matchers.all_match``): an
+    allow-list never passes it, a deny-list entry that any parser reads still matches."""
+
+    readings: tuple[str, ...]
+
+    def __new__(cls, value: str, readings: tuple[str, ...]) -> Ambiguous:
+        made = super().__new__(cls, value)
+        made.readings = readings
+        return made
+
+    def __reduce__(self) -> tuple[type[Ambiguous], tuple[str, tuple[str, ...]]]:
+        return Ambiguous, (str(self), self.readings)
+
+
 @dataclass(slots=True)
 class Resource:
     attributes: Attributes
