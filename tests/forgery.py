@@ -19,6 +19,7 @@ from typing import Any
 from rampart_otel.codecs.otlp_json import spans_from_json
 from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.exporters.otlp_send import SendResult, make_trace_sender
+from rampart_otel.model import Span
 
 REPO = Path(__file__).resolve().parents[1]
 EXFIL = REPO / "samples" / "traces" / "openllmetry-exfil.jsonl"
@@ -133,3 +134,49 @@ def send(
     finally:
         sender.close()
     return results
+
+
+def window(documents: list[Document]) -> tuple[int, int]:
+    """When the run's spans started and ended (ns)."""
+    spans = [span for document in documents for span in spans_of(document)]
+    return (
+        min(int(span["startTimeUnixNano"]) for span in spans),
+        max(int(span["endTimeUnixNano"]) for span in spans),
+    )
+
+
+def lone_post(documents: list[Document], url: str = "http://evil.example/upload") -> Document:
+    """A POST span in a trace of its own, claiming the run's resource (its service and
+    instance) and falling inside its time window: a fragment the stitcher would join."""
+    start, _ = window(documents)
+    resource = copy.deepcopy(documents[0]["resourceSpans"][0]["resource"])
+    span = {
+        "traceId": "f0" * 16,
+        "spanId": "f1" * 8,
+        "name": "POST",
+        "kind": 3,
+        "startTimeUnixNano": str(start + 1000),
+        "endTimeUnixNano": str(start + 2000),
+        "attributes": [
+            {"key": "http.request.method", "value": {"stringValue": "POST"}},
+            {"key": "url.full", "value": {"stringValue": url}},
+        ],
+    }
+    scope = {"name": "opentelemetry.instrumentation.requests", "version": "0.66b2"}
+    return {
+        "resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": scope, "spans": [span]}]}]
+    }
+
+
+def send_spans(
+    endpoint: str, spans: list[Span], protocol: str, token: str | None = None
+) -> SendResult:
+    """The spans as one export request (``send``)."""
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    sender = make_trace_sender(endpoint, protocol, headers, 30.0)  # type: ignore[arg-type]
+    try:
+        result = sender.send(spans_to_proto_request(spans))
+    finally:
+        sender.close()
+    assert result.accepted, f"{protocol} export refused: {result.message}"
+    return result

@@ -100,6 +100,7 @@ class Stats:
     runs_skipped: int = 0
     runs_evaluated: int = 0  # runs taken up for scoring: progress even inside a long round
     verdicts: dict[str, int] = field(default_factory=dict)  # scored by this process
+    tenant_verdicts: dict[str, int] = field(default_factory=dict)  # TENANT/STATUS -> count
 
 
 class Scorer:
@@ -296,9 +297,13 @@ class Scorer:
                     run.run_id, run.revision, ready.packed, ready.digest, run.trace_ids,
                     service, started,
                 )  # fmt: skip
+                tenant_verdicts = self.stats.tenant_verdicts
                 for row in ready.rows:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
+                    if run.tenant:  # TENANT/STATUS: a tenant's own count on /metrics
+                        key = f"{run.tenant}/{row.status}"
+                        tenant_verdicts[key] = tenant_verdicts.get(key, 0) + 1
                 self.stats.runs_scored += 1
                 self.stats.spans_scored += len(run.spans)
                 committed.append(ready.scored)
@@ -613,6 +618,7 @@ def _report(
         "shard": scorer.shard,
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),
+        "tenant_verdicts": dict(stats.tenant_verdicts),
         "pid": os.getpid(),  # a new one: the collector keeps the replaced process's counts
         "runs_scored": stats.runs_scored,
         "spans_scored": stats.spans_scored,
