@@ -29,9 +29,9 @@ from rampart_otel.engine import checked_assumptions, fewer_young_collections, lo
 from rampart_otel.model import InputError, Run, Span, add_copy, copies_held
 from rampart_otel.pipeline import Pipeline, ReadStats
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
-from rampart_otel.processors.run_graph import scored_ids
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.run_graph import scored_ids
 from rampart_otel.storage import queries as q
 from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import unpack_span_ids, version_text

@@ -30,7 +30,7 @@ import os
 import signal
 import sqlite3
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -60,8 +60,8 @@ from rampart_otel.model import Run, Span, add_copy, copies_held
 from rampart_otel.parallel import owner
 from rampart_otel.pipeline import Pipeline
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler, tenant_key
-from rampart_otel.processors.run_graph import scored_ids
 from rampart_otel.processors.stitch import StitchingAssembler
+from rampart_otel.run_graph import scored_ids
 from rampart_otel.sinks import ResultSink, Scored, SinkDefaults
 from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultRow, span_set
@@ -557,11 +557,21 @@ class NoticeSink(SinkDefaults):
 
 def verdict_notices(scored: Sequence[Scored]) -> list[dict[str, Any]]:
     """The UNSAFE and ERROR results just committed, as the collector's console shows them
-    (one line each: check, service, run, and what the evidence says)."""
+    (one line each: check, service, run, and what the evidence says), and each run with its
+    counts (``scored``), so a run that was fine is seen to have been scored."""
     notices: list[dict[str, Any]] = []
     unsent = 0
     for item in scored:
         run = item.run
+        counts = Counter(result.status.value for result in item.results)
+        notices.append(
+            {
+                "scored": dict(counts),
+                "service": item.results[0].service if item.results else None,
+                "run_id": run.run_id,
+                "revision": run.revision,
+            }
+        )
         for result in item.results:
             if result.status not in NOTICED:
                 continue
