@@ -124,6 +124,7 @@ class ReasonCode(StrEnum):
     FINDING_REFUSED_SPAN = "finding.refused_span"
     FINDING_UNDECODABLE_SPAN = "finding.undecodable_span"
     FINDING_REPEATED_KEYS = "finding.repeated_keys"
+    FINDING_CONFLICTING_COPIES = "finding.conflicting_copies"
 
 
 EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first

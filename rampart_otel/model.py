@@ -6,6 +6,7 @@ pydantic lives at the boundaries (policy files, reports, configuration).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -16,6 +17,23 @@ from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
 
 AttrValue = Any  # str | int | float | bool | bytes | None | list[AttrValue] | dict[str, AttrValue]
 Attributes = dict[str, AttrValue]
+
+
+class Ambiguous(str):
+    """A detail that parsers read differently (a URL's host: ``conventions.side_effects``):
+    the reading a client acts on, as a string, and every reading in ``readings``. A check
+    matches it when it matches any reading (``evaluation.matchers.all_match``): an
+    allow-list never passes it, a deny-list entry that any parser reads still matches."""
+
+    readings: tuple[str, ...]
+
+    def __new__(cls, value: str, readings: tuple[str, ...]) -> Ambiguous:
+        made = super().__new__(cls, value)
+        made.readings = readings
+        return made
+
+    def __reduce__(self) -> tuple[type[Ambiguous], tuple[str, tuple[str, ...]]]:
+        return Ambiguous, (str(self), self.readings)
 
 
 @dataclass(slots=True)
@@ -107,6 +125,11 @@ class Span:
     # values. OTLP keys MUST be unique: the decoders keep the last value, and which one the
     # instrumentation meant (or a backend read) is not known.
     repeated_keys: tuple[str, ...] = ()
+    # Who sent the span to a collector: its tenant, and the client (``codecs.sender``);
+    # empty for spans read from a file or handed to the API. Spans of two tenants are
+    # never in one run (``processors.assemble``).
+    tenant: str = ""
+    sender: str = ""
 
     @property
     def parent_is_local(self) -> bool | None:
@@ -134,8 +157,93 @@ class Stitch:
 
 def replaces(known: Span | None, new: Span) -> bool:
     """The one rule for a span sent twice (an exporter's retry, a span re-sent once ended):
-    ``new`` takes the place of the ``known`` copy unless that one had already ended."""
+    ``new`` takes the place of the ``known`` copy unless that one had already ended.
+    Which copy is kept never decides alone: copies that say different things are
+    ``conflicting``, and both are kept in the run (``add_copy``) for its graph to report."""
     return known is None or known.end_ns is None
+
+
+def conflicting(known: Span, new: Span) -> bool:
+    """Two copies of one span (same trace, same span id) that cannot both be what was
+    recorded: anything they both say differs. A copy sent before the span ended may lack
+    what was recorded later (its end, status, attributes set and events added since), but
+    what it does say must hold in the ended copy. Where each copy came from (file, client)
+    is not compared: the same span read twice is not a conflict."""
+    if (
+        known.parent_span_id != new.parent_span_id
+        or known.name != new.name
+        or known.kind != new.kind
+        or known.start_ns != new.start_ns
+        or known.links != new.links
+        or known.resource.attributes != new.resource.attributes
+        or known.scope.name != new.scope.name
+        or known.scope.version != new.scope.version
+        or known.refused != new.refused
+    ):
+        return True
+    if known.end_ns is not None and new.end_ns is not None:
+        return (
+            known.end_ns != new.end_ns
+            or known.status_code != new.status_code
+            or known.status_message != new.status_message
+            or known.attributes != new.attributes
+            or known.events != new.events
+            or known.flags != new.flags
+            or known.dropped_attributes_count != new.dropped_attributes_count
+            or known.dropped_events_count != new.dropped_events_count
+        )
+    early, late = (known, new) if known.end_ns is None else (new, known)
+    attributes = late.attributes
+    return (
+        any(
+            key not in attributes or attributes[key] != value
+            for key, value in early.attributes.items()
+        )
+        or early.events != late.events[: len(early.events)]
+    )
+
+
+def add_copy(kept: dict[str, Span], others: dict[str, list[Span]], span: Span) -> bool:
+    """Add ``span`` to spans kept by id (``replaces`` decides between two copies); a copy
+    that conflicts with the one it meets goes to ``others`` too (once however often it is
+    sent), so a run holds both and its graph reports the conflict: the first copy never
+    wins silently. True when a conflicting copy was added to ``others``."""
+    known = kept.get(span.span_id)
+    if known is None:
+        kept[span.span_id] = span
+        return False
+    if replaces(known, span):
+        kept[span.span_id] = span
+        known, span = span, known  # ``span``: the copy not kept
+    if not conflicting(known, span):
+        return False
+    copies = others.setdefault(span.span_id, [])
+    if any(not conflicting(copy, span) for copy in copies):
+        return False
+    copies.append(span)
+    return True
+
+
+def copies_held(kept: dict[str, Span], others: dict[str, list[Span]]) -> list[Span]:
+    """The spans of ``add_copy``'s two maps: each span kept, then the conflicting copies."""
+    spans = list(kept.values())
+    for copies in others.values():
+        spans.extend(copies)
+    return spans
+
+
+def copy_id(span: Span) -> str:
+    """An 8-byte id (hex) for one copy of a span that another copy conflicts with: what it
+    says and who sent it. A run's span set names each conflicting copy by it beside the span
+    ids (``run_graph.scored_ids``), so a conflicting copy arriving after its run
+    was scored is new evidence, and replaying the same copies is not."""
+    content = (
+        span.span_id, span.parent_span_id, span.name, span.kind.value, span.start_ns,
+        span.end_ns, span.status_code.value, span.status_message,
+        sorted(span.attributes.items()), span.events, span.links,
+        sorted(span.resource.attributes.items()), span.refused, span.source, span.sender,
+    )  # fmt: skip
+    return hashlib.blake2b(repr(content).encode(), digest_size=8).hexdigest()
 
 
 @dataclass(slots=True)
@@ -152,6 +260,12 @@ class Run:
     # reading of each span, ``run_graph``): reused, never recomputed, by every
     # stage that reads the run; a run built from other spans starts empty.
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def tenant(self) -> str:
+        """The collector tenant that sent the run's spans ("" for none named): one for all
+        of them, since runs are assembled per tenant (``processors.assemble``)."""
+        return self.spans[0].tenant if self.spans else ""
 
     @property
     def sources(self) -> list[str]:
@@ -264,6 +378,7 @@ class FindingKind(StrEnum):
     UNDECODABLE_SPAN = "undecodable_span"  # a span of the run could not be decoded on its own
     CONTINUATION = "continuation"  # model input history holds calls no span of the run made
     REPEATED_KEYS = "repeated_keys"  # a span recorded a key twice with different values
+    CONFLICTING_COPIES = "conflicting_copies"  # a span sent twice, the copies disagreeing
 
 
 class ScopeState(StrEnum):
@@ -428,6 +543,13 @@ class NotUnderstoodSpans:
 
 
 @dataclass(frozen=True, slots=True)
+class ConflictingCopies:
+    """Spans sent twice whose copies disagree: (the copy met first, the one contradicting it)."""
+
+    pairs: tuple[tuple[Span, Span], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryCalls:
     """Calls the model input history holds that no span of the run made."""
 
@@ -442,6 +564,7 @@ FindingDetail = (
     | SpansOf
     | NotUnderstoodSpans
     | HistoryCalls
+    | ConflictingCopies
 )
 
 

@@ -146,6 +146,7 @@ _FINDING_CAUSES = {
     FindingKind.REFUSED_SPAN: "ids",  # lost to the OTLP id rule
     FindingKind.UNDECODABLE_SPAN: "undecodable",
     FindingKind.REPEATED_KEYS: "repeated",
+    FindingKind.CONFLICTING_COPIES: "conflict",  # a span sent twice, the copies unalike
 }
 
 

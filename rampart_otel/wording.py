@@ -39,6 +39,7 @@ from rampart_otel.model import (
     MCP_SERVER,
     REMOTE_AGENT,
     UNKNOWN_DESTINATION,
+    ConflictingCopies,
     FindingKind,
     HistoryCalls,
     IntegrityFinding,
@@ -413,6 +414,12 @@ UNDECODABLE_FIX = (
     "that alters or truncates the data breaks it"
 )
 
+CONFLICT_FIX = (
+    "find out who sent the other copy (the reason names both senders): a span's ids travel "
+    "in the traceparent header of every request it makes, so any party that request reaches "
+    "can send a copy; give each client of a shared collector its own tenant (docs/security.md)"
+)
+
 UNREAD_FIX = (
     "the trace records it in a form this version does not read (the reason names where): "
     "upgrade rampart-otel, or have the instrumentation write the standard attributes "
@@ -429,7 +436,8 @@ def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> 
     of any gap: ``trace`` (the trace
     itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
     in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule),
-    ``undecodable`` (spans could not be decoded), ``repeated`` (spans recorded a key twice).
+    ``undecodable`` (spans could not be decoded), ``repeated`` (spans recorded a key twice),
+    ``conflict`` (a span was sent twice, the copies disagreeing).
     Computed once per distinct (key, scope names, cause): runs of one agent share them."""
     return _fix_hint(key, frozenset(scope_names), cause)
 
@@ -444,6 +452,8 @@ def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
         return IDS_FIX
     if cause == "repeated":
         return REPEATED_FIX
+    if cause == "conflict":
+        return CONFLICT_FIX
     if cause == "undecodable":
         return UNDECODABLE_FIX
     if cause == "unread":
@@ -539,6 +549,8 @@ def finding_message(finding: IntegrityFinding) -> str:
         return not_understood([(span, list(notes)) for span, notes in detail.found])
     if isinstance(detail, HistoryCalls):
         return continuation(list(detail.calls))
+    if isinstance(detail, ConflictingCopies):
+        return conflicting_copies(list(detail.pairs))
     if isinstance(detail, SpansOf):
         spans = list(detail.spans)
         if finding.kind is FindingKind.PARENT_CYCLE:
@@ -547,6 +559,31 @@ def finding_message(finding: IntegrityFinding) -> str:
             return fragment(spans)
         return lost_data(finding.kind, spans)
     return finding.message
+
+
+def sent_by(span: Span) -> str:
+    """Where one copy of a span came from: the collector client that sent it, the file
+    and line it was read from, or the caller that handed it over."""
+    if span.sender:
+        return safe_text(span.sender, 120)
+    if span.source:
+        return safe_text(span.source, 200)
+    return "the caller"
+
+
+def conflicting_copies(pairs: list[tuple[Span, Span]]) -> str:
+    """Spans sent twice whose copies disagree (``model.conflicting``): each span, and who
+    sent each copy."""
+    shown = "; ".join(
+        f"{span_label(first)} from {sent_by(first)}, and a copy of it that differs from "
+        f"{sent_by(other)}"
+        for first, other in pairs[:NAMED]
+    )
+    more = f" and {len(pairs) - NAMED} more" if len(pairs) > NAMED else ""
+    return (
+        f"conflicting copies of a span: {shown}{more}; which copy was recorded is not known,"
+        " so what the span shows counts for neither"
+    )
 
 
 def worded_findings(findings: list[IntegrityFinding]) -> list[IntegrityFinding]:
@@ -1212,6 +1249,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.FINDING_REPEATED_KEYS: (
         "capped: spans feeding the channel recorded an attribute key twice with different "
         "values (OTLP keys must be unique): which value holds is not known"
+    ),
+    ReasonCode.FINDING_CONFLICTING_COPIES: (
+        "capped: a span of the run was sent twice and the copies disagree (a copy forged by "
+        "whoever learnt its ids, or a broken exporter): which one was recorded is not known"
     ),
 }
 

@@ -525,7 +525,7 @@ def test_service_and_start_from_the_root() -> None:
 
 
 def test_span_exported_twice_is_read_once() -> None:
-    unended = mk("a0", "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, end=None)
+    unended = mk("a0", ROOT.name, {"gen_ai.operation.name": "invoke_agent"}, end=None)
     unended.end_ns = None
     agent = run_of(
         unended,

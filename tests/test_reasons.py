@@ -277,6 +277,13 @@ def repeated_keys() -> AgentRun:
     return run_of(*spans)
 
 
+def conflicting_copies() -> AgentRun:
+    """The HTTP span sent twice, the second copy naming another host."""
+    spans = full_run()
+    forged = replace(spans[3], attributes={**spans[3].attributes, "url.full": "http://x.test/"})
+    return run_of(*spans, forged)
+
+
 def not_understood() -> AgentRun:
     return run_of(*full_run(), mk("x1", "ai.toolCall", {"ai.toolCall.name": "send"}, parent="a0"))
 
@@ -439,6 +446,7 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
     ReasonCode.FINDING_REFUSED_SPAN: refused,
     ReasonCode.FINDING_UNDECODABLE_SPAN: undecodable,
     ReasonCode.FINDING_REPEATED_KEYS: repeated_keys,
+    ReasonCode.FINDING_CONFLICTING_COPIES: conflicting_copies,
     ReasonCode.SIDE_EFFECT_ASKED_UNRUN: lambda: run_of(
         mk("a0", "agent", {}, end=500),
         mk("m1", "chat", ASKED_TOOLS, parent="a0", start=1, end=10),

@@ -22,6 +22,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+import ada_url
+
 from rampart_otel import watch
 from rampart_otel.conventions import (
     Convention,
@@ -33,7 +35,7 @@ from rampart_otel.conventions import (
     load_json,
     sql_statement,
 )
-from rampart_otel.model import Span, SpanKind
+from rampart_otel.model import Ambiguous, Span, SpanKind
 from rampart_otel.vocabulary import (
     DB_QUERY,
     HTTP_REQUEST,
@@ -202,16 +204,23 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
     parts = _split(url)
     source = url_key or derived.get("url", "")
     host = as_str(_first(attrs, "server.address", "net.peer.name"))
+    client = _client_url(url) if url_key else None  # the URL as a client resolves it
     if host is None:
         host = _host_only(as_str(attrs.get("http.host")))
         if host:
             derived["host"] = "http.host"
+        elif client is not None and client.hostname:
+            host, derived["host"] = client.hostname.strip("[]"), source
         elif parts is not None and parts.hostname:
             host, derived["host"] = parts.hostname, source
         else:
             host = None
     port = _int(_first(attrs, "server.port", "net.peer.port"))
-    if port is None and parts is not None:
+    if port is None and client is not None and client.hostname:
+        port = int(client.port) if client.port else _DEFAULT_PORTS.get(client.protocol[:-1])
+        if port is not None:
+            derived["port"] = source
+    elif port is None and parts is not None:
         port = _url_port(parts)
         if port is not None:
             derived["port"] = source
@@ -223,7 +232,7 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
     details = {
         "method": as_str(method),
         "url": url,
-        "host": host.lower() if host else host,
+        "host": _readings(host.lower() if host else host, client, parts),
         "port": port,
         "path": path,
         "status_code": _int(_first(attrs, "http.response.status_code", "http.status_code")),
@@ -244,6 +253,32 @@ def _recorded_body(attrs: dict[str, Any]) -> str | None:
         return body
     size = attrs.get(watch.REQUEST_BODY_SIZE)
     return "" if size == 0 and not isinstance(size, bool) else None
+
+
+def _client_url(url: str | None) -> Any:
+    """The URL as clients resolve it: the WHATWG URL Standard (browsers, Node's fetch; for
+    a URL like ``http://127.0.0.2:37987\\@localhost/`` urllib3 and requests agree: host
+    127.0.0.2), by Ada; None when it is no valid URL there."""
+    if not url:
+        return None
+    try:
+        return ada_url.URL(url)
+    except ValueError:
+        return None
+
+
+def _readings(host: str | None, client: Any, parts: Any) -> str | None:
+    """``host``, ambiguous (``model.Ambiguous``) when the span's URL names another host
+    to another parser: the WHATWG reading, Python's ``urlsplit``'s, the span's own."""
+    if host is None:
+        return None
+    readings = [host]
+    if client is not None and client.hostname:
+        readings.append(client.hostname.strip("[]").lower())
+    if parts is not None and parts.hostname:
+        readings.append(parts.hostname.lower())
+    distinct = tuple(dict.fromkeys(readings))
+    return host if len(distinct) == 1 else Ambiguous(host, distinct)
 
 
 def _url_path(url_key: str | None, parts: Any, target: str | None) -> str | None:

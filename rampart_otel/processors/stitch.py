@@ -28,6 +28,7 @@ from heapq import heappop, heappush
 
 from rampart_otel.model import Run, Span, Stitch, StitchReason
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, RunAssembler
+from rampart_otel.processors.senders import BySender
 from rampart_otel.processors.span_views import (
     ClassifiedRun,
     carry_readings,
@@ -493,7 +494,8 @@ class StitchingAssembler:
 
     def __init__(self, assembler: RunAssembler, *, stitch: bool = True) -> None:
         self.assembler = assembler
-        self.stitcher = Stitcher(assembler.idle) if stitch else None
+        # Pieces join only runs of their own sender (tenant): ``senders``.
+        self.stitcher = BySender(lambda: Stitcher(assembler.idle)) if stitch else None
 
     @property
     def open_traces(self) -> int:

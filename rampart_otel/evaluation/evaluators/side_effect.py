@@ -21,7 +21,7 @@ from rampart_otel.evaluation.evaluators.settle import (
 )
 from rampart_otel.evaluation.matchers import MISSING, Matcher, Scalar, all_match, as_matcher
 from rampart_otel.evaluation.outcome import Evidence
-from rampart_otel.model import AgentRun, SideEffect
+from rampart_otel.model import AgentRun, Ambiguous, SideEffect
 from rampart_otel.render import safe_text
 
 _HEADLINE_KEYS = {
@@ -127,6 +127,10 @@ def _effect_evidence(effect: SideEffect, read: dict[str, Matcher]) -> Evidence:
         and (effect.kind, key) in INTERPRETED
         and details.get(key) is not None
     ]
+    host = details.get("host")
+    if isinstance(host, Ambiguous):  # parsers disagree: say which hosts it may have gone to
+        readings = ", ".join(safe_text(reading, 80) for reading in host.readings)
+        derived.append(f"host ambiguous: parsers read {readings}")
     if derived:
         text = f"{text} [{'; '.join(derived)}]"
     return Evidence(effect.trace_id, effect.span_id, text)
