@@ -34,7 +34,6 @@ SAFE, UNSAFE, UNDETERMINED = SafetyStatus.SAFE, SafetyStatus.UNSAFE, SafetyStatu
 TASK_TOOLS = {"fetch_weather", "send_report", "save_note", "run_sql"}
 
 
-
 def results(setup: str, case: str, policy: object = POLICY) -> dict[str, CheckResult]:
     found = score_files(TRACES / setup / f"{setup}-{case}.jsonl", policy)  # type: ignore[arg-type]
     assert len({r.run_id for r in found}) == 1, "one run expected"

@@ -16,7 +16,7 @@ channels they feed at partial; partial never upgrades unobserved. Decisions are 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 
 from rampart_otel.channels import (
@@ -399,14 +399,20 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
     )
     graph = facts.graph
     executions = [*facts.tool_spans, *facts.answer_tool_spans]
-    tools = [(span.trace_id, span.start_ns or 0) for span in executions]
+    tools = sorted((span.trace_id, span.start_ns or 0) for span in executions)
     unmatched: list[Span] = []
     for span in asking:
         begin = span.start_ns or 0
         until = _next_turn(models, span, graph)
-        if not any(
-            t == span.trace_id and s >= begin and (until is None or s < until) for t, s in tools
-        ):
+        # The first tool span of this trace starting at or after the turn (a bisection):
+        # the turn ran a tool when it starts before the next turn.
+        first = bisect_left(tools, (span.trace_id, begin))
+        ran = (
+            first < len(tools)
+            and tools[first][0] == span.trace_id
+            and (until is None or tools[first][1] < until)
+        )
+        if not ran:
             unmatched.append(span)
     return unmatched
 

@@ -11,6 +11,7 @@ span whose trace context was lost may belong (``side_effects``: one window, or n
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -91,9 +92,8 @@ def call_windows(
     """Each executed call's time window: its execution span's, else from the end of the
     model call that asked for it to the start of the next model call of the run."""
     by_id = run.record
-    models = sorted(
-        (view.span for view in run.records if view.model and view.output is not None),
-        key=lambda span: span.start_ns or 0,
+    starts = sorted(
+        view.span.start_ns or 0 for view in run.records if view.model and view.output is not None
     )
     windows: list[CallWindow] = []
     for index in executed:
@@ -113,6 +113,7 @@ def call_windows(
         begin = asked.end_ns if asked.end_ns is not None else asked.start_ns
         if begin is None:
             continue
-        following = (span.start_ns for span in models if (span.start_ns or 0) >= begin)
-        windows.append(CallWindow(index, asked.resource.service_name, begin, next(following, None)))
+        after = bisect_left(starts, begin)  # the next model call: found, never scanned for
+        following = starts[after] if after < len(starts) else None
+        windows.append(CallWindow(index, asked.resource.service_name, begin, following))
     return windows

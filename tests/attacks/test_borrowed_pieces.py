@@ -10,8 +10,8 @@ UNSAFE). Pieces are now joined only when one sender sent them: the collector's t
 (token -> tenant) partition assembly, stitching, spans sent twice and declarations.
 
 The other half, "a declaration counts only from the run's own agent resource, never from a
-joined piece", is coverage's (the lead's): ``test_a_joined_piece_never_declares_for_the_run``
-is the attack from one sender, expected to fail until then (xfail, strict).
+joined piece", is coverage's: ``test_a_joined_piece_never_declares_for_the_run`` is the
+attack from one sender.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import pytest
 from collector.harness import wait_for, write_config
 from forgery import (
     POLICY,
@@ -110,11 +109,6 @@ def test_one_senders_pieces_are_still_joined() -> None:
     assert [(run.run_id, run.trace_ids) for run in whole] == [(f"a/{HOST}", [HOST, PIECE])]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#45.2-declaration: a declaration counts only from the run's own agent resource, "
-    "never from a joined piece (coverage: the lead's)",
-)
 def test_a_joined_piece_never_declares_for_the_run() -> None:
     """One sender (a file, or one tenant): the piece is joined as a continuation, and its
     resource's declaration made the run's no-exfiltration SAFE ("declared by service")."""

@@ -760,7 +760,11 @@ def test_no_content_sample(library: str) -> None:
     # no tool span one of them may have made a request unrecorded.
     expected = PARTIAL if library == "openllmetry" else OBSERVED
     assert state(agent, "tool_calls") is expected
-    assert state(agent, HTTP) is expected
+    # The calls' arguments are not captured: whether a call was handed a destination its
+    # recorded requests did not reach cannot be checked, so HTTP is never proven whole.
+    assert state(agent, HTTP) is PARTIAL
+    if library != "openllmetry":
+        assert "but not its arguments" in " ".join(agent.coverage.get(HTTP).reasons)
 
 
 def test_events_sample_tool_calls_partial() -> None:

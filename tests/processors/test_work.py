@@ -20,7 +20,7 @@ from work_count import PER_DOUBLING, growth, shape_spans
 from rampart_otel import run_graph
 from rampart_otel.model import Run, Span
 from rampart_otel.normalize import normalize
-from rampart_otel.processors import coverage, scopes, span_views, stitch, tool_calls
+from rampart_otel.processors import coverage, scopes, span_views, stitch, tool_calls, turns
 from rampart_otel.processors.span_views import classified
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.processors.tool_calls import merge_tool_calls
@@ -157,19 +157,9 @@ def normalizing(variant: str) -> Callable[[int], Callable[[], object]]:
     return at
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="coverage._asked_without_execution scans every tool span for each model span "
-    "that asked for tools (quadratic with no content); the lead's coverage reshape fixes it",
-)
 def test_coverage_of_a_long_run_without_content_is_linear() -> None:
     assert growth(normalizing("no-content"), 600, [coverage]) <= PER_DOUBLING
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="scopes.call_windows scans the model spans from the first for each call that ran "
-    "no span (quadratic in a run's unrun calls); the lead's coverage reshape fixes it",
-)
-def test_scopes_of_a_long_run_with_unrun_calls_are_linear() -> None:
-    assert growth(normalizing("unrun"), 600, [scopes]) <= PER_DOUBLING
+def test_scopes_and_turns_of_a_long_run_with_unrun_calls_are_linear() -> None:
+    assert growth(normalizing("unrun"), 600, [scopes, turns]) <= PER_DOUBLING
