@@ -12,12 +12,9 @@ here, with its recorded samples and tests; ``processors.normalize`` does not cha
 from __future__ import annotations
 
 from rampart_otel.conventions import (
-    Convention,
-    KnownContent,
     adk,
     anthropic,
     claude_code,
-    content_hint,
     finish_reasons,
     genai,
     langfuse,
@@ -33,6 +30,8 @@ from rampart_otel.conventions import (
     vercel_ai,
 )
 from rampart_otel.conventions import side_effects as effects
+from rampart_otel.conventions.interface import Convention
+from rampart_otel.conventions.unread import KnownContent, content_hint
 from rampart_otel.model import Span
 
 CONVENTIONS: tuple[Convention, ...] = (
