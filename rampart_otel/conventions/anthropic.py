@@ -101,9 +101,9 @@ def content_blocks(value: Any) -> Any:
 
 def history(span: Span) -> History:
     """The SDK's input messages (content mode), with tool results unwrapped from blocks."""
-    if span.scope.name != SCOPE and STOP_REASON not in span.attributes:
+    if genai.INPUT_MESSAGES not in span.attributes:  # its gate's key, probed first
         return History({}, {})
-    if genai.INPUT_MESSAGES not in span.attributes:
+    if span.scope.name != SCOPE and STOP_REASON not in span.attributes:
         return History({}, {})
     arguments, results, names = genai.input_history(span)
     results = {call_id: content_blocks(value) for call_id, value in results.items()}
