@@ -4,7 +4,7 @@ records model and tool spans.
 
 A run's instrumentation scope names tell which of them are in use: a kind whose client is
 already instrumented has its gap in another client; content that is missing is turned on
-where the spans that lack it were recorded. The words are ``processors.wording``'s
+where the spans that lack it were recorded. The words are ``wording``'s
 (``fix_hint``); docs/coverage.md's tables are generated from these rows (``make docs``;
 tests/conventions/test_fix_hints.py fails while they differ).
 """

@@ -25,8 +25,8 @@ from rampart_otel.exporters.html_page import (
 )
 from rampart_otel.exporters.serialize import jsonable, ns_to_iso, side_effect_to_dict
 from rampart_otel.model import AgentRun, InputError, Span
-from rampart_otel.processors.run_graph import run_graph
 from rampart_otel.render import shown
+from rampart_otel.run_graph import run_graph
 
 __all__ = ["run_view", "write_html_report"]
 

@@ -10,7 +10,7 @@ from rampart_otel.conventions.fix_hints import (
     content_settings,
     markdown_table,
 )
-from rampart_otel.processors.wording import fix_hint
+from rampart_otel.wording import fix_hint
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "coverage.md"
 
