@@ -4,7 +4,7 @@ Each family module reads one ``Span`` at a time and says what it shows in a
 ``SpanReport`` (model output, a tool execution, side effects, an agent's answer), behind
 one small interface (``interface``: ``Convention``, its ``Gate``s and what it reports),
 registered in ``registry``. A convention only says what one span shows; deciding that two
-reports are the same call is ``processors.normalize``'s job. The readers share ``helpers``
+reports are the same call is ``normalize``'s job. The readers share ``helpers``
 (values decoded) and ``labels`` (their names); ``unread`` says where a span holds what no
 convention reads.
 

@@ -3,7 +3,7 @@
 ``anthropic`` 2.x writes a span per API call itself, on by default, beside any
 instrumentation of the same client: ``anthropic.messages.create`` next to OpenLLMetry's
 ``anthropic.chat`` is one model call, told apart only by ``gen_ai.response.id``, which
-``processors.normalize`` matches. ``genai`` reads the GenAI keys of these spans; this module
+``normalize`` matches. ``genai`` reads the GenAI keys of these spans; this module
 reads what only the SDK writes:
 
 - ``anthropic.message.stop_reason``, the raw API stop reason (``tool_use``, ``end_turn``): the

@@ -6,7 +6,7 @@ generic one), then OpenInference and OpenLLMetry, then MCP and the general side-
 conventions. Frameworks that write their own spans (Google ADK, Claude Code, Strands,
 OpenLIT's traced functions) own their instrumentation scope: a span of that scope is read
 by its family and the side-effect conventions only. Adding a family is adding its module
-here, with its recorded samples and tests; ``processors.normalize`` does not change.
+here, with its recorded samples and tests; ``normalize`` does not change.
 """
 
 from __future__ import annotations
