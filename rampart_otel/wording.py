@@ -394,11 +394,16 @@ def _client_hint(kind: str, scope_names: frozenset[str]) -> str:
         seen = ", ".join(client.scope for client in used)
         others = [client for client in clients if client not in used]
         names = ", ".join(client.package for client in others[:4]) or "its package"
+        # What the instrumentation in use leaves out comes first: the likelier cause.
+        caveats = "".join(f"{client.caveat}; or " for client in used if client.caveat)
+        joint = f": {caveats}" if caveats else ", so "
         return (
-            f"the {kind} spans in the trace come from {seen}, so the call that did not show "
-            f"went through another client: instrument it too ({names}), {DECLARE}"
+            f"the {kind} spans in the trace come from {seen}{joint}the call that did not "
+            f"show went through another client: instrument it too ({names}), {DECLARE}"
         )
-    return f"{_install(clients[0], clients[1:4])}, {DECLARE}"
+    first = clients[0]
+    caveat = f" ({first.caveat})" if first.caveat else ""
+    return f"{_install(first, clients[1:4])}{caveat}, {DECLARE}"
 
 
 def _install(first: ClientInstrumentation, others: list[ClientInstrumentation]) -> str:
