@@ -55,7 +55,8 @@ def collected() -> figures.SuiteFigures:
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         code = pytest.main(args, plugins=[counted])
     if code != 0 or counted.found is None:
-        raise SystemExit(f"collecting the tests failed (exit {code}):\n{printed.getvalue()}")
+        tail = "\n".join(printed.getvalue().splitlines()[-15:])
+        raise SystemExit(f"collecting the tests failed (exit {code}):\n{tail}")
     return counted.found
 
 
