@@ -29,8 +29,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rampart_otel.conventions import (
-    OPENINFERENCE,
+from rampart_otel.conventions import envelopes, haystack, openai_responses
+from rampart_otel.conventions.envelopes import text_blocks
+from rampart_otel.conventions.helpers import (
+    as_str,
+    indexed,
+    load_json,
+    parse_arguments,
+    parse_result,
+    redacted,
+    skipped_indices,
+)
+from rampart_otel.conventions.interface import (
     Convention,
     Gate,
     History,
@@ -38,18 +48,9 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    envelopes,
-    haystack,
-    indexed,
-    load_json,
-    openai_responses,
-    parse_arguments,
-    parse_result,
-    redacted,
-    skipped_indices,
 )
 from rampart_otel.conventions.envelopes import text_blocks
+from rampart_otel.conventions.labels import OPENINFERENCE
 from rampart_otel.conventions.openinference_dialects import (
     CODE_TOOL,
     Dialect,
@@ -175,19 +176,17 @@ def tool_execution(span: Span) -> ToolReport | None:
     message = envelopes.langchain_tool_message(result_raw) if result_ok else None
     if message is not None:
         call_id = call_id or as_str(message.get("tool_call_id"))
-    return ToolReport(
-        name=name,
-        call_id=call_id or None,
+    return ToolReport.execution(
+        span,
+        OPENINFERENCE,
+        name,
+        call_id,
         arguments=framework.arguments(parse_arguments(arguments_raw)) if args_ok else None,
         arguments_captured=args_ok,
         result=framework.result(envelopes.langchain_message(result_raw)) if result_ok else None,
         result_captured=result_ok,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR
-        or (result_ok and framework.failed(result_raw))
+        failed=(result_ok and framework.failed(result_raw))
         or (message or {}).get("status") == "error",
-        span=span,
-        convention=OPENINFERENCE,
         answer=framework.answer_tool is not None and name == framework.answer_tool,
     )
 

@@ -36,7 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rampart_otel.conventions import envelopes, haystack, load_json
+from rampart_otel.conventions import envelopes, haystack
+from rampart_otel.conventions.helpers import load_json
 from rampart_otel.model import Span
 
 

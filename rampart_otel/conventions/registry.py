@@ -12,13 +12,10 @@ here, with its recorded samples and tests; ``normalize`` does not change.
 from __future__ import annotations
 
 from rampart_otel.conventions import (
-    Convention,
-    KnownContent,
     a2a,
     adk,
     anthropic,
     claude_code,
-    content_hint,
     finish_reasons,
     genai,
     langfuse,
@@ -35,6 +32,8 @@ from rampart_otel.conventions import (
     watch,
 )
 from rampart_otel.conventions import side_effects as effects
+from rampart_otel.conventions.interface import Convention
+from rampart_otel.conventions.unread import KnownContent, content_hint
 from rampart_otel.model import Span
 
 CONVENTIONS: tuple[Convention, ...] = (

@@ -25,15 +25,17 @@ from urllib.parse import urlsplit
 import ada_url
 
 from rampart_otel import watch
-from rampart_otel.conventions import (
-    Convention,
-    Gate,
-    SideEffectDetails,
-    SpanReport,
-    as_str,
-    as_str_list,
-    load_json,
-    sql_statement,
+from rampart_otel.conventions import sql_statement
+from rampart_otel.conventions.helpers import as_str, as_str_list, load_json
+from rampart_otel.conventions.interface import Convention, Gate, SideEffectDetails, SpanReport
+from rampart_otel.conventions.labels import (
+    DB_SEMCONV,
+    HTTP_SEMCONV,
+    MESSAGING_SEMCONV,
+    PROCESS_SEMCONV,
+    RAMPART_SIDE_EFFECT,
+    RPC_SEMCONV,
+    SEMCONV,
 )
 from rampart_otel.model import Ambiguous, Span, SpanKind
 from rampart_otel.vocabulary import (
@@ -63,8 +65,6 @@ CUSTOM_PREFIX = "rampart.side_effect."
 PUBLISH_OPERATIONS = frozenset({"send", "publish", "create"})
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
-SEMCONV = "semconv"
-
 
 def read(span: Span) -> SpanReport | None:
     found = side_effects(span)
@@ -90,21 +90,21 @@ def side_effects(span: Span) -> list[SideEffectDetails]:
             found.append(custom)
     if "db.system.name" in attrs or "db.system" in attrs:
         derived: Derived = {}
-        found.append((DB, db_details(span, derived), "db", derived))
+        found.append((DB, db_details(span, derived), DB_SEMCONV, derived))
     if _is_publish(span):
-        found.append((MESSAGE, message_details(span), "messaging", {}))
+        found.append((MESSAGE, message_details(span), MESSAGING_SEMCONV, {}))
     if ("rpc.system.name" in attrs or "rpc.system" in attrs) and span.kind == SpanKind.CLIENT:
-        found.append((RPC, rpc_details(span), "rpc", {}))
+        found.append((RPC, rpc_details(span), RPC_SEMCONV, {}))
     if ("http.request.method" in attrs or "http.method" in attrs) and _http_client(span):
         derived = {}
-        found.append((HTTP, http_details(span, derived), "http", derived))
+        found.append((HTTP, http_details(span, derived), HTTP_SEMCONV, derived))
     if (
         "process.executable.name" in attrs
         or "process.executable.path" in attrs
         or "process.command_args" in attrs
         or "process.command_line" in attrs
     ):
-        found.append((PROCESS, process_details(span), "process", {}))
+        found.append((PROCESS, process_details(span), PROCESS_SEMCONV, {}))
     return found
 
 
@@ -184,7 +184,7 @@ def custom_side_effect(span: Span) -> SideEffectDetails | None:
     derived: Derived = {}
     if kind == DB:
         _derive_from_statement(details, CUSTOM_PREFIX + "statement", derived)
-    return kind, details, "rampart", derived
+    return kind, details, RAMPART_SIDE_EFFECT, derived
 
 
 _URL_KEYS = ("url.full", "http.url")

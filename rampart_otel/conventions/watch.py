@@ -31,7 +31,7 @@ from rampart_otel.watch import (
     SCOPE,
 )
 
-WATCH = "watch"
+from rampart_otel.conventions.labels import WATCH  # noqa: E402
 _CONNECTS = frozenset(CONNECT_EVENTS)
 _FILES = frozenset(FILE_EVENTS)
 
