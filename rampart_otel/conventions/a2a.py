@@ -21,9 +21,9 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from rampart_otel.conventions import Convention, Gate, SpanReport, as_str
+from rampart_otel.conventions.labels import A2A
 from rampart_otel.model import Span, SpanKind
 
-from rampart_otel.conventions.labels import A2A  # noqa: E402
 SDK_SCOPE = "a2a-python-sdk"
 CLIENT_TRANSPORTS = "a2a.client.transports."
 # The transports' methods that send the remote agent a message (a task to run).

@@ -49,7 +49,6 @@ from rampart_otel.conventions.interface import (
     ToolReport,
     UserInput,
 )
-from rampart_otel.conventions.envelopes import text_blocks
 from rampart_otel.conventions.labels import OPENINFERENCE
 from rampart_otel.conventions.openinference_dialects import (
     CODE_TOOL,
@@ -57,7 +56,7 @@ from rampart_otel.conventions.openinference_dialects import (
     dialect,
     tool_name_from_span,
 )
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.model import Span
 
 SPAN_KIND = "openinference.span.kind"
 OUTPUT_MESSAGES = "llm.output_messages."
