@@ -13,10 +13,12 @@ from typing import IO
 from rich.console import Console
 from rich.text import Text
 
+from rampart_otel import watch
 from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
+from rampart_otel.conventions.labels import WATCH
 from rampart_otel.conventions.side_effects import unrecorded_payload
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
-from rampart_otel.model import AgentRun, InputError, ScopeState
+from rampart_otel.model import AgentRun, InputError, PlaceState, ScopeState, ToolScope
 from rampart_otel.render import safe_text, shown_text
 from rampart_otel.run_graph import run_graph
 from rampart_otel.vocabulary import STANDARD_KINDS
@@ -67,6 +69,49 @@ def write_terminal(runs: Iterable[AgentRun], console: Console) -> int:
 
 def _line(*parts: tuple[str, str] | str) -> Text:
     return Text.assemble(*parts)
+
+
+# How each place state is shown (a place left unproven in yellow).
+_PLACE_STYLE = {
+    PlaceState.RECORDED: "green",
+    PlaceState.ATTESTED: "green",
+    PlaceState.DECLARED: "blue",
+    PlaceState.DELEGATED: "blue",
+    PlaceState.UNMET: "yellow",
+    PlaceState.SILENT: "yellow",
+    PlaceState.OUT_OF_PROCESS: "yellow",
+}
+
+
+def _places(scope: ToolScope) -> list[str | tuple[str, str]]:
+    """Each standard side-effect kind's place at this call: ``http_request recorded, ...``."""
+    parts: list[str | tuple[str, str]] = []
+    for position, kind in enumerate(STANDARD_KINDS):
+        place = scope.place(kind)
+        parts.append(("" if position == 0 else ", ") + kind + " ")
+        parts.append((place.value, _PLACE_STYLE.get(place, "")))
+    return parts
+
+
+def _watched(run: AgentRun, index: int) -> str:
+    """What the watcher attests at this call's span, and the events it recorded there."""
+    scope = next((s for s in run.tool_scopes if s.call_index == index), None)
+    if scope is None or scope.span_id is None:
+        return ""
+    span = next((s for s in run.run.spans if s.span_id == scope.span_id), None)
+    if span is None:
+        return ""
+    sees = span.attributes.get(watch.ATTESTATION)
+    if not isinstance(sees, (list, tuple)):
+        return ""
+    blind = [str(b) for b in span.attributes.get(watch.BLIND) or () if isinstance(b, str)]
+    events = [e for e in run.side_effects if e.tool_call_index == index and e.convention == WATCH]
+    text = f"the process sees {', '.join(str(k) for k in sees)}"
+    if blind:
+        text += f"; blind to {', '.join(safe_text(b, 40) for b in blind[:4])}"
+    text += f"; {len(events)} watched event(s) in this call"
+    attested = ", ".join(scope.attested)
+    return text + (f"; attests {attested}" if attested else "; attests nothing here")
 
 
 def _print_input(run: AgentRun, console: Console) -> None:
@@ -163,6 +208,10 @@ def _print_run(run: AgentRun, console: Console) -> None:
         if scope is not None:
             style = _SCOPE_STYLE.get(scope.state, "")
             console.print(_line("      scope:  ", (scope_in_words(scope), style)))
+            console.print(_line("      places: ", *_places(scope)))
+            watched = _watched(run, index)
+            if watched:
+                console.print(_line("      watched:", (f" {watched}", "dim")))
         console.print(
             _line("      args:   ", args if args is not None else ("not captured", "dim"))
         )
