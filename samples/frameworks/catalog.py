@@ -29,6 +29,9 @@ class Framework:
     # A paragraph for the traces README, after its table: what a reader of the recordings
     # needs to know of them beyond each case's line (how the framework names its tools).
     traces_note: str = ""
+    # A multi-agent team (issue 48, ``multi_agent.py``): how its agents reach each other
+    # ("hand-off (...), agent as a tool (...)"), for the support matrix's multi-agent section.
+    multi_agent: str = ""
 
 
 @dataclass(frozen=True)
