@@ -134,6 +134,11 @@ class SpanReport:
     # The caller's span, which a framework wrote a model call's attributes onto (LiteLLM's
     # callback under an active span): holding that call's own span, it is no model call.
     caller: bool = False
+    # The agent a hand-off moves the conversation to (``conventions.handoffs``), on the span
+    # that records it: an agent boundary, whose receiving agent's spans follow; not a tool
+    # call of the user's (its ``execution``, where the span runs the framework's hand-off
+    # tool, is the framework's own).
+    handoff: str | None = None
 
 
 class History(NamedTuple):

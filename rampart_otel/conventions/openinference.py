@@ -40,6 +40,7 @@ from rampart_otel.conventions import (
     UserInput,
     as_str,
     envelopes,
+    handoffs,
     haystack,
     indexed,
     load_json,
@@ -95,12 +96,21 @@ def read(span: Span) -> SpanReport | None:
             return _agent_chain(span)
         return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span))
     if kind == "TOOL":
-        report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
+        receiver = handoffs.openai_agents(span, span.attributes.get(OUTPUT_VALUE))
+        if receiver is not None:
+            return SpanReport(OPENINFERENCE, handoff=receiver)
+        report = SpanReport(
+            OPENINFERENCE, execution=tool_execution(span), handoff=handoffs.adk_transfer(span)
+        )
         # The span's name is a guess at the tool's, unless its dialect names tools that way.
         if TOOL_NAME not in span.attributes and tool_name_from_span(span) is None:
             report.not_understood.append(f"TOOL span without {TOOL_NAME}")
         return report
     if kind == "AGENT":
+        if TOOL_NAME in span.attributes:
+            receiver = handoffs.langgraph_command(span.attributes.get(OUTPUT_VALUE))
+            if receiver is not None:  # LangGraph's hand-off tool, traced as an agent
+                return SpanReport(OPENINFERENCE, execution=_tool_report(span), handoff=receiver)
         return SpanReport(OPENINFERENCE, agent=True, answer=agent_output(span))
     if kind in NEUTRAL_KINDS:
         return SpanReport(OPENINFERENCE)
@@ -155,12 +165,16 @@ def captured(value: Any) -> bool:
 
 
 def tool_execution(span: Span) -> ToolReport | None:
-    if not is_tool_span(span):
-        return None
+    return _tool_report(span) if is_tool_span(span) else None
+
+
+def _tool_report(span: Span) -> ToolReport:
     attrs = span.attributes
     framework = dialect(span)
     call_id = next((as_str(attrs[key]) for key in TOOL_ID_KEYS if key in attrs), None)
     arguments_raw = attrs.get(INPUT_VALUE)
+    if not captured(arguments_raw) and framework.arguments_key in attrs:
+        arguments_raw = attrs[framework.arguments_key or ""]
     result_raw = attrs.get(OUTPUT_VALUE)
     args_ok, result_ok = captured(arguments_raw), captured(result_raw)
     name = as_str(attrs.get(TOOL_NAME)) or tool_name_from_span(span) or span.name
@@ -415,13 +429,19 @@ def input_history(span: Span) -> History:
         if role == "tool":
             call_id = as_str(message.get("message.tool_call_id"))
             content = message.get("message.content")
+            name = as_str(message.get("message.name"))
+            if handoffs.is_hand_back_result(name, content):
+                continue  # langgraph-supervisor's own bookkeeping: no call of the run's
             if call_id and captured(content):
                 results.setdefault(call_id, parse_result(content))
         elif role == "assistant":
+            text = message.get("message.content")
             for _, call in indexed(message, "message.tool_calls.").items():
                 call_id = as_str(call.get("tool_call.id"))
                 raw = call.get("tool_call.function.arguments")
                 name = as_str(call.get("tool_call.function.name"))
+                if handoffs.is_hand_back(name, text):
+                    continue
                 if call_id and name:
                     names.setdefault(call_id, name)
                 if call_id and captured(raw):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from rampart_otel.conventions import handoffs
 from rampart_otel.model import Span
 
 
@@ -21,6 +22,9 @@ class PseudoTool(NamedTuple):
     scopes: tuple[str, ...]  # instrumentation scopes whose spans may carry it
     what: str
     source: str  # where the framework defines it
+    # Only where the span itself records the hand-off (``handoffs.receiver``): a tool of the
+    # user's that shares the name, in the same scope, is still judged as a tool.
+    handoff: bool = False
 
 
 PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
@@ -55,6 +59,22 @@ PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
         "a handoff: the SDK switches to another agent of the same run",
         "agents/handoffs.py, Handoff.default_tool_name",
     ),
+    PseudoTool(
+        "langgraph-supervisor",
+        "transfer_to_*",
+        ("openinference.instrumentation.langchain", "opentelemetry.instrumentation.langchain"),
+        "a handoff: the tool returns a Command to the parent graph that moves to the agent",
+        "langgraph_supervisor/handoff.py, create_handoff_tool",
+        handoff=True,
+    ),
+    PseudoTool(
+        "Google ADK",
+        "transfer_to_agent",
+        ("gcp.vertex.agent", "openinference.instrumentation.google_adk"),
+        "a handoff: ADK moves the conversation to the sub-agent named (TransferToAgentTool)",
+        "google/adk/tools/transfer_to_agent_tool.py, TransferToAgentTool",
+        handoff=True,
+    ),
 )
 
 
@@ -67,7 +87,9 @@ def pseudo_tool(name: str, span: Span | None) -> PseudoTool | None:
         if scope not in row.scopes:
             continue
         pattern = row.name
-        if name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1])):
+        if name != pattern and not (pattern.endswith("*") and name.startswith(pattern[:-1])):
+            continue
+        if not row.handoff or handoffs.receiver(span) is not None:
             return row
     return None
 
