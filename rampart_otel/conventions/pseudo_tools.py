@@ -25,6 +25,9 @@ class PseudoTool(NamedTuple):
     # Only where the span itself records the hand-off (``handoffs.receiver``): a tool of the
     # user's that shares the name, in the same scope, is still judged as a tool.
     handoff: bool = False
+    # The framework's answer tool: its call is read as the run's answer (``ToolReport.answer``),
+    # never listed as a tool call, so a check naming it matches no call (docs/coverage.md).
+    answer: bool = False
 
 
 PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
@@ -41,6 +44,7 @@ PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
         ("openinference.instrumentation.smolagents",),
         "the answer tool: its argument is the run's answer",
         "smolagents/default_tools.py, FinalAnswerTool",
+        answer=True,
     ),
     PseudoTool(
         "DSPy",
@@ -48,6 +52,7 @@ PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
         ("openinference.instrumentation.dspy",),
         "ReAct's finish tool: it ends the loop; the answer comes from the extract step",
         "dspy/predict/react.py, ReAct.__init__ (tools['finish'])",
+        answer=True,
     ),
     PseudoTool(
         "OpenAI Agents SDK",
@@ -92,6 +97,9 @@ def pseudo_tool(name: str, span: Span | None) -> PseudoTool | None:
         if not row.handoff or handoffs.receiver(span) is not None:
             return row
     return None
+
+
+ANSWER_TOOLS: tuple[PseudoTool, ...] = tuple(row for row in PSEUDO_TOOLS if row.answer)
 
 
 def markdown_table() -> str:
