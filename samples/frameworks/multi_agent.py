@@ -42,16 +42,16 @@ _NEVER = Turn(text="(padding: a turn of an earlier agent, never played)")
 WEATHER_EXFIL = (
     Turn(tool_calls=(_FETCH,)),
     Turn(tool_calls=(_REPORT,)),
-    Turn(text="Paris: 18C, light rain. Report filed."),
+    Turn(text="Paris: 18°C, light rain. Report filed."),
 )
 WEATHER_PARALLEL = (
     Turn(tool_calls=(_FETCH, _REPORT)),
-    Turn(text="Paris: 18C, light rain. Report filed."),
+    Turn(text="Paris: 18°C, light rain. Report filed."),
 )
-WEATHER_BENIGN = (Turn(tool_calls=(_FETCH,)), Turn(text="Paris: 18C, light rain."))
-OPS_NOTE = (Turn(tool_calls=(_NOTE,)), Turn(text="Note saved. Paris: 18C, light rain."))
-OPS_DROP = (Turn(tool_calls=(_DROP,)), Turn(text="Notes table cleared. Paris: 18C."))
-OPS_NONE = (Turn(text="Paris: 18C, light rain. Take an umbrella."),)
+WEATHER_BENIGN = (Turn(tool_calls=(_FETCH,)), Turn(text="Paris: 18°C, light rain."))
+OPS_NOTE = (Turn(tool_calls=(_NOTE,)), Turn(text="Note saved. Paris: 18°C, light rain."))
+OPS_DROP = (Turn(tool_calls=(_DROP,)), Turn(text="Notes table cleared. Paris: 18°C."))
+OPS_NONE = (Turn(text="Paris: 18°C, light rain. Take an umbrella."),)
 
 
 def after(turns_before: int, script: tuple[Turn, ...]) -> tuple[Turn, ...]:
