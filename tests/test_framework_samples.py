@@ -154,7 +154,15 @@ def test_the_answer_tool_is_read_as_the_answer() -> None:
 
 # --- the new setups: exfiltration, DROP TABLE and benign runs --------------------------------
 
-NEW_SETUPS = ["litellm", "langfuse", "mlflow", "openai-v2", "mastra", "langchainjs-openinference"]
+NEW_SETUPS = [
+    "litellm",
+    "langfuse",
+    "mlflow",
+    "openai-v2",
+    "mastra",
+    "langchainjs-openinference",
+    "haystack-native",
+]
 # Mastra's exporter writes its own spans only: the tools' HTTP and SQL are not traced.
 UNTRACED_IO = {"mastra"}
 

@@ -359,6 +359,7 @@ AGENT_FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("langfuse.observation.", "Langfuse"),
     ("mlflow.span", "MLflow"),
     ("mastra.", "Mastra"),
+    ("haystack.", "Haystack"),
 )
 
 

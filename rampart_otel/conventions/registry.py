@@ -20,6 +20,7 @@ from rampart_otel.conventions import (
     content_hint,
     finish_reasons,
     genai,
+    haystack_tracer,
     langfuse,
     litellm,
     mastra,
@@ -52,6 +53,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     langfuse.CONVENTION,
     mlflow.CONVENTION,
     mastra.CONVENTION,
+    haystack_tracer.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.
