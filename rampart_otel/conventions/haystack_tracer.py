@@ -138,8 +138,10 @@ def input_history(span: Span) -> History:
                 if "arguments" in call:
                     arguments.setdefault(call_id, parse_arguments(call["arguments"]))
             answered = part.get("tool_call_result")
-            origin = answered.get("origin") if isinstance(answered, dict) else None
-            if isinstance(origin, dict) and as_str(origin.get("id")) and "result" in answered:
+            if not isinstance(answered, dict) or "result" not in answered:
+                continue
+            origin = answered.get("origin")
+            if isinstance(origin, dict) and as_str(origin.get("id")):
                 results.setdefault(str(origin["id"]), parse_result(answered["result"]))
     return History(arguments, results, names)
 
