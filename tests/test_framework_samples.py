@@ -162,6 +162,7 @@ NEW_SETUPS = [
     "mastra",
     "langchainjs-openinference",
     "haystack-native",
+    "mlflow-genai",
 ]
 # Mastra's exporter writes its own spans only: the tools' HTTP and SQL are not traced.
 UNTRACED_IO = {"mastra"}
