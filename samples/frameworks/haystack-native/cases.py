@@ -6,7 +6,7 @@ FRAMEWORK = Framework(
     name="haystack-native",
     title="Haystack (Agent)",
     instrumentation="native (Haystack tracer)",
-    packages=("haystack-ai", "opentelemetry-sdk", "openai"),
+    packages=("haystack-ai", "opentelemetry-haystack", "openai"),
 )
 _CONTENT = {"HAYSTACK_CONTENT_TRACING_ENABLED": "true"}
 CASES = [
