@@ -163,9 +163,10 @@ NEW_SETUPS = [
     "langchainjs-openinference",
     "haystack-native",
     "mlflow-genai",
+    "mastra-0.24",
 ]
 # Mastra's exporter writes its own spans only: the tools' HTTP and SQL are not traced.
-UNTRACED_IO = {"mastra"}
+UNTRACED_IO = {"mastra", "mastra-0.24"}
 
 
 def results(setup: str, case: str) -> dict[str, CheckResult]:
