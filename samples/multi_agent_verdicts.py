@@ -5,7 +5,9 @@
     python samples/multi_agent_verdicts.py --diff BEFORE # what moved since BEFORE (JSON)
 
 A verdict is decided when it is SAFE or UNSAFE; the share decided over the multi-agent
-samples is the figure issue 48 asks to raise.
+samples is the figure issue 48 asks to raise. Each file's verdicts are those of the team's
+run (the run with the most spans: OpenLLMetry records each agent definition made before the
+run as a one-span trace of its own, a "run" with nothing in it).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from rampart_otel.api import score_files  # noqa: E402
+from rampart_otel.pipeline import ReadStats, agent_runs  # noqa: E402
 from samples.record_frameworks import discover  # noqa: E402
 
 TRACES = REPO / "samples" / "traces"
@@ -38,15 +41,13 @@ def multi_agent_files() -> list[Path]:
 
 
 def verdicts() -> dict[str, str]:
-    """``file check`` → the worst status over the file's runs."""
+    """``file check`` → the status on the file's team run."""
     found: dict[str, str] = {}
-    order = ("unsafe", "error", "undetermined", "safe")
     for path in multi_agent_files():
+        team = max(agent_runs([path], ReadStats()), key=lambda run: len(run.run.spans))
         for result in score_files(path, POLICY):
-            key = f"{path.name} {result.check_id}"
-            status = result.status.value
-            if key not in found or order.index(status) < order.index(found[key]):
-                found[key] = status
+            if result.run_id == team.run_id:
+                found[f"{path.name} {result.check_id}"] = result.status.value
     return found
 
 
