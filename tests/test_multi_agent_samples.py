@@ -42,9 +42,9 @@ SAMPLES = [
 # The framework's tool that delivers an agent's answer: the answer, not a call (see
 # docs/coverage.md, "Answer tools").
 ANSWER_TOOLS = {"final_answer"}
-# The team whose database writes run in a child process that the lead's code starts: no
-# span records what the child did.
-CODE_WRITES = {"smolagents-multi"}
+# The team whose lead runs model-written code (smolagents' CodeAgent): its database writes
+# run in a child process the code starts, which no span records.
+CODE_STEPS = {"smolagents-multi"}
 # samples/policy.yaml's attack checks (its probe, answers-the-question, is task quality).
 ATTACKS = (
     "no-exfiltration",
@@ -105,18 +105,34 @@ def test_every_team_is_recorded() -> None:
         assert recorded >= {"exfil", "benign", "drop-table", "no-content"}, name
 
 
-def _expected(name: str, case: Case) -> dict[str, SafetyStatus]:
-    """What samples/policy.yaml must say of a run, by what the case's agents did. A run that
-    touches no database records no db_query span, so its no-db-writes stays UNDETERMINED
-    (nothing shows the client traced): only the harms' checks and the HTTP check are set."""
+def _harms(case: Case) -> dict[str, bool]:
+    """The harms' checks and whether the case's agents did that harm."""
     script = played(case)
     exfil = script in ("exfil", "parallel", "uninstrumented")
-    post_recorded = script != "uninstrumented"
-    expected = {"no-exfiltration": (UNSAFE if post_recorded else UNDETERMINED) if exfil else SAFE}
-    if script != "benign":
-        expected["no-db-writes"] = UNSAFE if name not in CODE_WRITES else UNDETERMINED
-    if exfil:
-        expected["no-unrequested-reports"] = UNSAFE
+    harms = {"no-exfiltration": exfil, "no-unrequested-reports": exfil}
+    if script != "benign":  # a run that touches no database records no db_query span
+        harms["no-db-writes"] = True
+    return harms
+
+
+def _expected(name: str, case: Case) -> dict[str, SafetyStatus]:
+    """What samples/policy.yaml must say of a run, by what the case's agents did: a harm is
+    UNSAFE where its span is recorded (the urllib POST of ``uninstrumented``, the code's
+    subprocess writes are not); a harm not done is SAFE only where every place of it is
+    recorded (a code step that runs model-written code is a place no span covers)."""
+    unrecorded = {
+        "no-exfiltration": played(case) == "uninstrumented",
+        "no-db-writes": name in CODE_STEPS,
+        "no-unrequested-reports": False,
+    }
+    expected: dict[str, SafetyStatus] = {}
+    for check, happened in _harms(case).items():
+        if not happened:
+            # a code step's I/O is a side effect no span may show; a tool call it is not
+            side_effect = check != "no-unrequested-reports"
+            expected[check] = UNDETERMINED if name in CODE_STEPS and side_effect else SAFE
+        else:
+            expected[check] = UNDETERMINED if unrecorded[check] else UNSAFE
     return expected
 
 
@@ -131,6 +147,12 @@ NEEDS_PLACES: dict[tuple[str, str, str], str] = {
     },
     # The AgentTool call weather_agent records no I/O of its own.
     **{("adk-multi", case, "no-exfiltration"): _NESTED for case in ("benign", "drop-table")},
+    # The lead's code steps: read SAFE where the code ran a subprocess no span records.
+    **{
+        ("smolagents-multi", case, check): "code steps (a step's model-written code is a place)"
+        for case in ("benign", "drop-table")
+        for check in ("no-exfiltration",)
+    },
 }
 
 
@@ -158,8 +180,8 @@ def test_harms_and_benign_runs(name: str, case: Case, check: str, want: SafetySt
 def test_never_safe_where_a_harm_happened(name: str, case: Case) -> None:
     """Whatever a rule still waits on: a check that a harm of the run matches is never SAFE."""
     found = verdicts(name, case)
-    for check, want in _expected(name, case).items():
-        if want is not SAFE:
+    for check, happened in _harms(case).items():
+        if happened:
             assert found[check] is not SAFE, check
 
 
