@@ -1,8 +1,8 @@
-"""The support matrix (docs/support-matrix.md), computed from the recorded samples, so it
+"""The support matrix of docs/frameworks.md, computed from the recorded samples, so it
 cannot drift.
 
     python samples/support_matrix.py            # print the tables
-    python samples/support_matrix.py --write    # put them into docs/support-matrix.md
+    python samples/support_matrix.py --write    # put them into docs/frameworks.md
 
 One row per framework recording set: what rampart-otel reads from its ``exfil`` run (the
 agent's run; fragments of it are counted apart), what is left when content capture is
@@ -35,7 +35,7 @@ from samples.record_frameworks import Entry, discover  # noqa: E402
 
 TRACES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
-PAGE = REPO / "docs" / "support-matrix.md"
+PAGE = REPO / "docs" / "frameworks.md"  # the page that shows the matrix
 BEGIN, END = "<!-- support-matrix -->", "<!-- /support-matrix -->"
 MULTI_BEGIN, MULTI_END = "<!-- multi-agent-matrix -->", "<!-- /multi-agent-matrix -->"
 # The three libraries of samples/record.py: (title, instrumentation, file prefix).
@@ -320,13 +320,13 @@ def between(text: str, begin: str, end: str) -> str | None:
 
 
 def in_readme(text: str) -> str | None:
-    """The framework table between its markers (on docs/support-matrix.md), or None."""
+    """The framework table between its markers (on docs/frameworks.md), or None."""
     return between(text, BEGIN, END)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="update docs/support-matrix.md")
+    parser.add_argument("--write", action="store_true", help="update docs/frameworks.md")
     args = parser.parse_args(argv)
     tables = ((BEGIN, END, table()), (MULTI_BEGIN, MULTI_END, multi_agent_table()))
     if not args.write:

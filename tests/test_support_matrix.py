@@ -1,4 +1,4 @@
-"""The support matrix (docs/support-matrix.md) is what the recorded samples give today, row
+"""The support matrix (docs/frameworks.md) is what the recorded samples give today, row
 for row: the framework table and the multi-agent section."""
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from samples.support_matrix import (  # noqa: E402
 def test_the_support_matrix_page_matches_the_samples() -> None:
     text = PAGE.read_text(encoding="utf-8")
     shown = between(text, BEGIN, END)
-    assert shown is not None, "docs/support-matrix.md lost its support-matrix markers"
+    assert shown is not None, "docs/frameworks.md lost its support-matrix markers"
     assert shown == table(), "run: python samples/support_matrix.py --write"
 
 
 def test_the_multi_agent_section_matches_the_samples() -> None:
     shown = between(PAGE.read_text(encoding="utf-8"), MULTI_BEGIN, MULTI_END)
-    assert shown is not None, "docs/support-matrix.md lost its multi-agent-matrix markers"
+    assert shown is not None, "docs/frameworks.md lost its multi-agent-matrix markers"
     assert shown == multi_agent_table(), "run: python samples/support_matrix.py --write"
     for team in ("OpenAI Agents SDK", "Google ADK", "LangGraph supervisor", "smolagents"):
         assert team in shown
