@@ -143,6 +143,9 @@ class SpanReading(NamedTuple):
     caller: bool = False  # a caller's span a framework wrote a model call's attributes onto
     # A model span's message history, as each convention that reads the span reads it.
     history: tuple[tuple[str, History], ...] = ()
+    # The agent a hand-off on this span moves the conversation to (``SpanReport.handoff``;
+    # "" when its name is not recorded): an agent boundary, not a tool call of the user's.
+    handoff: str | None = None
 
 
 class SpanRecord(NamedTuple):
@@ -608,6 +611,7 @@ def _read(
     outputs: list[ModelOutput] = []
     execution: ToolReport | None = None
     answer: str | None = None
+    handoff: str | None = None
     effects: list[SideEffectDetails] = []
     readers: list[str] = []
     dispatched: list[ToolReport] = []
@@ -626,6 +630,8 @@ def _read(
         readers.append(report.convention)
         dispatched.extend(report.dispatched)
         caller = caller or report.caller
+        if handoff is None:
+            handoff = report.handoff
         if report.not_understood or (report.output is not None and report.output.not_understood):
             not_understood.extend(report.not_understood)
             unread_by.append(report.convention)
@@ -643,6 +649,7 @@ def _read(
         tuple(unread_by),
         caller,
         _history(span, history_by) if model else (),
+        handoff,
     )
 
 
@@ -680,6 +687,7 @@ def _one(
         (report.convention,) if noted else (),
         report.caller,
         _history(span, history_by) if model else (),
+        report.handoff,
     )
 
 

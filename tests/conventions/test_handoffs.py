@@ -134,3 +134,18 @@ def test_a_hand_back_is_only_the_supervisors_exact_form(
     name: str | None, text: str, hand_back: bool
 ) -> None:
     assert handoffs.is_hand_back(name, text) is hand_back
+
+
+def test_the_receiving_agent_reaches_each_spans_record() -> None:
+    """SpanReport.handoff is kept on the span's reading (``SpanRecord.reading.handoff``),
+    where the run's reader of places finds it."""
+    from rampart_otel.processors.span_views import classified
+
+    path = TRACES / "openai-agents-multi" / "openai-agents-multi-exfil.jsonl"
+    (run,) = agent_runs([path], ReadStats())
+    handoffs_read = {
+        record.span.name: record.reading.handoff
+        for record in classified(run.run).records
+        if record.reading.handoff is not None
+    }
+    assert handoffs_read == {"handoff to ops_agent": "ops_agent"}
