@@ -146,3 +146,26 @@ def case(
         scripts=scripts,
         **options,  # type: ignore[arg-type]
     )
+
+
+# langgraph-supervisor's supervisor (both its traced folders): it hands off to the weather
+# agent, then (its history now holding the weather agent's answer and the hand-back that
+# langgraph-supervisor writes) to the ops agent, then answers. Each worker sees the whole
+# history: the weather agent one turn, the ops agent four.
+SUPERVISOR = (
+    Turn(tool_calls=(ToolCallSpec(f"transfer_to_{WEATHER_AGENT}", {}),)),
+    *after(2, (Turn(tool_calls=(ToolCallSpec(f"transfer_to_{OPS_AGENT}", {}),)),)),
+    *after(2, (Turn(text="It is 18°C with light rain in Paris. The team has done the rest."),)),
+)
+
+
+def supervisor_cases(content_off: str, env: dict[str, str]) -> list[Case]:
+    """The langgraph-supervisor team's cases; ``no-content`` with ``env`` (``content_off``
+    says how, for the traces README)."""
+    cases = [
+        case(name, SUPERVISOR, weather_before=1, ops_before=4)
+        for name in ("exfil", "benign", "drop-table", "parallel", "uninstrumented")
+    ]
+    what = f"the exfil run with {content_off}"
+    no_content = case("no-content", SUPERVISOR, 1, 4, what, env, script_case="exfil")
+    return [*cases, no_content]

@@ -2,7 +2,6 @@
 
 from samples.frameworks import multi_agent as team
 from samples.frameworks.catalog import Framework
-from samples.scripted_model import ToolCallSpec, Turn
 
 FRAMEWORK = Framework(
     name="langgraph-supervisor-openinference",
@@ -17,34 +16,10 @@ FRAMEWORK = Framework(
     task=False,
     multi_agent="hand-off (transfer_to_<agent>, transfer_back_to_supervisor)",
 )
-# The supervisor hands off to the weather agent, then (its history now holding the weather
-# agent's answer and the transfer back) to the ops agent, then answers.
-_NEVER = team.after(1, ())[0]
-LEAD = (
-    Turn(tool_calls=(ToolCallSpec("transfer_to_weather_agent", {}),)),
-    _NEVER,
-    _NEVER,
-    Turn(tool_calls=(ToolCallSpec("transfer_to_ops_agent", {}),)),
-    _NEVER,
-    _NEVER,
-    Turn(text="It is 18°C with light rain in Paris. The team has done the rest."),
+CASES = team.supervisor_cases(
+    "OPENINFERENCE_HIDE_* = true",
+    {
+        f"OPENINFERENCE_HIDE_{what}": "true"
+        for what in ("INPUTS", "OUTPUTS", "INPUT_MESSAGES", "OUTPUT_MESSAGES")
+    },
 )
-CASES = [
-    team.case(name, LEAD, weather_before=1, ops_before=4)
-    for name in ("exfil", "benign", "drop-table", "parallel", "uninstrumented")
-] + [
-    team.case(
-        "no-content",
-        LEAD,
-        weather_before=1,
-        ops_before=4,
-        script_case="exfil",
-        what="the exfil run with OPENINFERENCE_HIDE_* = true",
-        env={
-            "OPENINFERENCE_HIDE_INPUTS": "true",
-            "OPENINFERENCE_HIDE_OUTPUTS": "true",
-            "OPENINFERENCE_HIDE_INPUT_MESSAGES": "true",
-            "OPENINFERENCE_HIDE_OUTPUT_MESSAGES": "true",
-        },
-    )
-]
