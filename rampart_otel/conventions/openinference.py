@@ -248,6 +248,13 @@ def model_output(span: Span) -> ModelOutput:
             return output
     output.readable = True
     framework = dialect(span)
+    # The whole Response holds each call's arguments even where the flattened message left
+    # them out (the Agents SDK's empty ``{}`` of a hand-off): read there, by call id.
+    response_arguments = {
+        item.get("call_id"): item.get("arguments")
+        for item in response or ()
+        if item.get("type") in openai_responses.CALL_ITEMS and "arguments" in item
+    }
     texts: list[str] = []
     text_missing = False
     content_seen = False
@@ -265,6 +272,8 @@ def model_output(span: Span) -> ModelOutput:
                     texts.append(text)
                     content_seen = True
                 continue
+            if raw is None and call_id in response_arguments:
+                raw = response_arguments[call_id]
             report = ToolReport.requested(span, OPENINFERENCE, name, call_id, raw, captured(raw))
             content_seen = content_seen or report.arguments_captured
             output.requests.append(report)
