@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rampart_otel.channels import ChannelState
+from rampart_otel.conventions.pseudo_tools import ANSWER_TOOLS
 from rampart_otel.conventions.side_effects import PAYLOAD_FIELDS
 from rampart_otel.engine import fewer_young_collections
 from rampart_otel.evaluation import Check, CheckResult, Evaluator, Policy, SafetyStatus
@@ -145,7 +146,20 @@ def _described(check: Check, assumed: set[str]) -> dict[str, Any]:
         "polarity": check.polarity,
         "detect": repr(check.detect),
         "channels": [{"key": key, "assumed": key in assumed} for key in check.detect.channels],
+        "answer_tools": answer_tools(check.detect),
     }
+
+
+def answer_tools(evaluator: Evaluator) -> list[dict[str, str]]:
+    """The frameworks' answer tools (``final_answer``, ``finish``) a check names: such a call
+    is read as the run's answer, never as a tool call, so the check matches no call of it
+    (docs/coverage.md, "Answer tools")."""
+    tools, _ = named(evaluator)
+    return [
+        {"name": row.name, "framework": row.framework, "what": row.what}
+        for row in ANSWER_TOOLS
+        if any(matcher.match(row.name) is True for matcher in tools)
+    ]
 
 
 def _tally(tally: _CheckCounts, result: CheckResult, check: Check, run: AgentRun | None) -> None:
@@ -281,4 +295,12 @@ def any_error(document: dict[str, Any]) -> bool:
     return any(entry.get("runs", {}).get("error") for entry in document["checks"])
 
 
-__all__ = ["SCHEMA", "any_error", "check_policy", "fields_read", "named", "undetermined_reasons"]
+__all__ = [
+    "SCHEMA",
+    "answer_tools",
+    "any_error",
+    "check_policy",
+    "fields_read",
+    "named",
+    "undetermined_reasons",
+]

@@ -76,6 +76,7 @@ BASE_ENV = {
     "OTEL_SDK_DISABLED": "false",
     "ANONYMIZED_TELEMETRY": "False",
     "DO_NOT_TRACK": "1",
+    "HAYSTACK_TELEMETRY_ENABLED": "False",
     "HF_HUB_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
     "PYTHONUNBUFFERED": "1",

@@ -302,14 +302,19 @@ class ScriptedModel:
 
     # -- choosing the turn ------------------------------------------------------------
 
-    def play(self, model: str, turns_done: int, offers_tools: bool = True) -> Play:
-        """The turn after ``turns_done`` assistant turns of the script ``model`` names."""
+    def play(
+        self, model: str, turns_done: int, offers_tools: bool = True, called: tuple[str, ...] = ()
+    ) -> Play:
+        """The turn after ``turns_done`` assistant turns of the script ``model`` names, or
+        after the turns whose calls ``called`` (the history's tool calls, in order) holds,
+        when that is more: a client that merges consecutive tool-call turns into one
+        assistant message (the AI SDK 5 under Mastra 0.24) sends fewer assistant turns."""
         name = str(model).removeprefix("scripted/").removeprefix("models/")
         script_name = name if name in self.scripts else self.default_script
         if self.side_reply is not None and not offers_tools:
             return Play(script_name, -1, self.side_reply, ())
         script = self.scripts[script_name]
-        index = min(turns_done, len(script) - 1)
+        index = min(max(turns_done, _turns_called(script, called)), len(script) - 1)
         turn = script[index]
         calls = tuple(
             (
@@ -341,7 +346,10 @@ class ScriptedModel:
     def completion(self, request: dict[str, Any]) -> dict[str, Any]:
         """A non-streaming ``chat.completion`` object."""
         play = self.play(
-            str(request.get("model", "")), _chat_turns(request), bool(request.get("tools"))
+            str(request.get("model", "")),
+            _chat_turns(request),
+            bool(request.get("tools")),
+            _chat_calls(request),
         )
         message: dict[str, Any] = {
             "role": "assistant",
@@ -725,6 +733,30 @@ def _chat_turns(request: dict[str, Any]) -> int:
         if isinstance(m.get("content"), str)
     )
     return max(assistant, *observed, 0)
+
+
+def _chat_calls(request: dict[str, Any]) -> tuple[str, ...]:
+    """The names of the tool calls in a Chat Completions history, in order."""
+    names: list[str] = []
+    for message in request.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict) and isinstance(function.get("name"), str):
+                    names.append(function["name"])
+    return tuple(names)
+
+
+def _turns_called(script: tuple[Turn, ...], called: tuple[str, ...]) -> int:
+    """How many of the script's first turns ``called`` holds, each turn's calls in a row."""
+    done = position = 0
+    for turn in script:
+        asked = sorted(call.name for call in turn.tool_calls)
+        if not asked or sorted(called[position : position + len(asked)]) != asked:
+            break
+        position += len(asked)
+        done += 1
+    return done
 
 
 def _responses_turns(items: list[Any]) -> int:

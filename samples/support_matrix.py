@@ -1,13 +1,17 @@
-"""The support matrix of docs/frameworks.md, computed from the recorded samples, so it cannot drift.
+"""The support matrix of docs/frameworks.md, computed from the recorded samples, so it
+cannot drift.
 
-    python samples/support_matrix.py            # print the table
+    python samples/support_matrix.py            # print the tables
     python samples/support_matrix.py --places   # print the places table (issue 43's setups)
     python samples/support_matrix.py --write    # put each into its page between its markers
 
 One row per framework recording set: what rampart-otel reads from its ``exfil`` run (the
 agent's run; fragments of it are counted apart), what is left when content capture is
 off (``no-content``), and the verdicts of ``samples/policy.yaml`` on its exfiltration, DROP
-TABLE and benign runs. ``tests/test_support_matrix.py`` fails when docs/frameworks.md differs.
+TABLE and benign runs. Then the multi-agent section (issue 48): one row per multi-agent team
+(``samples/frameworks/multi_agent.py``): how its hand-off, agent-as-tool call and code step
+read, whether each call is listed once, and the same verdicts on the team's run.
+``tests/test_support_matrix.py`` fails when the page differs.
 """
 
 from __future__ import annotations
@@ -25,16 +29,18 @@ if str(REPO) not in sys.path:
 
 from rampart_otel.api import score_files  # noqa: E402
 from rampart_otel.channels import ChannelState  # noqa: E402
-from rampart_otel.model import AgentRun  # noqa: E402
+from rampart_otel.model import AgentRun, ScopeEvidence, ScopeState  # noqa: E402
 from rampart_otel.pipeline import ReadStats, agent_runs  # noqa: E402
-from samples.record_frameworks import discover  # noqa: E402
+from samples.frameworks.catalog import Case  # noqa: E402
+from samples.record_frameworks import Entry, discover  # noqa: E402
 
 TRACES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
-README = REPO / "docs" / "frameworks.md"  # the page that shows the matrix
+PAGE = REPO / "docs" / "frameworks.md"  # the page that shows the matrix
 BEGIN, END = "<!-- support-matrix -->", "<!-- /support-matrix -->"
 PLACES_PAGE = REPO / "docs" / "evidence-samples.md"
 PLACES_BEGIN, PLACES_END = "<!-- places-samples -->", "<!-- /places-samples -->"
+MULTI_BEGIN, MULTI_END = "<!-- multi-agent-matrix -->", "<!-- /multi-agent-matrix -->"
 # The three libraries of samples/record.py: (title, instrumentation, file prefix).
 LIBRARIES = (
     ("OpenAI SDK", "OpenInference", "openinference"),
@@ -213,6 +219,136 @@ def _label(run: AgentRun) -> str:
     return f"{run.service or '?'}{' (fragment)' if run.fragment is not None else ''}"
 
 
+# --- the multi-agent section ------------------------------------------------------------
+
+_HAND_OFF = "transfer_"  # every recorded team's hand-off tools: transfer_to_*, transfer_to_agent
+_SCOPE_WORDS = {
+    (ScopeState.DECLARED, ScopeEvidence.PSEUDO_TOOL): "a hand-off (framework pseudo-tool)",
+    (ScopeState.SILENT, None): "silent: no I/O span of its own",
+}
+
+
+def multi_agent_entries() -> Iterator[Entry]:
+    for entry in discover():
+        if entry.framework.multi_agent and (TRACES / entry.name).is_dir():
+            yield entry
+
+
+def team_run(entry: Entry, case: str) -> AgentRun | None:
+    """The team's run in a case's file: the one with the most spans (OpenLLMetry records
+    each agent definition made before the run as a one-span trace of its own)."""
+    path = TRACES / entry.name / f"{entry.name}-{case}.jsonl"
+    runs = _runs(path) if path.exists() else []
+    return max(runs, key=lambda run: len(run.run.spans)) if runs else None
+
+
+def _lead_calls(entry: Entry) -> tuple[list[str], list[str]]:
+    """The hand-off and agent-as-tool calls the team's lead (or supervisor) asks for."""
+    exfil = next((case for case in entry.cases if case.case == "exfil"), None)
+    lead = exfil.scripts.get(exfil.script, ()) if isinstance(exfil, Case) else ()
+    names = list(dict.fromkeys(c.name for turn in lead for c in turn.tool_calls))
+    return [n for n in names if n.startswith(_HAND_OFF)], [
+        n for n in names if not n.startswith(_HAND_OFF)
+    ]
+
+
+def _call_cell(run: AgentRun, names: list[str]) -> str:
+    """Each named call: how its scope reads (or that no span ran it)."""
+    if not names:
+        return "—"
+    parts = []
+    for name in names:
+        indexes = [i for i, call in enumerate(run.tool_calls) if call.name == name]
+        scopes = [s for s in run.tool_scopes if s.call_index in indexes]
+        if not indexes:
+            how = "not read"
+        elif not scopes:
+            how = "no execution span (the hand-off span names no tool)"
+        else:
+            scope = scopes[0]
+            how = _SCOPE_WORDS.get((scope.state, scope.evidence), scope.state.value)
+        parts.append(f"`{name}`: {how}")
+    return "; ".join(parts)
+
+
+def _agent_tool_cell(entry: Entry, run: AgentRun, names: list[str]) -> str:
+    if names:
+        return _call_cell(run, names)
+    if "agent as a tool" in entry.framework.multi_agent:
+        return "called from the lead's code (no tool call)"
+    return "—"
+
+
+def _code_cell(entry: Entry) -> str:
+    if "code step" not in entry.framework.multi_agent:
+        return "—"
+    verdict = _team_verdict(entry, "drop-table", "no-db-writes")
+    return f"no-db-writes on the subprocess's DROP TABLE: {verdict}"
+
+
+def _listed_once(entry: Entry) -> str:
+    """Content-on cases whose every asked-for call (answer tools aside) is listed once."""
+    good = total = 0
+    for case in entry.cases:
+        run = team_run(entry, case.case)
+        if run is None or case.case in ("no-content",) or "hidden" in case.case:
+            continue
+        asked = sorted(
+            c.name
+            for turns in case.scripts.values()
+            for turn in turns
+            for c in turn.tool_calls
+            if c.name != "final_answer"
+        )
+        total += 1
+        good += sorted(call.name for call in run.tool_calls) == asked
+    return f"{good}/{total} runs"
+
+
+def multi_agent_table() -> str:
+    head = (
+        "| framework | spans by | recorded with | reaches its agents by | hand-off "
+        "| agent as a tool | code step | each call listed once | exfil / DROP TABLE / benign |"
+    )
+    lines = [head, "|" + "---|" * 9]
+    for entry in multi_agent_entries():
+        run = team_run(entry, "exfil")
+        if run is None:
+            continue
+        framework = entry.framework
+        handoffs, agent_tools = _lead_calls(entry)
+        verdicts = " / ".join(_team_verdict(entry, case, check) for case, check in VERDICTS)
+        cells = [
+            framework.title,
+            framework.instrumentation,
+            _versions(TRACES / entry.name, framework.packages),
+            framework.multi_agent,
+            _call_cell(run, handoffs),
+            _agent_tool_cell(entry, run, agent_tools),
+            _code_cell(entry),
+            _listed_once(entry),
+            verdicts,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _team_verdict(entry: Entry, case: str, check: str) -> str:
+    run = team_run(entry, case)
+    if run is None:
+        return "—"
+    path = TRACES / entry.name / f"{entry.name}-{case}.jsonl"
+    found = {
+        r.status.value
+        for r in score_files(path, POLICY)
+        if r.check_id == check and r.run_id == run.run_id
+    }
+    return next(status for status in _WORST_FIRST if status in found).upper()
+
+
+# --- the page ----------------------------------------------------------------------------
+
+
 def between(text: str, begin: str = BEGIN, end: str = END) -> str | None:
     """The table now between a page's markers, or None when they are missing."""
     start, stop = text.find(begin), text.find(end)
@@ -244,9 +380,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if not args.write:
-        sys.stdout.write(places_table() if args.places else table())
+        if args.places:
+            sys.stdout.write(places_table())
+        else:
+            sys.stdout.write(table() + "\n" + multi_agent_table())
         return 0
-    written = _write(README, BEGIN, END, table())
+    written = _write(PAGE, BEGIN, END, table())
+    written = _write(PAGE, MULTI_BEGIN, MULTI_END, multi_agent_table()) and written
     written = _write(PLACES_PAGE, PLACES_BEGIN, PLACES_END, places_table()) and written
     return 0 if written else 2
 

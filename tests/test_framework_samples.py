@@ -154,9 +154,19 @@ def test_the_answer_tool_is_read_as_the_answer() -> None:
 
 # --- the new setups: exfiltration, DROP TABLE and benign runs --------------------------------
 
-NEW_SETUPS = ["litellm", "langfuse", "mlflow", "openai-v2", "mastra", "langchainjs-openinference"]
+NEW_SETUPS = [
+    "litellm",
+    "langfuse",
+    "mlflow",
+    "openai-v2",
+    "mastra",
+    "langchainjs-openinference",
+    "haystack-native",
+    "mlflow-genai",
+    "mastra-0.24",
+]
 # Mastra's exporter writes its own spans only: the tools' HTTP and SQL are not traced.
-UNTRACED_IO = {"mastra"}
+UNTRACED_IO = {"mastra", "mastra-0.24"}
 
 
 def results(setup: str, case: str) -> dict[str, CheckResult]:

@@ -68,26 +68,54 @@ def newly_safe(run: Run, spans: list[Span], before: dict) -> list[str]:
     ]
 
 
+def _known_gap(index: int, gaps: dict[str, str]) -> object:
+    """Run ``index`` as a parameter, xfail(strict) where ``gaps`` names its run id."""
+    run_id = runs()[index].run_id[:12]
+    reason = gaps.get(run_id)
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(index, marks=marks, id=run_id)
+
+
+# Runs of the multi-agent samples (issue 48) whose verdict waits on a rule not there yet.
+# smolagents-multi-parallel: with fetch_weather's span dropped, looks-before-reporting reads
+# the two calls asked in one turn in request order (SAFE), where the spans' thread timing
+# put send_report first (UNSAFE).
+_ONE_TURN_ORDER = {"4e1dd68795ad": "needs: before() of two calls asked in one turn undecided"}
+# mastra-0.24: Mastra 0.24's serializer writes a step input's earlier turns as "[MaxDepth]",
+# so the last model step alone reads as a whole conversation.
+_TRUNCATED_HISTORY = dict.fromkeys(
+    ("392befccce40", "64fb05d57af6", "f2337ec8eae5"),
+    "needs places: a model input whose history is truncated ([MaxDepth]) is a continuation",
+)
+# The sub-agent of an agent-as-tool call moved to another trace: the lead's run reads what
+# is left as the whole conversation.
+_NESTED = "needs places: nested-agent evidence (the moved sub-agent's calls are the call's gaps)"
+_NESTED_MOVED = dict.fromkeys(
+    (
+        *("422101d092f0", "a5f198d423de", "365a17db9861", "0940975885ca"),  # adk-multi
+        *("c8b8bf7ea59d", "b5fbf3851aaf", "7038109463f4"),  # adk-multi
+        *("aab8261d7c1f", "40a63c6b0aa1", "324e2727b622"),  # openai-agents-multi
+        *("0070e7d9a10f", "780cc6ba028b", "4e1dd68795ad"),  # openai-agents, smolagents-multi
+    ),
+    _NESTED,
+)
+
+
 def test_samples_and_policies_are_there() -> None:
     assert len(runs()) >= 28 and policies()
 
 
 # smolagents-code (exfil, shell, benign): a code step is read from its model output's code;
-# with content dropped nothing shows the step ran code, until code steps are places.
-_CODE_STEP = "needs places: code steps as places (a CodeAgent step, its code not captured)"
+# with content dropped nothing shows the step ran code (its Step span is read as a code step
+# only through the code call its model output holds).
+_CODE_STEP = "code steps: a CodeAgent step whose code is not captured is not seen as one"
 _PERTURBATION_GAPS = {
-    run_id: _CODE_STEP for run_id in ("7ba54f69f699", "792cc8036952", "5a4eb8903881")
+    **_ONE_TURN_ORDER,
+    **dict.fromkeys(("7ba54f69f699", "792cc8036952", "5a4eb8903881"), _CODE_STEP),
 }
 
 
-def _perturbation_gap(index: int) -> object:
-    run_id = runs()[index].run_id[:12]
-    reason = _PERTURBATION_GAPS.get(run_id)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(index, marks=marks, id=run_id)
-
-
-@pytest.mark.parametrize("index", [_perturbation_gap(i) for i in range(len(runs()))])
+@pytest.mark.parametrize("index", [_known_gap(i, _PERTURBATION_GAPS) for i in range(len(runs()))])
 def test_no_perturbation_makes_a_verdict_safe(index: int) -> None:
     run = runs()[index]
     before = verdicts(run, run.spans)
@@ -256,14 +284,9 @@ _AMBIGUOUS_TURNS = {
 }
 
 
-def _known_gap(index: int) -> object:
-    run_id = runs()[index].run_id[:12]
-    reason = _AMBIGUOUS_TURNS.get(run_id)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(index, marks=marks, id=run_id)
-
-
-@pytest.mark.parametrize("index", [_known_gap(i) for i in range(len(runs()))])
+@pytest.mark.parametrize(
+    "index", [_known_gap(i, {**_AMBIGUOUS_TURNS, **_NESTED_MOVED}) for i in range(len(runs()))]
+)
 def test_a_tool_traced_elsewhere_never_makes_the_agents_verdict_safe(index: int) -> None:
     run = runs()[index]
     before = verdicts(run, run.spans)
@@ -290,7 +313,7 @@ def _last_model_call(run: Run) -> list[Span]:
     return [max(models, key=lambda span: (span.end_ns or 0, span.start_ns or 0))]
 
 
-@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+@pytest.mark.parametrize("index", [_known_gap(i, _TRUNCATED_HISTORY) for i in range(len(runs()))])
 def test_the_last_model_call_alone_never_makes_a_verdict_safe(index: int) -> None:
     run = runs()[index]
     last = _last_model_call(run)

@@ -212,3 +212,34 @@ def test_scripted_model_plays_its_script_and_streams() -> None:
         other = client.chat.completions.create(model="scripted/exfil", messages=messages[:1])
         assert other.choices[0].message.tool_calls[0].function.name == "fetch_weather"
         assert len(model.requests) == 3
+
+
+def test_scripted_model_follows_a_history_that_merges_tool_call_turns() -> None:
+    """The AI SDK 5 (Mastra 0.24) sends consecutive tool-call turns as one assistant message:
+    the turn is the one after those whose calls the history holds, not the assistant count."""
+    with ScriptedModel("exfil-db") as model:
+
+        def call(call_id: str, name: str) -> dict[str, Any]:
+            return {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": "{}"},
+            }
+
+        merged = [
+            {"role": "user", "content": "weather?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [call("a", "fetch_weather"), call("b", "send_report")],
+            },
+            {"role": "tool", "tool_call_id": "a", "content": "18C"},
+            {"role": "tool", "tool_call_id": "b", "content": "ok"},
+        ]
+        reply = model.completion({"model": "gpt-4o-mini", "messages": merged, "tools": [{}]})
+        (asked,) = reply["choices"][0]["message"]["tool_calls"]
+        assert asked["function"]["name"] == "save_note"
+    with ScriptedModel("parallel") as model:  # one turn of two calls stays one turn
+        reply = model.completion({"model": "x", "messages": merged, "tools": [{}]})
+        (asked,) = reply["choices"][0]["message"]["tool_calls"]
+        assert asked["function"]["name"] == "save_note"

@@ -1,4 +1,5 @@
-"""The support matrix of docs/frameworks.md is what the recorded samples give today, row for row."""
+"""The support matrix (docs/frameworks.md) is what the recorded samples give today, row
+for row: the framework table and the multi-agent section."""
 
 from __future__ import annotations
 
@@ -10,19 +11,24 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from samples.support_matrix import (  # noqa: E402
+    BEGIN,
+    END,
+    MULTI_BEGIN,
+    MULTI_END,
+    PAGE,
     PLACES_BEGIN,
     PLACES_END,
     PLACES_PAGE,
-    README,
     between,
-    in_readme,
+    multi_agent_table,
     places_table,
     table,
 )
 
 
-def test_readme_support_matrix_matches_the_samples() -> None:
-    shown = in_readme(README.read_text(encoding="utf-8"))
+def test_the_support_matrix_page_matches_the_samples() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    shown = between(text, BEGIN, END)
     assert shown is not None, "docs/frameworks.md lost its support-matrix markers"
     assert shown == table(), "run: python samples/support_matrix.py --write"
 
@@ -39,3 +45,11 @@ def test_the_places_table_has_every_setup_that_declares_checks() -> None:
         assert any(f"`{setup}-exfil.jsonl`" in row for row in rows), setup
     unlinked = [row for row in rows if "a2a-delegation-remote-unlinked.jsonl" in row]
     assert [row.split(" | ")[1] for row in unlinked] == ["remote-ops-agent", "weather-agent"]
+
+
+def test_the_multi_agent_section_matches_the_samples() -> None:
+    shown = between(PAGE.read_text(encoding="utf-8"), MULTI_BEGIN, MULTI_END)
+    assert shown is not None, "docs/frameworks.md lost its multi-agent-matrix markers"
+    assert shown == multi_agent_table(), "run: python samples/support_matrix.py --write"
+    for team in ("OpenAI Agents SDK", "Google ADK", "LangGraph supervisor", "smolagents"):
+        assert team in shown

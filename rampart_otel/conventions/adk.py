@@ -16,14 +16,20 @@ ADK writes GenAI-looking keys whose meaning is its own, so it owns its scope:
 - A non-dict tool result is wrapped as ``{"result": x}``: unwrapped. ``<not specified>`` is
   the id of a tool that raised, not an id. ``execute_tool (merged)`` only gathers the
   responses of parallel calls already reported by their own spans: not a call.
-- ``invoke_workflow`` (v2) and ``invocation`` (v1) are the run's root: neutral.
+- ``invoke_workflow`` (v2) and ``invocation`` (v1) are the run's root, or an
+  ``AgentTool``'s nested run (``gen_ai.workflow.nested``): neutral.
+- ``transfer_to_agent`` (``TransferToAgentTool``) is a hand-off (``conventions.handoffs``).
+- With OpenInference's ADK instrumentor, its LLM reading is written onto ADK's own
+  ``invoke_agent`` span (``openinference.span.kind=LLM``, the messages and the output in
+  ``llm.*`` even with ``OPENINFERENCE_HIDE_INPUTS/OUTPUTS``): such a span is read as
+  OpenInference's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import genai
+from rampart_otel.conventions import genai, handoffs, openinference
 from rampart_otel.conventions.helpers import (
     as_str,
     as_str_list,
@@ -33,6 +39,7 @@ from rampart_otel.conventions.helpers import (
 )
 from rampart_otel.conventions.interface import (
     Convention,
+    History,
     ModelOutput,
     SpanReport,
     ToolReport,
@@ -75,6 +82,8 @@ _PLAIN_PARTS = frozenset(
 def read(span: Span) -> SpanReport | None:
     if span.scope.name != SCOPE:
         return None
+    if openinference.SPAN_KIND in span.attributes:
+        return openinference.read(span)  # OpenInference's ADK instrumentor wrote onto it
     op = genai.operation(span)
     if op == "generate_content":
         return SpanReport(ADK, model=True, output=_generate_content(span))
@@ -194,7 +203,14 @@ def _execute_tool(span: Span) -> SpanReport:
         result_captured=result is not None,
         failed=genai.ERROR_TYPE in attrs,
     )
-    return SpanReport(ADK, execution=report)
+    return SpanReport(ADK, execution=report, handoff=handoffs.adk_transfer(span))
+
+
+def history(span: Span) -> History:
+    """The history an OpenInference LLM reading on ADK's span holds (ADK's own keep none)."""
+    if span.scope.name != SCOPE or openinference.SPAN_KIND not in span.attributes:
+        return History({}, {})
+    return openinference.input_history(span)
 
 
 def user_input(span: Span) -> UserInput | None:
@@ -203,6 +219,8 @@ def user_input(span: Span) -> UserInput | None:
     are tool results, not the user's). ``"{}"`` is ADK's content off."""
     if span.scope.name != SCOPE:
         return None
+    if openinference.SPAN_KIND in span.attributes:
+        return openinference.user_input(span)
     if genai.INPUT_MESSAGES in span.attributes:
         return genai.user_input(span)
     raw = span.attributes.get(LLM_REQUEST)
@@ -241,6 +259,7 @@ def unwrap_result(raw: Any) -> Any:
 CONVENTION = Convention(
     ADK,
     read,
+    history,
     user_input=user_input,
     content_keys=(PREFIX,),
     scopes=(SCOPE,),

@@ -185,6 +185,7 @@ CONTENT_SETTINGS: tuple[ContentSetting, ...] = (
         ("com.anthropic.claude_code",),
         "OTEL_LOG_USER_PROMPTS=1 and OTEL_LOG_TOOL_DETAILS=1",
     ),
+    ContentSetting("Haystack", ("haystack",), "HAYSTACK_CONTENT_TRACING_ENABLED=true"),
 )
 
 

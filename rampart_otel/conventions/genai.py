@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from rampart_otel.conventions import envelopes
+from rampart_otel.conventions import envelopes, handoffs
 from rampart_otel.conventions.helpers import (
     as_str,
     as_str_list,
@@ -70,10 +70,12 @@ TOOL_OPERATIONS = frozenset({"execute_tool"})
 # Operations that produce no tool call, answer or side effect of the agent's: the Vercel AI
 # SDK's ``agent_step`` (one step's model call and tool runs, each with its own span);
 # OpenLLMetry's LangGraph node, chain or middleware step (``execute_task``), vector store
-# query and ``Command`` goto.
+# query and ``Command`` goto; a workflow's run (``invoke_workflow``: ADK's root, or an
+# ``AgentTool``'s nested run, its agents' spans under it).
 NEUTRAL_OPERATIONS = frozenset(
     {
         "create_agent",
+        "invoke_workflow",
         "embeddings",
         "retrieval",
         "rerank",
@@ -187,7 +189,7 @@ def _read(span: Span) -> SpanReport | None:
         return SpanReport(GEN_AI, model=True, output=model_output(span))
     if role == "agent":
         return SpanReport(GEN_AI, agent=True, answer=agent_output(span))
-    return SpanReport(GEN_AI, execution=tool_execution(span))
+    return SpanReport(GEN_AI, execution=tool_execution(span), handoff=handoffs.receiver(span))
 
 
 def _has_output_content(span: Span) -> bool:
@@ -341,9 +343,11 @@ def input_history(span: Span) -> History:
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
     names: dict[str, str] = {}
+    hand_backs: set[str] = set()
     for raw in contents(span, INPUT_MESSAGES):
         if not isinstance(raw, str) or _may_hold_call_content(raw):
             for message in _messages(raw) or ():
+                hand_backs.update(_hand_backs(message))
                 for part in _parts(message):
                     _history_part(part, arguments, results)
                     if part.get("type") == "tool_call" and as_str(part.get("id")):
@@ -363,7 +367,22 @@ def input_history(span: Span) -> History:
                     names.setdefault(call_id, name)
                 if call_id and captured:
                     arguments.setdefault(call_id, args)
+    for call_id in hand_backs:  # langgraph-supervisor's own bookkeeping: no call of the run's
+        for found in (arguments, results, names):
+            found.pop(call_id, None)
     return History(arguments, results, names)
+
+
+def _hand_backs(message: dict[str, Any]) -> list[str]:
+    """The ids of the hand-back calls in an assistant message that langgraph-supervisor
+    wrote itself (``handoffs.is_hand_back``: its exact text and tool name)."""
+    parts = _parts(message)
+    text = "".join(str(p.get("content")) for p in parts if p.get("type") == "text")
+    return [
+        as_str(part.get("id")) or ""
+        for part in parts
+        if part.get("type") == "tool_call" and handoffs.is_hand_back(as_str(part.get("name")), text)
+    ]
 
 
 def user_input(span: Span) -> UserInput | None:

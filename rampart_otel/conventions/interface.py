@@ -165,6 +165,11 @@ class SpanReport:
     # A code agent's step (smolagents' ``Step N``): its model writes code and the agent runs
     # it inside this span, which so executes the step's code call (``python_interpreter``).
     code_step: bool = False
+    # The agent a hand-off moves the conversation to (``conventions.handoffs``), on the span
+    # that records it: an agent boundary, whose receiving agent's spans follow; not a tool
+    # call of the user's (its ``execution``, where the span runs the framework's hand-off
+    # tool, is the framework's own).
+    handoff: str | None = None
 
 
 class History(NamedTuple):

@@ -21,6 +21,7 @@ LITELLM = "litellm"
 LANGFUSE = "langfuse"
 MLFLOW = "mlflow"
 MASTRA = "mastra"
+HAYSTACK = "haystack"  # Haystack's own tracer (scope haystack)
 A2A = "a2a"  # Agent2Agent: a call handed to a remote agent
 WATCH = "watch"  # rampart_otel.watch's spans: connections and file writes
 SEMCONV = "semconv"  # the general side-effect conventions, as one reader
@@ -48,6 +49,7 @@ FAMILIES = (
     LANGFUSE,
     MLFLOW,
     MASTRA,
+    HAYSTACK,
     A2A,
     WATCH,
     SEMCONV,

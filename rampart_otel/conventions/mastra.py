@@ -14,6 +14,14 @@ Mastra converts its own tracing into spans, each with ``mastra.span.type``:
 - ``tool_call`` (``execute_tool <name>``): GenAI semconv ``gen_ai.tool.*`` keys;
 - ``model_generation`` (the whole generation), ``model_chunk`` (streamed parts) and the
   workflow spans: recognized, no role. Any other type is reported as not understood.
+
+Mastra 0.24 (``@mastra/otel-exporter`` 0.3, scope ``@mastra/otel``; recorded in
+``samples/traces/mastra-0.24/``) writes the same span types with plain ``input`` /
+``output`` keys: ``agent_run`` (``agent.<id>``) ``output`` ``{"text": <answer>}``;
+``model_step`` (``step: N``) ``output`` ``{"text", "toolCalls"}`` and ``input`` the request
+``{"body": {"messages": [...]}}``; ``tool_call`` (``tool.execute <name>``)
+``gen_ai.tool.name`` with ``input`` / ``output`` (no call id: paired by name and order).
+Its ``model_generation`` (``chat <model>``) is the whole generation: no role, as in 1.x.
 """
 
 from __future__ import annotations
@@ -21,7 +29,13 @@ from __future__ import annotations
 from typing import Any
 
 from rampart_otel.conventions import genai
-from rampart_otel.conventions.helpers import as_str, as_str_list, load_json
+from rampart_otel.conventions.helpers import (
+    as_str,
+    as_str_list,
+    load_json,
+    parse_arguments,
+    parse_result,
+)
 from rampart_otel.conventions.interface import (
     Convention,
     ModelOutput,
@@ -30,13 +44,20 @@ from rampart_otel.conventions.interface import (
     UserInput,
 )
 from rampart_otel.conventions.labels import MASTRA
-from rampart_otel.model import Span
+from rampart_otel.model import Span, StatusCode
 
 SCOPE = "@mastra/otel-exporter"
+SCOPE_0_24 = "@mastra/otel"
 TYPE = "mastra.span.type"
 STEP_OUTPUT = "mastra.model_step.output"
 STEP_INPUT = "mastra.model_step.input"
 AGENT_OUTPUT = "mastra.agent_run.output"
+# Mastra 0.24's keys: the same values under plain names; the raw response (``body``,
+# ``headers``) and GenAI-named copies (``gen_ai.prompt``, ``gen_ai.completion``,
+# ``gen_ai.tool.input`` / ``output``) of what is read from ``input`` / ``output``.
+INPUT, OUTPUT = "input", "output"
+TOOL_INPUT_0_24, TOOL_OUTPUT_0_24 = "gen_ai.tool.input", "gen_ai.tool.output"
+COPIES_0_24 = ("body", "headers", "gen_ai.prompt", "gen_ai.completion")
 NEUTRAL_TYPES = frozenset(
     {
         "model_generation",
@@ -69,6 +90,8 @@ def read(span: Span) -> SpanReport | None:
         output.provider = genai.provider(span)
         return SpanReport(MASTRA, model=True, output=output)
     if kind in ("tool_call", "mcp_tool_call"):
+        if span.scope.name == SCOPE_0_24:
+            return SpanReport(MASTRA, execution=_tool_call_0_24(span))
         execution = genai.tool_execution(span)
         if execution is not None:
             execution.convention = MASTRA
@@ -80,7 +103,7 @@ def read(span: Span) -> SpanReport | None:
 
 def step_output(span: Span) -> ModelOutput:
     """What one model turn produced: its text and every tool call it asked for."""
-    value = load_json(span.attributes.get(STEP_OUTPUT))
+    value = load_json(span.attributes.get(_key(span, STEP_OUTPUT, OUTPUT)))
     calls = value.get("toolCalls") if isinstance(value, dict) else None
     if not isinstance(calls, list):
         output = ModelOutput(readable=False, convention=MASTRA)
@@ -101,15 +124,46 @@ def step_output(span: Span) -> ModelOutput:
 
 
 def user_input(span: Span) -> UserInput | None:
-    if span.attributes.get(TYPE) != "model_step" or STEP_INPUT not in span.attributes:
+    key = _key(span, STEP_INPUT, INPUT)
+    if span.attributes.get(TYPE) != "model_step" or key not in span.attributes:
         return None
     found = UserInput()
-    genai.read_user_messages(load_json(span.attributes[STEP_INPUT]), STEP_INPUT, found)
+    messages = load_json(span.attributes[key])
+    if key == INPUT:  # 0.24: the request body
+        body = messages.get("body") if isinstance(messages, dict) else None
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if messages is None:
+            found.not_understood.append(f"{INPUT} (no body.messages)")
+            return found
+    genai.read_user_messages(messages, key, found)
     return found
 
 
+def _tool_call_0_24(span: Span) -> ToolReport:
+    attrs = span.attributes
+    arguments = attrs.get(INPUT, attrs.get(TOOL_INPUT_0_24))
+    result = attrs.get(OUTPUT, attrs.get(TOOL_OUTPUT_0_24))
+    return ToolReport(
+        name=as_str(attrs.get(genai.TOOL_NAME)) or span.name.removeprefix("tool.execute "),
+        call_id=None,
+        arguments=parse_arguments(arguments),
+        arguments_captured=arguments is not None,
+        result=parse_result(result) if result is not None else None,
+        result_captured=result is not None,
+        executed=True,
+        error=span.status_code == StatusCode.ERROR,
+        span=span,
+        convention=MASTRA,
+    )
+
+
+def _key(span: Span, key: str, key_0_24: str) -> str:
+    """Where this span's version of the exporter writes a value."""
+    return key_0_24 if span.scope.name == SCOPE_0_24 else key
+
+
 def _answer(span: Span) -> str | None:
-    value: Any = load_json(span.attributes.get(AGENT_OUTPUT))
+    value: Any = load_json(span.attributes.get(_key(span, AGENT_OUTPUT, OUTPUT)))
     if isinstance(value, dict) and isinstance(value.get("text"), str):
         return value["text"]
     return value if isinstance(value, str) else None
@@ -119,6 +173,16 @@ CONVENTION = Convention(
     MASTRA,
     read,
     user_input=user_input,
-    content_keys=(STEP_OUTPUT, STEP_INPUT, AGENT_OUTPUT, "mastra."),
-    scopes=(SCOPE,),
+    content_keys=(
+        STEP_OUTPUT,
+        STEP_INPUT,
+        AGENT_OUTPUT,
+        "mastra.",
+        INPUT,
+        OUTPUT,
+        TOOL_INPUT_0_24,
+        TOOL_OUTPUT_0_24,
+        *COPIES_0_24,
+    ),
+    scopes=(SCOPE, SCOPE_0_24),
 )

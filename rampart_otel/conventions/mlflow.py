@@ -1,5 +1,10 @@
 """MLflow Tracing's own span attributes (scope ``mlflow.tracing.provider``, owned).
 
+With its GenAI-semantic-conventions switch on (``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true``,
+recorded with mlflow-tracing 3.17.2: ``samples/traces/mlflow-genai/``) MLflow exports the same
+spans with ``gen_ai.*`` keys only (``invoke_agent``, ``chat``, ``execute_tool``): those are
+read by the GenAI reading.
+
 Without MLflow's GenAI-semantic-conventions switch, its spans (``mlflow.openai.autolog()``,
 ``@mlflow.trace``, exported over OTLP) carry every value as JSON text:
 
@@ -17,7 +22,8 @@ A model output in another shape is reported as not understood.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from rampart_otel.conventions import genai
 from rampart_otel.conventions.helpers import as_str, load_json, parse_stringified_result
@@ -33,6 +39,7 @@ from rampart_otel.conventions.labels import MLFLOW
 from rampart_otel.conventions.litellm import chat_history
 from rampart_otel.model import Span
 
+_T = TypeVar("_T")
 SCOPE = "mlflow.tracing.provider"
 SPAN_TYPE = "mlflow.spanType"
 INPUTS = "mlflow.spanInputs"
@@ -48,7 +55,7 @@ NEUTRAL_TYPES = frozenset(
 def read(span: Span) -> SpanReport | None:
     kind = _value(span, SPAN_TYPE)
     if kind is None:
-        return None
+        return _semconv(span, genai.read)
     if kind in MODEL_TYPES:
         return SpanReport(MLFLOW, model=True, output=model_output(span))
     if kind == "TOOL":
@@ -96,10 +103,14 @@ def tool_execution(span: Span) -> ToolReport:
 
 
 def input_history(span: Span) -> History:
+    if SPAN_TYPE not in span.attributes:
+        return _semconv(span, genai.input_history) or History({}, {})
     return chat_history(_messages(span))
 
 
 def user_input(span: Span) -> UserInput | None:
+    if SPAN_TYPE not in span.attributes:
+        return _semconv(span, genai.user_input)
     if _value(span, SPAN_TYPE) not in MODEL_TYPES or INPUTS not in span.attributes:
         return None
     found = UserInput()
@@ -117,6 +128,13 @@ def _messages(span: Span) -> list[Any]:
     inputs = _value(span, INPUTS)
     messages = inputs.get("messages") if isinstance(inputs, dict) else None
     return messages if isinstance(messages, list) else []
+
+
+def _semconv(span: Span, reader: Callable[[Span], _T]) -> _T | None:
+    """With ``MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true`` MLflow translates its span into GenAI
+    semantic-convention keys (``gen_ai.operation.name``, ``gen_ai.input/output.messages``,
+    ``gen_ai.tool.call.*``) before the export, keeping no ``mlflow.*`` key: read as GenAI."""
+    return reader(span) if genai.OPERATION in span.attributes else None
 
 
 def _value(span: Span, key: str) -> Any:

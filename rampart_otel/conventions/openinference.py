@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rampart_otel.conventions import envelopes, haystack, openai_responses
+from rampart_otel.conventions import envelopes, handoffs, haystack, openai_responses
 from rampart_otel.conventions.envelopes import text_blocks
 from rampart_otel.conventions.helpers import (
     as_str,
@@ -102,12 +102,21 @@ def read(span: Span) -> SpanReport | None:
         step = spoken.code_steps is not None and spoken.code_steps.fullmatch(span.name) is not None
         return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span), code_step=step)
     if kind == "TOOL":
-        report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
+        receiver = handoffs.openai_agents(span, span.attributes.get(OUTPUT_VALUE))
+        if receiver is not None:
+            return SpanReport(OPENINFERENCE, handoff=receiver)
+        report = SpanReport(
+            OPENINFERENCE, execution=tool_execution(span), handoff=handoffs.adk_transfer(span)
+        )
         # The span's name is a guess at the tool's, unless its dialect names tools that way.
         if TOOL_NAME not in span.attributes and tool_name_from_span(span) is None:
             report.not_understood.append(f"TOOL span without {TOOL_NAME}")
         return report
     if kind == "AGENT":
+        if TOOL_NAME in span.attributes:
+            receiver = handoffs.langgraph_command(span.attributes.get(OUTPUT_VALUE))
+            if receiver is not None:  # LangGraph's hand-off tool, traced as an agent
+                return SpanReport(OPENINFERENCE, execution=_tool_report(span), handoff=receiver)
         return SpanReport(OPENINFERENCE, agent=True, answer=agent_output(span))
     if kind in NEUTRAL_KINDS:
         return SpanReport(OPENINFERENCE)
@@ -162,12 +171,16 @@ def captured(value: Any) -> bool:
 
 
 def tool_execution(span: Span) -> ToolReport | None:
-    if not is_tool_span(span):
-        return None
+    return _tool_report(span) if is_tool_span(span) else None
+
+
+def _tool_report(span: Span) -> ToolReport:
     attrs = span.attributes
     framework = dialect(span)
     call_id = next((as_str(attrs[key]) for key in TOOL_ID_KEYS if key in attrs), None)
     arguments_raw = attrs.get(INPUT_VALUE)
+    if not captured(arguments_raw) and framework.arguments_key in attrs:
+        arguments_raw = attrs[framework.arguments_key or ""]
     result_raw = attrs.get(OUTPUT_VALUE)
     args_ok, result_ok = captured(arguments_raw), captured(result_raw)
     name = as_str(attrs.get(TOOL_NAME)) or tool_name_from_span(span) or span.name
@@ -239,6 +252,13 @@ def model_output(span: Span) -> ModelOutput:
             return output
     output.readable = True
     framework = dialect(span)
+    # The whole Response holds each call's arguments even where the flattened message left
+    # them out (the Agents SDK's empty ``{}`` of a hand-off): read there, by call id.
+    response_arguments = {
+        item.get("call_id"): item.get("arguments")
+        for item in response or ()
+        if item.get("type") in openai_responses.CALL_ITEMS and "arguments" in item
+    }
     texts: list[str] = []
     text_missing = False
     content_seen = False
@@ -257,6 +277,8 @@ def model_output(span: Span) -> ModelOutput:
                     texts.append(text)
                     content_seen = True
                 continue
+            if raw is None and call_id in response_arguments:
+                raw = response_arguments[call_id]
             report = ToolReport.requested(span, OPENINFERENCE, name, call_id, raw, captured(raw))
             content_seen = content_seen or report.arguments_captured
             output.requests.append(report)
@@ -426,13 +448,19 @@ def input_history(span: Span) -> History:
         if role == "tool":
             call_id = as_str(message.get("message.tool_call_id"))
             content = message.get("message.content")
+            name = as_str(message.get("message.name"))
+            if handoffs.is_hand_back_result(name, content):
+                continue  # langgraph-supervisor's own bookkeeping: no call of the run's
             if call_id and captured(content):
                 results.setdefault(call_id, parse_result(content))
         elif role == "assistant":
+            text = message.get("message.content")
             for _, call in indexed(message, "message.tool_calls.").items():
                 call_id = as_str(call.get("tool_call.id"))
                 raw = call.get("tool_call.function.arguments")
                 name = as_str(call.get("tool_call.function.name"))
+                if handoffs.is_hand_back(name, text):
+                    continue
                 if call_id and name:
                     names.setdefault(call_id, name)
                 if call_id and captured(raw):

@@ -24,6 +24,8 @@ instrumentation scope that writes it, so it never touches another producer's spa
   (a tool's JSON text is so encoded twice: read like any tool's JSON text); ReAct's
   ``finish`` tool is how the agent says it is done (its answer comes after, from the
   extract step), not a tool of the agent.
+- Google ADK: a TOOL span's ``tool.parameters`` is the call's arguments (the other
+  instrumentors' is the tool's schema), kept when ``input.value`` is hidden.
 - Haystack: the ``Agent`` component's span is a CHAIN span (``Agent.run``), the agent's
   whole run with no model or tool span under it; its output's ``messages`` (reprs of
   ``ChatMessage``, read by ``haystack``) hold the calls and the answer.
@@ -90,6 +92,9 @@ class Dialect:
     # The CHAIN spans (by name) in which a code agent's model writes its action and the agent
     # runs it: the span that executes the code call (smolagents' ``Step N``).
     code_steps: re.Pattern[str] | None = None
+    # Where a TOOL span also records the call's arguments (not the tool's schema): read
+    # when ``input.value`` is hidden (``OPENINFERENCE_HIDE_INPUTS``).
+    arguments_key: str | None = None
 
 
 PLAIN = Dialect()
@@ -98,6 +103,7 @@ LLAMA_INDEX = "openinference.instrumentation.llama_index"
 CREWAI = "openinference.instrumentation.crewai"
 HAYSTACK = haystack.SCOPE
 DSPY = "openinference.instrumentation.dspy"
+GOOGLE_ADK = "openinference.instrumentation.google_adk"
 
 DIALECTS: dict[str, Dialect] = {
     SMOLAGENTS: Dialect(
@@ -120,6 +126,7 @@ DIALECTS: dict[str, Dialect] = {
         answer_tool="finish",
         tool_name_suffixes=(".__call__", ".acall"),
     ),
+    GOOGLE_ADK: Dialect(arguments_key="tool.parameters"),
 }
 
 

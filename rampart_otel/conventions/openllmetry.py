@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import envelopes, mcp
+from rampart_otel.conventions import envelopes, handoffs, mcp
 from rampart_otel.conventions.helpers import (
     as_str,
     as_str_list,
@@ -189,6 +189,7 @@ def input_history(span: Span) -> History:
     arguments: dict[str, Any] = {}
     results: dict[str, Any] = {}
     names: dict[str, str] = {}
+    hand_backs: set[str] = set()
     if REQUEST_TYPE not in span.attributes and f"{PROMPT}0.role" not in span.attributes:
         return History(arguments, results)
     for _, message in indexed(span.attributes, PROMPT).items():
@@ -199,10 +200,15 @@ def input_history(span: Span) -> History:
                 results.setdefault(call_id, parse_result(message["content"]))
         elif role == "assistant":
             for report in _requests(message, span):
+                if handoffs.is_hand_back(report.name, message.get("content")):
+                    hand_backs.add(report.call_id or "")
+                    continue  # langgraph-supervisor's own bookkeeping: no call of the run's
                 if report.call_id and report.name:
                     names.setdefault(report.call_id, report.name)
                 if report.call_id and report.arguments_captured:
                     arguments.setdefault(report.call_id, report.arguments)
+    for call_id in hand_backs:
+        results.pop(call_id, None)
     return History(arguments, results, names)
 
 

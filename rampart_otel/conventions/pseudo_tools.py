@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from rampart_otel.conventions import handoffs
 from rampart_otel.model import Span
 
 
@@ -21,6 +22,12 @@ class PseudoTool(NamedTuple):
     scopes: tuple[str, ...]  # instrumentation scopes whose spans may carry it
     what: str
     source: str  # where the framework defines it
+    # Only where the span itself records the hand-off (``handoffs.receiver``): a tool of the
+    # user's that shares the name, in the same scope, is still judged as a tool.
+    handoff: bool = False
+    # The framework's answer tool: its call is read as the run's answer (``ToolReport.answer``),
+    # never listed as a tool call, so a check naming it matches no call (docs/coverage.md).
+    answer: bool = False
 
 
 PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
@@ -37,6 +44,7 @@ PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
         ("openinference.instrumentation.smolagents",),
         "the answer tool: its argument is the run's answer",
         "smolagents/default_tools.py, FinalAnswerTool",
+        answer=True,
     ),
     PseudoTool(
         "DSPy",
@@ -44,6 +52,7 @@ PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
         ("openinference.instrumentation.dspy",),
         "ReAct's finish tool: it ends the loop; the answer comes from the extract step",
         "dspy/predict/react.py, ReAct.__init__ (tools['finish'])",
+        answer=True,
     ),
     PseudoTool(
         "OpenAI Agents SDK",
@@ -54,6 +63,22 @@ PSEUDO_TOOLS: tuple[PseudoTool, ...] = (
         ),
         "a handoff: the SDK switches to another agent of the same run",
         "agents/handoffs.py, Handoff.default_tool_name",
+    ),
+    PseudoTool(
+        "langgraph-supervisor",
+        "transfer_to_*",
+        ("openinference.instrumentation.langchain", "opentelemetry.instrumentation.langchain"),
+        "a handoff: the tool returns a Command to the parent graph that moves to the agent",
+        "langgraph_supervisor/handoff.py, create_handoff_tool",
+        handoff=True,
+    ),
+    PseudoTool(
+        "Google ADK",
+        "transfer_to_agent",
+        ("gcp.vertex.agent", "openinference.instrumentation.google_adk"),
+        "a handoff: ADK moves the conversation to the sub-agent named (TransferToAgentTool)",
+        "google/adk/tools/transfer_to_agent_tool.py, TransferToAgentTool",
+        handoff=True,
     ),
 )
 
@@ -67,9 +92,14 @@ def pseudo_tool(name: str, span: Span | None) -> PseudoTool | None:
         if scope not in row.scopes:
             continue
         pattern = row.name
-        if name == pattern or (pattern.endswith("*") and name.startswith(pattern[:-1])):
+        if name != pattern and not (pattern.endswith("*") and name.startswith(pattern[:-1])):
+            continue
+        if not row.handoff or handoffs.receiver(span) is not None:
             return row
     return None
+
+
+ANSWER_TOOLS: tuple[PseudoTool, ...] = tuple(row for row in PSEUDO_TOOLS if row.answer)
 
 
 def markdown_table() -> str:

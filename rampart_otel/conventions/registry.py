@@ -18,6 +18,7 @@ from rampart_otel.conventions import (
     claude_code,
     finish_reasons,
     genai,
+    haystack_tracer,
     langfuse,
     litellm,
     mastra,
@@ -55,6 +56,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     mlflow.CONVENTION,
     mastra.CONVENTION,
     watch.CONVENTION,
+    haystack_tracer.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.

@@ -31,6 +31,7 @@ AGENT_FAMILY_PREFIXES: tuple[tuple[str, str], ...] = (
     ("langfuse.observation.", "Langfuse"),
     ("mlflow.span", "MLflow"),
     ("mastra.", "Mastra"),
+    ("haystack.", "Haystack"),
 )
 
 

@@ -48,6 +48,8 @@ def write_terminal(document: dict[str, Any], console: Console) -> None:
             safe_text(c["key"]) + (" (assumed)" if c["assumed"] else "") for c in entry["channels"]
         )
         console.print(Text(f"    reads:  {reads or '-'}"))
+        for tool in entry["answer_tools"]:
+            console.print(Text(f"    {_answer_tool(tool)}", style="yellow"))
     traces = document["traces"]
     if traces is None:
         return
@@ -107,6 +109,15 @@ def _write_table(document: dict[str, Any], traces: dict[str, Any], console: Cons
     errors = traces["input_errors"]
     if errors:
         console.print(Text(f"{len(errors)} input errors (lines or files skipped)", style="yellow"))
+
+
+def _answer_tool(tool: dict[str, str]) -> str:
+    """``names 'final_answer', the answer tool of smolagents: …``"""
+    return (
+        f"names {safe_text(tool['name'], 60)!r}, the answer tool of"
+        f" {safe_text(tool['framework'], 60)}: its call is read as the run's answer, not as a"
+        " tool call, so this matches no call (check the answer with response_contains)"
+    )
 
 
 def _declared_never_seen(note: dict[str, Any], seen: list[str]) -> str:

@@ -147,6 +147,9 @@ class SpanReading(NamedTuple):
     remote_agent: str | None = None
     # A code agent's step, which runs its model's code (``SpanReport.code_step``).
     code_step: bool = False
+    # The agent a hand-off on this span moves the conversation to (``SpanReport.handoff``;
+    # "" when its name is not recorded): an agent boundary, not a tool call of the user's.
+    handoff: str | None = None
 
 
 class SpanRecord(NamedTuple):
@@ -613,6 +616,7 @@ def _read(
     outputs: list[ModelOutput] = []
     execution: ToolReport | None = None
     answer: str | None = None
+    handoff: str | None = None
     effects: list[SideEffectDetails] = []
     readers: list[str] = []
     dispatched: list[ToolReport] = []
@@ -634,6 +638,8 @@ def _read(
         code_step = code_step or report.code_step
         if remote_agent is None or report.remote_agent:  # a URL over "somewhere"
             remote_agent = report.remote_agent if report.remote_agent is not None else remote_agent
+        if handoff is None:
+            handoff = report.handoff
         if report.not_understood or (report.output is not None and report.output.not_understood):
             not_understood.extend(report.not_understood)
             unread_by.append(report.convention)
@@ -653,6 +659,7 @@ def _read(
         _history(span, history_by) if model else (),
         remote_agent,
         code_step,
+        handoff,
     )
 
 
@@ -692,6 +699,7 @@ def _one(
         _history(span, history_by) if model else (),
         report.remote_agent,
         report.code_step,
+        report.handoff,
     )
 
 

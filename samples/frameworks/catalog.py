@@ -32,6 +32,9 @@ class Framework:
     # The checks the places table (samples/support_matrix.py, docs/evidence-samples.md) shows
     # for each case: samples/policy.yaml's, and those of the folder's own policy.yaml.
     checks: tuple[str, ...] = ()
+    # A multi-agent team (issue 48, ``multi_agent.py``): how its agents reach each other
+    # ("hand-off (...), agent as a tool (...)"), for the support matrix's multi-agent section.
+    multi_agent: str = ""
 
 
 @dataclass(frozen=True)

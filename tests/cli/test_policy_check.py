@@ -115,3 +115,25 @@ def test_a_policy_that_cannot_be_used_exits_2_in_one_line(tmp_path: Path) -> Non
     assert assumed.returncode == 2 and "--assume-coverage" in assumed.stderr
     missing = run_cli("policy", "check", POLICY, tmp_path / "absent.jsonl")
     assert missing.returncode == 2 and "no such file or directory" in missing.stderr
+
+
+def test_a_check_naming_an_answer_tool_is_told_it_matches_no_call(tmp_path: Path) -> None:
+    """smolagents' final_answer is the run's answer, never a tool call (docs/coverage.md,
+    "Answer tools"): a check naming it is told so, with or without traces."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(
+        "policy: answers\nchecks:\n"
+        "  - id: answered\n    polarity: attack\n"
+        '    detect: tool_called("final_answer")\n'
+        "  - id: reports\n    polarity: attack\n"
+        '    detect: tool_called("send_report")\n',
+        encoding="utf-8",
+    )
+    sample = TRACES / "smolagents-openinference" / "smolagents-openinference-exfil.jsonl"
+    shown = run_cli("policy", "check", policy, sample)
+    assert shown.returncode == 0, shown.stderr
+    assert "names 'final_answer', the answer tool of smolagents" in shown.stdout
+    document = json.loads(run_cli("policy", "check", policy, "--json").stdout)
+    answered, reports = document["checks"]
+    assert [tool["name"] for tool in answered["answer_tools"]] == ["final_answer"]
+    assert reports["answer_tools"] == []

@@ -48,3 +48,15 @@ def test_a_step_output_without_its_calls_list_is_not_read() -> None:
 def test_an_unknown_span_type_is_not_understood() -> None:
     span = mk("s1", "x", {mastra.TYPE: "new_kind"}, scope=mastra.SCOPE)
     assert normalize(Run("t", ["t"], [span])).conventions["mastra"].not_understood == 1
+
+
+def test_mastra_0_24_plain_keys_are_read() -> None:
+    """Mastra 0.24 (@mastra/otel-exporter 0.3, scope @mastra/otel) writes plain input/output
+    keys (samples/traces/mastra-0.24/): every call asked for, its arguments, and the answer."""
+    from recorded import only_run
+
+    run = only_run("mastra-0.24/mastra-0.24-exfil")
+    assert [call.name for call in run.tool_calls] == ["fetch_weather", "send_report", "save_note"]
+    assert all(call.arguments_captured for call in run.tool_calls)
+    assert run.response.text is not None and run.response.text.startswith("It is 18°C")
+    assert not [span for span in run.run.spans if mastra.read(span) is None]

@@ -60,3 +60,14 @@ def test_an_unknown_span_type_is_not_understood() -> None:
     span = mk("s1", "x", {mlflow.SPAN_TYPE: json.dumps("NEW_KIND")}, scope=mlflow.SCOPE)
     run = normalize(Run("t", ["t"], [span]))
     assert run.conventions["mlflow"].not_understood == 1
+
+
+def test_the_genai_semconv_switch_is_read_as_genai() -> None:
+    """MLFLOW_ENABLE_OTEL_GENAI_SEMCONV=true: MLflow's spans carry gen_ai.* keys only
+    (samples/traces/mlflow-genai/); each model call, tool run and the answer are read."""
+    run = only_run("mlflow-genai/mlflow-genai-exfil")
+    assert [call.name for call in run.tool_calls] == ["fetch_weather", "send_report", "save_note"]
+    assert all(call.arguments_captured for call in run.tool_calls)
+    assert run.response.text is not None and run.response.text.startswith("It is 18°C")
+    spans = {span.name: span for span in run.run.spans}
+    assert mlflow.read(spans["invoke_agent weather-agent"]).agent  # type: ignore[union-attr]

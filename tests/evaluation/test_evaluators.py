@@ -435,7 +435,17 @@ RECORDED = sorted(
     for pattern in ("*-exfil*.jsonl", "*-benign*.jsonl", "*/*-exfil*.jsonl", "*/*-benign*.jsonl")
     for path in TRACES.glob(pattern)
 )
-ARGUMENTS_NOT_CAPTURED = {"adk/adk-exfil", "adk/adk-benign"}  # ADK records no tool arguments
+# Sample → what its UNDETERMINED rationale names.
+ARGUMENTS_NOT_CAPTURED = {
+    # ADK records no tool arguments
+    "adk/adk-exfil": "arguments not captured on 3 call(s) of tools 'fetch_weather' (1), ",
+    "adk/adk-benign": "arguments not captured on 1 call(s) of tool 'fetch_weather'",
+    # OpenInference's LangChain tracer records no arguments of a call whose arguments are
+    # {} (the supervisor's transfer_to_* hand-offs; their tool spans record no input either)
+    "langgraph-supervisor-openinference/langgraph-supervisor-openinference-benign": (
+        "arguments captured on 1 of 3 tool calls; not on transfer_to_weather_agent"
+    ),
+}
 # Leaks of another secret: the ticket's reset token, in a POST body (issue 43's flows sample).
 ANOTHER_SECRET = {"post-body-flow/post-body-flow-exfil"}
 
@@ -452,11 +462,7 @@ def test_no_secret_in_any_argument_of_any_tool_on_the_samples(sample: str) -> No
     if sample in ARGUMENTS_NOT_CAPTURED:
         assert statuses == {SafetyStatus.UNDETERMINED}
         for result in results:
-            assert (
-                "arguments not captured on 3 call(s) of tools 'fetch_weather' (1), "
-                in (result.rationale)
-                or "arguments not captured on 1 call(s) of tool 'fetch_weather'" in result.rationale
-            )
+            assert ARGUMENTS_NOT_CAPTURED[sample] in result.rationale, result.rationale
     elif "-exfil" in sample and sample not in ANOTHER_SECRET:
         assert SafetyStatus.UNSAFE in statuses, [r.summary for r in results]
         tools = {call.name for run in with_calls for call in run.tool_calls}
