@@ -89,16 +89,10 @@ _TRUNCATED_HISTORY = dict.fromkeys(
 )
 # The sub-agent of an agent-as-tool call moved to another trace: the lead's run reads what
 # is left as the whole conversation.
-_NESTED = "needs places: nested-agent evidence (the moved sub-agent's calls are the call's gaps)"
-_NESTED_MOVED = dict.fromkeys(
-    (
-        *("422101d092f0", "a5f198d423de", "365a17db9861", "0940975885ca"),  # adk-multi
-        *("c8b8bf7ea59d", "b5fbf3851aaf", "7038109463f4"),  # adk-multi
-        *("aab8261d7c1f", "40a63c6b0aa1", "324e2727b622"),  # openai-agents-multi
-        *("0070e7d9a10f", "780cc6ba028b", "4e1dd68795ad"),  # openai-agents, smolagents-multi
-    ),
-    _NESTED,
-)
+_NESTED = "nested-agent evidence: the moved sub-agent took its calls away with it"
+# Most of these now read UNDETERMINED (a call the model was sent a result for that no span
+# executed ran where the trace does not show: tool_calls is partial); these remain.
+_NESTED_MOVED = dict.fromkeys(("0940975885ca", "c8b8bf7ea59d", "aab8261d7c1f"), _NESTED)
 
 
 def test_samples_and_policies_are_there() -> None:

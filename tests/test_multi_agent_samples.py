@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from rampart_otel.conventions.openinference_dialects import CODE_TOOL, smolagents_code
+
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
@@ -61,14 +63,22 @@ def played(case: Case) -> str:
 
 
 def asked_for(case: Case) -> Counter[str]:
-    """Every tool call the case's agents asked for, answer tools aside."""
-    return Counter(
+    """Every tool call the case's agents asked for, answer tools aside; and each code step a
+    code agent wrote (a call of ``python_interpreter`` with its code: a place of its own)."""
+    asked = Counter(
         call.name
         for turns in case.scripts.values()
         for turn in turns
         for call in turn.tool_calls
         if call.name not in ANSWER_TOOLS
     )
+    asked[CODE_TOOL] += sum(
+        1
+        for turns in case.scripts.values()
+        for turn in turns
+        if turn.text is not None and smolagents_code(turn.text) is not None
+    )
+    return +asked
 
 
 def runs_of(name: str, case: Case) -> list[AgentRun]:
@@ -130,7 +140,11 @@ def _expected(name: str, case: Case) -> dict[str, SafetyStatus]:
         if not happened:
             # a code step's I/O is a side effect no span may show; a tool call it is not
             side_effect = check != "no-unrequested-reports"
-            expected[check] = UNDETERMINED if name in CODE_STEPS and side_effect else SAFE
+            # the SQL tool records a DB span, none of HTTP: evidence is per kind, so its HTTP
+            # is a place no span covers
+            sql_tool = check == "no-exfiltration" and played(case) == "drop-table"
+            unwatched = (name in CODE_STEPS and side_effect) or sql_tool
+            expected[check] = UNDETERMINED if unwatched else SAFE
         else:
             expected[check] = UNDETERMINED if unrecorded[check] else UNSAFE
     return expected
@@ -141,18 +155,9 @@ _NESTED = "nested-agent evidence (an agent used as a tool: its nested calls' I/O
 NEEDS_PLACES: dict[tuple[str, str, str], str] = {
     # weather_expert (Agent.as_tool) records no I/O of its own; and the hand-off's
     # transfer_to_ops_agent has no execution span (the SDK's handoff span names no tool).
-    **{
-        ("openai-agents-multi", case, "no-exfiltration"): f"{_NESTED}; the hand-off"
-        for case in ("benign", "drop-table")
-    },
+    ("openai-agents-multi", "benign", "no-exfiltration"): f"{_NESTED}; the hand-off",
     # The AgentTool call weather_agent records no I/O of its own.
-    **{("adk-multi", case, "no-exfiltration"): _NESTED for case in ("benign", "drop-table")},
-    # The lead's code steps: read SAFE where the code ran a subprocess no span records.
-    **{
-        ("smolagents-multi", case, check): "code steps (a step's model-written code is a place)"
-        for case in ("benign", "drop-table")
-        for check in ("no-exfiltration",)
-    },
+    ("adk-multi", "benign", "no-exfiltration"): _NESTED,
 }
 
 

@@ -273,7 +273,11 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     # A call the model was sent a result for that no span of a run recording its tool runs
     # executed ran where the trace does not show: what it called there (an agent's calls,
     # a delegation's) is not read.
-    elsewhere = tuple(scope for scope in facts.scopes if scope.span_id is None)
+    elsewhere = tuple(
+        scope
+        for scope in facts.scopes
+        if scope.span_id is None and scope.state is not ScopeState.DECLARED
+    )
     if elsewhere and facts.tool_spans:
         why = Why(ReasonCode.TOOL_CALLS_RAN_ELSEWHERE, data=Scopes(elsewhere))
         decision = decision.with_why(why, PARTIAL)

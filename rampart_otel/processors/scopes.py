@@ -191,8 +191,10 @@ def tool_scopes(
                 exempt_kinds=(PROCESS,),
             )
         elif not found:
-            if pseudo_tool(call.name, execution.span if execution is not None else None) or (
-                _answers_only(call)
+            if (
+                pseudo_tool(call.name, execution.span if execution is not None else None)
+                or _answers_only(call)
+                or _hands_off(call, inside.handoffs)
             ):
                 scope = dataclasses.replace(
                     scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.PSEUDO_TOOL
@@ -219,12 +221,16 @@ class _Inside:
     # Calls holding a watched span not read as the side effect its event is (its details
     # lost, its event not named): what the watcher saw there is not known.
     watch_unread: set[int]
+    # The agents the run's hand-off spans move the conversation to (``SpanReport.handoff``).
+    handoffs: set[str]
 
 
 def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
     """What the spans under each call show (``_Inside``)."""
-    inside = _Inside({}, {}, set(), {}, set(), set())
+    inside = _Inside({}, {}, set(), {}, set(), set(), set())
     for view in run.records:
+        if view.reading.handoff is not None:
+            inside.handoffs.add(view.reading.handoff)
         index = calls.call_index(view)
         if index is None:
             continue
@@ -470,3 +476,19 @@ def _answers_only(call: ToolCall) -> bool:
         and all(isinstance(arg, ast.Constant) for arg in answer.args)
         and all(isinstance(keyword.value, ast.Constant) for keyword in answer.keywords)
     )
+
+
+# The names a framework's hand-off tool goes by (OpenAI Agents, langgraph-supervisor: one
+# per receiving agent; ADK: one for all).
+_HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_")
+
+
+def _hands_off(call: ToolCall, targets: AbstractSet[str]) -> bool:
+    """A call of a framework's hand-off tool, where the run holds the hand-off itself (a span
+    read as one, ``SpanReport.handoff``, to the agent the call names): the framework moves
+    the conversation to that agent, whose own calls are the places; no code of the user's
+    runs in the hand-off."""
+    if not targets or not call.name.startswith(_HANDOFF_PREFIXES):
+        return False
+    named = call.name.split("_to_", 1)[1]
+    return named == "agent" or any(named == target or not target for target in targets)
