@@ -52,6 +52,7 @@ OPEN_MODE = "rampart.watch.open_mode"
 SOURCE_PATH = "rampart.watch.source_path"
 SQLITE_PATH = "rampart.watch.sqlite_path"
 RESOLVED_NAMES = "rampart.watch.resolved_names"
+PARENT_REQUEST = "rampart.watch.parent_request"  # the request is its parent span's
 
 NETWORK, HTTP_CLIENT, PROCESS, FILE_WRITE = "network", "http_client", "process", "file_write"
 KINDS: tuple[str, ...] = (NETWORK, HTTP_CLIENT, PROCESS, FILE_WRITE)
@@ -405,9 +406,16 @@ class Watcher:
         headers = _headers(head.split(b"\r\n")[1:])
         method = request_line.group(1).decode("ascii")
         target = request_line.group(2).decode("latin-1")
-        attributes = {EVENT: event, "http.request.method": method}
+        attributes: dict[str, Any] = {EVENT: event}
         attributes.update(_server(connection, headers))
-        attributes["url.full"] = _url(connection, target, attributes)
+        url = _url(connection, target, attributes)
+        if _http_client_span(self._trace.get_current_span(), self._client_kind):
+            # An instrumented client's span of this same request is current (requests',
+            # urllib3's, urllib's): it records the request; this span adds what it sent.
+            attributes[PARENT_REQUEST] = True
+        else:
+            attributes["http.request.method"] = method
+            attributes["url.full"] = url
         span = self._start(method, self._client_kind, attributes)
         length = headers.get("content-length", "")
         expected = int(length) if length.isdigit() else None
@@ -724,6 +732,14 @@ def _server(connection: Any, headers: dict[str, str]) -> dict[str, Any]:
     if isinstance(port, int):
         found["server.port"] = port
     return found
+
+
+def _http_client_span(span: Any, client_kind: Any) -> bool:
+    """An HTTP client instrumentation's span, recording: it is the request being sent."""
+    if not span.is_recording() or getattr(span, "kind", None) != client_kind:
+        return False
+    attributes = getattr(span, "attributes", None) or {}
+    return "http.request.method" in attributes or "http.method" in attributes
 
 
 def _span_id(span: Any) -> int | None:

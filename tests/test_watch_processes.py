@@ -62,6 +62,14 @@ def test_every_client_is_seen_inside_the_tool_that_used_it() -> None:
     assert datagram["attributes"][EVENT] == "socket.sendto"
     assert datagram["attributes"]["network.transport"] == "udp"
 
+    (instrumented,) = under(spans, "instrumented_requests")  # requests' own span
+    assert instrumented["scope"] == "opentelemetry.instrumentation.requests"
+    inside = {s["name"].split(" ")[0]: s for s in spans if s["parent"] == instrumented["id"]}
+    assert "url.full" not in inside["POST"]["attributes"]  # one request, recorded once
+    assert inside["POST"]["attributes"]["rampart.watch.parent_request"] is True
+    assert inside["POST"]["attributes"]["rampart.watch.request_body"] == "instrumented"
+    assert inside["connect"]["attributes"]["server.address"] == "localhost"
+
     (tool,) = [s for s in spans if s["name"] == "execute_tool fetch_weather"]
     assert tool["attributes"][EVENTS_UNDER] == 2
     for span in spans:

@@ -113,6 +113,11 @@ def clients() -> None:
             for _ in range(3):
                 datagram.sendto(b"x", ("127.0.0.1", 9))
             datagram.close()
+        from opentelemetry.instrumentation.requests import RequestsInstrumentor
+
+        RequestsInstrumentor().instrument()
+        with tool("instrumented_requests"):
+            requests.post(f"http://localhost:{port}/upload", data=b"instrumented", timeout=5)
 
 
 def pooled() -> None:
