@@ -210,8 +210,10 @@ class Watcher:
         """The audit hook: a set lookup for every other event; never raises, never blocks."""
         if event not in self.events:
             return
-        if event == "open" and not (isinstance(args[2], int) and args[2] & _WRITE_FLAGS):
-            return  # a read: most events of all, imports included
+        if event == "open":  # (path, mode, flags): most events of all, imports included
+            flags = args[2] if len(args) > 2 else None
+            if not (isinstance(flags, int) and flags & _WRITE_FLAGS):
+                return  # a read
         local = self._local
         if getattr(local, "busy", False):
             return  # an event raised while the watcher itself records one
