@@ -202,6 +202,7 @@ class Watcher:
         self._resolved: collections.OrderedDict[str, set[str]] = collections.OrderedDict()
         self._native_seen = -1
         self._native_codes: tuple[str, ...] = ()
+        self._static: dict[str, Any] | None = None
         self.sqlite_used = "_sqlite3" in sys.modules  # a connection may be open, unseen
 
     # --- the hook -----------------------------------------------------------------------------
@@ -248,7 +249,9 @@ class Watcher:
         return True
 
     def _start(self, name: str, kind: Any, attributes: dict[str, Any]) -> Any:
-        """A span of this event under the current span (a root span when there is none)."""
+        """A span of this event under the current span (a root span when there is none),
+        with the attestation of what it is made by (no pooled connection: it is a leaf)."""
+        attributes.update(self.static_attestation())
         parent = self._trace.get_current_span()
         span = self._tracer.start_span(name, kind=kind, attributes=attributes)
         self.recorded += 1
@@ -602,6 +605,15 @@ class Watcher:
             )
         return attributes
 
+    def static_attestation(self) -> dict[str, Any]:
+        """``rampart.watch`` and the blind codes known without looking at open connections."""
+        blind = self._static_blind()
+        cached = self._static
+        if cached is None or cached[BLIND] is not blind:
+            kinds = tuple(kind for kind in KINDS if kind in self.kinds)
+            cached = self._static = {ATTESTATION: kinds, BLIND: blind}
+        return cached
+
     def _static_blind(self) -> tuple[str, ...]:
         """Blind codes of the native libraries loaded now (cached while no module loads)."""
         loaded = len(sys.modules)
@@ -626,6 +638,7 @@ class Watcher:
         self.kinds = self.kinds | kinds
         self.events = _events_of(self.kinds)
         self._native_seen = -1
+        self._static = None
 
 
 # --- the pieces the handlers use -------------------------------------------------------------
@@ -838,6 +851,9 @@ def attestation_processor(watcher: Watcher) -> Any:
         spans still open under a span as it ends."""
 
         def on_start(self, span: Any, parent_context: Any = None) -> None:
+            scope = getattr(span, "instrumentation_scope", None)
+            if scope is not None and scope.name == SCOPE:
+                return  # the watcher's own: attested as it was made
             try:
                 span.set_attributes(watcher.attestation())
             except Exception:
