@@ -19,7 +19,7 @@ from opentelemetry import context
 
 from rampart_otel import watch as watch_module
 from rampart_otel.api import span_runs
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 from rampart_otel.watch import (
     ATTESTATION,
     BLIND,

@@ -6,10 +6,10 @@ from __future__ import annotations
 from span_factory import mk
 
 from rampart_otel.conventions import watch
-from rampart_otel.processors.run_graph import RunGraph
 from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import classify
 from rampart_otel.processors.tool_calls import merge_tool_calls
+from rampart_otel.run_graph import RunGraph
 from rampart_otel.vocabulary import FILE_WRITE, HTTP_REQUEST, NETWORK_CONNECT
 from rampart_otel.watch import SCOPE
 
