@@ -293,8 +293,8 @@ class Watcher:
         shown = peer if port is None else f"{_bracketed(host)}:{port}"
         verb = "connect" if event == "socket.connect" else "send to"
         self._emit(f"{verb} {shown}", self._client_kind, attributes)
-        if event == "socket.connect" and port is not None:
-            self._follow(sock, f"{_bracketed(host)}:{port}")
+        if event == "socket.connect":  # unix sockets too: a database's, a daemon's
+            self._follow(sock, shown)
 
     def _first_send_to(self, sock: Any, peer: str, port: int | None) -> bool:
         """A datagram sent without connect: recorded once per socket and destination."""
