@@ -128,6 +128,7 @@ PROBE_ARGS = "rampart.watch.probe_args"
 NOT_FILES = frozenset({"/dev/null"})  # what is written there is gone: no file is changed
 
 BODY_LIMIT = 16 * 1024  # bytes of a request body kept as text
+HEAD_LIMIT = 64 * 1024  # bytes of a send read for a request line and its headers
 OPEN_REQUESTS_LIMIT = 256  # HTTP requests whose body is still being sent
 TRACKED_SOCKETS_LIMIT = 1024  # connected sockets followed for pooled_connections
 RESOLVED_LIMIT = 4096  # addresses remembered with the names resolved to them
@@ -400,14 +401,17 @@ class Watcher:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             self._unseen_body(connection)  # an iterable body: its parts are sent unaudited
             return
-        data = bytes(data)
-        line_end = data.find(b"\r\n")
-        request_line = _REQUEST_LINE.match(data[:line_end]) if line_end > 0 else None
+        view = memoryview(data).cast("B")  # never copied whole: a body may be large
+        first = bytes(view[:HEAD_LIMIT])
+        line_end = first.find(b"\r\n")
+        request_line = _REQUEST_LINE.match(first[:line_end]) if line_end > 0 else None
         if request_line is None:
-            self._body(connection, data)
+            self._body(connection, view)
             return
         self._end_request(connection)
-        head, _, rest = data.partition(b"\r\n\r\n")
+        head_end = first.find(b"\r\n\r\n")
+        head = first if head_end < 0 else first[:head_end]
+        rest = view[head_end + 4 :] if head_end >= 0 else view[len(first) :]
         headers = _headers(head.split(b"\r\n")[1:])
         method = request_line.group(1).decode("ascii")
         target = request_line.group(2).decode("latin-1")
@@ -429,19 +433,17 @@ class Watcher:
         if expected in (None, 0) and not chunked:
             self._finish(request)  # nothing more to send
             return
+        oldest = None
         with self._lock:
             self._requests[id(connection)] = (connection, request)
             if len(self._requests) > OPEN_REQUESTS_LIMIT:
-                _, (_, oldest) = next(iter(self._requests.items()))
-                self._requests.pop(next(iter(self._requests)))
-            else:
-                oldest = None
+                oldest = self._requests.pop(next(iter(self._requests)))[1]
         if oldest is not None:
             self._finish(oldest)
-        if rest:
+        if len(rest):
             self._body(connection, rest)
 
-    def _body(self, connection: Any, data: bytes) -> None:
+    def _body(self, connection: Any, data: memoryview) -> None:
         with self._lock:
             held = self._requests.get(id(connection))
             if held is None or held[0] is not connection:
@@ -453,7 +455,7 @@ class Watcher:
                 request.body += data[:room]
             if len(data) > max(room, 0):
                 request.truncated = True
-            request.tail = (request.tail + data)[-7:]
+            request.tail = (request.tail + bytes(data[-7:]))[-7:]
             done = (request.chunked and request.tail.endswith(b"0\r\n\r\n")) or (
                 request.expected is not None and request.size >= request.expected
             )

@@ -186,6 +186,13 @@ def test_a_chunked_body_is_read_whole_and_a_body_over_the_limit_is_cut() -> None
         assert cut.attributes[REQUEST_BODY] == "0123"
         assert cut.attributes[REQUEST_BODY_SIZE] == 10
         assert cut.attributes[REQUEST_BODY_TRUNCATED] is True
+        mebibyte = 1 << 20  # a large body, as a buffer: read without copying it whole
+        head = _request("PUT /big HTTP/1.1", "Host: api.example.com", f"Content-Length: {mebibyte}")
+        sys.audit("http.client.send", connection, bytearray(head))
+        sys.audit("http.client.send", connection, memoryview(b"\x00" * mebibyte))
+        big = w.watched()[-1]
+        assert big.attributes[REQUEST_BODY_SIZE] == mebibyte
+        assert big.attributes[REQUEST_BODY] == "\x00" * 4
 
 
 def test_a_request_left_unfinished_ends_with_its_parent_or_the_next_request() -> None:
