@@ -132,6 +132,7 @@ HEAD_LIMIT = 64 * 1024  # bytes of a send read for a request line and its header
 OPEN_REQUESTS_LIMIT = 256  # HTTP requests whose body is still being sent
 TRACKED_SOCKETS_LIMIT = 1024  # connected sockets followed for pooled_connections
 RESOLVED_LIMIT = 4096  # addresses remembered with the names resolved to them
+NAMES_PER_ADDRESS = 8  # names kept per address (a shared address: many)
 OPEN_CONNECTIONS_SHOWN = 16
 
 _WRITE_FLAGS = (
@@ -337,7 +338,8 @@ class Watcher:
         with self._lock:
             for address in addresses:
                 names = self._resolved.pop(address, set())
-                names.add(name)
+                if len(names) < NAMES_PER_ADDRESS:  # more: ambiguous all the same
+                    names.add(name)
                 self._resolved[address] = names
             while len(self._resolved) > RESOLVED_LIMIT:
                 self._resolved.popitem(last=False)

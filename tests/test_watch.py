@@ -236,3 +236,34 @@ def test_the_watcher_is_the_module_and_callable() -> None:
 
     assert rampart_otel.watch is watch_module
     assert callable(rampart_otel.watch)
+
+
+def _answer(*addresses: str) -> list[tuple[object, ...]]:
+    """What socket.getaddrinfo answers for a TCP lookup (family, type, proto, name, address)."""
+    return [(2, 1, 6, "", (address, 443)) for address in addresses]
+
+
+def test_a_connection_is_named_by_what_resolved_to_its_address_never_by_a_guess() -> None:
+    import threading
+
+    from rampart_otel.watch import Watcher
+
+    watcher = Watcher(frozenset({"network"}))
+    watcher.note_resolution("api.example.com", _answer("203.0.113.5"))
+    assert watcher._name_of("203.0.113.5") == "api.example.com"  # this thread's last lookup
+    other = threading.Thread(
+        target=watcher.note_resolution, args=("cdn.example", _answer("5.5.5.5"))
+    )
+    other.start()
+    other.join()
+    assert watcher._name_of("5.5.5.5") == "cdn.example"  # the one name any thread resolved
+    for name in ("a.example", "b.example"):
+        thread = threading.Thread(target=watcher.note_resolution, args=(name, _answer("6.6.6.6")))
+        thread.start()
+        thread.join()
+    assert watcher._name_of("6.6.6.6") == "6.6.6.6"  # two names: the address, not a guess
+    watcher.note_resolution("127.0.0.9", _answer("127.0.0.9"))
+    assert "127.0.0.9" not in watcher._resolved  # an address is no name
+    for number in range(20):
+        watcher.note_resolution(f"n{number}.example", _answer("7.7.7.7"))
+    assert len(watcher._resolved["7.7.7.7"]) == 8  # bounded
