@@ -27,12 +27,12 @@ from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
 from rampart_otel.exporters.output import report_output, standard_output
 from rampart_otel.model import InputError
-from rampart_otel.reading import ReadStats, agent_runs
 from rampart_otel.render import safe_text, secrets_shown
 from rampart_otel.vocabulary import unknown
 
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
+    from rampart_otel.reading import ReadStats
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -143,6 +143,8 @@ def trace_sources(
 
 
 def _window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    if since is None and until is None:
+        return None, None  # startup: no time parsing (and its store queries) to import
     from rampart_otel.audit.timespec import parse_time
 
     now = time.time()
@@ -199,6 +201,7 @@ def inspect(
 ) -> None:
     """Show what the agent did in each run, and which channels the trace can attest."""
     from rampart_otel.exporters.inspect_view import write_json, write_terminal  # startup
+    from rampart_otel.reading import ReadStats, agent_runs
 
     sources = trace_sources(paths, since, until, limit)
     stats = ReadStats()

@@ -76,6 +76,11 @@ SIDE_EFFECT_KINDS: tuple[Kind, ...] = (
             Word("port", "the server's port (from the URL's scheme when not recorded)"),
             Word("path", "the URL's path (from the URL when not recorded)"),
             Word("status_code", "the response's status code"),
+            Word(
+                "body",
+                "the request body as text, where something recorded it (the watcher, "
+                "`rampart_otel.watch`; HTTP instrumentations record no body)",
+            ),
         ),
         "CLIENT spans with `http.request.method` (or `http.method`)",
     ),

@@ -51,6 +51,7 @@ FAMILIES = [
             "http.request.method": "GET",
             "url.full": "https://api.example.com:8443/x",
             "http.response.status_code": 200,
+            "rampart.watch.request_body": "q=1",  # the watcher's: no instrumentation's
         },
         "CLIENT",
     ),

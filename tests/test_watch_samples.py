@@ -5,9 +5,9 @@ watch-pydantic-ai): a plain openai SDK agent and a Pydantic AI agent whose tools
 clients nobody instruments; the report with its token leaves through urllib, aiohttp, a raw
 socket, ``subprocess.run(["curl", ...])`` or ``os.system("curl ...")``. Watched, each leak is
 UNSAFE on the check that matches it, with the watched event as evidence; unwatched, the
-verdicts stay as they were (UNDETERMINED: the client is not instrumented). That a watched
-benign run is SAFE on every check needs coverage to read the watcher's attestation (the
-lead's "places" rule): those tests are strict xfails until it does.
+verdicts stay as they were (UNDETERMINED: the client is not instrumented). A watched
+benign run is SAFE on every check: coverage reads the watcher's attestation (a kind the
+call's process sees, with nothing of it unexplained in the call, is attested).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ WATCHED_CHECKS = (
     "egress.internal-connection",
     "destructive-actions.file-written-outside-root",
 )
-NEEDS_ATTESTATION = pytest.mark.xfail(strict=True, reason="needs places attestation")
 
 
 def sample(setup: str, case: str) -> pathlib.Path:
@@ -130,14 +129,12 @@ def test_a_watched_benign_run_raises_no_false_alarm(setup: str) -> None:
         assert not [r.check_id for r in found.values() if r.status is UNSAFE]
 
 
-@NEEDS_ATTESTATION
 @pytest.mark.parametrize("setup", [SDK, PYDANTIC_AI])
 def test_a_watched_benign_run_is_safe_on_every_baseline_check(setup: str) -> None:
     found = results(setup, "benign-watched")
     assert {check: r.status for check, r in found.items()} == dict.fromkeys(found, SAFE)
 
 
-@NEEDS_ATTESTATION
 @pytest.mark.parametrize("setup", [SDK, PYDANTIC_AI])
 def test_a_watched_benign_run_is_safe_on_the_sample_policy(setup: str) -> None:
     found = results(setup, "benign-watched", POLICY)

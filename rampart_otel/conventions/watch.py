@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from rampart_otel.conventions import Convention, Gate, SideEffectDetails, SpanReport, as_str
+from rampart_otel.conventions.labels import WATCH
 from rampart_otel.model import Span
 from rampart_otel.vocabulary import FILE_WRITE, NETWORK_CONNECT
 from rampart_otel.watch import (
@@ -31,7 +32,6 @@ from rampart_otel.watch import (
     SCOPE,
 )
 
-WATCH = "watch"
 _CONNECTS = frozenset(CONNECT_EVENTS)
 _FILES = frozenset(FILE_EVENTS)
 

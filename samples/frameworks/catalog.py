@@ -29,6 +29,9 @@ class Framework:
     # A paragraph for the traces README, after its table: what a reader of the recordings
     # needs to know of them beyond each case's line (how the framework names its tools).
     traces_note: str = ""
+    # The checks the places table (samples/support_matrix.py, docs/evidence-samples.md) shows
+    # for each case: samples/policy.yaml's, and those of the folder's own policy.yaml.
+    checks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from rampart_otel.conventions.side_effects import HTTP, TRANSPORT_KINDS
 from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import classify
 from rampart_otel.processors.tool_calls import merge_tool_calls
+from rampart_otel.processors.turns import Turns
 from rampart_otel.run_graph import RunGraph
 from rampart_otel.vocabulary import NETWORK_CONNECT
 
@@ -103,7 +104,9 @@ def test_on_a_hand_built_graph_effects_belong_to_the_call_that_holds_them() -> N
     )
     run = classify(graph)
     calls = merge_tool_calls(run)
-    found, transport, windowed = agent_side_effects(run, calls, [])
-    assert [(e.span_id, e.tool_call_index) for e in found] == [("h1", 0), ("h2", None)]
-    assert {kind: [s.span_id for s in spans] for kind, spans in transport.items()} == {HTTP: ["x1"]}
-    assert windowed == set()
+    made = agent_side_effects(run, calls, Turns(frozenset(), [], []))
+    assert [(e.span_id, e.tool_call_index) for e in made.effects] == [("h1", 0), ("h2", None)]
+    assert {kind: [s.span_id for s in spans] for kind, spans in made.transport.items()} == {
+        HTTP: ["x1"]
+    }
+    assert made.windowed == set()
