@@ -31,6 +31,7 @@ def test_bench_score_scores_and_walks_every_stage_the_product_runs() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.e2e  # its processes bind a loopback listener (markers.py cannot see into them)
 def test_bench_watch_times_both_workloads(capsys: pytest.CaptureFixture[str]) -> None:
     bench = _bench("bench_watch")
     assert bench.main(["--runs", "2", "--connects", "200", "--repeat", "1"]) == 0
