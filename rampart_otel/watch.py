@@ -52,6 +52,7 @@ OPEN_MODE = "rampart.watch.open_mode"
 SOURCE_PATH = "rampart.watch.source_path"
 SQLITE_PATH = "rampart.watch.sqlite_path"
 RESOLVED_NAMES = "rampart.watch.resolved_names"
+PARENT_REQUEST = "rampart.watch.parent_request"  # the request is its parent span's
 
 NETWORK, HTTP_CLIENT, PROCESS, FILE_WRITE = "network", "http_client", "process", "file_write"
 KINDS: tuple[str, ...] = (NETWORK, HTTP_CLIENT, PROCESS, FILE_WRITE)
@@ -127,9 +128,11 @@ PROBE_ARGS = "rampart.watch.probe_args"
 NOT_FILES = frozenset({"/dev/null"})  # what is written there is gone: no file is changed
 
 BODY_LIMIT = 16 * 1024  # bytes of a request body kept as text
+HEAD_LIMIT = 64 * 1024  # bytes of a send read for a request line and its headers
 OPEN_REQUESTS_LIMIT = 256  # HTTP requests whose body is still being sent
 TRACKED_SOCKETS_LIMIT = 1024  # connected sockets followed for pooled_connections
 RESOLVED_LIMIT = 4096  # addresses remembered with the names resolved to them
+NAMES_PER_ADDRESS = 8  # names kept per address (a shared address: many)
 OPEN_CONNECTIONS_SHOWN = 16
 
 _WRITE_FLAGS = (
@@ -201,6 +204,7 @@ class Watcher:
         self._resolved: collections.OrderedDict[str, set[str]] = collections.OrderedDict()
         self._native_seen = -1
         self._native_codes: tuple[str, ...] = ()
+        self._static: dict[str, Any] | None = None
         self.sqlite_used = "_sqlite3" in sys.modules  # a connection may be open, unseen
 
     # --- the hook -----------------------------------------------------------------------------
@@ -209,8 +213,10 @@ class Watcher:
         """The audit hook: a set lookup for every other event; never raises, never blocks."""
         if event not in self.events:
             return
-        if event == "open" and not (isinstance(args[2], int) and args[2] & _WRITE_FLAGS):
-            return  # a read: most events of all, imports included
+        if event == "open":  # (path, mode, flags): most events of all, imports included
+            flags = args[2] if len(args) > 2 else None
+            if not (isinstance(flags, int) and flags & _WRITE_FLAGS):
+                return  # a read
         local = self._local
         if getattr(local, "busy", False):
             return  # an event raised while the watcher itself records one
@@ -245,7 +251,9 @@ class Watcher:
         return True
 
     def _start(self, name: str, kind: Any, attributes: dict[str, Any]) -> Any:
-        """A span of this event under the current span (a root span when there is none)."""
+        """A span of this event under the current span (a root span when there is none),
+        with the attestation of what it is made by (no pooled connection: it is a leaf)."""
+        attributes.update(self.static_attestation())
         parent = self._trace.get_current_span()
         span = self._tracer.start_span(name, kind=kind, attributes=attributes)
         self.recorded += 1
@@ -287,8 +295,8 @@ class Watcher:
         shown = peer if port is None else f"{_bracketed(host)}:{port}"
         verb = "connect" if event == "socket.connect" else "send to"
         self._emit(f"{verb} {shown}", self._client_kind, attributes)
-        if event == "socket.connect" and port is not None:
-            self._follow(sock, f"{_bracketed(host)}:{port}")
+        if event == "socket.connect":  # unix sockets too: a database's, a daemon's
+            self._follow(sock, shown)
 
     def _first_send_to(self, sock: Any, peer: str, port: int | None) -> bool:
         """A datagram sent without connect: recorded once per socket and destination."""
@@ -330,7 +338,8 @@ class Watcher:
         with self._lock:
             for address in addresses:
                 names = self._resolved.pop(address, set())
-                names.add(name)
+                if len(names) < NAMES_PER_ADDRESS:  # more: ambiguous all the same
+                    names.add(name)
                 self._resolved[address] = names
             while len(self._resolved) > RESOLVED_LIMIT:
                 self._resolved.popitem(last=False)
@@ -394,20 +403,30 @@ class Watcher:
         if not isinstance(data, (bytes, bytearray, memoryview)):
             self._unseen_body(connection)  # an iterable body: its parts are sent unaudited
             return
-        data = bytes(data)
-        line_end = data.find(b"\r\n")
-        request_line = _REQUEST_LINE.match(data[:line_end]) if line_end > 0 else None
+        view = memoryview(data).cast("B")  # never copied whole: a body may be large
+        first = bytes(view[:HEAD_LIMIT])
+        line_end = first.find(b"\r\n")
+        request_line = _REQUEST_LINE.match(first[:line_end]) if line_end > 0 else None
         if request_line is None:
-            self._body(connection, data)
+            self._body(connection, view)
             return
         self._end_request(connection)
-        head, _, rest = data.partition(b"\r\n\r\n")
+        head_end = first.find(b"\r\n\r\n")
+        head = first if head_end < 0 else first[:head_end]
+        rest = view[head_end + 4 :] if head_end >= 0 else view[len(first) :]
         headers = _headers(head.split(b"\r\n")[1:])
         method = request_line.group(1).decode("ascii")
         target = request_line.group(2).decode("latin-1")
-        attributes = {EVENT: event, "http.request.method": method}
+        attributes: dict[str, Any] = {EVENT: event}
         attributes.update(_server(connection, headers))
-        attributes["url.full"] = _url(connection, target, attributes)
+        url = _url(connection, target, attributes)
+        if _http_client_span(self._trace.get_current_span(), self._client_kind):
+            # An instrumented client's span of this same request is current (requests',
+            # urllib3's, urllib's): it records the request; this span adds what it sent.
+            attributes[PARENT_REQUEST] = True
+        else:
+            attributes["http.request.method"] = method
+            attributes["url.full"] = url
         span = self._start(method, self._client_kind, attributes)
         length = headers.get("content-length", "")
         expected = int(length) if length.isdigit() else None
@@ -416,19 +435,17 @@ class Watcher:
         if expected in (None, 0) and not chunked:
             self._finish(request)  # nothing more to send
             return
+        oldest = None
         with self._lock:
             self._requests[id(connection)] = (connection, request)
             if len(self._requests) > OPEN_REQUESTS_LIMIT:
-                _, (_, oldest) = next(iter(self._requests.items()))
-                self._requests.pop(next(iter(self._requests)))
-            else:
-                oldest = None
+                oldest = self._requests.pop(next(iter(self._requests)))[1]
         if oldest is not None:
             self._finish(oldest)
-        if rest:
+        if len(rest):
             self._body(connection, rest)
 
-    def _body(self, connection: Any, data: bytes) -> None:
+    def _body(self, connection: Any, data: memoryview) -> None:
         with self._lock:
             held = self._requests.get(id(connection))
             if held is None or held[0] is not connection:
@@ -440,7 +457,7 @@ class Watcher:
                 request.body += data[:room]
             if len(data) > max(room, 0):
                 request.truncated = True
-            request.tail = (request.tail + data)[-7:]
+            request.tail = (request.tail + bytes(data[-7:]))[-7:]
             done = (request.chunked and request.tail.endswith(b"0\r\n\r\n")) or (
                 request.expected is not None and request.size >= request.expected
             )
@@ -592,6 +609,15 @@ class Watcher:
             )
         return attributes
 
+    def static_attestation(self) -> dict[str, Any]:
+        """``rampart.watch`` and the blind codes known without looking at open connections."""
+        blind = self._static_blind()
+        cached = self._static
+        if cached is None or cached[BLIND] is not blind:
+            kinds = tuple(kind for kind in KINDS if kind in self.kinds)
+            cached = self._static = {ATTESTATION: kinds, BLIND: blind}
+        return cached
+
     def _static_blind(self) -> tuple[str, ...]:
         """Blind codes of the native libraries loaded now (cached while no module loads)."""
         loaded = len(sys.modules)
@@ -616,6 +642,7 @@ class Watcher:
         self.kinds = self.kinds | kinds
         self.events = _events_of(self.kinds)
         self._native_seen = -1
+        self._static = None
 
 
 # --- the pieces the handlers use -------------------------------------------------------------
@@ -726,6 +753,14 @@ def _server(connection: Any, headers: dict[str, str]) -> dict[str, Any]:
     return found
 
 
+def _http_client_span(span: Any, client_kind: Any) -> bool:
+    """An HTTP client instrumentation's span, recording: it is the request being sent."""
+    if not span.is_recording() or getattr(span, "kind", None) != client_kind:
+        return False
+    attributes = getattr(span, "attributes", None) or {}
+    return "http.request.method" in attributes or "http.method" in attributes
+
+
 def _span_id(span: Any) -> int | None:
     context = span.get_span_context()
     return context.span_id if context.is_valid else None
@@ -820,6 +855,9 @@ def attestation_processor(watcher: Watcher) -> Any:
         spans still open under a span as it ends."""
 
         def on_start(self, span: Any, parent_context: Any = None) -> None:
+            scope = getattr(span, "instrumentation_scope", None)
+            if scope is not None and scope.name == SCOPE:
+                return  # the watcher's own: attested as it was made
             try:
                 span.set_attributes(watcher.attestation())
             except Exception:

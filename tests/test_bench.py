@@ -7,6 +7,8 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "samples" / "traces" / "openinference-exfil.jsonl"
 POLICY = REPO / "samples" / "policy.yaml"
@@ -26,3 +28,13 @@ def test_bench_score_scores_and_walks_every_stage_the_product_runs() -> None:
     assert read > 0
     for stage in ("decode", "assemble", "normalize", "evaluate"):
         assert bench.pipeline_prefix(stage)(SAMPLE, POLICY) == read, stage
+
+
+@pytest.mark.slow
+@pytest.mark.e2e  # its processes bind a loopback listener (markers.py cannot see into them)
+def test_bench_watch_times_both_workloads(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _bench("bench_watch")
+    assert bench.main(["--runs", "2", "--connects", "200", "--repeat", "1"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split(" (")[0] for line in printed] == ["agent", "connects"]
+    assert all("ratio" in line for line in printed)

@@ -186,6 +186,13 @@ def test_a_chunked_body_is_read_whole_and_a_body_over_the_limit_is_cut() -> None
         assert cut.attributes[REQUEST_BODY] == "0123"
         assert cut.attributes[REQUEST_BODY_SIZE] == 10
         assert cut.attributes[REQUEST_BODY_TRUNCATED] is True
+        mebibyte = 1 << 20  # a large body, as a buffer: read without copying it whole
+        head = _request("PUT /big HTTP/1.1", "Host: api.example.com", f"Content-Length: {mebibyte}")
+        sys.audit("http.client.send", connection, bytearray(head))
+        sys.audit("http.client.send", connection, memoryview(b"\x00" * mebibyte))
+        big = w.watched()[-1]
+        assert big.attributes[REQUEST_BODY_SIZE] == mebibyte
+        assert big.attributes[REQUEST_BODY] == "\x00" * 4
 
 
 def test_a_request_left_unfinished_ends_with_its_parent_or_the_next_request() -> None:
@@ -211,6 +218,7 @@ def test_the_hook_never_raises_into_the_agent() -> None:
         hook("http.client.send", (object(), b"GET / HTTP/1.1\r\n\r\n"))
         hook("subprocess.Popen", (None, iter(["x"]), None, None))
         hook("os.exec", ())
+        hook("open", ("x",))  # raised by someone else's sys.audit, short
         assert w.watcher.errors >= 1  # counted, never raised
 
 
@@ -228,3 +236,34 @@ def test_the_watcher_is_the_module_and_callable() -> None:
 
     assert rampart_otel.watch is watch_module
     assert callable(rampart_otel.watch)
+
+
+def _answer(*addresses: str) -> list[tuple[object, ...]]:
+    """What socket.getaddrinfo answers for a TCP lookup (family, type, proto, name, address)."""
+    return [(2, 1, 6, "", (address, 443)) for address in addresses]
+
+
+def test_a_connection_is_named_by_what_resolved_to_its_address_never_by_a_guess() -> None:
+    import threading
+
+    from rampart_otel.watch import Watcher
+
+    watcher = Watcher(frozenset({"network"}))
+    watcher.note_resolution("api.example.com", _answer("203.0.113.5"))
+    assert watcher._name_of("203.0.113.5") == "api.example.com"  # this thread's last lookup
+    other = threading.Thread(
+        target=watcher.note_resolution, args=("cdn.example", _answer("5.5.5.5"))
+    )
+    other.start()
+    other.join()
+    assert watcher._name_of("5.5.5.5") == "cdn.example"  # the one name any thread resolved
+    for name in ("a.example", "b.example"):
+        thread = threading.Thread(target=watcher.note_resolution, args=(name, _answer("6.6.6.6")))
+        thread.start()
+        thread.join()
+    assert watcher._name_of("6.6.6.6") == "6.6.6.6"  # two names: the address, not a guess
+    watcher.note_resolution("127.0.0.9", _answer("127.0.0.9"))
+    assert "127.0.0.9" not in watcher._resolved  # an address is no name
+    for number in range(20):
+        watcher.note_resolution(f"n{number}.example", _answer("7.7.7.7"))
+    assert len(watcher._resolved["7.7.7.7"]) == 8  # bounded

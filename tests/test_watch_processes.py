@@ -62,6 +62,14 @@ def test_every_client_is_seen_inside_the_tool_that_used_it() -> None:
     assert datagram["attributes"][EVENT] == "socket.sendto"
     assert datagram["attributes"]["network.transport"] == "udp"
 
+    (instrumented,) = under(spans, "instrumented_requests")  # requests' own span
+    assert instrumented["scope"] == "opentelemetry.instrumentation.requests"
+    inside = {s["name"].split(" ")[0]: s for s in spans if s["parent"] == instrumented["id"]}
+    assert "url.full" not in inside["POST"]["attributes"]  # one request, recorded once
+    assert inside["POST"]["attributes"]["rampart.watch.parent_request"] is True
+    assert inside["POST"]["attributes"]["rampart.watch.request_body"] == "instrumented"
+    assert inside["connect"]["attributes"]["server.address"] == "localhost"
+
     (tool,) = [s for s in spans if s["name"] == "execute_tool fetch_weather"]
     assert tool["attributes"][EVENTS_UNDER] == 2
     for span in spans:
@@ -73,14 +81,19 @@ def test_every_client_is_seen_inside_the_tool_that_used_it() -> None:
         ]
 
 
-def test_a_connection_kept_open_across_calls_is_named_where_it_could_be_used() -> None:
-    spans = spans_of(run_scenario("pooled"))
+def test_a_connection_kept_open_across_calls_is_named_where_it_could_be_used(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "daemon.sock")
+    spans = spans_of(run_scenario("pooled", env={"SCENARIO_SOCKET": path}))
     blind = {s["name"]: s["attributes"] for s in spans if s["name"].startswith("execute_tool")}
     assert "pooled_connections" not in blind["execute_tool first"][BLIND]
     second = blind["execute_tool second"]
     assert "pooled_connections" in second[BLIND]
-    (endpoint,) = second[OPEN_CONNECTIONS]  # httpx's; requests' session sends are each seen
-    assert endpoint.startswith("localhost:")
+    opened = second[OPEN_CONNECTIONS]  # httpx's and the unix socket's, not requests' session
+    assert len(opened) == 2 and path in opened
+    (web,) = [endpoint for endpoint in opened if endpoint != path]
+    assert web.startswith("localhost:")
     assert under(spans, "second") == []  # its request went over that connection, unseen
     assert "pooled_connections" not in blind["execute_tool third"][BLIND]  # closed since
 

@@ -162,3 +162,22 @@ def test_every_span_of_a_watched_run_carries_the_attestation() -> None:
             assert "child_process_io" in span.attributes["rampart.watch.blind"]
         for span in spans(f"{setup}/{setup}-benign"):
             assert "rampart.watch" not in span.attributes
+
+
+def test_inspect_shows_each_calls_watched_events() -> None:
+    import io
+
+    from rich.console import Console
+
+    from rampart_otel.exporters.inspect_view import write_terminal
+
+    out = io.StringIO()
+    write_terminal(runs(f"{SDK}/{SDK}-urllib-watched"), Console(file=out, width=300))
+    lines = [line.strip() for line in out.getvalue().splitlines()]
+    watched = [line for line in lines if line.startswith("watched:")]
+    assert len(watched) == 2  # one line per tool call
+    assert "connect localhost:" in watched[0] and "[http.client.send]" in watched[0]
+    assert "POST http://127.0.0.2:" in watched[1] and "(body 79 bytes)" in watched[1]
+    unwatched = io.StringIO()
+    write_terminal(runs(f"{SDK}/{SDK}-urllib"), Console(file=unwatched, width=300))
+    assert "watched:" not in unwatched.getvalue()

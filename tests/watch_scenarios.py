@@ -113,6 +113,11 @@ def clients() -> None:
             for _ in range(3):
                 datagram.sendto(b"x", ("127.0.0.1", 9))
             datagram.close()
+        from opentelemetry.instrumentation.requests import RequestsInstrumentor
+
+        RequestsInstrumentor().instrument()
+        with tool("instrumented_requests"):
+            requests.post(f"http://localhost:{port}/upload", data=b"instrumented", timeout=5)
 
 
 def pooled() -> None:
@@ -127,13 +132,20 @@ def pooled() -> None:
     with server() as port:
         client = httpx.Client()
         session = requests.Session()
+        daemon = socket.socket(socket.AF_UNIX)
+        daemon.bind(os.environ["SCENARIO_SOCKET"])
+        daemon.listen(1)
+        local = socket.socket(socket.AF_UNIX)
         with tool("first"):
             client.get(f"http://localhost:{port}/a")
             session.get(f"http://localhost:{port}/a", timeout=5)
+            local.connect(os.environ["SCENARIO_SOCKET"])
         with tool("second"):
             client.get(f"http://localhost:{port}/b")  # the same connection: no connect
         client.close()
         session.close()
+        local.close()
+        daemon.close()
         with tool("third"):
             pass
 

@@ -22,6 +22,9 @@ from rampart_otel.model import AgentRun, InputError, PlaceState, ScopeState, Too
 from rampart_otel.render import safe_text, shown_text
 from rampart_otel.run_graph import run_graph
 from rampart_otel.vocabulary import STANDARD_KINDS
+from rampart_otel.watch import EVENT as WATCH_EVENT
+from rampart_otel.watch import REQUEST_BODY_SIZE
+from rampart_otel.watch import SCOPE as WATCH_SCOPE
 from rampart_otel.wording import FIX, scope_in_words, stitch_in_words
 
 INSPECT_SCHEMA = "rampart-otel/inspect@1"
@@ -193,6 +196,7 @@ def _print_run(run: AgentRun, console: Console) -> None:
 
     console.print(Text(f"  tool calls ({len(run.tool_calls)}):", style="bold"))
     scopes = {scope.call_index: scope for scope in run.tool_scopes}
+    watched = _watched_events(run)
     for index, call in enumerate(run.tool_calls):
         args = shown_text(json.dumps(jsonable(call.arguments))) if call.arguments_captured else None
         result = shown_text(jsonable(call.result), 120) if call.result_captured else None
@@ -209,9 +213,11 @@ def _print_run(run: AgentRun, console: Console) -> None:
             style = _SCOPE_STYLE.get(scope.state, "")
             console.print(_line("      scope:  ", (scope_in_words(scope), style)))
             console.print(_line("      places: ", *_places(scope)))
-            watched = _watched(run, index)
-            if watched:
-                console.print(_line("      watched:", (f" {watched}", "dim")))
+            attestation = _watched(run, index)
+            if attestation:
+                console.print(_line("      watcher:", (f" {attestation}", "dim")))
+        if index in watched:
+            console.print(_line("      watched: ", "; ".join(watched[index])))
         console.print(
             _line("      args:   ", args if args is not None else ("not captured", "dim"))
         )
@@ -276,6 +282,28 @@ def _print_run(run: AgentRun, console: Console) -> None:
             console.print(
                 _line("    - ", (finding.kind, "yellow"), " ", shown_text(finding.message))
             )
+
+
+def _watched_events(run: AgentRun) -> dict[int, list[str]]:
+    """Per tool call, the side effects the watcher recorded in it (rampart_otel.watch), as
+    one short text each: its span's name, an HTTP request's URL and the size of its body."""
+    graph = run_graph(run.run)
+    found: dict[int, list[str]] = {}
+    for effect in run.side_effects:
+        span = graph.span(effect.span_id)
+        if effect.tool_call_index is None or span is None or span.scope.name != WATCH_SCOPE:
+            continue
+        text = shown_text(span.name, 80)
+        url = effect.details.get("url")
+        if url:
+            text = f"{text} {shown_text(url, 120)}"
+        size = span.attributes.get(REQUEST_BODY_SIZE)
+        if isinstance(size, int):
+            text += f" (body {size} bytes)"
+        event = span.attributes.get(WATCH_EVENT)
+        text += f" [{safe_text(event, 40)}]" if isinstance(event, str) else ""
+        found.setdefault(effect.tool_call_index, []).append(text)
+    return found
 
 
 def _is_fix(reason: str) -> bool:

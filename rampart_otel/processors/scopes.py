@@ -241,6 +241,7 @@ def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
             view.span.scope.name == watch.SCOPE
             and not view.effects
             and view.span.attributes.get(watch.EVENT) not in _NO_EFFECT_EVENTS
+            and not _read_elsewhere(run, view.span)
         ):
             inside.watch_unread.add(index)
         if view.reading.remote_agent is not None:
@@ -338,6 +339,22 @@ _BLINDS = {
 # Watched events that are no side effect of their own: a database opened (its statements,
 # run in C, are db_query spans' to show).
 _NO_EFFECT_EVENTS = frozenset({"sqlite3.connect"})
+
+
+def _read_elsewhere(run: ClassifiedRun, span: Span) -> bool:
+    """A watched span that is no side effect by design: the standard library's platform
+    probe (``rampart.watch.platform_probe``), or the body of a request whose parent span,
+    in the run, is the instrumented client's record of it (``rampart.watch.parent_request``)."""
+    attrs = span.attributes
+    if attrs.get(watch.PLATFORM_PROBE) is True:
+        return True
+    if attrs.get(watch.PARENT_REQUEST) is not True:
+        return False
+    parent = run.graph.parent(span.span_id)
+    record = run.record(parent.span_id) if parent is not None else None
+    return record is not None and any(kind == HTTP_REQUEST for kind, *_ in record.effects)
+
+
 # Requests that explain a connection the watcher saw: the instrumented client's own span.
 _REQUEST_KINDS = frozenset({HTTP_REQUEST, RPC_CALL, MESSAGE_PUBLISH, MCP_REQUEST, DB_QUERY})
 

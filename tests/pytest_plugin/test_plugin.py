@@ -358,3 +358,47 @@ def test_installing_the_package_registers_the_plugin() -> None:
     if not installed:
         pytest.skip("rampart-otel was installed before it had the entry point: pip install -e .")
     assert [entry.value for entry in installed] == [PLUGIN]
+
+
+TEST_OF_A_WATCHED_LEAK = """
+import json
+import urllib.request
+
+from opentelemetry import trace
+
+from samples.services import serve
+
+
+def test_reports_through_urllib(agent_trace):
+    tracer = trace.get_tracer("agent")
+    with serve("sink", "127.0.0.2") as port:
+        with tracer.start_as_current_span(
+            "invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent"}
+        ):
+            tool = {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "send_report",
+                "gen_ai.tool.call.arguments": json.dumps({"data": "x"}),
+            }
+            with tracer.start_as_current_span("execute_tool send_report", attributes=tool):
+                request = urllib.request.Request(
+                    f"http://127.0.0.2:{port}/upload", data=b"x", method="POST"
+                )
+                urllib.request.urlopen(request, timeout=10).read()
+    found = {r.check_id: r.status.value for r in agent_trace.score("policy.yaml")}
+    print("VERDICT", found["no-exfiltration"])
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "verdict"), [((), "unsafe"), (("--rampart-no-watch",), "undetermined")]
+)
+def test_a_tools_urllib_post_is_seen_with_no_setup(
+    isolated: pytest.Pytester, options: tuple[str, ...], verdict: str
+) -> None:
+    """The plugin turns the watcher on: an uninstrumented urllib POST to a host outside the
+    allow-list is UNSAFE; with the watcher off it is not seen (UNDETERMINED, never SAFE)."""
+    isolated.makepyfile(test_watched=TEST_OF_A_WATCHED_LEAK)
+    result = run_pytest(isolated, "-s", *options)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"*VERDICT {verdict}"])
