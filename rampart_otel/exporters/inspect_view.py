@@ -15,7 +15,6 @@ from rich.text import Text
 
 from rampart_otel import watch
 from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
-from rampart_otel.conventions.labels import WATCH
 from rampart_otel.conventions.side_effects import unrecorded_payload
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
 from rampart_otel.model import AgentRun, InputError, PlaceState, ScopeState, ToolScope
@@ -108,11 +107,9 @@ def _watched(run: AgentRun, index: int) -> str:
     if not isinstance(sees, (list, tuple)):
         return ""
     blind = [str(b) for b in span.attributes.get(watch.BLIND) or () if isinstance(b, str)]
-    events = [e for e in run.side_effects if e.tool_call_index == index and e.convention == WATCH]
     text = f"the process sees {', '.join(str(k) for k in sees)}"
     if blind:
         text += f"; blind to {', '.join(safe_text(b, 40) for b in blind[:4])}"
-    text += f"; {len(events)} watched event(s) in this call"
     attested = ", ".join(scope.attested)
     return text + (f"; attests {attested}" if attested else "; attests nothing here")
 
