@@ -26,7 +26,7 @@ from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from examples.trace_file import tracing
+import rampart_otel
 from samples.scripted_model import ScriptedModel
 from samples.services import serve
 
@@ -64,8 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the trace file to write")
     args = parser.parse_args(argv)
-    with tracing("weather-agent", out=args.out):
-        print(run_agent())
+    tracing = rampart_otel.setup(file=args.out, service_name="weather-agent")
+    print(run_agent())
+    tracing.shutdown()  # every span written before the file is read
     return 0
 
 

@@ -28,6 +28,7 @@ from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry import trace
 from opentelemetry.instrumentation.requests import RequestsInstrumentor
 
+import rampart_otel
 from samples.scripted_model import ScriptedModel
 from samples.services import serve
 
@@ -93,13 +94,12 @@ def run_agent(script: str = "exfil") -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from examples.trace_file import tracing
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the trace file to write")
     args = parser.parse_args(argv)
-    with tracing("weather-agent", out=args.out):
-        print(run_agent())
+    tracing = rampart_otel.setup(file=args.out, service_name="weather-agent")
+    print(run_agent())
+    tracing.shutdown()  # every span written before the file is read
     return 0
 
 
