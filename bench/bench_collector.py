@@ -329,6 +329,12 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
             scoring["drain_seconds"] = time.monotonic() - drain_start
             scored_after = scored_spans(metrics_url) - scored_before
             scoring["scored_after_drain"] = scored_after
+            # CPU of the collector and its scorers, ingest included, from the start of the
+            # load to the end of the drain, per span scored: what scoring costs whatever
+            # else the machine runs (a shared machine's wall-clock rates are not).
+            total_cpu = cpu_seconds(collector.pid) - cpu_before
+            scoring["collector_cpu_s_per_10k_scored"] = 10_000 * total_cpu / max(scored_after, 1)
+            scoring["scored_spans_per_s_per_core"] = scored_after / max(total_cpu, 1e-9)
             scoring["backlog_spans_after_drain"] = max(acked_now - scored_after, 0)
             scoring |= {
                 f"{key}_after_drain": value for key, value in backlog_figures(metrics_url).items()

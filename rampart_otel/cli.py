@@ -224,7 +224,8 @@ def score(
         str,
         typer.Option(
             "--format",
-            help="terminal, json (rampart-otel/report@1), junit, or html (a self-contained page).",
+            help="terminal, json (rampart-otel/report@1), jsonl (rampart-otel/runs@1: a line "
+            "per run, its coverage once), junit, or html (a self-contained page).",
         ),
     ] = "terminal",
     output: Annotated[
@@ -281,7 +282,7 @@ def score(
     from rampart_otel.scoring import load_checked_policy
     from rampart_otel.scoring import score as run_score
 
-    _choice("--format", output_format, ("terminal", "json", "junit", "html"))
+    _choice("--format", output_format, ("terminal", "json", "jsonl", "junit", "html"))
     _choice("--group-by", group_by, ("trace", "session"))
     _choice("--fail-on", fail_on, ("unsafe", "undetermined"))
     sources = trace_sources(paths, since, until, limit)

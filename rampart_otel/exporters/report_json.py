@@ -225,3 +225,80 @@ class JsonReportWriter:
             self.out.write(', "judge": ')
             self.out.write(json.dumps(judge))
         self.out.write("}\n")
+
+
+RUNS_SCHEMA = "rampart-otel/runs@1"
+
+
+def runs_header(policies: list[dict[str, Any]]) -> str:
+    """The first line of a runs@1 report (docs/report-json.md)."""
+    return json.dumps({"schema": RUNS_SCHEMA, "policies": policies}) + "\n"
+
+
+def run_line(results: list[CheckResult]) -> str:
+    """One run's line of a runs@1 report: what its results share (ids, service, start,
+    sources, level, coverage) once, then each result's own values, as report@1 words
+    them. A result whose coverage differs from the run's first (another policy's
+    assumptions) carries its own."""
+    first = results[0]
+    level = first.observability_level
+    coverage = first.coverage
+    head = (
+        f'{{"run": {{"run_id": {dumps_jsonable(first.run_id)}'
+        f', "trace_ids": {strings_json(first.trace_ids)}'
+        f', "service": {dumps_jsonable(first.service)}'
+        f', "started_at": {dumps_jsonable(ns_to_iso(first.started_at_ns))}'
+        f', "sources": {strings_json(first.sources)}'
+        f', "observability_level": {dumps_jsonable(level.value if level else None)}'
+        f', "coverage": {coverage_json(coverage)}}}, "results": ['
+    )
+    entries = []
+    for result in results:
+        own = (
+            "" if result.coverage is coverage else f', "coverage": {coverage_json(result.coverage)}'
+        )
+        assumed = result.assumed_channels
+        entries.append(
+            "".join(
+                (
+                    f'{{"check": {dumps_jsonable(result.check_id)}',
+                    f', "polarity": {dumps_jsonable(result.polarity)}',
+                    f', "harm_category": {dumps_jsonable(result.harm_category)}',
+                    ', "status": ',
+                    _status_json(result.status),
+                    ', "summary": ',
+                    dumps_jsonable(result.summary),
+                    ', "evidence": ',
+                    evidence_json(result.evidence) if result.evidence else "[]",
+                    ', "undetermined_operands": ',
+                    strings_json(result.undetermined_operands)
+                    if result.undetermined_operands
+                    else "[]",
+                    ', "assumed_channels": ',
+                    dumps_jsonable({key: src.value for key, src in assumed.items()})
+                    if assumed
+                    else "{}",
+                    own,
+                    ', "rationale": ',
+                    dumps_jsonable(result.rationale),
+                    ', "error": ',
+                    "null" if result.error is None else dumps_jsonable(result.error),
+                    "}",
+                )
+            )
+        )
+    return head + ", ".join(entries) + "]}\n"
+
+
+def runs_footer(
+    population: PopulationReport, errors: list[InputError], judge: dict[str, int] | None = None
+) -> str:
+    """The last line of a runs@1 report: the totals, the input errors (and the judge's
+    cost, when one was asked)."""
+    text = (
+        f'{{"population_summary": {population.model_dump_json()}'
+        f', "input_errors": {json.dumps([input_error_to_dict(error) for error in errors])}'
+    )
+    if judge is not None:
+        text += f', "judge": {json.dumps(judge)}'
+    return text + "}\n"

@@ -16,12 +16,17 @@ from rich.console import Console
 
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.exporters.junit import write_junit
-from rampart_otel.exporters.report_json import JsonReportWriter
+from rampart_otel.exporters.report_json import (
+    JsonReportWriter,
+    run_line,
+    runs_footer,
+    runs_header,
+)
 from rampart_otel.exporters.terminal_report import write_compact_report, write_terminal_report
 from rampart_otel.model import InputError
 from rampart_otel.sinks import Closing, Opening, ResultSink, Scored
 
-Format = Literal["terminal", "json", "junit", "html"]
+Format = Literal["terminal", "json", "jsonl", "junit", "html"]
 HTML_VIEWS_PER_HANDOFF = 16  # views handed to the page's thread at once: few thread switches
 HTML_RUNS_AHEAD = 4  # handoffs queued for the page at most: memory stays bounded
 
@@ -42,6 +47,8 @@ def report_sink(
     """
     if output_format == "json":
         return JsonReportSink(out)
+    if output_format == "jsonl":
+        return RunsReportSink(out)
     if output_format == "junit":
         return JunitSink(out, fail_on_undetermined=fail_on_undetermined)
     if output_format == "html":
@@ -175,6 +182,32 @@ class JsonReportSink:
 
     def close(self, closing: Closing) -> None:
         self.writer.finish(closing.population(), closing.errors, closing.judge)
+
+
+class RunsReportSink:
+    """The runs@1 report, JSON Lines: a header line, one line per run (what its results
+    share written once), the totals' line. Each line stands alone, so a reader streams
+    it; rendered where the run was scored (``prepare``), like report@1."""
+
+    needs_agent_run = False
+    shows_coverage = True  # each run's line holds its coverage, every channel
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def open(self, opening: Opening) -> None:
+        self.out.write(
+            runs_header([{"name": p.name, "version": p.version} for p in opening.policies])
+        )
+
+    def prepare(self, scored: Scored) -> str:
+        return run_line(scored.results) if scored.results else ""
+
+    def write(self, batch: Sequence[str]) -> None:
+        self.out.write("".join(batch))
+
+    def close(self, closing: Closing) -> None:
+        self.out.write(runs_footer(closing.population(), closing.errors, closing.judge))
 
 
 _DONE = None

@@ -17,6 +17,7 @@ from rampart_otel.conventions import ToolReport
 from rampart_otel.conventions.tool_definitions import tool_parameters
 from rampart_otel.model import Span, ToolCall, ToolCallStatus
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
+from rampart_otel.run_graph import RunGraph
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +123,10 @@ class _CallMerger:
 
     def __init__(self, run: ClassifiedRun) -> None:
         self.run = run
+        # Each span's place in the reading order, and the latest place of a span above it:
+        # a span above is read first but where a clock ran behind.
+        self._position = {record.span.span_id: n for n, record in enumerate(run.records)}
+        self._later_above: dict[str, int] = {}  # span id → latest place above it (memo)
         self.call_of: dict[str, int] = {}  # execution span id → call index
         self.dropped: set[str] = set()  # execution spans of no call (``ToolCalls.dropped``)
         self.calls: list[ToolCall] = []
@@ -176,7 +181,18 @@ class _CallMerger:
         on_span = self._on_span.setdefault((name, span_id), {})
         if index not in on_span:
             on_span[index] = None
-            for above in self.run.graph.ancestors(span_id):
+            if (
+                _latest_above(self.run.graph, self._position, self._later_above, span_id)
+                > (self._position[span_id])
+            ):
+                self._file_below(index, name, span_id)
+
+    def _file_below(self, index: int, name: str, span_id: str) -> None:
+        """The request is read before a span above it (a clock that ran behind): filed
+        under each such span, whose own requests look for it there (``_below``)."""
+        here = self._position[span_id]
+        for above in self.run.graph.ancestors(span_id):
+            if self._position[above.span_id] > here:
                 below = self._below.setdefault((name, above.span_id), [])
                 if not below or below[-1] != index:
                     below.append(index)
@@ -260,7 +276,7 @@ class _CallMerger:
         A history call another call of the run explains (the same name and arguments, under
         another layer's id) is that call, not a new one.
         """
-        explains = _Explainers(self.calls, self._names)
+        explains: _Explainers | None = None  # made when a history call is not the run's
         for view in model_views:
             for convention, history in view.history:
                 for call_id in dict.fromkeys([*history.arguments, *history.results]):
@@ -269,6 +285,8 @@ class _CallMerger:
                     name = history.names.get(call_id, "")
                     arguments = history.arguments.get(call_id)
                     captured = call_id in history.arguments
+                    if explains is None:
+                        explains = _Explainers(self.calls, self._names)
                     if explains.explained(name, arguments, captured):
                         continue
                     index = self._new_named(name, view.span.trace_id)
@@ -453,6 +471,8 @@ class _CallMerger:
         span of its trace before it ran. Claims in turns of their own are a provider
         numbering calls per turn (``call_0`` each turn): each turn says which call is which.
         """
+        if not self._shared:
+            return
         for call_id in self._shared:
             tools: dict[str, str] = {}  # turn → the tool claiming the id in it
             for index, turn in zip(self._by_id[call_id], self._claim_turns[call_id], strict=True):
@@ -625,13 +645,14 @@ class _Waiting:
     first call waiting costs nothing per call that ran before it.
     """
 
-    __slots__ = ("_all", "_anonymous", "_by_arguments", "_heads", "_open", "_unfrozen")
+    __slots__ = ("_all", "_anonymous", "_argued", "_by_arguments", "_heads", "_open", "_unfrozen")
 
     def __init__(self) -> None:
         self._all: list[int] = []
         self._anonymous: list[int] = []  # those with no call id when first asked for
         self._heads = [0, 0]  # the first position in each list that may still wait
         self._open: set[int] = set()
+        self._argued: list[tuple[int, object]] = []  # captured, not yet filed (below)
         self._by_arguments: dict[Hashable, list[int]] = {}  # captured arguments → calls
         self._unfrozen: list[int] = []  # calls whose arguments have no hashable form
 
@@ -647,10 +668,10 @@ class _Waiting:
         self._open.discard(index)
 
     def argued(self, index: int, arguments: object) -> None:
-        """The waiting call's arguments were captured (or replaced): file it under them."""
+        """The waiting call's arguments were captured (or replaced): filed under them when
+        an execution first looks by arguments (most are paired by call id, never looked up)."""
         if index in self._open:
-            key = _frozen(arguments)
-            insort(self._unfrozen if key is None else self._by_arguments.setdefault(key, []), index)
+            self._argued.append((index, arguments))
 
     def first(
         self, fits: Callable[[int], bool], anonymous: bool, calls: list[ToolCall]
@@ -674,6 +695,12 @@ class _Waiting:
         self, arguments: object, fits: Callable[[int], bool], calls: list[ToolCall]
     ) -> int | None:
         """The first waiting call that ``fits``, asked for with these very arguments."""
+        for index, argued in self._argued:
+            filed = _frozen(argued)
+            insort(
+                self._unfrozen if filed is None else self._by_arguments.setdefault(filed, []), index
+            )
+        self._argued = []
         key = _frozen(arguments)
         if key is None:
             pool = [i for filed in self._by_arguments.values() for i in filed]
@@ -728,6 +755,26 @@ class _Explainers:
         return any(call.arguments == arguments for call in others.get(name, ()))
 
 
+def _latest_above(
+    graph: RunGraph, position: Mapping[str, int], memo: dict[str, int], span_id: str
+) -> int:
+    """The latest reading place (``position``) of a span above ``span_id``; -1 for a root.
+    ``memo`` keeps every span's answer found on the way: each parent link followed once."""
+    chain: list[str] = []
+    current = span_id
+    while current not in memo:
+        parent = graph.parent_id(current)
+        if parent is None:
+            memo[current] = -1
+            break
+        chain.append(current)
+        current = parent
+    for node in reversed(chain):
+        parent = graph.parent_id(node) or ""
+        memo[node] = max(position.get(parent, -1), memo[parent])
+    return memo[span_id]
+
+
 def _tool_key(name: str) -> str:
     """A tool's name with case, spaces and underscores left out: how frameworks vary it."""
     return name.casefold().replace(" ", "").replace("_", "")
@@ -737,7 +784,7 @@ def _same_tool(call: ToolCall, name: str, report: ToolReport | None) -> bool:
     """Whether a report of ``name`` can be of ``call``'s tool: the same name but for case,
     spaces and underscores, or a qualified name's own part (Semantic Kernel's
     ``<plugin>-<function>``); a report or call without a name can be of any."""
-    if not name or not call.name:
+    if not name or not call.name or name == call.name:
         return True
     ours = {_tool_key(n) for n in call.names}
     theirs = {_tool_key(name)}

@@ -12,6 +12,9 @@ from rampart_otel.evaluation import load_policy, summarize_population
 from rampart_otel.exporters.report_json import (
     JsonReportWriter,
     check_result_to_dict,
+    run_line,
+    runs_footer,
+    runs_header,
     stored_documents,
 )
 from rampart_otel.exporters.serialize import jsonable
@@ -89,3 +92,28 @@ def test_every_reason_of_every_sample_carries_its_code() -> None:
                 assert set(reason["span_ids"]) <= span_ids, (key, reason)
                 codes.add(code.value)
     assert len(codes) >= 30  # the samples reach most codes (tests/processors/test_reasons.py: all)
+
+
+def test_the_runs_report_holds_each_report_entry_with_its_run_written_once_on_every_sample():
+    """runs@1 (``--format jsonl``): a line per run; each result read back with its run's
+    fields is report@1's entry for it, and the whole is a fraction of report@1's size."""
+    policy = load_policy(REPO / "samples/policy.yaml")
+    per_run = [score_run(run, [policy]) for run in runs([SAMPLES], ReadStats())]
+    results = [result for scored in per_run for result in scored]
+    policies = [{"name": policy.name, "version": policy.version}]
+    lines = [runs_header(policies), *(run_line(scored) for scored in per_run if scored)]
+    lines.append(runs_footer(summarize_population(results), [InputError("x:1", "bad")]))
+    text = "".join(lines)
+    header, *documents, footer = (json.loads(line) for line in text.splitlines())
+    assert header == {"schema": "rampart-otel/runs@1", "policies": policies}
+    read_back = [document["run"] | entry for document in documents for entry in document["results"]]
+    assert read_back == [jsonable(check_result_to_dict(result)) for result in results]
+    assert footer["input_errors"] == [{"location": "x:1", "message": "bad"}]
+    assert footer["population_summary"]["overall"]["total"] == len(results)
+    report = io.StringIO()
+    writer = JsonReportWriter(report)
+    writer.start(policies)
+    for result in results:
+        writer.add(result)
+    writer.finish(summarize_population(results), [])
+    assert len(text) < 0.5 * len(report.getvalue())

@@ -265,3 +265,17 @@ def test_a_tool_span_two_asked_names_could_be_is_paired_with_neither() -> None:
         ("Delegate Work", None),
         ("delegate work", "t1"),
     ]
+
+
+def test_a_request_read_before_the_model_span_above_it_is_still_that_spans_request() -> None:
+    """Two layers of one model call, the inner one starting first (its clock ran behind):
+    read in time order, the inner request is found from the outer span all the same."""
+    spans = [
+        mk("a0", "agent", {"gen_ai.operation.name": "invoke_agent"}, start=0, end=100),
+        mk("m1", "chat", _chat([("fetch", "")], []), parent="a0", start=10, end=30),
+        mk("m0", "chat", _chat([("fetch", "")], []), parent="m1", start=5, end=20),
+    ]
+    run = classify(RunGraph(spans))
+    assert [r.span.span_id for r in run.records] == ["a0", "m0", "m1"]
+    calls = merge_tool_calls(run).calls
+    assert [(c.name, sorted(c.span_ids)) for c in calls] == [("fetch", ["m0", "m1"])]
