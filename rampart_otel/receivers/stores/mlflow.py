@@ -64,12 +64,13 @@ def read_mlflow(source: StoreSource) -> Iterator[list[Span]]:
                 raise TraceStoreError(
                     f"{source.url}: MLflow listed {len(infos) - len(ids)} traces without an id"
                 )
+            ids = cursors.fresh(ids)
             read += len(ids)
             for start in range(0, len(ids), TRACES_PER_GET):
                 batch = _traces(http, source, ids[start : start + TRACES_PER_GET])
                 if batch:
                     yield batch
-            token = cursors.next(found, len(infos))
+            token = cursors.next(found, len(ids))
             if not token or (source.limit is not None and read >= source.limit):
                 return
 

@@ -18,6 +18,7 @@ a cursor that repeats, or leads only to empty pages, stops the read (``Cursors``
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -61,13 +62,15 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
             traces = _list(body, source)
             if source.limit is not None:
                 traces = traces[: source.limit - read]
-            trace_ids = [str(t.get("trace_id", "")) for t in traces if isinstance(t, dict)]
+            trace_ids = cursors.fresh(
+                str(t.get("trace_id", "")) for t in traces if isinstance(t, dict)
+            )
             read += len(trace_ids)
             for start in range(0, len(trace_ids), IDS_PER_REQUEST):
                 batch = _spans(http, source, project, trace_ids[start : start + IDS_PER_REQUEST])
                 if batch:
                     yield batch
-            cursor = cursors.next(body, len(traces))
+            cursor = cursors.next(body, len(trace_ids))
             if not cursor or (source.limit is not None and read >= source.limit):
                 return
 
@@ -89,9 +92,22 @@ def _spans(http: Any, source: StoreSource, project: str, trace_ids: list[str]) -
         body = call(http, source, "GET", f"/v1/projects/{project}/spans", params=params)
         page = _list(body, source)
         spans.extend(span_from_phoenix(item) for item in page)
-        cursor = cursors.next(body, len(page))
+        cursor = cursors.next(body, len(cursors.fresh(map(_span_key, page))))
         if not cursor:
             return adopted(spans, [t.lower() for t in trace_ids])
+
+
+def _span_key(item: object) -> str:
+    """What tells one listed span from another: its ids, else all it says."""
+    context = item.get("context") if isinstance(item, dict) else None
+    if isinstance(context, dict):
+        ids = context.get("trace_id"), context.get("span_id")
+        if all(isinstance(i, str) for i in ids):
+            return "/".join(ids)  # type: ignore[arg-type]
+    try:
+        return json.dumps(item, sort_keys=True)
+    except (RecursionError, ValueError, TypeError):  # nested too deeply: counted as new
+        return f"unreadable {id(item)}"
 
 
 def _list(body: Any, source: StoreSource) -> list[Any]:

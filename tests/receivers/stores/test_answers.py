@@ -89,6 +89,84 @@ def test_new_cursors_to_empty_pages_without_end_stop_the_read() -> None:
     assert "empty pages in a row" in str(raised.value) and len(asked) <= 20
 
 
+def test_the_same_phoenix_traces_under_ever_new_cursors_stop_the_read() -> None:
+    # Each page lists the trace already read, with a new cursor: a page of nothing new.
+    pages = iter(range(10**9))
+    spans_asked = []
+    routes = {
+        "/traces": lambda *_: json_answer(
+            {"data": [{"trace_id": TRACE}], "next_cursor": f"page-{next(pages)}"}
+        ),
+        "/spans": lambda _m, query, _b: (
+            spans_asked.append(query["trace_id"]) or json_answer({"data": [_phoenix_span()]})
+        ),
+    }
+    with standin(routes) as (address, asked), pytest.raises(TraceStoreError) as raised:
+        _read(f"phoenix://{address}/default")
+    assert "empty pages in a row" in str(raised.value) and len(asked) <= 20
+    assert spans_asked == [[TRACE]]  # the trace's spans are read once
+
+
+def test_the_same_phoenix_spans_under_ever_new_cursors_stop_the_read() -> None:
+    pages = iter(range(10**9))
+    routes = {
+        "/traces": lambda *_: json_answer({"data": [{"trace_id": TRACE}], "next_cursor": None}),
+        "/spans": lambda *_: json_answer(
+            {"data": [_phoenix_span()], "next_cursor": f"page-{next(pages)}"}
+        ),
+    }
+    with standin(routes) as (address, asked), pytest.raises(TraceStoreError) as raised:
+        _read(f"phoenix://{address}/default")
+    assert "empty pages in a row" in str(raised.value) and len(asked) <= 20
+
+
+def test_the_same_mlflow_traces_under_ever_new_page_tokens_stop_the_read() -> None:
+    pages = iter(range(10**9))
+    fetched = []
+    routes = {
+        "/traces/search": lambda *_: json_answer(
+            {"traces": [{"trace_id": f"tr-{TRACE}"}], "next_page_token": f"page-{next(pages)}"}
+        ),
+        "/traces/batchGet": lambda _m, query, _b: (
+            fetched.append(query["trace_ids"]) or json_answer({"traces": []})
+        ),
+    }
+    with standin(routes) as (address, asked), pytest.raises(TraceStoreError) as raised:
+        _read(f"mlflow://{address}/1")
+    assert "empty pages in a row" in str(raised.value) and len(asked) <= 25
+    assert fetched == [[f"tr-{TRACE}"]]
+
+
+def test_a_page_with_one_new_trace_among_those_read_is_not_empty() -> None:
+    # Pages overlapping by one trace (a store paging by time, with a trace on the boundary)
+    # are read to the end, each trace once.
+    traces = [f"{n:032x}" for n in range(1, 31)]
+    fetched: list[list[str]] = []
+
+    def listing(_m: str, query: dict, _b: Any) -> Any:
+        start = int(query.get("cursor", ["0"])[0])
+        page = traces[max(start - 1, 0) : start + 2]
+        following = str(start + 2) if start + 2 < len(traces) else None
+        return json_answer({"data": [{"trace_id": t} for t in page], "next_cursor": following})
+
+    def spans(_m: str, query: dict, _b: Any) -> Any:
+        fetched.append(query["trace_id"])
+        return json_answer(
+            {
+                "data": [
+                    _phoenix_span(context={"trace_id": t, "span_id": "0123456789abcdef"})
+                    for t in query["trace_id"]
+                ]
+            }
+        )
+
+    with standin({"/traces": listing, "/spans": spans}) as (address, _):
+        read, errors = _read(f"phoenix://{address}/default")
+    assert errors == []
+    assert sorted(span.trace_id for span in read) == traces
+    assert sorted(t for ids in fetched for t in ids) == traces
+
+
 def test_a_phoenix_cursor_that_is_not_text_is_one_line() -> None:
     with (
         standin(_phoenix([_phoenix_span()], traces_cursor={"a": 1})) as (address, _),  # type: ignore[arg-type]
