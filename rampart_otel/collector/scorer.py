@@ -32,7 +32,7 @@ import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ from rampart_otel.engine import (
     run_service,
 )
 from rampart_otel.errors import DecodeError, SchemaError, StoreError
-from rampart_otel.evaluation import Policy, SafetyStatus
+from rampart_otel.evaluation import CheckResult, EvalOutcome, Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import VerdictEventSink, VerdictExporter
 from rampart_otel.model import Run, Span, replaces
@@ -150,6 +150,9 @@ class Scorer:
         self.late_cache_runs = late_cache_runs
         self.max_trace_spans = max_trace_spans
         self._recent: OrderedDict[str, dict[str, Span]] = OrderedDict()
+        # Each recent run's results that evidence decided (outcome DETECTED), by check: a
+        # later revision scored without the spans that evidence came from keeps them.
+        self._decided: OrderedDict[str, dict[tuple[str | None, str], CheckResult]] = OrderedDict()
         self._first: dict[str, Position] = {}  # open trace -> its first record's position
         self._quarantined: list[tuple[int, int, int, str]] = []  # stored with the next commit
         self.stats = Stats()
@@ -320,8 +323,23 @@ class Scorer:
             return None
         run.revision = latest + 1
         scored = self.pipeline.score(run)
+        if latest >= 0 and not seen <= {bytes.fromhex(s.span_id) for s in run.spans}:
+            # Scored without spans an earlier revision had (too many to keep: a capped
+            # revision): it cannot undo what their evidence decided.
+            scored = replace(
+                scored, results=kept_decided(scored.results, self._decided.get(run.run_id, {}))
+            )
+        self._remember_decided(run.run_id, scored.results)
         rows = result_rows(scored.results, revision=run.revision, scored_at=scored.scored_at)
         return _Prepared(scored, packed, digest, latest, rows)
+
+    def _remember_decided(self, run_id: str, results: list[CheckResult]) -> None:
+        decided = {_check_key(r): r for r in results if r.outcome is EvalOutcome.DETECTED}
+        self._decided.pop(run_id, None)
+        if decided and self.late_cache_runs > 0:
+            self._decided[run_id] = decided
+            while len(self._decided) > self.late_cache_runs:
+                self._decided.popitem(last=False)
 
     def checkpoint(self) -> Position:
         """Where a restart must read from: the first record of the oldest open trace."""
@@ -350,6 +368,25 @@ class Scorer:
     @property
     def open_traces(self) -> int:
         return self.assembler.open_traces
+
+
+def _check_key(result: CheckResult) -> tuple[str | None, str]:
+    return result.policy, result.check_id
+
+
+def kept_decided(
+    results: list[CheckResult], earlier: dict[tuple[str | None, str], CheckResult]
+) -> list[CheckResult]:
+    """A revision's results, each check that evidence decided in ``earlier`` (its outcome
+    DETECTED: the attack seen, the expected behaviour seen) kept as it was where this
+    revision, scored without that evidence's spans, did not decide it again."""
+    kept = []
+    for result in results:
+        before = earlier.get(_check_key(result))
+        if before is not None and result.outcome is not EvalOutcome.DETECTED:
+            result = before
+        kept.append(result)
+    return kept
 
 
 # -- evaluation --------------------------------------------------------------------------
