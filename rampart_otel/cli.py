@@ -315,7 +315,13 @@ def score(
                 ["rampart-otel", "score", *map(str, paths), "--policy", str(policy)]
             ),
         )
-        annotator = _annotator(str(sources[0]), stack) if annotate else None
+        annotator = (
+            _annotator(
+                str(sources[0]), stack, show_secrets=show_secrets, session=group_by == "session"
+            )
+            if annotate
+            else None
+        )
         code, stats = run_score(
             sources,
             loaded,
@@ -330,10 +336,12 @@ def score(
         if annotator is not None:
             print(f"rampart-otel: {annotator.summary()}", file=sys.stderr, flush=True)
     check_read(stats, allow_empty)
+    if annotator is not None and (failure := annotator.failure()) is not None:
+        fail(failure)  # the report is written; the verdicts not written back are named
     raise SystemExit(code)
 
 
-def _annotator(url: str, stack: ExitStack) -> AnnotationSink:
+def _annotator(url: str, stack: ExitStack, *, show_secrets: bool, session: bool) -> AnnotationSink:
     from rampart_otel.exporters.store_annotations import AnnotationSink, annotations_for
     from rampart_otel.receivers.stores import parse_store_url
     from rampart_otel.receivers.stores.http import call, client
@@ -342,8 +350,12 @@ def _annotator(url: str, stack: ExitStack) -> AnnotationSink:
     http = stack.enter_context(client(source))
     return AnnotationSink(
         annotations_for(
-            source.store, lambda method, path, **kw: call(http, source, method, path, **kw)
-        )
+            source.store,
+            lambda method, path, **kw: call(http, source, method, path, **kw),
+            source.name,
+        ),
+        show_secrets=show_secrets,
+        session=session,
     )
 
 

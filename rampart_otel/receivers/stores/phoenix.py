@@ -50,6 +50,7 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
     cursor: str | None = None
     cursors = Cursors(source, "next_cursor")
     with client(source) as http:
+        traces_at = trace_links(http, source)
         while True:
             params: dict[str, Any] = {"sort": "start_time", "order": "asc", "limit": source.page}
             if source.since is not None:
@@ -68,6 +69,8 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
             read += len(trace_ids)
             for start in range(0, len(trace_ids), IDS_PER_REQUEST):
                 batch = _spans(http, source, project, trace_ids[start : start + IDS_PER_REQUEST])
+                for span in batch:
+                    span.source = traces_at + span.trace_id
                 if batch:
                     yield batch
             cursor = cursors.next(body, len(trace_ids))
@@ -95,6 +98,20 @@ def _spans(http: Any, source: StoreSource, project: str, trace_ids: list[str]) -
         cursor = cursors.next(body, len(cursors.fresh(map(_span_key, page))))
         if not cursor:
             return adopted(spans, [t.lower() for t in trace_ids])
+
+
+def trace_links(http: Any, source: StoreSource) -> str:
+    """Where the project's traces are in Phoenix's UI (``…/projects/<id>/traces/``: the
+    trace id follows). Phoenix's UI names a project by its id, asked for once; a store that
+    will not say (an older Phoenix) gets the store URL, the trace id after ``#``."""
+    try:
+        body = call(http, source, "GET", f"/v1/projects/{quote(source.name, safe='')}")
+        project = body["data"]["id"]
+    except (TraceStoreError, KeyError, TypeError):
+        return f"{source.url.split('?')[0]}#"
+    if not isinstance(project, str) or not project.isprintable() or "/" in project:
+        return f"{source.url.split('?')[0]}#"
+    return f"{source.base_url}/projects/{quote(project, safe='=')}/traces/"
 
 
 def _span_key(item: object) -> str:

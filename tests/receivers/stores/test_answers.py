@@ -187,6 +187,56 @@ def test_an_mlflow_page_token_that_repeats_stops_the_read() -> None:
     assert "already given" in str(raised.value) and len(asked) < 10
 
 
+# -- write-back ------------------------------------------------------------------------------
+
+
+def test_score_annotate_with_a_store_refusing_writes_writes_the_report_and_names_what_it_lost(
+    tmp_path: Path,
+) -> None:
+    # It exited 2 with no -o report (0 of 21 runs). Now: the report is written, every run
+    # the store refuses is counted, and the exit code says not everything was written back.
+    traces = [f"{n:032x}" for n in range(1, 22)]
+    writes: list[str] = []
+
+    def spans(_m: str, query: dict, _b: Any) -> Any:
+        return json_answer(
+            {
+                "data": [
+                    _phoenix_span(context={"trace_id": t, "span_id": "0123456789abcdef"})
+                    for t in query["trace_id"]
+                ]
+            }
+        )
+
+    def refuse(method: str, _q: dict, _b: Any) -> Any:
+        writes.append(method)
+        return json_answer({"detail": "Service Unavailable"}, 503)
+
+    routes = {
+        "/traces": lambda *_: json_answer({"data": [{"trace_id": t} for t in traces]}),
+        "/spans": spans,
+        "/annotation_configs": refuse,
+        "/trace_annotations": refuse,
+    }
+    report = tmp_path / "report.json"
+    with standin(routes) as (address, _):
+        done = run_cli(
+            "score", f"phoenix://{address}/default", "--policy", POLICY, "--annotate",
+            "--format", "json", "-o", report,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    written = json.loads(report.read_text())
+    assert len({r["run_id"] for r in written["results"]}) == 21
+    assert len(written["results"]) == 126
+    assert "annotated 0 verdicts on 0 runs in Phoenix" in done.stderr
+    assert (
+        "error: 126 verdicts on 21 runs were not written back to Phoenix; after 3 runs refused "
+        "in a row the rest were not tried: " in done.stderr
+    )
+    assert "HTTP 503" in done.stderr and "Traceback" not in done.stderr
+    assert len(writes) == 3  # a store that is down is not asked once per run
+
+
 # -- transport -------------------------------------------------------------------------------
 
 
