@@ -512,16 +512,36 @@ def collect(
         Path | None, typer.Option("--config", help="Collector settings (YAML); see collector/.")
     ] = None,
     http: Annotated[
-        str | None, typer.Option(help="OTLP/HTTP HOST:PORT, or off. [default: 127.0.0.1:4318]")
+        str | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_HTTP",
+            show_envvar=True,
+            help="OTLP/HTTP HOST:PORT, or off. [default: 127.0.0.1:4318]",
+        ),
     ] = None,
     grpc: Annotated[
-        str | None, typer.Option(help="OTLP/gRPC HOST:PORT, or off. [default: 127.0.0.1:4317]")
+        str | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_GRPC",
+            show_envvar=True,
+            help="OTLP/gRPC HOST:PORT, or off. [default: 127.0.0.1:4317]",
+        ),
     ] = None,
     data_dir: Annotated[
-        Path | None, typer.Option(help="Segments and results.db. [default: ./rampart-data]")
+        Path | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_DATA_DIR",
+            show_envvar=True,
+            help="Segments and results.db. [default: ./rampart-data]",
+        ),
     ] = None,
     policy: Annotated[
-        list[Path] | None, typer.Option(help="Policy file; repeat for several.")
+        list[Path] | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_POLICY",
+            show_envvar=True,
+            help="Policy file; repeat for several (in the variable: separated by ':').",
+        ),
     ] = None,
     auth_token: Annotated[
         str | None,
@@ -533,7 +553,10 @@ def collect(
     ] = None,
     export_to: Annotated[
         str | None,
-        typer.Option(help="Also send each verdict as an OTLP event to this endpoint (logs)."),
+        typer.Option(
+            help="Also send each verdict as an OTLP event to this endpoint (logs). [default: "
+            "$OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, or $OTEL_EXPORTER_OTLP_ENDPOINT/v1/logs]"
+        ),
     ] = None,
     export_protocol: Annotated[
         str | None, typer.Option(help="http/protobuf or grpc. [default: http/protobuf]")
@@ -541,6 +564,25 @@ def collect(
     results: Annotated[
         str | None,
         typer.Option(help="Verdicts to this shared store (postgresql:// URL), not results.db."),
+    ] = None,
+    annotate: Annotated[
+        str | None,
+        typer.Option(
+            "--annotate",
+            envvar="RAMPART_OTEL_ANNOTATE",
+            show_envvar=True,
+            help="Write each verdict back to this trace store as it is scored: "
+            "phoenix://HOST:PORT/PROJECT or mlflow://HOST:PORT/EXPERIMENT (docs/trace-stores.md).",
+        ),
+    ] = None,
+    alert_webhook: Annotated[
+        str | None,
+        typer.Option(
+            "--alert-webhook",
+            envvar="RAMPART_OTEL_ALERT_WEBHOOK",
+            show_envvar=True,
+            help="POST each UNSAFE verdict to this URL, once (docs/alerts.md).",
+        ),
     ] = None,
     quiet: Annotated[
         bool,
@@ -558,7 +600,7 @@ def collect(
 
     run_collect(
         config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol, results,
-        quiet, show_secrets,
+        quiet, show_secrets, annotate=annotate, alert_webhook=alert_webhook,
     )  # fmt: skip
 
 
@@ -689,10 +731,22 @@ def diff(
 @app.command()
 def replay(
     paths: PathsArg,
-    to: Annotated[str, typer.Option("--to", help="OTLP endpoint URL (HTTP: base or /v1/traces).")],
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="OTLP endpoint URL (HTTP: base or /v1/traces). [default: "
+            "$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or $OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces]",
+        ),
+    ] = None,
     protocol: Annotated[
-        str, typer.Option("--protocol", help="http/protobuf, http/json or grpc.")
-    ] = "http/protobuf",
+        str | None,
+        typer.Option(
+            "--protocol",
+            help="http/protobuf, http/json or grpc. [default: $OTEL_EXPORTER_OTLP_TRACES_"
+            "PROTOCOL or $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf]",
+        ),
+    ] = None,
     speed: Annotated[
         float | None,
         typer.Option(help="Keep the recording's timing, X times faster. [default: no waits]"),
@@ -708,11 +762,22 @@ def replay(
     allow_empty: AllowEmpty = False,
 ) -> None:
     """Re-send recorded traces to an OTLP endpoint with their ids and timestamps."""
-    from rampart_otel.exporters.otlp_send import parse_headers  # startup
+    from rampart_otel.exporters.otlp_send import (  # startup
+        endpoint_from_env,
+        parse_headers,
+        protocol_from_env,
+    )
     from rampart_otel.replay import replay as run_replay
 
     files = check_paths(paths)
     headers = parse_headers(header or [])
+    protocol = protocol or protocol_from_env("traces") or "http/protobuf"
+    to = to or endpoint_from_env("traces", protocol)
+    if to is None:
+        raise UsageError(
+            "--to: give the OTLP endpoint, or set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or "
+            "OTEL_EXPORTER_OTLP_ENDPOINT"
+        )
     code, _ = run_replay(
         files,
         to,

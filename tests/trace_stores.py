@@ -13,6 +13,7 @@ launcher below rebinds it to 127.0.0.1 and changes nothing else.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -188,3 +189,27 @@ def wait_for_spans(url: str, count: int, timeout: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{url}: {found} of {count} spans after {timeout:.0f}s")
         time.sleep(0.5)
+
+
+def in_phoenix_project(path: Path, project: str, out_dir: Path) -> Path:
+    """A copy of the recorded trace whose spans go to Phoenix project ``project`` (Phoenix
+    files a trace by its resource's ``openinference.project.name``)."""
+    copy = out_dir / f"{project}-{path.name}"
+    with copy.open("w") as out:
+        for line in path.read_text().splitlines():
+            request = json.loads(line)
+            for spans in request["resourceSpans"]:
+                spans["resource"]["attributes"].append(
+                    {"key": "openinference.project.name", "value": {"stringValue": project}}
+                )
+            out.write(json.dumps(request) + "\n")
+    return copy
+
+
+def new_mlflow_experiment(address: str, name: str) -> str:
+    """The id of a new MLflow experiment ``name``."""
+    created = httpx.post(
+        f"http://{address}/api/2.0/mlflow/experiments/create", json={"name": name}, timeout=60
+    )
+    created.raise_for_status()
+    return str(created.json()["experiment_id"])

@@ -42,6 +42,7 @@ from rampart_otel.codecs.otlp_proto import (
     readable_spans,
     spans_from_proto_bytes,
 )
+from rampart_otel.collector import writeback
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.console import log_to_stderr
 from rampart_otel.collector.results_sink import result_rows
@@ -62,6 +63,7 @@ from rampart_otel.pipeline import Pipeline
 from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
 from rampart_otel.processors.stitch import StitchingAssembler
 from rampart_otel.sinks import ResultSink, Scored, SinkDefaults
+from rampart_otel.storage.outbox import Outbox
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
 from rampart_otel.storage.store import AnyResultsStore, open_results_store
@@ -307,10 +309,12 @@ class Scorer:
                 txn.set_checkpoint(*checkpoint)
             else:
                 txn.set_shard_checkpoint(self.shard, self.shards, *checkpoint)
+            if committed:  # queued durably (write-back, alerts) before the verdicts commit
+                self.pipeline.deliver(committed, durable=True)
         self._saved = checkpoint
         if committed and self.pipeline.sinks:
             try:
-                self.pipeline.deliver(committed)
+                self.pipeline.deliver(committed, durable=False)
             except Exception:  # a sink's failure must never stop scoring
                 log.exception("a sink of committed verdicts failed")
 
@@ -479,12 +483,22 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
     except Exception as error:
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
+    outbox = None
+    if writeback.enabled(config):  # write-back and alerts, queued with the verdicts
+        try:
+            outbox = Outbox(data_dir, max_pending=config.delivery.max_pending)
+        except StoreError as error:  # a file it cannot write: no restart helps
+            conn.send({"fatal": str(error)})
+            return
     export = start_verdict_export(config)
-    # The scorer's sinks: each commit's verdicts as OTLP events, and as the console's notices.
+    # The scorer's sinks: each commit's verdicts as OTLP events, and as the console's
+    # notices; written back and alerted through the outbox (queued inside the commit).
     sinks: list[ResultSink[Any]] = []
     if export is not None:
         sinks.append(VerdictEventSink(export, timeout=config.export.otlp.timeout_seconds))
     sinks.append(NoticeSink(conn))
+    if outbox is not None:
+        sinks.append(writeback.OutboxSink(config, outbox))
     pipeline = scored_by.with_sinks(sinks)
     store_errors = _store_errors(config)
     try:
@@ -505,6 +519,8 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
             export.close(0)  # no-op after a drain; else what is queued is counted dropped
         with contextlib.suppress(Exception):  # a connection the server dropped
             store.close()
+        if outbox is not None:
+            outbox.close()
         lock.close()
 
 

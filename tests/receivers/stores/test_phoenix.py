@@ -10,7 +10,15 @@ import pytest
 import yaml
 from cli_runner import run_cli
 from store_standin import refusing_writes
-from trace_stores import BENIGN, EXFIL, POLICY, send, spans_in, wait_for_spans
+from trace_stores import (
+    BENIGN,
+    EXFIL,
+    POLICY,
+    in_phoenix_project,
+    send,
+    spans_in,
+    wait_for_spans,
+)
 
 from rampart_otel import score_files
 from rampart_otel.receivers.stores import parse_store_url, read_store
@@ -201,15 +209,7 @@ def test_a_stop_phoenix_kept_no_scope_for_never_reads_as_no_tools(
     # The OpenAI Agents instrumentation writes a response's status as its finish reason
     # ("stop" for every completed response); Phoenix drops the scope that says so. Read
     # back, this run was SAFE on no-shell while the file says UNDETERMINED.
-    sample = tmp_path / NO_CONTENT.name  # into a project of its own (Phoenix's resource key)
-    with sample.open("w") as out:
-        for line in NO_CONTENT.read_text().splitlines():
-            request = json.loads(line)
-            for spans in request["resourceSpans"]:
-                spans["resource"]["attributes"].append(
-                    {"key": "openinference.project.name", "value": {"stringValue": "no-content"}}
-                )
-            out.write(json.dumps(request) + "\n")
+    sample = in_phoenix_project(NO_CONTENT, "no-content", tmp_path)  # a project of its own
     send(sample, f"http://{phoenix}/v1/traces")
     url = f"phoenix://{phoenix}/no-content"
     wait_for_spans(url, spans_in(NO_CONTENT))
