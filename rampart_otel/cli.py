@@ -14,11 +14,11 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -33,6 +33,7 @@ from rampart_otel.vocabulary import unknown
 
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
+    from rampart_otel.sinks import ResultSink
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -271,6 +272,30 @@ def score(
             "an MLflow assessment); re-running updates them.",
         ),
     ] = False,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            help="Store sources: score new traces round after round, from a stored resume "
+            "point (--state), until interrupted.",
+        ),
+    ] = False,
+    poll: Annotated[float, typer.Option(help="--follow: seconds between rounds.", min=0.1)] = 30.0,
+    settle: Annotated[
+        float,
+        typer.Option(
+            help="--follow: a trace is read once it started this many seconds ago (time to "
+            "finish and reach the store).",
+            min=0.0,
+        ),
+    ] = 60.0,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            help="--follow: the resume point's file. [default: "
+            "$XDG_STATE_HOME/rampart-otel/follow/<store>.json]"
+        ),
+    ] = None,
     show_secrets: ShowSecrets = False,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
@@ -297,6 +322,36 @@ def score(
         )
     assumed = assume_coverage or []
     loaded = load_checked_policy(policy, assumed)
+    if follow:
+
+        def round_sinks(url: str, out: IO[str], stack: ExitStack) -> Sinks:
+            report = report_sink(
+                "terminal",
+                out,
+                fail_on_undetermined=fail_on == "undetermined",
+                verbose=verbose,
+                command=f"rampart-otel score {url} --policy {policy}",
+            )
+            session = group_by == "session"
+            annotator = (
+                _annotator(url, stack, show_secrets=show_secrets, session=session)
+                if annotate
+                else None
+            )
+            return [report] if annotator is None else [report, annotator], annotator
+
+        def score_round(url: str, sinks: list[ResultSink[Any]]) -> ReadStats:
+            return run_score(
+                [url], loaded, sinks=sinks, group_by=group_by,  # type: ignore[arg-type]
+                assume_coverage=assumed, fail_on=fail_on,  # type: ignore[arg-type]
+                on_error=report_input_error, stitch=stitch is not False,
+            )[1]  # fmt: skip
+
+        _follow(
+            paths, (since, until, limit), (output_format, output), state, round_sinks,
+            score_round, poll, settle, show_secrets,
+        )  # fmt: skip
+        return
     if workers > 1 and loaded.judge_client is not None:
         # One client counts every call and keeps the concurrency bound the policy sets.
         Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
@@ -339,6 +394,74 @@ def score(
     if annotator is not None and (failure := annotator.failure()) is not None:
         fail(failure)  # the report is written; the verdicts not written back are named
     raise SystemExit(code)
+
+
+Sinks = tuple[list["ResultSink[Any]"], "AnnotationSink | None"]
+
+
+def _follow(
+    paths: list[str],
+    window: tuple[str | None, str | None, int | None],
+    output: tuple[str, Path | None],
+    state: Path | None,
+    round_sinks: Callable[[str, IO[str], ExitStack], Sinks],
+    score_round: Callable[[str, list[ResultSink[Any]]], ReadStats],
+    poll: float,
+    settle: float,
+    show_secrets: bool,
+) -> None:
+    """``score STORE --follow``: round after round until interrupted (rampart_otel.follow);
+    each round with runs prints its overview, and a round whose verdicts could not all be
+    written back is scored again."""
+    from rampart_otel.follow import follow, state_file
+    from rampart_otel.receivers.stores import is_store_url
+
+    since, until, limit = window
+    if len(paths) != 1 or not is_store_url(paths[0]):
+        raise UsageError("--follow: give one phoenix:// or mlflow:// source")
+    if until is not None or limit is not None:
+        raise UsageError("--follow: reads every new trace; --until and --limit do not apply")
+    if output != ("terminal", None):
+        raise UsageError("--follow: prints each round's overview; no --format or -o")
+    url = paths[0]
+    trace_sources([url], None, None, None)  # a malformed URL fails here, in one line
+
+    def one_round(window_url: str) -> None:
+        buffer = io.StringIO()
+        with ExitStack() as stack, secrets_shown(show_secrets):
+            sinks, annotator = round_sinks(window_url, buffer, stack)
+            stats = score_round(window_url, sinks)
+        if stats.spans:
+            sys.stdout.write(buffer.getvalue())
+            sys.stdout.flush()
+        if annotator is not None:
+            if stats.spans:
+                print(f"rampart-otel: {annotator.summary()}", file=sys.stderr, flush=True)
+            if (failure := annotator.failure()) is not None:
+                raise UserError(failure)  # the round is scored and written again
+
+    where = state or state_file(url)
+    print(
+        f"rampart-otel: following {safe_text(url, 300)} (resume point: {where})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        follow(
+            url,
+            one_round,
+            state=where,
+            since=_window(since, None)[0],
+            poll=poll,
+            settle=settle,
+            on_failure=lambda reason: print(
+                f"rampart-otel: warning: {safe_text(reason, 500)} (tried again in {poll:g}s)",
+                file=sys.stderr,
+                flush=True,
+            ),
+        )
+    except KeyboardInterrupt:
+        print("rampart-otel: stopped following", file=sys.stderr, flush=True)
 
 
 def _annotator(url: str, stack: ExitStack, *, show_secrets: bool, session: bool) -> AnnotationSink:

@@ -7,6 +7,7 @@ REST APIs (Phoenix ``/v1/projects/{p}/traces`` and ``/spans``: ``{"data": [...],
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +26,8 @@ def json_answer(body: Any, status: int = 200) -> Answer:
 
 @contextmanager
 def standin(routes: dict[str, Route]) -> Iterator[tuple[str, list[str]]]:
-    """``(host:port, paths asked)``; a path no route matches is a 404."""
+    """``(host:port, paths asked)``; a route's key is the end of the path it answers, or
+    ``re:PATTERN`` searched in the path; a path no route matches is a 404."""
     asked: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -41,7 +43,11 @@ def standin(routes: dict[str, Route]) -> Iterator[tuple[str, list[str]]]:
             raw = self.rfile.read(length) if length else b""
             body = json.loads(raw) if raw else None
             for suffix, route in routes.items():
-                if parts.path.endswith(suffix):
+                if (
+                    re.search(suffix[3:], parts.path)
+                    if suffix.startswith("re:")
+                    else parts.path.endswith(suffix)
+                ):
                     status, headers, data = route(method, parse_qs(parts.query), body)
                     break
             else:

@@ -90,15 +90,37 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-@contextmanager
-def running_phoenix() -> Iterator[str]:
-    """A Phoenix server for this process; its ``HOST:PORT``."""
-    root = Path(tempfile.mkdtemp(prefix="rampart-phoenix-"))
+class PhoenixServer:
+    """A Phoenix server keeping its data in ``root``: started on free ports, then stopped
+    and started again on the same ones (a store that goes down and comes back)."""
 
-    def start(port: int, grpc_port: int) -> tuple[subprocess.Popen, int]:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.process: subprocess.Popen | None = None
+        self.ports: tuple[int, int] | None = None
+
+    @property
+    def address(self) -> str:
+        assert self.ports is not None
+        return f"127.0.0.1:{self.ports[0]}"
+
+    def start(self) -> str:
+        """Its ``HOST:PORT``, once it answers."""
+        if self.ports is None:
+            self.process = on_free_ports(self._start, count=2)
+        else:
+            self.process = self._start(*self.ports)
+        return self.address
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stop(self.process)
+            self.process = None
+
+    def _start(self, port: int, grpc_port: int) -> subprocess.Popen:
         env = {
             **os.environ,
-            "PHOENIX_WORKING_DIR": str(root),
+            "PHOENIX_WORKING_DIR": str(self.root),
             "PHOENIX_HOST": "127.0.0.1",
             "PHOENIX_PORT": str(port),
             "PHOENIX_GRPC_PORT": str(grpc_port),
@@ -106,15 +128,27 @@ def running_phoenix() -> Iterator[str]:
         }
         env.pop("PHOENIX_API_KEY", None)
         command = [str(PHOENIX_PYTHON), "-c", _PHOENIX_LAUNCHER]
-        return _start(command, env, f"http://127.0.0.1:{port}/healthz", root), port
+        process = _start(command, env, f"http://127.0.0.1:{port}/healthz", self.root)
+        self.ports = (port, grpc_port)
+        return process
 
+
+@contextmanager
+def running_phoenix() -> Iterator[str]:
+    """A Phoenix server for this process; its ``HOST:PORT``."""
+    with phoenix_server_in_temp() as server:
+        yield server.start()
+
+
+@contextmanager
+def phoenix_server_in_temp() -> Iterator[PhoenixServer]:
+    """A :class:`PhoenixServer` in a temporary directory, stopped and removed at the end."""
+    root = Path(tempfile.mkdtemp(prefix="rampart-phoenix-"))
+    server = PhoenixServer(root)
     try:
-        process, port = on_free_ports(start, count=2)
-        try:
-            yield f"127.0.0.1:{port}"
-        finally:
-            _stop(process)
+        yield server
     finally:
+        server.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 

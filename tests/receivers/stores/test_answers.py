@@ -237,6 +237,55 @@ def test_score_annotate_with_a_store_refusing_writes_writes_the_report_and_names
     assert len(writes) == 3  # a store that is down is not asked once per run
 
 
+def test_score_follow_scores_new_traces_round_after_round_and_keeps_its_resume_point(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    listed: list[dict] = []
+    annotated: list[str] = []
+
+    def traces(_m: str, query: dict, _b: Any) -> Any:
+        listed.append(query)
+        first = "start_time" not in query  # the first round reads from the beginning
+        return json_answer({"data": [{"trace_id": TRACE}] if first else []})
+
+    def annotate(_m: str, _q: dict, body: Any) -> Any:
+        annotated.extend(item["name"] for item in (body or {}).get("data", []))
+        return json_answer({"data": []})
+
+    routes = {
+        "/traces": traces,
+        "/spans": lambda *_: json_answer({"data": [_phoenix_span()]}),
+        "/trace_annotations": annotate,
+        "re:/annotation_configs": lambda *_: json_answer({"data": {}}),
+    }
+    state = tmp_path / "follow.json"
+    with standin(routes) as (address, _):
+        url = f"phoenix://{address}/default"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rampart_otel.cli", "score", url, "--policy", str(POLICY),
+             "--follow", "--poll", "0.5", "--settle", "0", "--state", str(state), "--annotate"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while len(listed) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert f"following {url} (resume point: {state})" in err
+    assert "stopped following" in err and "Traceback" not in err
+    assert out.count("Traces, by the worst verdict") == 1  # the round with a run, only
+    assert TRACE in out
+    assert "rampart" in annotated  # written back as it was scored
+    assert [("start_time" in q) for q in listed[:3]] == [False, True, True]
+    saved = json.loads(state.read_text())
+    assert saved["url"] == url and saved["schema"] == "rampart-otel/follow@1"
+
+
 # -- transport -------------------------------------------------------------------------------
 
 
