@@ -216,7 +216,13 @@ def inspect(
 def score(
     paths: SourcesArg,
     policy: Annotated[
-        Path, typer.Option("--policy", help="Policy file (YAML); see docs/policy.md.")
+        Path,
+        typer.Option(
+            "--policy",
+            envvar="RAMPART_OTEL_POLICY",
+            show_envvar=True,
+            help="Policy file (YAML); see docs/policy.md.",
+        ),
     ],
     output_format: Annotated[
         str,
@@ -462,6 +468,15 @@ def _follow(
         )
     except KeyboardInterrupt:
         print("rampart-otel: stopped following", file=sys.stderr, flush=True)
+
+
+def _data_dir_or_env(data_dir: Path | None, results: str | None) -> Path | None:
+    """``--data-dir``, else ``RAMPART_OTEL_DATA_DIR`` when ``--results`` is not given (a
+    flag wins over the environment)."""
+    if data_dir is not None or results is not None:
+        return data_dir
+    from_env = os.environ.get("RAMPART_OTEL_DATA_DIR", "").strip()
+    return Path(from_env) if from_env else None
 
 
 def _annotator(url: str, stack: ExitStack, *, show_secrets: bool, session: bool) -> AnnotationSink:
@@ -730,7 +745,11 @@ def collect(
 @app.command()
 def audit(
     data_dir: Annotated[
-        Path | None, typer.Option(help="The collector's data directory (or --results).")
+        Path | None,
+        typer.Option(
+            help="The collector's data directory (or --results). [default: "
+            "$RAMPART_OTEL_DATA_DIR, unless --results]"
+        ),
     ] = None,
     results: Annotated[
         str | None,
@@ -786,7 +805,7 @@ def audit(
         report_output(output, stored, "a file of the collector's data directory") as out,
         secrets_shown(show_secrets),
     ):
-        run_audit(results_target(data_dir, results), options, out)
+        run_audit(results_target(_data_dir_or_env(data_dir, results), results), options, out)
 
 
 def _files_under(directory: Path) -> list[Path]:
@@ -797,7 +816,14 @@ def _files_under(directory: Path) -> list[Path]:
 @app.command()
 def rescore(
     data_dir: Annotated[Path, typer.Option(help="The collector's data directory.")],
-    policy: Annotated[Path, typer.Option(help="The policy file, with a new version.")],
+    policy: Annotated[
+        Path,
+        typer.Option(
+            envvar="RAMPART_OTEL_POLICY",
+            show_envvar=True,
+            help="The policy file, with a new version.",
+        ),
+    ],
     results: Annotated[
         str | None,
         typer.Option(

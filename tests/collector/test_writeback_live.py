@@ -230,6 +230,10 @@ def test_store_and_receiver_down_for_a_minute_under_load_lose_and_repeat_nothing
             wait_for_spans(f"phoenix://{address}/default", sum(map(spans_in, load)), 300)
             for path in load[:half]:
                 _replay(path, collector.traces_url)
+            wait_for(  # the first half written back while both are up
+                lambda: _metric(collector, "annotations_written_total") >= half, 300, "half"
+            )
+            figures["delivered_before_outage"] = _metric(collector, "annotations_written_total")
             # Down: the store and the receiver, for a minute, while the load goes on.
             phoenix.stop()
             receiver.stop()
