@@ -97,7 +97,7 @@ def phoenix_pages(browser: Any, address: str, project: str, shots: Path | None) 
     sector.wait_for(state="attached", timeout=WAIT_MS)
     seen.first_label = sector.get_attribute("name") or ""
     if shots is not None:  # the root span's details drawn too
-        drawer.get_by_text("Notes", exact=True).first.wait_for(timeout=WAIT_MS)
+        page.locator("pre", has_text="Weather in Paris").first.wait_for(timeout=WAIT_MS)
         page.wait_for_timeout(1000)
         page.screenshot(path=shots / "phoenix-trace.png")
     page.close()

@@ -56,8 +56,10 @@ def collect(
     alert_webhook: str | None = None,
 ) -> None:
     if export_to is None:  # the OpenTelemetry environment's, below the flag, above the file
-        export_protocol = export_protocol or protocol_from_env("logs")
-        export_to = endpoint_from_env("logs", export_protocol or "http/protobuf")
+        protocol = export_protocol or protocol_from_env("logs")
+        export_to = endpoint_from_env("logs", protocol or "http/protobuf")
+        if export_to is not None and protocol in ("http/protobuf", "grpc"):  # not http/json
+            export_protocol = protocol
     overrides: dict[str, Any] = {
         "http.endpoint": http,
         "grpc.endpoint": grpc,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -130,6 +131,12 @@ def test_verdicts_are_written_back_and_unsafe_alerted_once_through_an_outage(
             assert _metric(collector, "alerts_failures_total") >= 1
             assert _metric(collector, "alerts_dropped_total") == 0
             assert _metric(collector, "annotations_written_total") == 2
+            # Every metric the example alerting rules (docs/alerts.md) name is served.
+            served = {name.partition("{")[0] for name in collector.metrics()}
+            page = (Path(__file__).resolve().parents[2] / "docs/alerts.md").read_text()
+            rules = page[page.index("groups:") :]
+            named = set(re.findall(r"\b(rampart_otel_[a-z_]+[a-z])\b", rules))
+            assert named and named <= served, named - served
             assert collector.terminate() == 0
         finally:
             receiver.stop()
