@@ -555,3 +555,36 @@ def test_the_stores_checkpoint_is_the_least_shard_point_and_waits_for_every_shar
     assert shard_checkpoint([(3, 10)], 2, (1, 0)) == (1, 0)  # shard 1 has not committed yet
     assert shard_checkpoint([(3, 10)], 2, None) == None  # noqa: E711 -- it starts at the start
     assert shard_checkpoint([(3, 10), (4, 0)], 2, None) == (3, 10)
+
+
+def test_a_run_followed_by_more_spans_than_kept_stays_unsafe_in_a_running_collector(tmp_path):
+    """The capped revision (above), over OTLP into ``rampart-otel collect``: a run then more
+    spans than ``assembly.max_trace_spans`` (100,000 by default; 4 here)."""
+    import sqlite3
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from collector.harness import spawn, wait_for
+
+    write_config(tmp_path / "policy.yaml", POLICY)
+    settings = write_config(
+        tmp_path / "collector.yaml",
+        "policies: [policy.yaml]\nassembly:\n  idle_seconds: 1\n  max_trace_spans: 4\n",
+    )
+    collector = spawn(tmp_path / "data", settings)
+    sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+    spans = make_traces(1, tool="delete_file")
+    try:
+        sender.export(spans)
+        wait_for(lambda: collector.metrics().get("rampart_otel_runs_scored_total", 0) >= 1, 60)
+        sender.export(_followers(spans[0], 11))
+        wait_for(lambda: collector.metrics().get("rampart_otel_runs_scored_total", 0) >= 4, 90)
+    finally:
+        sender.shutdown()
+        assert collector.terminate() == 0
+    db = sqlite3.connect(tmp_path / "data/results.db")
+    statuses = dict(
+        db.execute("SELECT revision, status FROM results WHERE check_id = 'no-delete'").fetchall()
+    )
+    db.close()
+    assert len(statuses) >= 3 and set(statuses.values()) == {"unsafe"}, statuses
