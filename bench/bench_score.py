@@ -204,8 +204,8 @@ def pipeline_prefix(upto: str) -> Callable[[Path, Path], int]:
 
     def run_prefix(path: Path, policy_path: Path) -> int:
         from rampart_otel.engine import score_run
+        from rampart_otel.normalize import normalize
         from rampart_otel.pipeline import ReadStats, runs
-        from rampart_otel.processors.normalize import normalize
         from rampart_otel.receivers.files import read_paths
         from rampart_otel.scoring import load_checked_policy
 

@@ -2,7 +2,7 @@
 docs/policy.schema.json, the fix-hint and reason-code tables of docs/coverage.md and the
 packs' tables of docs/policy-packs.md. Run it after changing rampart_otel/vocabulary.py,
 rampart_otel/conventions/fix_hints.py, the reason codes (rampart_otel/channels.py ReasonCode,
-rampart_otel/processors/wording.py MEANINGS) or a pack of rampart_otel/evaluation/packs/:
+rampart_otel/wording.py MEANINGS) or a pack of rampart_otel/evaluation/packs/:
 
     make docs   (or: .venv/bin/python docs/generate_policy_reference.py)
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from rampart_otel.conventions import fix_hints
 from rampart_otel.evaluation import packs
 from rampart_otel.evaluation.policy_schema import schema_text
-from rampart_otel.processors.wording import reason_codes_table
 from rampart_otel.vocabulary import markdown_tables
+from rampart_otel.wording import reason_codes_table
 
 DOCS = Path(__file__).resolve().parent
 POLICY_MD = DOCS / "policy.md"

@@ -30,6 +30,7 @@ __all__ = [
     "response_contains",
     "score_files",
     "score_spans",
+    "setup",
     "side_effect",
     "tool_called",
     "tool_result",
@@ -40,7 +41,7 @@ __all__ = [
 # needs only ``rampart_otel.declare`` (and every pytest session, which loads the plugin) never
 # loads pydantic, yaml or the evaluator.
 _ONE_CALL_API = frozenset({"score_files", "score_spans"})
-_API = frozenset(__all__) - _ONE_CALL_API - {"__version__"}
+_API = frozenset(__all__) - _ONE_CALL_API - {"__version__", "setup"}
 
 
 def __getattr__(name: str) -> object:
@@ -48,6 +49,10 @@ def __getattr__(name: str) -> object:
         import rampart_otel.evaluation  # lazily: see above
 
         return getattr(rampart_otel.evaluation, name)
+    if name == "setup":
+        import rampart_otel.tracing  # lazily: it loads the SDK and the instrumentations
+
+        return rampart_otel.tracing.setup
     if name in _ONE_CALL_API:
         import rampart_otel.api  # lazily: see above
 
@@ -56,4 +61,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API, *_ONE_CALL_API})
+    return sorted({*globals(), *_API, *_ONE_CALL_API, "setup"})

@@ -52,7 +52,7 @@ OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, Cha
 class ReasonCode(StrEnum):
     """Why a channel has its state: the closed set of codes a reason carries (report@1 and
     ``inspect --json`` ``reason_codes``; docs/coverage.md's table is generated from
-    ``processors.wording.MEANINGS``). A code names the decision; the words are wording's."""
+    ``wording.MEANINGS``). A code names the decision; the words are wording's."""
 
     # input
     INPUT_READ = "input.read"

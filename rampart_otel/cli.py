@@ -583,7 +583,8 @@ def policy_init(
         typer.Option(
             "--from",
             help="Trace files or directories: the hosts and tools seen there become the "
-            "allow-lists' draft, each line marked '# review'.",
+            "allow-lists' draft, each line marked '# review' with the runs and files it was "
+            "seen in; one seen in a run the policy's other checks flag is left out, listed.",
         ),
     ] = None,
     output: Annotated[
@@ -594,8 +595,6 @@ def policy_init(
 ) -> None:
     """Write a starter policy: the builtin:agent-baseline pack with its parameters written out
     (docs/policy-packs.md). An existing file is never replaced without --force."""
-    from collections import Counter
-
     from rampart_otel.evaluation.packs.starter import policy_name, starter_policy
 
     if output is not None and output.is_file() and not force:
@@ -603,27 +602,14 @@ def policy_init(
     if traces is None:
         text = starter_policy(policy_name(None))
     else:
-        stats = ReadStats()
-        hosts: Counter[str] = Counter()
-        tools: Counter[str] = Counter()
-        services: Counter[str] = Counter()
-        count = 0
-        for run in agent_runs(check_paths(traces), stats, on_error=report_input_error):
-            count += 1
-            services.update([run.service] if run.service else [])
-            tools.update({call.name for call in run.tool_calls})
-            hosts.update(
-                {
-                    str(effect.details["host"])
-                    for effect in run.side_effects
-                    if effect.kind == "http_request" and effect.details.get("host") is not None
-                }
-            )
-        check_read(stats, allow_empty=False)
-        service = services.most_common(1)[0][0] if services else None
-        seen = {"hosts": hosts.most_common(), "tools": tools.most_common()}
+        from rampart_otel.policy_draft import draft_from_traces
+
+        draft = draft_from_traces(check_paths(traces), on_error=report_input_error)
+        check_read(draft.stats, allow_empty=False)
         source = " ".join(traces)
-        text = starter_policy(policy_name(service), seen=seen, source=source, runs=count)
+        text = starter_policy(
+            policy_name(draft.service), seen=draft.names, source=source, runs=draft.runs
+        )
     if output is None or str(output) == "-":
         sys.stdout.write(text)
         return
@@ -789,6 +775,12 @@ def audit(
         Path | None, typer.Option("-o", "--output", help="Write the report here, not stdout.")
     ] = None,
     show_secrets: ShowSecrets = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "-v", "--verbose", help="Each listed result with its summary, or its reasons and fix."
+        ),
+    ] = False,
 ) -> None:
     """Verdicts the collector stored: counts and rates per check, per service, over time."""
     from rampart_otel.audit.command import AuditOptions, results_target  # startup
@@ -798,7 +790,7 @@ def audit(
         raise UsageError("--json and --html: choose one")
     options = AuditOptions(
         since, until, tuple(service or ()), tuple(check or ()), tuple(status or ()),
-        policy, policy_version, bucket, limit, json_output, html_output,
+        policy, policy_version, bucket, limit, json_output, html_output, verbose,
     )  # fmt: skip
     stored = _files_under(data_dir) if output is not None and data_dir is not None else []
     with (

@@ -25,7 +25,7 @@ from rampart_otel.evaluation import (
 )
 from rampart_otel.evaluation.plan import FULL_READING, ScoringPlan
 from rampart_otel.model import AgentRun, Run
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import channel_problem
 

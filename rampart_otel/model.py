@@ -6,11 +6,13 @@ pydantic lives at the boundaries (policy files, reports, configuration).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from rampart_otel.channels import Coverage
+from rampart_otel.channels import Coverage, ReasonCode
+from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
 
 AttrValue = Any  # str | int | float | bool | bytes | None | list[AttrValue] | dict[str, AttrValue]
 Attributes = dict[str, AttrValue]
@@ -304,14 +306,118 @@ class ToolScope:
     span_id: str | None = None  # the call's execution span, when it has one
 
 
+# What each finding is about, as data: ``wording.finding_message`` words it.
+
+
+@dataclass(frozen=True, slots=True)
+class SplitRun:
+    """A trace that falls apart into trees ``tops``; ``missing``: the parents not in it."""
+
+    trace_id: str
+    tops: tuple[Span, ...]
+    missing: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LostRoot:
+    top: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedSpans:
+    """Spans refused for their ids; ``rules``: the OTLP id rules they broke."""
+
+    spans: tuple[Span, ...]
+    rules: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UndecodableSpans:
+    """Spans that could not be decoded; ``whys``: the decoder's reasons."""
+
+    spans: tuple[Span, ...]
+    whys: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SpansOf:
+    """The spans a finding is about (a parent cycle, unended spans, dropped data, repeated
+    keys, a fragment's spans): the finding's kind says which."""
+
+    spans: tuple[Span, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NotUnderstoodSpans:
+    """Spans, or content on them, no convention understood: (span, notes) each."""
+
+    found: tuple[tuple[Span, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryCalls:
+    """Calls the model input history holds that no span of the run made."""
+
+    calls: tuple[ToolCall, ...]
+
+
+FindingDetail = (
+    SplitRun
+    | LostRoot
+    | RefusedSpans
+    | UndecodableSpans
+    | SpansOf
+    | NotUnderstoodSpans
+    | HistoryCalls
+)
+
+
 @dataclass(slots=True)
 class IntegrityFinding:
     kind: FindingKind
+    # The finding in words: written by ``wording`` from ``detail`` (processors leave it
+    # empty); a finding read back from a store has its words and no detail.
     message: str
     span_ids: list[str] = field(default_factory=list)
     # Channel keys the finding caps at partial; "*" every channel, "side_effects.*" every kind.
     # Kept so coverage assumed later (assume_coverage) is capped by the same findings.
     channels: list[str] = field(default_factory=list)
+    detail: FindingDetail | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallsUnknown:
+    """What keeps the calls that ran unknown, capping every kind seen at partial: no tool
+    execution span and not every model output read (``side_effect.unseen_calls``), no
+    model call either (``side_effect.no_calls_recorded``), or a turn that asked for tools
+    with no execution span after it (``side_effect.asked_unrun``, ``turns``)."""
+
+    code: ReasonCode
+    turns: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlaces:
+    """Where a run's side effects could have happened, and what shows each place.
+
+    ``scopes``: each executed tool call (``processors.scopes``); ``places`` decides the
+    side-effect channels from them. ``effects``: the agent's side effects by kind (the
+    model's transport left out, ``transport``). ``declarations``: (channel key, service)
+    the agent's own processes declared (``rampart.coverage``). ``findings``: the integrity
+    findings that cap the channels. ``scope_names``: the instrumentations the run shows
+    (for the ways to close a gap); ``plan``: the channels a gap's way to close it is
+    worked out for.
+    """
+
+    scopes: tuple[ToolScope, ...] = ()
+    calls: tuple[ToolCall, ...] = ()
+    effects: Mapping[str, tuple[SideEffect, ...]] = field(default_factory=dict)
+    transport: Mapping[str, tuple[Span, ...]] = field(default_factory=dict)
+    declarations: tuple[tuple[str, str], ...] = ()
+    calls_unknown: CallsUnknown | None = None
+    findings: tuple[IntegrityFinding, ...] = ()
+    scope_names: frozenset[str] = frozenset()
+    plan: ScoringPlan = FULL_READING
 
 
 @dataclass(slots=True)
@@ -337,9 +443,10 @@ class AgentRun:
     conventions: dict[str, ConventionUse] = field(default_factory=dict)
     user_input: list[InputMessage] = field(default_factory=list)  # the ``input`` channel
     tool_scopes: list[ToolScope] = field(default_factory=list)  # each executed tool call's
-    # The coverage before tool scopes and integrity findings capped it: where a policy's
-    # tool declarations start from (``processors.coverage.scoped``).
-    coverage_base: Coverage | None = None
+    # Where the run's side effects could have happened, with what shows each place: the
+    # side-effect channels are ``places.side_effect_decisions`` of these (a policy's tool
+    # declarations are an overlay on them, never a second reading of the run).
+    places: RunPlaces | None = None
 
     @property
     def run_id(self) -> str:

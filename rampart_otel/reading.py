@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from rampart_otel.errors import UsageError
 from rampart_otel.model import AgentRun, InputError, Run, Span
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
-from rampart_otel.processors.normalize import normalize
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import (
     Item,

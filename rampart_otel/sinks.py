@@ -72,7 +72,7 @@ class ResultSink(Protocol[Prepared]):
     #: the sink reads :attr:`Scored.agent_run` (the HTML page): scoring keeps it then.
     needs_agent_run: bool
     #: the sink shows a run's coverage (every channel's state and reasons): scoring then
-    #: reads every channel, not only those the checks read (``processors.plan``).
+    #: reads every channel, not only those the checks read (``scoring_plan``).
     shows_coverage: bool
 
     def open(self, opening: Opening) -> None:

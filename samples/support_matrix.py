@@ -1,12 +1,12 @@
-"""The README's support matrix, computed from the recorded samples, so it cannot drift.
+"""The support matrix of docs/frameworks.md, computed from the recorded samples, so it cannot drift.
 
     python samples/support_matrix.py            # print the table
-    python samples/support_matrix.py --write    # put it into README.md between its markers
+    python samples/support_matrix.py --write    # put it into docs/frameworks.md between its markers
 
 One row per framework recording set: what rampart-otel reads from its ``exfil`` run (the
 agent's run; fragments of it are counted apart), what is left when content capture is
 off (``no-content``), and the verdicts of ``samples/policy.yaml`` on its exfiltration, DROP
-TABLE and benign runs. ``tests/test_support_matrix.py`` fails when README.md differs.
+TABLE and benign runs. ``tests/test_support_matrix.py`` fails when docs/frameworks.md differs.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from samples.record_frameworks import discover  # noqa: E402
 
 TRACES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
-README = REPO / "README.md"
+README = REPO / "docs" / "frameworks.md"  # the page that shows the matrix
 BEGIN, END = "<!-- support-matrix -->", "<!-- /support-matrix -->"
 # The three libraries of samples/record.py: (title, instrumentation, file prefix).
 LIBRARIES = (
@@ -176,7 +176,7 @@ def table() -> str:
 
 
 def in_readme(text: str) -> str | None:
-    """The table now between the README's markers, or None when they are missing."""
+    """The table now between the page's markers, or None when they are missing."""
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
         return None
@@ -185,7 +185,7 @@ def in_readme(text: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="update README.md in place")
+    parser.add_argument("--write", action="store_true", help="update docs/frameworks.md in place")
     args = parser.parse_args(argv)
     current = table()
     if not args.write:

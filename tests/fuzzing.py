@@ -38,7 +38,7 @@ from rampart_otel.codecs.otlp_proto import (
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.errors import DecodeError, QueueFull, Refusal
 from rampart_otel.model import InputError, Span
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers import ingest
 from rampart_otel.receivers.files import read_path

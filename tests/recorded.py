@@ -9,7 +9,7 @@ from __future__ import annotations
 import pathlib
 
 from rampart_otel.model import AgentRun, InputError, Run, Span
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 from rampart_otel.receivers.files import read_paths
 
 TRACES = pathlib.Path(__file__).resolve().parents[1] / "samples" / "traces"

@@ -24,11 +24,11 @@ from rampart_otel.evaluation import evaluate_policy, load_policy
 from rampart_otel.evaluation.policy import Policy
 from rampart_otel.evaluation.verdict import SafetyStatus
 from rampart_otel.model import InputError, Run, Span
-from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.span_views import classify
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.run_graph import RunGraph
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[1] / "samples"
 SAFE = SafetyStatus.SAFE

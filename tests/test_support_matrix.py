@@ -1,4 +1,4 @@
-"""The README's support matrix is what the recorded samples give today, row for row."""
+"""The support matrix of docs/frameworks.md is what the recorded samples give today, row for row."""
 
 from __future__ import annotations
 
@@ -14,5 +14,5 @@ from samples.support_matrix import README, in_readme, table  # noqa: E402
 
 def test_readme_support_matrix_matches_the_samples() -> None:
     shown = in_readme(README.read_text(encoding="utf-8"))
-    assert shown is not None, "README.md lost its support-matrix markers"
+    assert shown is not None, "docs/frameworks.md lost its support-matrix markers"
     assert shown == table(), "run: python samples/support_matrix.py --write"

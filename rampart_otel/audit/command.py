@@ -47,6 +47,7 @@ class AuditOptions:
     limit: str = str(DEFAULT_LIMIT)
     json_output: bool = False
     html_output: bool = False
+    verbose: bool = False
 
 
 def results_target(data_dir: Path | None, results: str | None) -> Path | str:
@@ -144,7 +145,9 @@ def audit(target: Path | str, options: AuditOptions, out: IO[str]) -> None:
         elif options.json_output:
             write_audit_json(out, label, stored, aggregates, results, limit, errors=errors)
         else:
-            write_audit_terminal(out, label, stored, aggregates, results, errors=errors)
+            write_audit_terminal(
+                out, label, stored, aggregates, results, errors=errors, verbose=options.verbose
+            )
             if isinstance(target, Path) and isinstance(db, sqlite3.Connection):  # a data dir
                 waiting = pending_line(target, store.checkpoint(), db)
                 if waiting is not None:

@@ -1,5 +1,6 @@
-"""``audit`` on a terminal: the listed verdicts, then counts and rates per check, per service
-and over time, as rich tables.
+"""``audit`` on a terminal: counts and rates per check first, then per service and over
+time, as rich tables; then the listed verdicts, one line each (``-v``: each with its summary,
+an UNDETERMINED one with its reasons whole and the fix on a line of its own).
 
 Every stored string is trace- or policy-supplied: it goes through ``safe_text`` into a rich
 ``Text`` (never markup), so a hostile service name or summary cannot restyle the report.
@@ -18,6 +19,7 @@ from rich.text import Text
 from rampart_otel.audit.aggregate import Aggregates
 from rampart_otel.audit.timespec import iso
 from rampart_otel.evaluation.population import PopulationSummary, Rate
+from rampart_otel.exporters.reasons import reason_lines, undetermined_document
 from rampart_otel.exporters.terminal_report import LABELS
 from rampart_otel.model import InputError
 from rampart_otel.render import safe_text, shown_text
@@ -40,6 +42,7 @@ def write_audit_terminal(
     results: Iterable[StoredResult],
     *,
     errors: Iterable[InputError] = (),
+    verbose: bool = False,
 ) -> int:
     """Print the report; the number of results listed."""
     console = terminal_console(out)
@@ -50,15 +53,16 @@ def write_audit_terminal(
     for version in aggregates.versions:
         console.print(_policy_line(version, stored[version.policy]))
     console.print(Text(_scope_line(aggregates)))
-    listed = _listing(console, results, aggregates.overall.total)
     if not aggregates.overall.total:
         console.print(Text("No stored verdicts match.", style="yellow"))
-        return listed
+        return 0
     console.print(_by_check(aggregates))
     console.print(_by_service(aggregates))
     console.print(_trend(aggregates))
     console.print(Text(LOW_SUPPORT_NOTE, style="dim"))
-    return listed
+    if verbose:
+        return _details(console, results, aggregates.overall.total)
+    return _listing(console, results, aggregates.overall.total)
 
 
 def terminal_console(out: IO[str]) -> Console:
@@ -94,7 +98,7 @@ def _scope_line(aggregates: Aggregates) -> str:
 
 def _listing(console: Console, results: Iterable[StoredResult], matching: int) -> int:
     table = Table(title_justify="left", show_edge=False)
-    for column in ("run start", "run", "rev", "check", "status", "service", "summary"):
+    for column in ("run start", "run", "rev", "check", "status", "service"):
         table.add_column(column, overflow="fold")
     count = 0
     for result in results:
@@ -106,13 +110,39 @@ def _listing(console: Console, results: Iterable[StoredResult], matching: int) -
             Text(safe_text(result.check_id, 60)),
             Text(result.status, style=STATUS_STYLE.get(result.status, "")),
             Text(shown_text(result.service or "-", 40)),
-            Text(shown_text(result.result.get("summary", ""), 300, words=True)),
         )
     if count:
-        shown = "all" if count == matching else f"the {count} most recent of"
-        table.title = Text(f"Results: {shown} {matching} (--limit)", style="bold")
+        table.title = Text(f"Results: {_shown(count, matching)} (--limit; -v: why)", style="bold")
         console.print(table)
     return count
+
+
+def _details(console: Console, results: Iterable[StoredResult], matching: int) -> int:
+    """Each listed result with its summary whole; an UNDETERMINED one's reasons laid out."""
+    listed = list(results)
+    if listed:
+        console.print(Text(f"Results: {_shown(len(listed), matching)} (--limit)", style="bold"))
+    for result in listed:
+        head = Text.assemble(
+            f"{iso(result.run_at) or ''}  run {safe_text(result.run_id, 40)} "
+            f"rev {result.revision}  ",
+            (safe_text(result.check_id, 60), "cyan"),
+            "  ",
+            (result.status.upper(), STATUS_STYLE.get(result.status, "")),
+            f"  {shown_text(result.service or '-', 40)}",
+        )
+        console.print(head)
+        if result.status == "undetermined":
+            lines = reason_lines(undetermined_document(result.result), "    ")
+            for line, is_fix in lines:
+                console.print(Text(line, style="green" if is_fix else ""))
+        else:
+            console.print(Text(f"    {shown_text(result.result.get('summary', ''), None)}"))
+    return len(listed)
+
+
+def _shown(count: int, matching: int) -> str:
+    return f"all {matching}" if count == matching else f"the {count} most recent of {matching}"
 
 
 def _rate(value: Rate) -> Text:

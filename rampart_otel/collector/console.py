@@ -2,8 +2,10 @@
 
 A startup block (where it listens, where the data and the verdicts go, which policies
 with how many checks, and the command to look at the verdicts), then one line per UNSAFE
-or ERROR verdict as it lands (rate-limited: past the limit they are counted and the count
-printed), and a one-line summary now and then while something happens. ``quiet`` keeps
+or ERROR verdict as it lands and one short line per scored run with its counts, so that
+"scored, fine" is told from "nothing arrived" (each rate-limited: past the limit they are
+counted and the count printed), and a one-line summary now and then while something
+happens. ``quiet`` keeps
 only the first line (the addresses) and warnings. Everything the trace supplied (service
 names, run ids, evidence) goes through ``render.safe_text``.
 """
@@ -25,6 +27,8 @@ from rampart_otel.storage.store import describe
 
 PREFIX = "rampart-otel: "
 VERDICT_LINES_PER_MINUTE = 30
+RUN_LINES_PER_MINUTE = 30
+STATUS_ORDER = ("unsafe", "error", "undetermined", "safe")
 SUMMARY_EVERY = 60.0  # seconds between summary lines, printed only when something happened
 DETAIL_LIMIT = 160
 
@@ -80,6 +84,8 @@ class Console:
         self._window = clock()
         self._printed = 0  # verdict lines printed in the current minute
         self._unprinted = 0  # verdicts not printed in it (over the limit)
+        self._runs_printed = 0  # run lines printed in the current minute
+        self._runs_unprinted = 0
         self._summary_at = clock()
         self._totals: dict[str, float] = {}
         self._started = clock()
@@ -145,8 +151,9 @@ class Console:
             self._print(f"  {label:<9} {safe_text(text, None)}")
         if policies:
             self._print(
-                f"  UNSAFE and ERROR verdicts are printed below as they land, and a summary "
-                f"every {self.summary_every:g}s while traces arrive (--quiet: neither)."
+                "  Each scored run is printed below with its counts, each UNSAFE and ERROR "
+                f"verdict too, and a summary every {self.summary_every:g}s while traces "
+                "arrive (--quiet: none of them)."
             )
 
     # -- as verdicts land ----------------------------------------------------------------
@@ -159,13 +166,22 @@ class Console:
         with self._lock, secrets_shown(self.show_secrets):
             self._roll()
             for notice in notices:
-                if "unsent" in notice:
+                if "scored" in notice:
+                    self._run(notice)
+                elif "unsent" in notice:
                     self._unprinted += int(notice["unsent"])
                 elif self._printed >= self.lines_per_minute:
                     self._unprinted += 1
                 else:
                     self._printed += 1
                     self._print(verdict_line(notice))
+
+    def _run(self, notice: dict[str, Any]) -> None:
+        if self._runs_printed >= self.lines_per_minute:
+            self._runs_unprinted += 1
+        else:
+            self._runs_printed += 1
+            self._print(run_line(notice))
 
     def _roll(self, final: bool = False) -> None:
         """A new minute (or the stop): say how many the last one did not print."""
@@ -178,7 +194,13 @@ class Console:
                 f"(over {self.lines_per_minute} a minute): "
                 f"{self.audit} --status unsafe --status error"
             )
+        if self._runs_unprinted:
+            self._print(
+                f"{PREFIX}{self._runs_unprinted} more runs scored, not printed one by one "
+                f"(over {self.lines_per_minute} a minute): {self.audit}"
+            )
         self._window, self._printed, self._unprinted = now, 0, 0
+        self._runs_printed = self._runs_unprinted = 0
 
     # -- now and then --------------------------------------------------------------------
 
@@ -224,6 +246,21 @@ def verdict_line(notice: dict[str, Any]) -> str:
         + (f" [{safe_text(policy, 60)}]" if policy else "")
         + f" service {shown_text(service, 60) if service else '(none)'}"
         + f" run {run}: {shown_text(notice.get('detail'), DETAIL_LIMIT, words=True)}"
+    )
+
+
+def run_line(notice: dict[str, Any]) -> str:
+    """``rampart-otel: scored run ID service S: 1 unsafe, 5 safe``."""
+    counts = notice.get("scored") or {}
+    service = notice.get("service")
+    revision = notice.get("revision") or 0
+    run = safe_text(notice.get("run_id"), 80) + (f" (revision {revision})" if revision else "")
+    listed = ", ".join(
+        f"{int(counts[status])} {status}" for status in STATUS_ORDER if counts.get(status)
+    )
+    return (
+        f"{PREFIX}scored run {run} service {shown_text(service, 60) if service else '(none)'}: "
+        f"{listed or 'no check'}"
     )
 
 

@@ -30,7 +30,7 @@ import os
 import signal
 import sqlite3
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
@@ -595,11 +595,21 @@ class NoticeSink(SinkDefaults):
 
 def verdict_notices(scored: Sequence[Scored]) -> list[dict[str, Any]]:
     """The UNSAFE and ERROR results just committed, as the collector's console shows them
-    (one line each: check, service, run, and what the evidence says)."""
+    (one line each: check, service, run, and what the evidence says), and each run with its
+    counts (``scored``), so a run that was fine is seen to have been scored."""
     notices: list[dict[str, Any]] = []
     unsent = 0
     for item in scored:
         run = item.run
+        counts = Counter(result.status.value for result in item.results)
+        notices.append(
+            {
+                "scored": dict(counts),
+                "service": item.results[0].service if item.results else None,
+                "run_id": run.run_id,
+                "revision": run.revision,
+            }
+        )
         for result in item.results:
             if result.status not in NOTICED:
                 continue

@@ -4,7 +4,7 @@ records model and tool spans.
 
 A run's instrumentation scope names tell which of them are in use: a kind whose client is
 already instrumented has its gap in another client; content that is missing is turned on
-where the spans that lack it were recorded. The words are ``processors.wording``'s
+where the spans that lack it were recorded. The words are ``wording``'s
 (``fix_hint``); docs/coverage.md's tables are generated from these rows (``make docs``;
 tests/conventions/test_fix_hints.py fails while they differ).
 """
@@ -33,6 +33,9 @@ class ClientInstrumentation:
     package: str
     scope: str  # the instrumentation scope name its spans carry
     call: str  # what switches it on, once, at the agent's start
+    # What it does not record though switched on: said with every hint naming it, since a
+    # user who has already switched it on needs that, not the call again.
+    caveat: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,16 @@ CLIENTS: tuple[ClientInstrumentation, ...] = (
         "@opentelemetry/instrumentation-undici",
         "new UndiciInstrumentation() in the NodeSDK's instrumentations",
     ),
-    _otel(DB_QUERY, "sqlite3", "SQLite3Instrumentor"),
+    ClientInstrumentation(
+        DB_QUERY,
+        "sqlite3",
+        "opentelemetry-instrumentation-sqlite3",
+        "opentelemetry.instrumentation.sqlite3",
+        "SQLite3Instrumentor().instrument()",
+        "SQLite3Instrumentor traces SQL run through a cursor (connection.cursor().execute) "
+        "only: Connection.execute, executemany and executescript are not traced, so run the "
+        "tool's SQL through a cursor",
+    ),
     _otel(DB_QUERY, "psycopg", "PsycopgInstrumentor"),
     _otel(DB_QUERY, "sqlalchemy", "SQLAlchemyInstrumentor"),
     _otel(DB_QUERY, "redis", "RedisInstrumentor"),
@@ -204,6 +216,7 @@ def markdown_table() -> str:
     for client in CLIENTS:
         package = f"`{client.package}`" if client.package else "none: the agent's own span"
         call = f"`{client.call}`" if client.package else client.call
+        call += f" ({client.caveat})" if client.caveat else ""
         lines.append(f"| `{client.kind}` | {client.library} | {package} | {call} |")
     lines += [
         "",

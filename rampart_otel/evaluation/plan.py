@@ -2,7 +2,7 @@
 
 Built once per scoring from the loaded policies (``scoring_plan``) and handed to
 ``normalize`` by the engine, so a run is read only as far as the checks look
-(``processors.plan`` says what a narrowed plan leaves out). Every channel a check's
+(``scoring_plan`` says what a narrowed plan leaves out). Every channel a check's
 ``detect`` may read (``Evaluator.channels``: ``&``, ``|``, ``~``, ``before``, ``flows``
 and the counts take their operands') and every channel a policy or the caller assumes
 are in the plan; ``tool_calls`` and the side-effect channels are decided whatever it holds.
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rampart_otel.evaluation.policy import Policy
-from rampart_otel.processors.plan import FULL_READING, ScoringPlan
+from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
 
 __all__ = ["FULL_READING", "ScoringPlan", "check_channels", "scoring_plan"]
 

@@ -23,10 +23,11 @@ from rampart_otel.exporters.html_page import (
     render_page,
     script_json,
 )
+from rampart_otel.exporters.reasons import headline, split_fix, undetermined
 from rampart_otel.exporters.serialize import jsonable, ns_to_iso, side_effect_to_dict
 from rampart_otel.model import AgentRun, InputError, Span
-from rampart_otel.processors.run_graph import run_graph
 from rampart_otel.render import shown
+from rampart_otel.run_graph import run_graph
 
 __all__ = ["run_view", "write_html_report"]
 
@@ -101,22 +102,8 @@ def _run_anchor(run_id: str, revision: int) -> str:
     return anchor("run", *_run_parts(run_id, revision))
 
 
-# How a reason names a channel: "side_effects.db_query is unobserved (...)".
-_NAMED_CHANNEL = re.compile(
-    r"\b((?:side_effects\.[A-Za-z_][\w-]*)|tool_calls(?:\.\w+)?|response|input)"
-    r" is (?:unobserved|partial)"
-)
-
-
-def _gap_channels(result: CheckResult) -> list[str]:
-    """The channels an UNDETERMINED result's reasons say were not (wholly) observed."""
-    if result.status is not SafetyStatus.UNDETERMINED:
-        return []
-    said = " ".join([result.summary or "", result.rationale or "", *result.undetermined_operands])
-    return list(dict.fromkeys(_NAMED_CHANNEL.findall(said)))
-
-
 def _result_view(result: CheckResult, revision: int = 0) -> dict[str, Any]:
+    why = undetermined(result) if result.status is SafetyStatus.UNDETERMINED else None
     return {
         "anchor": anchor("result", *_run_parts(result.run_id, revision), result.check_id),
         "check": result.check_id,
@@ -124,13 +111,14 @@ def _result_view(result: CheckResult, revision: int = 0) -> dict[str, Any]:
         "polarity": result.polarity,
         "status": result.status.value,
         "harm": result.harm_category,
-        "summary": _text(result.summary),
-        # Most summaries restate the rationale: sent once (the full one is in the JSON report).
+        "summary": _text(headline(why) if why else result.summary),
+        # Most summaries restate the rationale, and an UNDETERMINED one restates the reasons
+        # the run's coverage shows with their fix: each is said once (the JSON report has all).
         "rationale": None
-        if result.rationale and result.rationale in (result.summary or "")
+        if why or (result.rationale and result.rationale in (result.summary or ""))
         else _text(result.rationale),
-        "operands": [shown(operand) for operand in result.undetermined_operands],
-        "gaps": _gap_channels(result),
+        "operands": [shown(operand) for operand in why.other] if why else [],
+        "gaps": [gap.channel for gap in why.gaps] if why else [],
         "evidence": [{"span": item.span_id, "text": shown(item.text)} for item in result.evidence],
         "assumed": {key: source.value for key, source in result.assumed_channels.items()},
         "error": _text(result.error),
@@ -170,10 +158,12 @@ def run_view(agent_run: AgentRun | None, results: list[CheckResult]) -> dict[str
             "channel": key,
             "state": channel.state.value,
             "source": channel.source.value,
-            "reasons": [shown(reason) for reason in channel.reasons],
+            "reasons": [shown(reason) for reason in reasons],
+            "fix": shown(fix) if fix else None,
         }
         for key in sorted(keys)
         for channel in (agent_run.coverage.get(key),)
+        for reasons, fix in (split_fix(channel),)
     ]
     return {
         "id": agent_run.run_id,

@@ -16,10 +16,10 @@ from rich.text import Text
 from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
 from rampart_otel.model import AgentRun, InputError, ScopeState
-from rampart_otel.processors.run_graph import run_graph
-from rampart_otel.processors.wording import FIX, scope_in_words, stitch_in_words
 from rampart_otel.render import safe_text, shown_text
+from rampart_otel.run_graph import run_graph
 from rampart_otel.vocabulary import STANDARD_KINDS
+from rampart_otel.wording import FIX, scope_in_words, stitch_in_words
 
 INSPECT_SCHEMA = "rampart-otel/inspect@1"
 

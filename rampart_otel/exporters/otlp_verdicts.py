@@ -35,7 +35,7 @@ from rampart_otel import __version__
 from rampart_otel.evaluation import CheckResult
 from rampart_otel.exporters.otlp_send import bounded_transport, grpc_endpoint, http_endpoint
 from rampart_otel.model import Run
-from rampart_otel.processors.run_graph import run_graph
+from rampart_otel.run_graph import run_graph
 from rampart_otel.sinks import Closing, Scored, SinkDefaults
 
 log = logging.getLogger(__name__)

@@ -17,8 +17,15 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.text import Text
 
-from rampart_otel.evaluation import CheckResult, PopulationReport, PopulationSummary, Rate
+from rampart_otel.evaluation import (
+    CheckResult,
+    PopulationReport,
+    PopulationSummary,
+    Rate,
+    SafetyStatus,
+)
 from rampart_otel.evaluation.population import UNCATEGORIZED
+from rampart_otel.exporters.reasons import reason_lines, undetermined
 from rampart_otel.model import InputError
 from rampart_otel.render import safe_text, shown_text
 
@@ -236,12 +243,22 @@ def _print_result(result: CheckResult, console: Console, fail_on_undetermined: b
             f"  {safe_text(', '.join(result.sources) or NO_FILE, 300)}",
         )
     )
+    if result.status is SafetyStatus.UNDETERMINED:
+        _print_undetermined(result, console)
+        return
     console.print(
         Text(
             "        " + shown_text(result.summary, 600, words=True),
             style="dim" if label == "PASS" else "",
         )
     )
+
+
+def _print_undetermined(result: CheckResult, console: Console) -> None:
+    """Each gap's channel, its reasons whole, and its fix on a line of its own: a reason is
+    never cut before the fix it ends with (``exporters.reasons``)."""
+    for line, is_fix in reason_lines(undetermined(result), "        "):
+        console.print(Text(line, style="green" if is_fix else ""))
 
 
 def _rate(name: str, value: Rate) -> str:

@@ -6,11 +6,12 @@ the instrumentation feeding it was there (a span of that kind, captured content,
 declaration), partial when that evidence has a hole, and unobserved otherwise — "nothing
 was recorded" never becomes "nothing happened".
 
-The integrity findings (``processors.integrity``: spans lost from inside a run, spans never
-ended, dropped attributes or events, spans not understood) then cap the channels they feed
-at partial; partial never upgrades unobserved. Each channel is decided as data (a
-``processors.reasons.Decision``: its state and, per reason, a ``ReasonCode`` with the spans it
-is about); the reasons' words are ``processors.wording``'s, which renders the decisions.
+This module decides the channels of what the trace records of the conversation (``input``,
+``response``, ``tool_calls`` and its arguments and results) and gathers the run's places
+of harm (``places.RunPlaces``), from which ``places.side_effect_decisions`` decides every
+side-effect channel. The integrity findings (``processors.integrity``) then cap the
+channels they feed at partial; partial never upgrades unobserved. Decisions are data
+(``reasons``); ``wording`` renders them.
 """
 
 from __future__ import annotations
@@ -19,172 +20,92 @@ from bisect import bisect_right
 from dataclasses import replace
 
 from rampart_otel.channels import (
-    EVERY_SIDE_EFFECT,
     OBSERVED,
     PARTIAL,
-    SIDE_EFFECT_PREFIX,
     UNOBSERVED,
-    ChannelCoverage,
     ChannelState,
-    Coverage,
-    CoverageSource,
     ReasonCode,
-    cap,
-    observability_level,
 )
 from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.conventions.finish_reasons import ToolRequest
+from rampart_otel.conventions.notes import missing_content
 from rampart_otel.model import (
-    FindingKind,
     IntegrityFinding,
     Response,
-    ScopeState,
     SideEffect,
     Span,
     ToolCall,
     ToolCallStatus,
-    ToolScope,
 )
+from rampart_otel.places import CallsUnknown, RunPlaces, capped, side_effect_decisions, with_fix
 from rampart_otel.processors.integrity import integrity, understanding
-from rampart_otel.processors.plan import FULL_READING, ScoringPlan
-from rampart_otel.processors.reasons import Decision, Why
 from rampart_otel.processors.run_facts import RunFacts
-from rampart_otel.processors.run_graph import RunGraph
-from rampart_otel.processors.scopes import UNWATCHED, resource_declarations, unproven
+from rampart_otel.processors.scopes import resource_declarations
 from rampart_otel.processors.user_input import fully_read
-from rampart_otel.processors.wording import ANSWER_KEYS, appended, fix_hint, missing_content, worded
-from rampart_otel.vocabulary import STANDARD_KINDS
+from rampart_otel.reasons import (
+    AnswerTools,
+    AnswerUnread,
+    AskedTools,
+    Captured,
+    Decision,
+    FinishReasons,
+    ModelCount,
+    Notes,
+    Output,
+    OutputsRead,
+    Texts,
+    Why,
+    Withheld,
+)
+from rampart_otel.run_graph import RunGraph
+from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
+
+# Words of the keys that hold the answer, so a redaction marker found is the answer's.
+ANSWER_KEYS = ("output", "choice", "completion", "response")
 
 
 def infer_coverage(
     facts: RunFacts, response: Response, calls: list[ToolCall], plan: ScoringPlan = FULL_READING
-) -> tuple[Coverage, list[IntegrityFinding], Coverage]:
-    """Every channel's state with its reasons, the integrity findings that capped them, and
-    the coverage before the tool scopes and findings capped it (``scoped`` starts there).
-    ``plan``: the channels to decide (``processors.plan``); the others are left out."""
-    channels: dict[str, ChannelCoverage] = {}
+) -> tuple[dict[str, Decision], list[IntegrityFinding], RunPlaces]:
+    """Every channel's decision with its reasons, the integrity findings that capped them,
+    and the run's places (side-effect channels are ``places.side_effect_decisions`` of
+    them). ``plan``: the channels to decide (``scoring_plan``); the others are left out."""
+    channels: dict[str, Decision] = {}
     if plan.decides("input"):
-        channels["input"] = _input(facts)
+        channels["input"] = _input_decision(facts)
     if plan.decides("response"):
-        channels["response"] = _response(facts, response)
-    tool_calls = channels["tool_calls"] = _tool_calls(facts)
+        channels["response"] = _response_decision(facts, response)
+    tool_calls = channels["tool_calls"] = _tool_calls_decision(facts)
     for part in ("arguments", "results"):
         if plan.decides(f"tool_calls.{part}"):
-            channels[f"tool_calls.{part}"] = _captured(part, calls, tool_calls, facts)
-    channels.update(_side_effects(facts))
-    _cap_unseen_calls(facts, tool_calls, channels)
-    _apply_declarations(facts, channels)
+            channels[f"tool_calls.{part}"] = _captured_decision(
+                part, calls, tool_calls.state, facts
+            )
     findings = integrity(facts) + understanding(facts)
-    base = Coverage(channels, observability_level(channels))
     names = scope_names(facts.spans)
-    return scoped(base, facts.scopes, findings, names, plan), findings, base
+    capped_by = capped(channels, findings)
+    for key, decision in list(channels.items()):
+        if decision.state is not OBSERVED and plan.hints(key):
+            cause = capped_by.get(key) or _gap_cause(key, decision)
+            channels[key] = with_fix(decision, key, cause, names)
+    places = RunPlaces(
+        scopes=tuple(facts.scopes),
+        calls=tuple(calls),
+        effects=_by_kind(facts.effects),
+        transport={kind: tuple(spans) for kind, spans in facts.transport_spans.items()},
+        declarations=tuple(_declarations(facts)),
+        calls_unknown=_calls_unknown(facts, tool_calls),
+        findings=tuple(findings),
+        scope_names=names,
+        plan=plan,
+    )
+    channels.update(side_effect_decisions(places))
+    return channels, findings, places
 
 
 def scope_names(spans: list[Span]) -> frozenset[str]:
     """The instrumentation scope names of ``spans``: which instrumentations are in use."""
     return frozenset({span.scope.name for span in spans if span.scope.name})
-
-
-def scoped(
-    base: Coverage,
-    scopes: list[ToolScope],
-    findings: list[IntegrityFinding],
-    names: frozenset[str],
-    plan: ScoringPlan = FULL_READING,
-) -> Coverage:
-    """``base`` capped by the tool calls whose side effects were not watched, then by the
-    integrity findings: a side effect of a kind is proven absent only where every executed
-    tool call's scope was watched for it. Each channel left short of observed carries the
-    way to close its gap, for the instrumentations ``names`` (scope names) show (only the
-    channels ``plan`` reads: the words of a gap no check reads are not worked out)."""
-    channels = dict(base.channels)
-    _name_unwatched(base, scopes, channels)
-    _cap_unwatched(scopes, channels)
-    if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
-        _every_tool_declared(scopes, channels)
-    capped_by = _cap_by_findings(findings, channels)
-    for key, channel in list(channels.items()):
-        if channel.state is OBSERVED or not plan.hints(key):
-            continue
-        # A hint the channel's own inference chose (content there but unread) stands.
-        hint = channel.hint or fix_hint(
-            key, names, capped_by.get(key) or _gap_cause(key, channel, scopes)
-        )
-        if hint is not None:
-            channels[key] = appended(channel, Why(ReasonCode.FIX, data={"hint": hint}), hint=hint)
-    return Coverage(channels, observability_level(channels))
-
-
-def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
-    ids = tuple(scope.span_id for scope in gaps if scope.span_id)
-    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data={"kind": kind, "scopes": gaps}, ids=ids)
-
-
-def _name_unwatched(
-    base: Coverage, scopes: list[ToolScope], channels: dict[str, ChannelCoverage]
-) -> None:
-    """Unobserved kinds: say which tool calls could have hidden one."""
-    if not any(scope.state in UNWATCHED for scope in scopes):
-        return  # no scope leaves any kind unproven (the usual case: skip the kinds)
-    for kind in STANDARD_KINDS:
-        key = SIDE_EFFECT_PREFIX + kind
-        gaps = unproven(scopes, kind)
-        if gaps and (channel := base.get(key)).state is UNOBSERVED:
-            channels[key] = appended(channel, _scope_gaps(kind, gaps))
-
-
-def _cap_unwatched(scopes: list[ToolScope], channels: dict[str, ChannelCoverage]) -> None:
-    """A kind seen is partial while a tool call's scope was not watched for it; else the
-    declarations that explain the silent calls join its reasons."""
-    declared = [scope for scope in scopes if scope.state is ScopeState.DECLARED]
-    for key, channel in list(channels.items()):
-        if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
-            continue
-        kind = key[len(SIDE_EFFECT_PREFIX) :]
-        gaps = unproven(scopes, kind)
-        if gaps:
-            channels[key] = appended(channel, _scope_gaps(kind, gaps), PARTIAL)
-        elif declared:
-            ids = tuple(scope.span_id for scope in declared if scope.span_id)
-            why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data={"scopes": declared}, ids=ids)
-            channels[key] = appended(channel, why)
-
-
-def _every_tool_declared(scopes: list[ToolScope], channels: dict[str, ChannelCoverage]) -> None:
-    """Every place a tool could act is declared: what is left is the agent's own code."""
-    ids = tuple(scope.span_id for scope in scopes if scope.span_id)
-    why = Why(ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED, data={"scopes": scopes}, ids=ids)
-    declared = worded(Decision(OBSERVED, (why,), CoverageSource.DECLARED))
-    for kind in STANDARD_KINDS:
-        key = SIDE_EFFECT_PREFIX + kind
-        if key not in channels or channels[key].state is UNOBSERVED:
-            channels[key] = declared
-
-
-def _cap_by_findings(
-    findings: list[IntegrityFinding], channels: dict[str, ChannelCoverage]
-) -> dict[str, str]:
-    """Cap ``channels`` by each finding in turn; channel key → the cause of the first finding
-    that capped it (``unread``: what is missing is there, unread; ``trace``: it was observed)."""
-    capped_by: dict[str, str] = {}
-    for finding in findings:
-        before = {key: (channel.state, len(channel.reasons)) for key, channel in channels.items()}
-        cap(channels, finding)
-        for key, channel in channels.items():
-            state, reasons = before.get(key, (UNOBSERVED, 0))
-            if len(channel.reasons) == reasons:
-                continue  # not capped by this finding
-            if finding.kind is FindingKind.NOT_UNDERSTOOD:
-                capped_by.setdefault(key, "unread")
-            elif finding.kind is FindingKind.REFUSED_SPAN:  # lost to the OTLP id rule
-                capped_by.setdefault(key, "ids")
-            elif finding.kind is FindingKind.UNDECODABLE_SPAN:  # could not be decoded
-                capped_by.setdefault(key, "undecodable")
-            elif finding.kind is FindingKind.REPEATED_KEYS:  # a key recorded twice
-                capped_by.setdefault(key, "repeated")
-            elif state is OBSERVED:
-                capped_by.setdefault(key, "trace")
-    return capped_by
 
 
 # The input channel is short because no model call was recorded as a span.
@@ -196,41 +117,25 @@ _NO_MODEL_SPAN = frozenset(
     )
 )
 
-# The channel is short because the run does not show which tools ran.
-_CALLS_UNKNOWN = (ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED)
 
-
-def _gap_cause(key: str, channel: ChannelCoverage, scopes: list[ToolScope]) -> str:
-    """Why a channel falls short. The input channel of a run with no model span: the model
-    calls were not recorded (``models``; ``models+content`` where the agent span's record
-    hid its content too). A side-effect channel: a call could go unrecorded (``client``: no
-    span of the kind, or a silent tool), the calls that ran are not known (``calls``), a
-    tool ran out of process (``remote``), or the trace itself is incomplete (``trace``: an
-    integrity finding capped it)."""
-    codes = {reason.code for reason in channel.codes}
+def _gap_cause(key: str, decision: Decision) -> str:
+    """Why a channel of the conversation falls short. The input channel of a run with no
+    model span: the model calls were not recorded (``models``; ``models+content`` where the
+    agent span's record hid its content too); otherwise content or calls went unrecorded
+    (``client``: the hint is the instrumentation's capture setting)."""
+    codes = {why.code for why in decision.whys}
     if key == "input" and codes & _NO_MODEL_SPAN:
         # Only an agent span's record: the model calls' own spans are what is missing.
         return "models" if ReasonCode.INPUT_AGENT_ONLY_READ in codes else "models+content"
-    if not key.startswith(SIDE_EFFECT_PREFIX) or channel.state is UNOBSERVED:
-        return "client"
-    if any(reason.code in _CALLS_UNKNOWN for reason in channel.codes):
-        return "calls"
-    gaps = unproven(scopes, key[len(SIDE_EFFECT_PREFIX) :])
-    if any(scope.state is ScopeState.SILENT for scope in gaps):
-        return "client"
-    return "remote" if gaps else "trace"
+    return "client"
 
 
 # --- input -------------------------------------------------------------------------------
 
 
-def _input(facts: RunFacts) -> ChannelCoverage:
+def _input_decision(facts: RunFacts) -> Decision:
     """Observed when every model call's input messages were read whole; the caller's input
     an agent span records shows what the user sent first, not what came during the run."""
-    return worded(_input_decision(facts))
-
-
-def _input_decision(facts: RunFacts) -> Decision:
     models = facts.model_inputs
     agent = _agent_input(facts)
     if not models:
@@ -240,17 +145,18 @@ def _input_decision(facts: RunFacts) -> Decision:
         return _input_gaps(models, read, agent)
     texts = sorted({text for _, found in models if found for text in found.texts})
     spans = tuple(span for span, _ in models)
-    return Decision(OBSERVED, (Why(ReasonCode.INPUT_READ, spans, {"texts": texts}),))
+    return Decision(OBSERVED, (Why(ReasonCode.INPUT_READ, spans, Texts(tuple(texts))),))
 
 
 def _agent_input(facts: RunFacts) -> Why | None:
     """The caller's input an agent span records: read (its texts), else withheld."""
     for span, found in facts.agent_inputs:
         if found.texts:
-            return Why(ReasonCode.INPUT_AGENT_READ, (span,))
+            return Why(ReasonCode.INPUT_AGENT_READ, (span,), Withheld())
     for span, found in facts.agent_inputs:
         if found.withheld:
-            return Why(ReasonCode.INPUT_AGENT_WITHHELD, (span,), {"withheld": found.withheld})
+            withheld = Withheld(tuple(found.withheld))
+            return Why(ReasonCode.INPUT_AGENT_WITHHELD, (span,), withheld)
     return None
 
 
@@ -259,7 +165,7 @@ def _agent_unread(facts: RunFacts) -> Why | None:
     unread = [(span, found) for span, found in facts.agent_inputs if found.not_understood]
     if not unread:
         return None
-    notes = {"notes": unread[0][1].not_understood}
+    notes = Notes(tuple(unread[0][1].not_understood))
     return Why(ReasonCode.INPUT_NOT_UNDERSTOOD, tuple(span for span, _ in unread), notes)
 
 
@@ -289,14 +195,14 @@ def _input_gaps(
     unread = [(s, f) for s, f in models if f is not None and f.not_understood]
     whys: list[Why] = []
     if read:
-        whys.append(Why(ReasonCode.INPUT_READ_SOME, tuple(read), {"models": len(models)}))
+        whys.append(Why(ReasonCode.INPUT_READ_SOME, tuple(read), ModelCount(len(models))))
     elif agent is not None:
         whys.append(agent)
     if unread:
-        notes = {"notes": unread[0][1].not_understood}
+        notes = Notes(tuple(unread[0][1].not_understood))
         whys.append(Why(ReasonCode.INPUT_NOT_UNDERSTOOD, tuple(s for s, _ in unread), notes))
     if withheld:
-        where = {"withheld": withheld[0][1].withheld}
+        where = Withheld(tuple(withheld[0][1].withheld))
         whys.append(Why(ReasonCode.INPUT_WITHHELD, tuple(s for s, _ in withheld), where))
     if unrecorded:
         whys.append(Why(ReasonCode.INPUT_NOT_RECORDED, unrecorded))
@@ -308,10 +214,6 @@ def _input_gaps(
 
 
 # --- response ----------------------------------------------------------------------------
-
-
-def _response(facts: RunFacts, response: Response) -> ChannelCoverage:
-    return worded(_response_decision(facts, response))
 
 
 def _response_decision(facts: RunFacts, response: Response) -> Decision:
@@ -335,10 +237,10 @@ def _answer_not_read(facts: RunFacts) -> Why:
     last, output, _ = sorted(facts.model_outputs, key=lambda item: _end(item[0]))[-1]
     agents = facts.agent_spans
     if output.requests and missing_content([last, *agents], ANSWER_KEYS) is None:
-        asked = {"requests": output.requests, "agent_spans": agents}
+        asked = AskedTools(tuple(output.requests), tuple(agents))
         return Why(ReasonCode.RESPONSE_ENDED_ASKING_TOOLS, (last,), asked)
-    models = [span for span, _, _ in facts.model_outputs]
-    return Why(ReasonCode.RESPONSE_NOT_READ, (last,), {"models": models, "agent_spans": agents})
+    models = tuple(span for span, _, _ in facts.model_outputs)
+    return Why(ReasonCode.RESPONSE_NOT_READ, (last,), AnswerUnread(models, tuple(agents)))
 
 
 def _end(span: Span) -> int:
@@ -346,10 +248,6 @@ def _end(span: Span) -> int:
 
 
 # --- tool calls --------------------------------------------------------------------------
-
-
-def _tool_calls(facts: RunFacts) -> ChannelCoverage:
-    return worded(_tool_calls_decision(facts))
 
 
 def _tool_calls_decision(facts: RunFacts) -> Decision:
@@ -365,7 +263,7 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
         return Decision(UNOBSERVED, (Why(ReasonCode.TOOL_CALLS_NO_SPAN),))
     if not unread:
         through = sum(1 for _, _, read_through in facts.model_outputs if read_through)
-        counts = {"models": len(facts.model_outputs), "through": through}
+        counts = OutputsRead(len(facts.model_outputs), through)
         return Decision(OBSERVED, (Why(ReasonCode.TOOL_CALLS_OUTPUTS_READ, data=counts),))
     return _from_unread_outputs(facts, unread)
 
@@ -388,18 +286,15 @@ def _from_executions(facts: RunFacts, unread: list[tuple[Span, ModelOutput]]) ->
     """The calls are read from the tool execution spans, unless a turn whose output was not
     read asked for tools and no execution span follows it."""
     spans = tuple(facts.tool_spans)
-    first = Why(
-        ReasonCode.TOOL_CALLS_EXECUTION_SPANS, spans, {"answer_tools": facts.answer_tool_spans}
-    )
+    answer_tools = AnswerTools(tuple(facts.answer_tool_spans))
+    first = Why(ReasonCode.TOOL_CALLS_EXECUTION_SPANS, spans, answer_tools)
     if not unread:
         return Decision(OBSERVED, (first,))
     asking = [span for span, output in unread if output.tool_request is not ToolRequest.NO_TOOLS]
     unmatched = _asked_without_execution(facts, asking)
     if unmatched:
         output = next(o for s, o in unread if s is unmatched[0])
-        why = Why(
-            ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION, tuple(unmatched), {"output": output}
-        )
+        why = Why(ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION, tuple(unmatched), Output(output))
         return Decision(PARTIAL, (first, why))
     unread_spans = tuple(span for span, _ in unread)
     return Decision(
@@ -416,16 +311,16 @@ def _from_unread_outputs(facts: RunFacts, unread: list[tuple[Span, ModelOutput]]
         (s, o) for s, o in unread if o.finish_reasons and o.tool_request is ToolRequest.UNKNOWN
     ]
     if asked:
-        reason = {"finish_reason": asked[0][1].finish_reasons[0]}
+        reason = FinishReasons((asked[0][1].finish_reasons[0],))
         return _partial(Why(ReasonCode.TOOL_CALLS_ASKED_UNREAD, tuple(s for s, _ in asked), reason))
     if len(silent) == len(outputs):
         spans = tuple(span for span, _, _ in outputs)
         return Decision(UNOBSERVED, (Why(ReasonCode.TOOL_CALLS_NO_OUTPUT_READ, spans),))
     if silent:
-        models = {"models": len(outputs)}
+        models = ModelCount(len(outputs))
         return _partial(Why(ReasonCode.TOOL_CALLS_SILENT_OUTPUTS, silent, models))
     if unknown:
-        output = {"output": unknown[0][1]}
+        output = Output(unknown[0][1])
         return _partial(
             Why(ReasonCode.TOOL_CALLS_FINISH_UNCLEAR, tuple(s for s, _ in unknown), output)
         )
@@ -433,7 +328,7 @@ def _from_unread_outputs(facts: RunFacts, unread: list[tuple[Span, ModelOutput]]
     why = Why(
         ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED,
         tuple(s for s, _ in unread),
-        {"finish_reasons": reasons},
+        FinishReasons(tuple(reasons)),
     )
     return Decision(OBSERVED, (why,))
 
@@ -485,34 +380,27 @@ def _next_turn(models: list[tuple[str, int, Span]], span: Span, graph: RunGraph)
     return None
 
 
-def _captured(
-    what: str, calls: list[ToolCall], tool_calls: ChannelCoverage, facts: RunFacts
-) -> ChannelCoverage:
-    """``tool_calls.arguments`` / ``.results``: captured on every call seen."""
-    return worded(_captured_decision(what, calls, tool_calls.state, facts))
-
-
 def _captured_decision(
     what: str, calls: list[ToolCall], tool_calls: ChannelState, facts: RunFacts
 ) -> Decision:
     if tool_calls is UNOBSERVED:
         return Decision(
-            UNOBSERVED, (Why(ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED, data={"what": what}),)
+            UNOBSERVED, (Why(ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED, data=Captured(what)),)
         )
     relevant = _relevant_calls(what, calls, facts)
     if not relevant:
-        why = Why(ReasonCode.CALLS_NONE_SEEN, data={"what": what, "state": tool_calls})
+        why = Why(ReasonCode.CALLS_NONE_SEEN, data=Captured(what, state=tool_calls))
         return Decision(tool_calls, (why,))
     seen = [call for call in relevant if _call_captured(what, call)]
     missing = [call for call in relevant if not _call_captured(what, call)]
-    counts = {"what": what, "relevant": len(relevant), "seen": len(seen), "missing": missing}
+    counts = Captured(what, len(relevant), len(seen), tuple(missing))
     if missing:
         code = ReasonCode.CALLS_CAPTURED_SOME if seen else ReasonCode.CALLS_CAPTURED_NONE
         state = PARTIAL if seen else UNOBSERVED
         return Decision(state, (Why(code, tuple(_call_spans(missing, facts)), counts),))
     captured = Why(ReasonCode.CALLS_CAPTURED, data=counts)
     if tool_calls is PARTIAL:
-        partial = Why(ReasonCode.CALLS_TOOL_CALLS_PARTIAL, data={"what": what})
+        partial = Why(ReasonCode.CALLS_TOOL_CALLS_PARTIAL, data=Captured(what))
         return Decision(PARTIAL, (captured, partial))
     return Decision(OBSERVED, (captured,))
 
@@ -539,46 +427,31 @@ def _call_spans(calls: list[ToolCall], facts: RunFacts) -> list[Span]:
     return [span for span in facts.spans if span.span_id in wanted]
 
 
-# --- side effects ------------------------------------------------------------------------
+# --- side effects: the run-level facts the places carry ----------------------------------
 
 
-def _side_effects(facts: RunFacts) -> dict[str, ChannelCoverage]:
-    channels: dict[str, ChannelCoverage] = {}
+def _by_kind(effects: list[SideEffect]) -> dict[str, tuple[SideEffect, ...]]:
     by_kind: dict[str, list[SideEffect]] = {}
-    for effect in facts.effects:
+    for effect in effects:
         by_kind.setdefault(effect.kind, []).append(effect)
-    for kind, found in by_kind.items():
-        ids = tuple(effect.span_id for effect in found)
-        why = Why(ReasonCode.SIDE_EFFECT_SEEN, data={"kind": kind, "effects": found}, ids=ids)
-        channels[SIDE_EFFECT_PREFIX + kind] = worded(Decision(OBSERVED, (why,)))
-    for kind, spans in facts.transport_spans.items():
-        key = SIDE_EFFECT_PREFIX + kind
-        if key in channels:
-            continue
-        # Transport shows the model client's library is instrumented; the agent's tools may
-        # use another library (requests vs httpx), so it attests nothing about their calls.
-        why = Why(ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY, tuple(spans), {"kind": kind})
-        channels[key] = worded(Decision(UNOBSERVED, (why,)))
-    return channels
+    return {kind: tuple(found) for kind, found in by_kind.items()}
 
 
-def _cap_unseen_calls(
-    facts: RunFacts, tool_calls: ChannelCoverage, channels: dict[str, ChannelCoverage]
-) -> None:
+def _calls_unknown(facts: RunFacts, tool_calls: Decision) -> CallsUnknown | None:
     """With no tool execution span, the calls that ran are known only from the model
     outputs: where those cannot all be read, or no model call is recorded at all, a call no
-    scope stands for may have acted unwatched, so a kind seen elsewhere is not proven
+    place stands for may have acted unwatched, so a kind seen elsewhere is not proven
     absent (``partial``). So too, with execution spans, after a model turn whose output was
     not read asked for tools and no execution span follows it: the tool it ran may have
     been traced elsewhere (another service, another trace) or not at all."""
     if tool_calls.state is OBSERVED:
-        return
+        return None
     if facts.tool_spans:
         asked = {
             span_id
-            for reason in tool_calls.codes
-            if reason.code is ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION
-            for span_id in reason.span_ids
+            for why in tool_calls.whys
+            if why.code is ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION
+            for span_id in why.reason().span_ids
         }
         # Turns whose finish reason says they asked; and one that may have asked ('stop'
         # where it can mean either) when the conversation went on after it: the model is
@@ -593,43 +466,13 @@ def _cap_unseen_calls(
                 or (output.tool_request is ToolRequest.UNKNOWN and span.span_id in facts.continued)
             )
         )
-        if turns:
-            for key, channel in list(channels.items()):
-                if key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED:
-                    kind = key[len(SIDE_EFFECT_PREFIX) :]
-                    why = Why(ReasonCode.SIDE_EFFECT_ASKED_UNRUN, turns, {"kind": kind})
-                    channels[key] = appended(channel, why, PARTIAL)
-        return
+        return CallsUnknown(ReasonCode.SIDE_EFFECT_ASKED_UNRUN, turns) if turns else None
     if not facts.model_outputs and not facts.agent_spans:
-        return  # a fragment: its own finding caps every channel
+        return None  # a fragment: its own finding caps every channel
     # No model call either: which tools ran is not recorded at all.
-    code = (
-        ReasonCode.SIDE_EFFECT_UNSEEN_CALLS
-        if facts.model_outputs
-        else ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED
-    )
-    for key, channel in list(channels.items()):
-        if key.startswith(SIDE_EFFECT_PREFIX) and channel.state is OBSERVED:
-            kind = key[len(SIDE_EFFECT_PREFIX) :]
-            why = Why(code, data={"kind": kind})
-            channels[key] = appended(channel, why, PARTIAL)
-
-
-def _apply_declarations(facts: RunFacts, channels: dict[str, ChannelCoverage]) -> None:
-    """``rampart.coverage`` on the agent process's resource: channels it vouches for; a
-    channel observed otherwise gains the declaration as one more reason (once per service)."""
-    created: set[tuple[str, str]] = set()  # (key, service) a declaration made observed
-    for key, service in _declarations(facts):
-        if not key.startswith(SIDE_EFFECT_PREFIX) or key == EVERY_SIDE_EFFECT:
-            continue  # only side-effect channels can be declared; the rest is inferred
-        current = channels.get(key)
-        if current is None or current.state is not OBSERVED:
-            why = Why(ReasonCode.SIDE_EFFECT_DECLARED, data={"service": service})
-            channels[key] = worded(Decision(OBSERVED, (why,), CoverageSource.DECLARED))
-            created.add((key, service))
-        elif (key, service) not in created:
-            why = Why(ReasonCode.SIDE_EFFECT_ALSO_DECLARED, data={"service": service})
-            channels[key] = appended(current, why)
+    if facts.model_outputs:
+        return CallsUnknown(ReasonCode.SIDE_EFFECT_UNSEEN_CALLS)
+    return CallsUnknown(ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED)
 
 
 def _declarations(facts: RunFacts) -> list[tuple[str, str]]:

@@ -5,7 +5,7 @@ ended, attributes or events dropped by the SDK's limits, attribute keys recorded
 different values (the value read may not be the one meant), spans or content no convention
 understood, and fragments (no agent, model or tool span). Each finding names the channels
 it caps at partial (``channels.cap``), so coverage assumed later is capped the same way.
-The findings' words are ``processors.wording``'s.
+The findings are data (``IntegrityFinding.detail``); ``wording`` words them.
 """
 
 from __future__ import annotations
@@ -18,20 +18,21 @@ from rampart_otel.channels import (
     TOOL_CHANNELS,
 )
 from rampart_otel.codecs.otlp_ids import RULES, UNDECODABLE, UNDECODABLE_KEY
-from rampart_otel.model import FindingKind, IntegrityFinding, Span
-from rampart_otel.processors.run_facts import RunFacts, SpanRole
-from rampart_otel.processors.wording import (
-    NAMED,
-    continuation,
-    fragment,
-    lost_data,
-    lost_root,
-    not_understood,
-    parent_cycle,
-    refused_spans,
-    split_run,
-    undecodable_spans,
+from rampart_otel.model import (
+    FindingKind,
+    HistoryCalls,
+    IntegrityFinding,
+    LostRoot,
+    NotUnderstoodSpans,
+    RefusedSpans,
+    Span,
+    SpansOf,
+    SplitRun,
+    UndecodableSpans,
 )
+from rampart_otel.processors.run_facts import RunFacts, SpanRole
+
+FRAGMENT_IDS = 3  # span ids a fragment finding names: its first spans
 
 
 def integrity(facts: RunFacts) -> list[IntegrityFinding]:
@@ -72,7 +73,8 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=kind,
-                message=lost_data(kind, spans),
+                message="",
+                detail=SpansOf(tuple(spans)),
                 span_ids=[span.span_id for span in spans],
                 channels=list(channels),
             )
@@ -93,7 +95,10 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.NOT_UNDERSTOOD,
-                message=not_understood(facts.not_understood),
+                message="",
+                detail=NotUnderstoodSpans(
+                    tuple((span, tuple(notes)) for span, notes in facts.not_understood)
+                ),
                 span_ids=[span.span_id for span, _ in facts.not_understood],
                 channels=list(MODEL_CHANNELS),
             )
@@ -102,8 +107,9 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.FRAGMENT,
-                message=fragment(facts.spans),
-                span_ids=[span.span_id for span in facts.spans[:NAMED]],
+                message="",
+                detail=SpansOf(tuple(facts.spans)),
+                span_ids=[span.span_id for span in facts.spans[:FRAGMENT_IDS]],
                 channels=[EVERY_CHANNEL],
             )
         )
@@ -112,7 +118,8 @@ def understanding(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.CONTINUATION,
-                message=continuation(calls),
+                message="",
+                detail=HistoryCalls(tuple(calls)),
                 span_ids=[span_id for call in calls for span_id in call.span_ids[:1]],
                 channels=[*TOOL_CHANNELS, EVERY_SIDE_EFFECT],
             )
@@ -137,7 +144,8 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
                 findings.append(
                     IntegrityFinding(
                         kind=FindingKind.LOST_ROOT,
-                        message=lost_root(top),
+                        message="",
+                        detail=LostRoot(top),
                         span_ids=[top.span_id],
                         channels=[EVERY_CHANNEL],
                     )
@@ -147,7 +155,8 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.SPLIT_RUN,
-                message=split_run(trace_id, spans, missing),
+                message="",
+                detail=SplitRun(trace_id, tuple(spans), tuple(missing)),
                 span_ids=[span.span_id for span in spans],
                 channels=[EVERY_CHANNEL],
             )
@@ -156,7 +165,8 @@ def _split(facts: RunFacts) -> list[IntegrityFinding]:
         findings.append(
             IntegrityFinding(
                 kind=FindingKind.PARENT_CYCLE,
-                message=parent_cycle(facts.cycles),
+                message="",
+                detail=SpansOf(tuple(facts.cycles)),
                 span_ids=[span.span_id for span in facts.cycles],
                 channels=[EVERY_CHANNEL],
             )
@@ -170,7 +180,8 @@ def _refused(spans: list[Span]) -> IntegrityFinding:
     rules = sorted({RULES.get(span.refused, span.refused) for span in spans})
     return IntegrityFinding(
         kind=FindingKind.REFUSED_SPAN,
-        message=refused_spans(spans, rules),
+        message="",
+        detail=RefusedSpans(tuple(spans), tuple(rules)),
         span_ids=[span.span_id for span in spans],
         channels=[EVERY_CHANNEL],
     )
@@ -182,7 +193,8 @@ def _undecodable(spans: list[Span]) -> IntegrityFinding:
     whys = sorted({str(span.attributes.get(UNDECODABLE_KEY, "")) for span in spans})
     return IntegrityFinding(
         kind=FindingKind.UNDECODABLE_SPAN,
-        message=undecodable_spans(spans, whys),
+        message="",
+        detail=UndecodableSpans(tuple(spans), tuple(whys)),
         span_ids=[span.span_id for span in spans],
         channels=[EVERY_CHANNEL],
     )

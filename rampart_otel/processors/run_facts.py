@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.model import SideEffect, Span, ToolCall, ToolScope
-from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.run_graph import RunGraph
 
 
 class SpanRole(NamedTuple):

@@ -15,17 +15,18 @@ tool call is judged on its own:
   is recorded by its ``process_exec`` span, its own effects are not;
 - a declaration closes the gap: ``rampart_otel.declare`` on the tool's span, the
   process-wide ``rampart.coverage`` resource attribute (for the kinds it names), a
-  framework's built-in pseudo-tool, or the policy's ``tools:`` (``declare_tools``).
+  framework's built-in pseudo-tool, or the policy's ``tools:`` (an overlay:
+  ``places.declared_by_policy``).
 
 I/O outside tool calls (framework memory stores, telemetry, the model's transport) never
-vouches for a tool call. Coverage caps the side-effect channels by the scopes that leave
-them unproven (``processors.coverage``); the words are ``processors.wording``'s.
+vouches for a tool call. The side-effect channels are capped by the scopes that leave
+them unproven (``places.side_effect_decisions``); the words are ``wording``'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -57,10 +58,6 @@ class CallWindow:
     service: str | None
     start: int
     end: int | None  # None: open (the run's last call, or an unended span)
-
-
-# The scope states that leave side effects unproven: no span watched the tool call for them.
-UNWATCHED = (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
 
 
 def executed_calls(
@@ -283,35 +280,3 @@ def _inside_calls(
         if parent is not None and parent.resource.attributes != view.span.resource.attributes:
             other_process.setdefault(index, set()).add(parent.span_id)
     return other_process, declared, remote
-
-
-def declare_tools(
-    scopes: list[ToolScope], tools: Mapping[str, str], calls: Sequence[ToolCall] = ()
-) -> list[ToolScope]:
-    """The scopes with the policy's ``tools:`` declarations applied to the calls they name:
-    by any of the call's names (``ToolCall.names``, ``calls`` indexed as the run's), else
-    by the scope's tool name."""
-
-    def named(scope: ToolScope) -> bool:
-        names = calls[scope.call_index].names if scope.call_index < len(calls) else ()
-        return any(name in tools for name in (scope.tool, *names))
-
-    return [
-        dataclasses.replace(
-            scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.POLICY, exempt_kinds=()
-        )
-        if scope.state in UNWATCHED and named(scope)
-        else scope
-        for scope in scopes
-    ]
-
-
-def unproven(scopes: list[ToolScope], kind: str) -> list[ToolScope]:
-    """The scopes that leave side effects of ``kind`` unproven."""
-    return [
-        scope
-        for scope in scopes
-        if scope.state in UNWATCHED
-        and kind not in scope.exempt_kinds
-        and "*" not in scope.exempt_kinds
-    ]

@@ -29,6 +29,7 @@ from rampart_otel.conventions import (
     UserInput,
     agent_family,
 )
+from rampart_otel.conventions.notes import UNNAMED_SCOPE, cut_by_zipkin, scope_lost
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL, SCOPE_DEPENDENT
 from rampart_otel.conventions.side_effects import (
     TRANSPORT_KINDS,
@@ -37,8 +38,7 @@ from rampart_otel.conventions.side_effects import (
     same_endpoint,
 )
 from rampart_otel.model import Run, Scope, Span
-from rampart_otel.processors.run_graph import RunGraph, run_graph
-from rampart_otel.processors.wording import UNNAMED_SCOPE, cut_by_zipkin, scope_lost
+from rampart_otel.run_graph import RunGraph, run_graph
 
 _Readers = tuple[
     tuple[Callable[[Span], SpanReport | None], ...],

@@ -107,7 +107,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def agent_trace(request: pytest.FixtureRequest) -> Iterator[AgentTrace]:
-    """Every span the code under test finishes during the test, to score (README)."""
+    """Every span the code under test finishes during the test, to score (docs/pytest.md)."""
     # Here, not at the top: it loads the SDK and the scorer, which most sessions never use.
     from rampart_otel.pytest_plugin.capture import AgentTrace, capturing
 

@@ -24,8 +24,8 @@ from rampart_otel.engine import checked_assumptions
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation import CheckResult, Policy
 from rampart_otel.model import AgentRun
+from rampart_otel.normalize import normalize
 from rampart_otel.pipeline import Pipeline, RunList
-from rampart_otel.processors.normalize import normalize
 from rampart_otel.pytest_plugin.report import failure_lines
 from rampart_otel.render import safe_text
 from rampart_otel.sinks import ResultList, Scored, SinkDefaults

@@ -95,7 +95,7 @@ def test_limits_and_filters(data_dir):
 
 
 def test_terminal_tables_with_stored_text_neutralized(data_dir):
-    proc = audit(data_dir, "--policy", "guard", "--limit", "all")
+    proc = audit(data_dir, "--policy", "guard", "--limit", "all", "-v")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     for title in ("By check", "By service", "Trend by day", "Results: all"):
@@ -259,3 +259,49 @@ def test_a_secret_in_a_service_name_is_masked_on_the_terminal_and_the_page(tmp_p
         assert token not in proc.stdout and "ghp_…[masked:github-token]" in proc.stdout
     assert token in audit(directory, "--show-secrets").stdout
     assert token in audit(directory, "--json").stdout  # JSON keeps raw values
+
+
+SAMPLE_RUNS = [
+    "pydantic-ai-exfil.jsonl",
+    "pydantic-ai-no-http-instr.jsonl",
+    "openinference-injection-no-http-instr.jsonl",
+    "openllmetry-missing-span.jsonl",
+    "openinference-benign.jsonl",
+]
+
+
+@pytest.fixture(scope="module")
+def samples_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five sample runs scored by the sample policy, stored as the collector stores them."""
+    from rampart_otel import score_files
+    from rampart_otel.collector.results_sink import result_rows
+
+    repo = Path(__file__).resolve().parents[2]
+    traces = [repo / "samples" / "traces" / name for name in SAMPLE_RUNS]
+    results = score_files(traces, repo / "samples" / "policy.yaml")
+    directory = tmp_path_factory.mktemp("audit-samples")
+    store = ResultsStore(directory / "results.db")
+    with store.transaction() as txn:
+        for row in result_rows(results, revision=0, scored_at=START):
+            txn.add_result(row)
+    store.close()
+    return directory
+
+
+def test_on_a_terminal_the_per_check_table_leads_and_the_reasons_wait_for_v(samples_dir):
+    out = io.StringIO()
+    run_audit(samples_dir, AuditOptions(limit="all"), out)
+    text = out.getvalue()
+    assert text.index("By check") < text.index("By service") < text.index("Results: all 30")
+    assert "to close it" not in text and "Undetermined:" not in text  # details behind -v
+    assert len(text.splitlines()) < 80  # 5 runs: the tables and one line per result
+    verbose = io.StringIO()
+    run_audit(samples_dir, AuditOptions(limit="all", verbose=True), verbose)
+    lines = verbose.getvalue().splitlines()
+    assert verbose.getvalue().index("By check") < verbose.getvalue().index("Results: all 30")
+    fixes = [line.strip() for line in lines if "to close it:" in line]
+    assert fixes and all(line.startswith("to close it: ") for line in fixes)
+    assert not any(line.endswith("…") for line in fixes)
+    assert "(or -requests, -aiohttp-client, -urllib3) and call HTTPXClientInstrumentor()" in (
+        verbose.getvalue()
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 from cli_runner import run_cli
 
 from rampart_otel.evaluation import parse_policy
-from rampart_otel.evaluation.packs.starter import starter_policy
+from rampart_otel.evaluation.packs.starter import DraftedName, starter_policy
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO / "samples" / "traces"
@@ -19,8 +19,10 @@ def test_init_from_the_samples_writes_a_policy_that_scores_without_edits(tmp_pat
     written = run_cli("policy", "init", "--from", TRACES, "-o", out)
     assert written.returncode == 0, written.stderr
     text = out.read_text(encoding="utf-8")
-    assert '- "localhost"  # review: seen in' in text
-    assert '- "fetch_weather"  # review: seen in' in text
+    # The samples hold attacks: what their flagged runs show is listed, not allowed.
+    assert "      allowed_hosts: []  # review: none seen outside flagged runs" in text
+    assert '        # - "127.0.0.2": in ' in text
+    assert '- "calculator"  # review: seen in 2 runs; files ' in text
     assert "# max_tool_calls: 50" in text  # a parameter left at its default, commented
     scored = run_cli("score", TRACES, "--policy", out, "--format", "json", "-o", tmp_path / "r")
     assert scored.returncode == 1, scored.stderr  # scored; the samples' attacks are UNSAFE
@@ -68,9 +70,16 @@ def test_init_without_traces_prints_the_baseline_with_every_parameter_commented(
 
 
 def test_names_from_traces_are_written_only_as_the_parameter_takes_them() -> None:
+    def seen_in(name: str, runs: int) -> DraftedName:
+        return DraftedName(name, runs, ("run\n  - pack: x.jsonl",))
+
     seen = {
-        "hosts": [("api.example.com", 2), ("evil\n  - pack: x", 1), ("https://a.b/", 1)],
-        "tools": [('say "hi"', 1), ("two\nlines", 1)],
+        "hosts": [
+            seen_in("api.example.com", 2),
+            seen_in("evil\n  - pack: x", 1),
+            seen_in("https://a.b/", 1),
+        ],
+        "tools": [seen_in('say "hi"', 1), seen_in("two\nlines", 1)],
     }
     text = starter_policy("p", seen=seen, source="traces\nx", runs=3)
     policy = parse_policy(text)

@@ -59,9 +59,12 @@ def test_an_unsafe_verdict_prints_a_line_naming_the_check_as_it_lands(tmp_path, 
         assert not any(
             x.startswith("rampart-otel: forged") for x in collector.log.read_text().splitlines()
         )
-        assert sender.export(make_traces(1)) is SpanExportResult.SUCCESS  # SAFE: no line
+        assert sender.export(make_traces(1)) is SpanExportResult.SUCCESS  # SAFE: a run line
         wait_for(lambda: collector.metrics()["rampart_otel_runs_scored_total"] >= 2, 60)
         assert collector.log.read_text().count("no-delete") == 1
+        run_lines = [x for x in collector.log.read_text().splitlines() if ": scored run " in x]
+        assert len(run_lines) == 2, collector.log.read_text()
+        assert run_lines[0].startswith(f"rampart-otel: scored run {run_id} service evil")
         with capsys.disabled():
             print(
                 f"\n[figure] UNSAFE line printed {delay:.1f}s after the export returned (idle 1s)"
@@ -111,3 +114,34 @@ def test_a_restart_sums_up_what_it_scored_not_what_the_store_held(tmp_path):
     assert last.endswith(
         ": 3 spans received, 1 runs scored (1 unsafe, 1 undetermined results); 0 traces open"
     ), last
+
+
+def test_a_safe_run_is_said_to_be_scored_within_two_seconds(tmp_path, capsys):
+    """A user can tell "scored, fine" from "nothing arrived": the run's line is printed
+    within 2 s of its verdicts being stored (their scored_at)."""
+    import sqlite3
+
+    collector = spawn(tmp_path / "data", settings(tmp_path))
+    try:
+        spans = make_traces(1)
+        run_id = f"{spans[0].context.trace_id:032x}"
+        sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+        assert sender.export(spans) is SpanExportResult.SUCCESS
+        line = wait_for(
+            lambda: next(
+                (x for x in collector.log.read_text().splitlines() if f"run {run_id}" in x), None
+            ),
+            60,
+            "the run's line",
+        )
+        seen = time.time()
+        assert line.startswith(f"rampart-otel: scored run {run_id} service "), line
+        assert line.endswith(": 1 undetermined, 1 safe"), line
+        db = sqlite3.connect(f"file:{tmp_path / 'data' / 'results.db'}?mode=ro", uri=True)
+        (scored_at,) = db.execute("SELECT max(scored_at) FROM results").fetchone()
+        db.close()
+        with capsys.disabled():
+            print(f"\n[figure] run line seen {seen - scored_at:.2f}s after the run was scored")
+        assert seen - scored_at < 2
+    finally:
+        assert collector.terminate() == 0, collector.log.read_text()

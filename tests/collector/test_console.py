@@ -207,3 +207,27 @@ def test_a_password_or_token_in_a_url_query_is_not_shown(tmp_path):
     assert "hunter2" not in out.getvalue() and "tok9f3a" not in out.getvalue()
     assert "postgresql://u@db/rampart?sslmode=require&password=***" in out.getvalue()
     assert "/v1/logs?access_token=***" in out.getvalue()
+
+
+def scored(index: int, **counts: int) -> dict[str, object]:
+    return {"scored": counts, "service": "agent", "run_id": f"run{index}", "revision": 0}
+
+
+def test_each_scored_run_is_a_short_line_with_its_counts_limited_the_rest_counted():
+    clock, out = Clock(), io.StringIO()
+    console = Console(out, lines_per_minute=2, clock=clock)
+    console.verdicts([scored(1, safe=6), scored(2, unsafe=1, undetermined=2, safe=3)])
+    console.verdicts([scored(3, safe=6), scored(4, safe=6)])
+    assert out.getvalue().splitlines() == [
+        "rampart-otel: scored run run1 service agent: 6 safe",
+        "rampart-otel: scored run run2 service agent: 1 unsafe, 2 undetermined, 3 safe",
+    ]
+    clock.now += 61
+    console.tick({})
+    assert out.getvalue().splitlines()[2] == (
+        "rampart-otel: 2 more runs scored, not printed one by one (over 2 a minute): "
+        "rampart-otel audit"
+    )
+    quiet = io.StringIO()
+    Console(quiet, quiet=True).verdicts([scored(1, safe=1)])
+    assert quiet.getvalue() == ""

@@ -14,7 +14,7 @@ from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import claude_code
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.model import AgentRun, FindingKind, Run, Span, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 EXECUTED, ERROR, REQUESTED = (

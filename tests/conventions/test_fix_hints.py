@@ -10,7 +10,7 @@ from rampart_otel.conventions.fix_hints import (
     content_settings,
     markdown_table,
 )
-from rampart_otel.processors.wording import fix_hint
+from rampart_otel.wording import fix_hint
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "coverage.md"
 
@@ -60,3 +60,47 @@ def test_content_settings_follow_the_model_spans_instrumentation() -> None:
     # openai-v2 2.x ignores the old value `true` under the latest conventions (recorded).
     assert hint is not None and "CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in hint
     assert "gen_ai_latest_experimental" in hint
+
+
+def test_a_silent_sqlite3_tool_with_sqlite3_instrumented_is_told_about_connection_execute() -> None:
+    """The user already called SQLite3Instrumentor().instrument(): its spans are in the run,
+    and a tool's SQL still did not show. Repeating "instrument sqlite3" does not fit; what
+    the instrumentation leaves out (Connection.execute) does, recorded from the library."""
+    import sqlite3
+
+    from opentelemetry.instrumentation.sqlite3 import SQLite3Instrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from rampart_otel.api import span_runs
+    from rampart_otel.normalize import normalize
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(shutdown_on_exit=False)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("agent")
+    SQLite3Instrumentor().instrument(tracer_provider=provider)
+    try:
+        db = sqlite3.connect(":memory:")
+        agent = {"gen_ai.operation.name": "invoke_agent"}
+        with tracer.start_as_current_span("invoke_agent notes", attributes=agent):
+            for name, run in (
+                ("make_table", lambda: db.cursor().execute("CREATE TABLE notes (t TEXT)")),
+                ("drop_table", lambda: db.execute("DROP TABLE notes")),  # not traced
+            ):
+                tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+                with tracer.start_as_current_span(f"execute_tool {name}", attributes=tool):
+                    run()
+    finally:
+        SQLite3Instrumentor().uninstrument()
+    (run,) = span_runs(exporter.get_finished_spans())
+    channel = normalize(run).coverage.get("side_effects.db_query")
+    assert channel.state.value == "partial"
+    assert channel.hint is not None
+    assert "come from opentelemetry.instrumentation.sqlite3: SQLite3Instrumentor traces" in (
+        channel.hint
+    )
+    assert "Connection.execute, executemany and executescript are not traced" in channel.hint
+    # With no sqlite3 span at all, the install line says it too.
+    assert "Connection.execute" in (fix_hint("side_effects.db_query", set()) or "")

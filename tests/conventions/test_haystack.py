@@ -15,7 +15,7 @@ from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import haystack, openinference
 from rampart_otel.evaluation import SafetyStatus
 from rampart_otel.model import FindingKind, Run, Span, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 
 TRACES = "haystack-openinference/haystack-openinference"
 

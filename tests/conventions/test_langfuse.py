@@ -12,7 +12,7 @@ from span_factory import mk
 from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import langfuse
 from rampart_otel.model import Run, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 
 OBSERVED, PARTIAL, UNOBSERVED = (
     ChannelState.OBSERVED,

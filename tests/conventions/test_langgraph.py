@@ -24,10 +24,10 @@ from rampart_otel.model import (
     StitchReason,
     ToolCallStatus,
 )
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.stitch import assemble
-from rampart_otel.processors.wording import NOT_RECORDED, REDACTED
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.wording import NOT_RECORDED, REDACTED
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
 OBSERVED, PARTIAL, UNOBSERVED = "observed", "partial", "unobserved"

@@ -12,9 +12,9 @@ from span_factory import mk
 from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import litellm
 from rampart_otel.model import Run, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.span_views import classify
+from rampart_otel.run_graph import RunGraph
 
 OBSERVED, UNOBSERVED = ChannelState.OBSERVED, ChannelState.UNOBSERVED
 CHANNELS = ("input", "response", "tool_calls", "tool_calls.arguments", "tool_calls.results")

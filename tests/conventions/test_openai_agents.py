@@ -17,10 +17,10 @@ from span_factory import mk
 from rampart_otel.conventions import finish_reasons, openinference
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.model import AgentRun, InputError, Run, Scope, Span, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.stitch import assemble
-from rampart_otel.processors.wording import NOT_RECORDED, REDACTED
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.wording import NOT_RECORDED, REDACTED
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
 OBSERVED, PARTIAL, UNOBSERVED = "observed", "partial", "unobserved"

@@ -19,7 +19,7 @@ from span_factory import span
 from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import openinference
 from rampart_otel.model import AgentRun, InputError, Scope, Span, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
 

@@ -10,7 +10,7 @@ from span_factory import event, mk
 from rampart_otel.channels import ChannelState
 from rampart_otel.conventions import strands
 from rampart_otel.model import AgentRun, Run, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED
 CONTENT_CHANNELS = ("response", "tool_calls.arguments", "tool_calls.results")

@@ -19,8 +19,8 @@ from rampart_otel.conventions import (
     vercel_ai,
 )
 from rampart_otel.model import Run
-from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.wording import FIX, TRACE_FIX, UNREAD_FIX
+from rampart_otel.normalize import normalize
+from rampart_otel.wording import FIX, TRACE_FIX, UNREAD_FIX
 
 ASK = "What is the weather in Paris?"
 

@@ -18,7 +18,7 @@ from rampart_otel.conventions import finish_reasons, vercel_ai
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.registry import unread_content
 from rampart_otel.model import AgentRun, Span, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.stitch import assemble
 
 OBSERVED, PARTIAL, UNOBSERVED = ChannelState.OBSERVED, ChannelState.PARTIAL, ChannelState.UNOBSERVED

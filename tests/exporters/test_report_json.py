@@ -71,7 +71,7 @@ def test_every_reason_of_every_sample_carries_its_code() -> None:
     """report@1's coverage: one ``reason_codes`` entry per reason, in order, from the closed
     set, with the spans it is about (ids of the run); ``fix`` codes the hint's reason."""
     from rampart_otel.channels import EVIDENCE_IDS, ReasonCode
-    from rampart_otel.processors.wording import FIX
+    from rampart_otel.wording import FIX
 
     policy = load_policy(REPO / "samples/policy.yaml")
     codes: set[str] = set()

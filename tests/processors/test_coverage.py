@@ -19,7 +19,7 @@ from rampart_otel.channels import (
 )
 from rampart_otel.codecs.otlp_ids import UNDECODABLE, UNDECODABLE_KEY
 from rampart_otel.model import AgentRun, Run, Scope, Span
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
 TRACE = "0af7651916cd43dd8448eb211c80319c"

@@ -24,8 +24,8 @@ from rampart_otel.model import (
     ToolCallStatus,
     ToolScope,
 )
-from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.scopes import declare_tools
+from rampart_otel.normalize import normalize
+from rampart_otel.places import declared_by_policy
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 LOST = "1bf7651916cd43dd8448eb211c80319d"  # a trace whose context the framework lost
@@ -290,7 +290,7 @@ def test_the_policys_declaration_names_a_call_by_any_of_its_names() -> None:
     )
     scope = ToolScope(call_index=0, tool=call.name, state=ScopeState.SILENT)
     for name in ("send_report", "weather-send_report"):
-        (declared,) = declare_tools([scope], {name: "none"}, [call])
+        (declared,) = declared_by_policy([scope], {name: "none"}, [call])
         assert declared.state is ScopeState.DECLARED
-    assert declare_tools([scope], {"weather": "none"}, [call]) == [scope]
-    assert declare_tools([scope], {"send_report": "none"}) == [scope]  # no call: by its tool
+    assert declared_by_policy([scope], {"weather": "none"}, [call]) == (scope,)
+    assert declared_by_policy([scope], {"send_report": "none"}) == (scope,)  # no call: by its tool

@@ -8,10 +8,10 @@ from recorded import TRACES, runs, spans
 from span_factory import mk
 
 from rampart_otel.conventions.side_effects import HTTP, RPC
-from rampart_otel.processors.run_graph import RunGraph
 from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import classify
 from rampart_otel.processors.tool_calls import merge_tool_calls
+from rampart_otel.run_graph import RunGraph
 
 SAMPLES = sorted(str(p.relative_to(TRACES).with_suffix("")) for p in TRACES.rglob("*.jsonl"))
 # Where the recorders put things: the scripted model on 127.0.0.1, the tools' services on
@@ -51,7 +51,7 @@ def test_a_lost_request_to_a_model_api_while_one_model_call_ran_is_its_transport
     from span_factory import mk
 
     from rampart_otel.model import Run
-    from rampart_otel.processors.normalize import normalize
+    from rampart_otel.normalize import normalize
 
     llm = {"openinference.span.kind": "LLM"}
 

@@ -17,7 +17,6 @@ from rampart_otel.conventions import Gate, ModelOutput, openinference
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL
 from rampart_otel.model import Event, InputError, Scope, Span
 from rampart_otel.processors import span_views
-from rampart_otel.processors.run_graph import RunGraph
 from rampart_otel.processors.span_views import (
     SpanRecord,
     classify,
@@ -27,6 +26,7 @@ from rampart_otel.processors.span_views import (
     run_readings,
 )
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.run_graph import RunGraph
 
 MODEL_URL = "http://127.0.0.1:4000/v1/chat/completions"
 

@@ -11,8 +11,8 @@ from typing import Any
 from span_factory import mk
 
 from rampart_otel.model import FindingKind, Run, Span, StitchReason
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.assemble import RunAssembler
-from rampart_otel.processors.normalize import normalize
 from rampart_otel.processors.span_views import classified
 from rampart_otel.processors.stitch import MAX_GAP_NS, Stitcher, StitchingAssembler, assemble
 

@@ -12,10 +12,10 @@ from rampart_otel.evaluation.evaluators.tool_called import tool_called
 from rampart_otel.evaluation.matchers import regex
 from rampart_otel.evaluation.outcome import EvalOutcome
 from rampart_otel.model import AgentRun, Run, Scope, Span
-from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.run_graph import RunGraph
+from rampart_otel.normalize import normalize
 from rampart_otel.processors.span_views import classify
 from rampart_otel.processors.tool_calls import merge_tool_calls
+from rampart_otel.run_graph import RunGraph
 
 
 def schema(name: str, *parameters: str) -> str:

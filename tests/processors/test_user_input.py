@@ -12,8 +12,8 @@ from recorded import TRACES, runs
 
 from rampart_otel.channels import OBSERVED, PARTIAL, UNOBSERVED
 from rampart_otel.model import AgentRun, Run
-from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.wording import FIX, TRACE_FIX
+from rampart_otel.normalize import normalize
+from rampart_otel.wording import FIX, TRACE_FIX
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:

@@ -18,7 +18,7 @@ from rampart_otel.evaluation.evaluators.settle import described_target, settle
 from rampart_otel.evaluation.matchers import MISSING
 from rampart_otel.evaluation.outcome import EvalResult, Evidence
 from rampart_otel.model import AgentRun
-from rampart_otel.processors.run_graph import run_graph
+from rampart_otel.run_graph import run_graph
 
 
 class Part(StrEnum):

@@ -128,6 +128,11 @@ class PackCheck:
     detect: str
     requires: str | None = None  # a parameter that must be set (or true) for the check
 
+    @property
+    def parameters(self) -> frozenset[str]:
+        """The parameters its expression names."""
+        return frozenset(name for _, name in _PLACEHOLDER.findall(self.detect))
+
 
 @dataclass(frozen=True, slots=True)
 class Pack:

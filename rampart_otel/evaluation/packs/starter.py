@@ -1,6 +1,8 @@
 """The text of a starter policy (``rampart-otel policy init``): the agent-baseline pack with
 every parameter written out, commented, and, from recorded traces, the hosts and tools seen
-as the allow-lists' draft, each line marked for review.
+as the allow-lists' draft, each line marked for review with the runs and files it was seen
+in. A name seen in a run that the policy's other checks flag is never drafted: it is listed
+in a comment with those runs (``rampart_otel.policy_draft`` finds them).
 
 Host and tool names come from traces (attacker-influenced): a name is written only if the
 pack's parameter type takes it, and always as a JSON string (a YAML double-quoted scalar),
@@ -13,10 +15,11 @@ import json
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rampart_otel.evaluation.matchers import address_range
-from rampart_otel.evaluation.packs import PREFIX, Parameter, load_pack
+from rampart_otel.evaluation.packs import PREFIX, Parameter, load_pack, members
 
 BASELINE = "agent-baseline"
 REVIEW = "# review"
@@ -24,7 +27,41 @@ REVIEW = "# review"
 DRAFTED = {"allowed_hosts": "hosts", "allowed_tools": "tools"}
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
-Seen = Sequence[tuple[str, int]]  # (name, runs it was seen in), most frequent first
+SHOWN = 3  # files, and flagged runs, named per entry; the rest counted
+
+
+@dataclass(frozen=True, slots=True)
+class FlaggedRun:
+    """A run that a check of the starter policy flags (UNSAFE), where it was read."""
+
+    run_id: str
+    location: str  # path:line of its first trace
+    checks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DraftedName:
+    """A host or tool the traces show: in how many runs, which files, and the runs that
+    show it which other checks flag (then it is left out of the draft)."""
+
+    name: str
+    runs: int
+    files: tuple[str, ...]
+    flagged: tuple[FlaggedRun, ...] = ()
+
+
+Seen = Sequence[DraftedName]  # most frequent first
+
+
+def checks_without(parameters: set[str]) -> set[str]:
+    """The ids of the baseline's checks whose expression names none of ``parameters``:
+    what a draft of those parameters cannot change."""
+    return {
+        check.id
+        for member in members(load_pack(BASELINE))
+        for check in member.checks
+        if not check.parameters & parameters
+    }
 
 
 def policy_name(service: str | None) -> str:
@@ -52,9 +89,10 @@ def starter_policy(
     if seen is not None:
         note = (
             f"Drafted from {_comment(source or 'traces')} ({runs} runs): the hosts and tools "
-            "seen there are the allow-lists. Review every line marked '# review': a host or "
-            "tool allowed here is never flagged, so allowing the one an attack used hides "
-            "that attack."
+            "seen there are the allow-lists, except those seen in runs that this policy's "
+            "other checks flag (listed, not allowed). Review every line marked '# review': a "
+            "host or tool allowed here is never flagged, so allowing the one an attack used "
+            "hides that attack."
         )
         lines += [f"# {text}" for text in textwrap.wrap(note, 88)]
     lines += [
@@ -77,29 +115,57 @@ def starter_policy(
 
 
 def _drafted(parameter: Parameter, names: Seen) -> list[str]:
-    accepted: list[tuple[str, int]] = []
+    accepted: list[DraftedName] = []
+    left_out: list[DraftedName] = []
     skipped = 0
-    for name, count in names:
+    for entry in names:
         try:
-            parameter.check([name])
+            parameter.check([entry.name])
         except ValueError:
             skipped += 1
             continue
-        accepted.append((name, count))
+        (left_out if entry.flagged else accepted).append(entry)
     lines = [f"      {parameter.name}:"]
     if not accepted:
-        lines[0] += f" []  {REVIEW}: none seen"
-    for name, count in accepted:
-        runs = "run" if count == 1 else "runs"
-        note = f"{REVIEW}: seen in {count} {runs}"
-        where = address_range(name) if parameter.type == "hosts" else None
+        lines[0] += f" []  {REVIEW}: none seen" + (" outside flagged runs" if left_out else "")
+    for entry in accepted:
+        note = f"{REVIEW}: seen in {_runs(entry.runs)}; {_files(entry.files)}"
+        where = address_range(entry.name) if parameter.type == "hosts" else None
         if where is not None:
             kind = where.replace("_", "-")
             note += f"; a {kind} address, which egress.internal-address flags unless allowed"
-        lines.append(f"        - {json.dumps(name)}  {note}")
+        lines.append(f"        - {json.dumps(entry.name)}  {note}")
+    if left_out:
+        lines.append(
+            "        # Left out: seen in runs that this policy's other checks flag. Allow one "
+            "only if it is"
+        )
+        lines.append("        # your agent's own and those runs are not its attacks.")
+    for entry in left_out:
+        flagged = entry.flagged
+        lines.append(
+            f"        # - {json.dumps(entry.name)}: in {_runs(entry.runs)}, "
+            f"{len(flagged)} of them flagged:"
+        )
+        lines += [
+            f"        #     {_comment(run.location)} ({', '.join(run.checks)})"
+            for run in flagged[:SHOWN]
+        ]
+        if len(flagged) > SHOWN:
+            lines.append(f"        #     and {len(flagged) - SHOWN} more")
     if skipped:
         lines.append(f"        # {skipped} more seen, not valid here (not written)")
     return lines
+
+
+def _runs(count: int) -> str:
+    return f"{count} run" if count == 1 else f"{count} runs"
+
+
+def _files(files: Sequence[str]) -> str:
+    named = ", ".join(_comment(file) for file in files[:SHOWN])
+    more = f" and {len(files) - SHOWN} more" if len(files) > SHOWN else ""
+    return f"{'file' if len(files) == 1 else 'files'} {named}{more}"
 
 
 def _example(parameter: Parameter) -> str:

@@ -286,7 +286,8 @@
     const coverage = table(["channel", "state", "source", "reasons"], run.coverage.map((c) =>
       el("tr", { class: gaps.has(c.channel) ? "gap" : "", "data-channel": c.channel },
         el("td", { text: c.channel }), el("td", { class: "state-" + c.state, text: c.state }),
-        el("td", { text: c.source }), el("td", {}, el("pre", { text: c.reasons.join("\n") })))));
+        el("td", { text: c.source }), el("td", {}, el("pre", { text: c.reasons.join("\n") }),
+          c.fix ? el("div", { class: "fix", text: "to close it: " + c.fix }) : null))));
     const calls = table(["tool", "status", "arguments", "result", "spans"], run.calls.map((call) =>
       el("tr", {}, el("td", { text: call.name }), el("td", { text: call.status }),
         el("td", {}, el("pre", { text: call.arguments_captured ? call.arguments : "(not captured)" })),

@@ -8,7 +8,7 @@ span's output, else the last model span's text (``response``); the user's messag
 read from the model and agent spans' inputs (``user_input``). What the run can attest is
 inferred from the same classification (``coverage``, ``integrity``).
 
-``plan`` (``processors.plan``): what to produce. The full reading (``inspect``, and every
+``plan`` (``scoring_plan``): what to produce. The full reading (``inspect``, and every
 output that shows a run's coverage) decides every channel; a narrowed plan, built from the
 checks that will read the run, leaves out the user's input and the channels no check
 reads.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from rampart_otel.model import AgentRun, ConventionUse, Run
 from rampart_otel.processors.coverage import infer_coverage
-from rampart_otel.processors.plan import FULL_READING, ScoringPlan
 from rampart_otel.processors.response import final_response
 from rampart_otel.processors.run_facts import RunFacts, SpanRole
 from rampart_otel.processors.scopes import (
@@ -31,6 +30,8 @@ from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, classified
 from rampart_otel.processors.tool_calls import ToolCalls, merge_tool_calls
 from rampart_otel.processors.user_input import collect_user_input
+from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
+from rampart_otel.wording import worded_coverage, worded_findings
 
 
 def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
@@ -84,7 +85,7 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         scopes=scopes,
         history_calls=[call for call in calls if call.from_history],
     )
-    coverage, integrity, base = infer_coverage(facts, response, calls, plan)
+    decisions, findings, places = infer_coverage(facts, response, calls, plan)
     root = graph.roots[0] if graph.roots else None
     starts = [span.start_ns for span in graph.spans if span.start_ns is not None]
     return AgentRun(
@@ -94,12 +95,12 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         response=response,
         tool_calls=calls,
         side_effects=side_effects,
-        coverage=coverage,
-        integrity=integrity,
+        coverage=worded_coverage(decisions),
+        integrity=worded_findings(findings),
         conventions=_conventions(classes),
         user_input=user_input,
         tool_scopes=scopes,
-        coverage_base=base,
+        places=places,
     )
 
 

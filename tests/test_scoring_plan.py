@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rampart_otel.normalize import normalize
 from rampart_otel.pipeline import ReadStats, agent_runs, runs
-from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.plan import FULL_READING, ScoringPlan
+from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples/traces/openinference-no-http-instr.jsonl"
 EVERY_CHANNEL = {"input", "response", "tool_calls", "tool_calls.arguments", "tool_calls.results"}

@@ -1,27 +1,31 @@
 """The words of coverage reasons and findings: spans, calls and side effects named safely.
 
-Coverage decides with codes (``processors.reasons``: a ``Decision`` of ``Why``s, each with a
-``channels.ReasonCode``); ``worded`` and ``appended`` here render them, the only place a
-coverage reason's English is written (``MEANINGS``: what each code means, for the docs).
+The processors decide with codes and typed payloads (``reasons``: a ``Decision`` of
+``Why``s, each with a ``channels.ReasonCode``) and findings with typed details
+(``model.IntegrityFinding.detail``); ``worded_coverage`` and ``worded_findings`` here render
+them, the only place a coverage reason's English is written (``MEANINGS``: what each code
+means, for the docs). No processor imports this module (an import-linter contract).
 Every reason names what it is about (a span by name and id, a call by name and id) through
 these helpers, with trace text passed through ``safe_text`` and lists cut after ``NAMED``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
-from typing import Any
+from typing import TypeVar
 
 from rampart_otel.channels import (
     DECLARATION_KEY,
     SIDE_EFFECT_PREFIX,
     ChannelCoverage,
-    ChannelState,
+    Coverage,
     ReasonCode,
+    observability_level,
 )
-from rampart_otel.conventions import ModelOutput, finish_reasons, redaction_hint
+from rampart_otel.conventions import ModelOutput, finish_reasons
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.fix_hints import (
     ClientInstrumentation,
@@ -29,22 +33,52 @@ from rampart_otel.conventions.fix_hints import (
     clients_of,
     content_settings,
 )
-from rampart_otel.conventions.registry import unread_content
+from rampart_otel.conventions.notes import cut_by_zipkin, missing_content
 from rampart_otel.model import (
     MCP_SERVER,
     FindingKind,
+    HistoryCalls,
+    IntegrityFinding,
+    LostRoot,
+    NotUnderstoodSpans,
+    RefusedSpans,
     ScopeEvidence,
     ScopeState,
     SideEffect,
     Span,
+    SpansOf,
+    SplitRun,
     StatusCode,
     StitchReason,
     ToolCall,
     ToolScope,
+    UndecodableSpans,
 )
-from rampart_otel.processors.plan import CONTENT_CHANNELS
-from rampart_otel.processors.reasons import Decision, Why
+from rampart_otel.reasons import (
+    AnswerTools,
+    AnswerUnread,
+    AskedTools,
+    Captured,
+    Decision,
+    Finding,
+    FinishReasons,
+    Fix,
+    Kind,
+    KindEffects,
+    ModelCount,
+    NoData,
+    Notes,
+    Output,
+    OutputsRead,
+    ScopeGaps,
+    Scopes,
+    Service,
+    Texts,
+    Why,
+    Withheld,
+)
 from rampart_otel.render import safe_text
+from rampart_otel.scoring_plan import CONTENT_CHANNELS
 
 NAMED = 3  # spans named in one reason before "and N more"
 # Why content is missing, when no span holds any in a form we do not read.
@@ -57,28 +91,6 @@ ANSWER_KEYS = ("output", "choice", "completion", "response")
 ARGUMENT_KEYS = ("argument", "input", "args", "tool.message")
 RESULT_KEYS = ("result", "output", "choice", "response")
 INPUT_KEYS = ("input", "prompt", "user", "context")
-
-
-def missing_content(
-    spans: list[Span], prefer: tuple[str, ...] = ()
-) -> tuple[str, Span, Any] | None:
-    """Where content that is missing shows a trace of itself, as (how, span, detail): a
-    redaction marker (``redacted``; keys with ``prefer`` words first), attributes a Zipkin
-    exporter cut (``cut``), content in a form not understood (``unread``); None when none of
-    ``spans`` holds any (not recorded)."""
-    for words in (prefer, ()) if prefer else ((),):
-        for span in spans:
-            marker = redaction_hint(span, words)
-            if marker is not None and (not words or any(w in marker for w in words)):
-                return "redacted", span, marker
-    for span in spans:
-        if span.cut_keys:
-            return "cut", span, span.cut_keys
-    for span in spans:
-        hint = unread_content(span)
-        if hint is not None:
-            return "unread", span, hint
-    return None
 
 
 def why_missing(spans: list[Span], prefer: tuple[str, ...] = ()) -> str:
@@ -265,124 +277,6 @@ def declared_scopes(scopes: list[ToolScope]) -> str:
     )
 
 
-# What left a span's scope unknown when its form carries scopes: the span's own data.
-UNNAMED_SCOPE = "OTLP data (an empty scope name)"
-
-
-def scope_lost(form: str, family: str) -> str:
-    """A span whose trace form dropped its instrumentation scope, where the scope decides
-    how the span is read (kept short: findings show 80 characters of a note)."""
-    return f"no scope in the {form}; it reads otherwise as {family}"
-
-
-def cut_by_zipkin(keys: tuple[str, ...]) -> str:
-    """Attributes a Zipkin exporter may have cut short at its tag limit."""
-    shown = ", ".join(safe_text(k, 40) for k in keys[:2]) + (" ..." if len(keys) > 2 else "")
-    return f"Zipkin tags cut at a length limit? {shown}"
-
-
-# --- integrity findings (the reason of each channel one caps: ``finding.<kind>``) -----------
-
-
-def split_run(trace_id: str, tops: list[Span], missing: list[str]) -> str:
-    """A trace that falls apart into trees ``tops``; ``missing``: the parents not in it."""
-    if missing:
-        more = f" and {len(missing) - NAMED} more" if len(missing) > NAMED else ""
-        lost = f"missing parent span(s): {', '.join(missing[:NAMED])}{more}"
-    else:
-        lost = "more than one root span"
-    return (
-        f"spans are missing from inside the run: trace {trace_id} falls apart into "
-        f"{len(tops)} trees ({span_names(tops)}); {lost}"
-    )
-
-
-def lost_root(top: Span) -> str:
-    return (
-        f"spans are missing from the run: the parent {top.parent_span_id} of "
-        f"its top span {span_label(top)} is not in the trace, and the span's "
-        "flags say that parent was in the same process (not an upstream caller)"
-    )
-
-
-def refused_spans(spans: list[Span], rules: list[str]) -> str:
-    """Spans refused for their ids (``codecs/otlp_ids``); ``rules``: the rules they broke."""
-    return (
-        f"{counted(spans, 'span')} of the run refused for breaking the OTLP id rule, "
-        f"content not read: {'; '.join(rules)} (an id of all zeroes or of another length is"
-        " invalid)"
-    )
-
-
-def undecodable_spans(spans: list[Span], whys: list[str]) -> str:
-    """Spans present in the trace that could not be decoded on their own (``codecs/
-    otlp_salvage``): only their ids are in the run; ``whys``: the decoder's reasons."""
-    ids = ", ".join(span.span_id for span in spans[:NAMED])
-    if len(spans) > NAMED:
-        ids += f" and {len(spans) - NAMED} more"
-    return (
-        f"{counted(spans, 'span')} of the run could not be decoded, content not read: "
-        f"{'; '.join(safe_text(why, 100) for why in whys)} "
-        f"(span{'' if len(spans) == 1 else 's'} {ids})"
-    )
-
-
-def parent_cycle(cycles: list[Span]) -> str:
-    return f"span parent links form a cycle at {span_names(cycles)}"
-
-
-def lost_data(kind: FindingKind, spans: list[Span]) -> str:
-    """Spans never ended (``unended_span``), data the SDK's limits dropped from them, or
-    keys they recorded twice with different values (``repeated_keys``)."""
-    if kind is FindingKind.UNENDED_SPAN:
-        return f"{counted(spans, 'span')} never ended: {span_names(spans)}"
-    if kind is FindingKind.REPEATED_KEYS:
-        keys = list(dict.fromkeys(key for span in spans for key in span.repeated_keys))
-        shown = ", ".join(safe_text(key, 60) for key in keys[:NAMED])
-        more = f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""
-        return (
-            f"attribute key(s) {shown}{more} recorded twice with different values on "
-            f"{span_names(spans)}: the last value was read, which one holds is not known"
-        )
-    if kind is FindingKind.DROPPED_ATTRIBUTES:
-        total = sum(
-            s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
-            for s in spans
-        )
-        return f"{total} attribute(s) dropped by the SDK's limits on {span_names(spans)}"
-    total = sum(span.dropped_events_count for span in spans)
-    return f"{total} event(s) dropped by the SDK's limits on {span_names(spans)}"
-
-
-def not_understood(found: list[tuple[Span, list[str]]]) -> str:
-    """Spans, or content on them, no convention understood: (span, notes) each."""
-    shown = "; ".join(
-        f"{', '.join(safe_text(note, 80) for note in notes[:2])} on {span_label(span)}"
-        for span, notes in found[:NAMED]
-    )
-    more = len(found) - NAMED
-    return f"not understood: {shown}" + (f" and {more} more span(s)" if more > 0 else "")
-
-
-def fragment(spans: list[Span]) -> str:
-    return (
-        "a fragment, not an agent run: no agent, model-inference or tool span among "
-        f"its {counted(spans, 'span')} (work done outside any traced run, or a "
-        "piece of a run whose trace context was lost)"
-    )
-
-
-def continuation(calls: list[ToolCall]) -> str:
-    return (
-        f"a continuation, not a whole conversation: the model input history holds "
-        f"{counted(calls, 'tool call')} no span of this run made "
-        f"({call_names(calls)}); the earlier part was recorded elsewhere, so its "
-        "calls and side effects are not all here (read from history as evidence). "
-        "Trace the loop as one run (an agent span around it), or score the traces "
-        "together so they are stitched"
-    )
-
-
 # --- how to close a gap ----------------------------------------------------------------------
 
 FIX = "to close it: "  # the reason that carries a channel's hint starts so
@@ -500,11 +394,16 @@ def _client_hint(kind: str, scope_names: frozenset[str]) -> str:
         seen = ", ".join(client.scope for client in used)
         others = [client for client in clients if client not in used]
         names = ", ".join(client.package for client in others[:4]) or "its package"
+        # What the instrumentation in use leaves out comes first: the likelier cause.
+        caveats = "".join(f"{client.caveat}; or " for client in used if client.caveat)
+        joint = f": {caveats}" if caveats else ", so "
         return (
-            f"the {kind} spans in the trace come from {seen}, so the call that did not show "
-            f"went through another client: instrument it too ({names}), {DECLARE}"
+            f"the {kind} spans in the trace come from {seen}{joint}the call that did not "
+            f"show went through another client: instrument it too ({names}), {DECLARE}"
         )
-    return f"{_install(clients[0], clients[1:4])}, {DECLARE}"
+    first = clients[0]
+    caveat = f" ({first.caveat})" if first.caveat else ""
+    return f"{_install(first, clients[1:4])}{caveat}, {DECLARE}"
 
 
 def _install(first: ClientInstrumentation, others: list[ClientInstrumentation]) -> str:
@@ -523,34 +422,165 @@ def _short(first: str, other: str) -> str:
     return "-" + other[len(prefix) :] if both else other
 
 
+# --- integrity findings (the reason of each channel one caps: ``finding.<kind>``) -----------
+
+
+def finding_message(finding: IntegrityFinding) -> str:
+    """A finding in words, from its detail (a finding read back from a store keeps the
+    words it was stored with)."""
+    detail = finding.detail
+    if isinstance(detail, SplitRun):
+        return split_run(detail.trace_id, list(detail.tops), list(detail.missing))
+    if isinstance(detail, LostRoot):
+        return lost_root(detail.top)
+    if isinstance(detail, RefusedSpans):
+        return refused_spans(list(detail.spans), list(detail.rules))
+    if isinstance(detail, UndecodableSpans):
+        return undecodable_spans(list(detail.spans), list(detail.whys))
+    if isinstance(detail, NotUnderstoodSpans):
+        return not_understood([(span, list(notes)) for span, notes in detail.found])
+    if isinstance(detail, HistoryCalls):
+        return continuation(list(detail.calls))
+    if isinstance(detail, SpansOf):
+        spans = list(detail.spans)
+        if finding.kind is FindingKind.PARENT_CYCLE:
+            return parent_cycle(spans)
+        if finding.kind is FindingKind.FRAGMENT:
+            return fragment(spans)
+        return lost_data(finding.kind, spans)
+    return finding.message
+
+
+def worded_findings(findings: list[IntegrityFinding]) -> list[IntegrityFinding]:
+    """The findings with their words (new objects; the processors' are left as they are)."""
+    return [
+        finding
+        if finding.message and finding.detail is None
+        else dataclasses.replace(finding, message=finding_message(finding))
+        for finding in findings
+    ]
+
+
+def split_run(trace_id: str, tops: list[Span], missing: list[str]) -> str:
+    """A trace that falls apart into trees ``tops``; ``missing``: the parents not in it."""
+    if missing:
+        more = f" and {len(missing) - NAMED} more" if len(missing) > NAMED else ""
+        lost = f"missing parent span(s): {', '.join(missing[:NAMED])}{more}"
+    else:
+        lost = "more than one root span"
+    return (
+        f"spans are missing from inside the run: trace {trace_id} falls apart into "
+        f"{len(tops)} trees ({span_names(tops)}); {lost}"
+    )
+
+
+def lost_root(top: Span) -> str:
+    return (
+        f"spans are missing from the run: the parent {top.parent_span_id} of "
+        f"its top span {span_label(top)} is not in the trace, and the span's "
+        "flags say that parent was in the same process (not an upstream caller)"
+    )
+
+
+def refused_spans(spans: list[Span], rules: list[str]) -> str:
+    """Spans refused for their ids (``codecs/otlp_ids``); ``rules``: the rules they broke."""
+    return (
+        f"{counted(spans, 'span')} of the run refused for breaking the OTLP id rule, "
+        f"content not read: {'; '.join(rules)} (an id of all zeroes or of another length is"
+        " invalid)"
+    )
+
+
+def undecodable_spans(spans: list[Span], whys: list[str]) -> str:
+    """Spans present in the trace that could not be decoded on their own (``codecs/
+    otlp_salvage``): only their ids are in the run; ``whys``: the decoder's reasons."""
+    ids = ", ".join(span.span_id for span in spans[:NAMED])
+    if len(spans) > NAMED:
+        ids += f" and {len(spans) - NAMED} more"
+    return (
+        f"{counted(spans, 'span')} of the run could not be decoded, content not read: "
+        f"{'; '.join(safe_text(why, 100) for why in whys)} "
+        f"(span{'' if len(spans) == 1 else 's'} {ids})"
+    )
+
+
+def parent_cycle(cycles: list[Span]) -> str:
+    return f"span parent links form a cycle at {span_names(cycles)}"
+
+
+def lost_data(kind: FindingKind, spans: list[Span]) -> str:
+    """Spans never ended (``unended_span``), data the SDK's limits dropped from them, or
+    keys they recorded twice with different values (``repeated_keys``)."""
+    if kind is FindingKind.UNENDED_SPAN:
+        return f"{counted(spans, 'span')} never ended: {span_names(spans)}"
+    if kind is FindingKind.REPEATED_KEYS:
+        keys = list(dict.fromkeys(key for span in spans for key in span.repeated_keys))
+        shown = ", ".join(safe_text(key, 60) for key in keys[:NAMED])
+        more = f" and {len(keys) - NAMED} more" if len(keys) > NAMED else ""
+        return (
+            f"attribute key(s) {shown}{more} recorded twice with different values on "
+            f"{span_names(spans)}: the last value was read, which one holds is not known"
+        )
+    if kind is FindingKind.DROPPED_ATTRIBUTES:
+        total = sum(
+            s.dropped_attributes_count + sum(e.dropped_attributes_count for e in s.events)
+            for s in spans
+        )
+        return f"{total} attribute(s) dropped by the SDK's limits on {span_names(spans)}"
+    total = sum(span.dropped_events_count for span in spans)
+    return f"{total} event(s) dropped by the SDK's limits on {span_names(spans)}"
+
+
+def not_understood(found: list[tuple[Span, list[str]]]) -> str:
+    """Spans, or content on them, no convention understood: (span, notes) each."""
+    shown = "; ".join(
+        f"{', '.join(safe_text(note, 80) for note in notes[:2])} on {span_label(span)}"
+        for span, notes in found[:NAMED]
+    )
+    more = len(found) - NAMED
+    return f"not understood: {shown}" + (f" and {more} more span(s)" if more > 0 else "")
+
+
+def fragment(spans: list[Span]) -> str:
+    return (
+        "a fragment, not an agent run: no agent, model-inference or tool span among "
+        f"its {counted(spans, 'span')} (work done outside any traced run, or a "
+        "piece of a run whose trace context was lost)"
+    )
+
+
+def continuation(calls: list[ToolCall]) -> str:
+    return (
+        f"a continuation, not a whole conversation: the model input history holds "
+        f"{counted(calls, 'tool call')} no span of this run made "
+        f"({call_names(calls)}); the earlier part was recorded elsewhere, so its "
+        "calls and side effects are not all here (read from history as evidence). "
+        "Trace the loop as one run (an agent span around it), or score the traces "
+        "together so they are stitched"
+    )
+
+
 # --- coverage decisions in words -------------------------------------------------------------
 
 
 def worded(decision: Decision) -> ChannelCoverage:
-    """A channel's coverage: ``decision``'s state with each reason worded and coded."""
-    return ChannelCoverage(
-        decision.state,
-        [reason_text(why) for why in decision.whys],
-        decision.source,
-        UNREAD_FIX if decision.unread_only else None,
-        [why.reason() for why in decision.whys],
-    )
+    """A channel's coverage: ``decision``'s state with each reason worded and coded; the
+    hint is the ``fix`` reason's (or, where only content in a form not read is missing,
+    the upgrade hint)."""
+    hint = UNREAD_FIX if decision.unread_only else None
+    reasons: list[str] = []
+    for why in decision.whys:
+        text = reason_text(why)
+        reasons.append(text)
+        if why.code is ReasonCode.FIX:
+            hint = text[len(FIX) :]
+    return ChannelCoverage(decision.state, reasons, decision.source, hint, decision.codes)
 
 
-def appended(
-    channel: ChannelCoverage,
-    why: Why,
-    state: ChannelState | None = None,
-    hint: str | None = None,
-) -> ChannelCoverage:
-    """``channel`` with one more reason (worded and coded), at ``state`` when given."""
-    return ChannelCoverage(
-        channel.state if state is None else state,
-        [*channel.reasons, reason_text(why)],
-        channel.source,
-        hint,
-        [*channel.codes, why.reason()],
-    )
+def worded_coverage(decisions: Mapping[str, Decision]) -> Coverage:
+    """Every channel's coverage in words, from the processors' decisions."""
+    channels = {key: worded(decision) for key, decision in decisions.items()}
+    return Coverage(channels, observability_level(channels))
 
 
 def reason_text(why: Why) -> str:
@@ -558,49 +588,65 @@ def reason_text(why: Why) -> str:
     return _WORDS[why.code](why)
 
 
+P = TypeVar("P")
+
+
+def _typed(kind: type[P], words: Callable[[Why, P], str]) -> Callable[[Why], str]:
+    """``words`` for reasons whose payload is a ``kind``: the type checker reads each
+    payload field ``words`` names (a field renamed in ``reasons`` fails it), and a reason
+    built with another payload is an error here, not a wrong sentence."""
+
+    def render(why: Why) -> str:
+        if not isinstance(why.data, kind):
+            raise TypeError(f"reason {why.code.value} carries {type(why.data).__name__}")
+        return words(why, why.data)
+
+    return render
+
+
 def _more(spans: tuple[Span, ...]) -> str:
     return f" (and {len(spans) - 1} more such model span(s))" if len(spans) > 1 else ""
 
 
-def _agent_note(why: Why) -> str:
+def _agent_note(why: Why, data: Withheld) -> str:
     span = why.spans[0]
-    if "withheld" not in why.data:
+    if not data.withheld:
         return f"the caller's input was read on agent span {span_label(span)}"
-    where = ", ".join(safe_text(w, 80) for w in why.data["withheld"][:2])
+    where = ", ".join(safe_text(w, 80) for w in data.withheld[:2])
     return (
         f"agent span {span_label(span)} recorded the caller's input without its content ({where})"
     )
 
 
-def _agent_only(why: Why) -> str:
+def _agent_only(why: Why, data: Withheld) -> str:
     return (
-        f"{_agent_note(why)}, and the run has no model-inference span whose input "
+        f"{_agent_note(why, data)}, and the run has no model-inference span whose input "
         "messages would show every user message"
     )
 
 
-def _input_read(why: Why) -> str:
+def _input_read(why: Why, data: Texts) -> str:
     return (
         f"the input messages of every model call ({len(why.spans)}) were read: "
-        f"{counted(why.data['texts'], 'distinct user message')}"
+        f"{counted(list(data.texts), 'distinct user message')}"
     )
 
 
-def _input_not_understood(why: Why) -> str:
-    notes = ", ".join(safe_text(note, 80) for note in why.data["notes"][:2])
+def _input_not_understood(why: Why, data: Notes) -> str:
+    notes = ", ".join(safe_text(note, 80) for note in data.notes[:2])
     more = f" (and {counted(list(why.spans[1:]), 'more span')})" if len(why.spans) > 1 else ""
     return f"input messages in a form not understood ({notes}) on {span_label(why.spans[0])}{more}"
 
 
-def _input_withheld(why: Why) -> str:
-    where = ", ".join(safe_text(w, 80) for w in why.data["withheld"][:2])
+def _input_withheld(why: Why, data: Withheld) -> str:
+    where = ", ".join(safe_text(w, 80) for w in data.withheld[:2])
     return (
         f"{counted(list(why.spans), 'model span')} recorded the user's messages "
         f"without their content ({where} on {span_label(why.spans[0])})"
     )
 
 
-def _input_not_recorded(why: Why) -> str:
+def _input_not_recorded(why: Why, _: NoData) -> str:
     spans = list(why.spans)
     return (
         f"{counted(spans, 'model span')} recorded no input messages "
@@ -608,27 +654,27 @@ def _input_not_recorded(why: Why) -> str:
     )
 
 
-def _answer_asked_tools(why: Why) -> str:
-    names = ", ".join(safe_text(r.name, 40) for r in why.data["requests"][:NAMED])
+def _answer_asked_tools(why: Why, data: AskedTools) -> str:
+    names = ", ".join(safe_text(r.name, 40) for r in data.requests[:NAMED])
     return (
         "no final answer in the trace: the last model span "
         f"{span_label(why.spans[0])} asked for tools ({names}) and no model span followed "
-        f"it{error_ending(why.data['agent_spans'])}"
+        f"it{error_ending(list(data.agent_spans))}"
     )
 
 
-def _answer_not_read(why: Why) -> str:
+def _answer_not_read(why: Why, data: AnswerUnread) -> str:
     last = why.spans[0]
-    reason = why_missing([last, *why.data["agent_spans"]], ANSWER_KEYS)
+    reason = why_missing([last, *data.agent_spans], ANSWER_KEYS)
     return (
-        f"{counted(why.data['models'], 'model span')} in the run but the answer's text was not "
+        f"{counted(list(data.models), 'model span')} in the run but the answer's text was not "
         f"read: the last one, {span_label(last)}, recorded no output text we read ({reason})"
     )
 
 
-def _execution_spans(why: Why) -> str:
+def _execution_spans(why: Why, data: AnswerTools) -> str:
     reason = f"{counted(list(why.spans), 'tool execution span')} in the run"
-    answer = why.data["answer_tools"]
+    answer = list(data.answer_tools)
     if answer:
         reason += (
             f" (and {counted(answer, 'span')} of the agent's answer tool "
@@ -637,16 +683,16 @@ def _execution_spans(why: Why) -> str:
     return reason
 
 
-def _asked_without_execution(why: Why) -> str:
+def _asked_without_execution(why: Why, data: Output) -> str:
     return (
         f"model span {span_label(why.spans[0])} "
-        f"{finish_reasons_in_words(why.data['output'])}, its output was not read and no "
+        f"{finish_reasons_in_words(data.output)}, its output was not read and no "
         "tool execution span follows it: a tool run without an execution span cannot be read"
     )
 
 
-def _outputs_read(why: Why) -> str:
-    models, through = why.data["models"], why.data["through"]
+def _outputs_read(_: Why, data: OutputsRead) -> str:
+    models, through = data.models, data.through
     captured = (
         f"every model call was captured ({models} model spans, {through} of them "
         "read through another span of the same call)"
@@ -656,15 +702,15 @@ def _outputs_read(why: Why) -> str:
     return f"the output of {captured}: every tool the model asked for is listed"
 
 
-def _asked_unread(why: Why) -> str:
+def _asked_unread(why: Why, data: FinishReasons) -> str:
     return (
         f"model span {span_label(why.spans[0])} finished with "
-        f"{safe_text(why.data['finish_reason'], 40)!r} but its output was not read: the tools "
+        f"{safe_text(data.finish_reasons[0], 40)!r} but its output was not read: the tools "
         f"it asked for cannot be read{_more(why.spans)}"
     )
 
 
-def _no_output_read(why: Why) -> str:
+def _no_output_read(why: Why, _: NoData) -> str:
     spans = list(why.spans)
     return (
         f"{counted(spans, 'model span')} in the run but no output was read "
@@ -672,23 +718,23 @@ def _no_output_read(why: Why) -> str:
     )
 
 
-def _silent_outputs(why: Why) -> str:
+def _silent_outputs(why: Why, data: ModelCount) -> str:
     return (
-        f"{len(why.spans)} of {why.data['models']} model spans recorded neither their output "
+        f"{len(why.spans)} of {data.models} model spans recorded neither their output "
         f"nor a finish reason ({span_names(list(why.spans))}): tools they may have asked for "
         "cannot be read"
     )
 
 
-def _finish_unclear(why: Why) -> str:
+def _finish_unclear(why: Why, data: Output) -> str:
     return (
-        f"model span {span_label(why.spans[0])} {finish_reasons_in_words(why.data['output'])} "
+        f"model span {span_label(why.spans[0])} {finish_reasons_in_words(data.output)} "
         f"and its output was not read{_more(why.spans)}"
     )
 
 
-def _no_tools_asked(why: Why) -> str:
-    reasons = ", ".join(why.data["finish_reasons"])
+def _no_tools_asked(why: Why, data: FinishReasons) -> str:
+    reasons = ", ".join(data.finish_reasons)
     return (
         f"the output of {counted(list(why.spans), 'model span')} was not captured, but each "
         f"finish reason ({safe_text(reasons, 60)}) says it asked for no tool"
@@ -699,32 +745,40 @@ def _noun(what: str) -> str:
     return "tool call" if what == "arguments" else "executed tool call"
 
 
-def _captured_none(why: Why) -> str:
-    what, calls = why.data["what"], why.data["missing"]
-    keys = ARGUMENT_KEYS if what == "arguments" else RESULT_KEYS
+def _captured_none(why: Why, data: Captured) -> str:
+    keys = ARGUMENT_KEYS if data.what == "arguments" else RESULT_KEYS
+    calls = list(data.missing)
     return (
-        f"{what} not captured on any of the {counted(calls, _noun(what))} "
+        f"{data.what} not captured on any of the {counted(calls, _noun(data.what))} "
         f"({why_missing(list(why.spans), keys)}): {call_names(calls)}"
     )
 
 
-def _captured_some(why: Why) -> str:
-    what = why.data["what"]
+def _captured_some(_: Why, data: Captured) -> str:
     return (
-        f"{what} captured on {why.data['seen']} of {why.data['relevant']} {_noun(what)}s; "
-        f"not on {call_names(why.data['missing'])}"
+        f"{data.what} captured on {data.seen} of {data.relevant} {_noun(data.what)}s; "
+        f"not on {call_names(list(data.missing))}"
     )
 
 
-def _effects_seen(why: Why) -> str:
-    found, kind = why.data["effects"], why.data["kind"]
+def _captured(_: Why, data: Captured) -> str:
+    return f"{data.what} captured on every {_noun(data.what)} seen ({data.relevant})"
+
+
+def _none_seen(_: Why, data: Captured) -> str:
+    state = data.state.value if data.state is not None else "unknown"
+    return f"no {_noun(data.what)} seen and tool_calls is {state}"
+
+
+def _effects_seen(_: Why, data: KindEffects) -> str:
+    found = list(data.effects)
     shown = "; ".join(effect_label(effect) for effect in found[:NAMED])
     more = f" and {len(found) - NAMED} more" if len(found) > NAMED else ""
-    return f"{counted(found, kind + ' side effect')} in the run: {shown}{more}"
+    return f"{counted(found, data.kind + ' side effect')} in the run: {shown}{more}"
 
 
-def _transport_only(why: Why) -> str:
-    kind = why.data["kind"]
+def _transport_only(why: Why, data: Kind) -> str:
+    kind = data.kind
     return (
         f"the only {kind} spans ({len(why.spans)}) are inside model-inference spans, the "
         "model's own transport: they show the model client's library is instrumented, "
@@ -733,103 +787,144 @@ def _transport_only(why: Why) -> str:
     )
 
 
-def _declared_by(why: Why) -> str:
+def _declared_by(_: Why, data: Service) -> str:
     return (
-        f"declared by service {safe_text(why.data['service'], 60)!r} in its resource "
+        f"declared by service {safe_text(data.service, 60)!r} in its resource "
         f"attribute {DECLARATION_KEY}"
     )
 
 
-def _every_tool_declared(why: Why) -> str:
+def _every_tool_declared(_: Why, data: Scopes) -> str:
     return (
-        f"every tool call the run executed is declared ({declared_scopes(why.data['scopes'])}) "
+        f"every tool call the run executed is declared ({declared_scopes(list(data.scopes))}) "
         "and the run records no side-effect span: what is left is the agent's own code"
     )
 
 
-def _finding(why: Why) -> str:
-    return str(why.data["message"])  # the integrity finding's own message
+def _fix(_: Why, data: Fix) -> str:
+    hint = fix_hint(data.key, data.scope_names, data.cause)
+    return FIX + (hint or "")
+
+
+def _finding(_: Why, data: Finding) -> str:
+    return finding_message(data.finding)
 
 
 _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
-    ReasonCode.INPUT_READ: _input_read,
-    ReasonCode.INPUT_READ_SOME: lambda why: (
-        f"input messages read on {len(why.spans)} of {why.data['models']} model calls"
+    ReasonCode.INPUT_READ: _typed(Texts, _input_read),
+    ReasonCode.INPUT_READ_SOME: _typed(
+        ModelCount,
+        lambda why, data: f"input messages read on {len(why.spans)} of {data.models} model calls",
     ),
-    ReasonCode.INPUT_AGENT_ONLY_READ: _agent_only,
-    ReasonCode.INPUT_AGENT_ONLY_WITHHELD: _agent_only,
-    ReasonCode.INPUT_NO_MODEL_SPAN: lambda _: (
-        "no model-inference span in the run, and no span's record of the user's input was read"
+    ReasonCode.INPUT_AGENT_ONLY_READ: _typed(Withheld, _agent_only),
+    ReasonCode.INPUT_AGENT_ONLY_WITHHELD: _typed(Withheld, _agent_only),
+    ReasonCode.INPUT_NO_MODEL_SPAN: _typed(
+        NoData,
+        lambda _, __: (
+            "no model-inference span in the run, and no span's record of the user's input was read"
+        ),
     ),
-    ReasonCode.INPUT_AGENT_READ: _agent_note,
-    ReasonCode.INPUT_AGENT_WITHHELD: _agent_note,
-    ReasonCode.INPUT_NOT_UNDERSTOOD: _input_not_understood,
-    ReasonCode.INPUT_WITHHELD: _input_withheld,
-    ReasonCode.INPUT_NOT_RECORDED: _input_not_recorded,
-    ReasonCode.RESPONSE_AGENT_OUTPUT: lambda why: (
-        f"the final answer was captured: output of agent span {span_label(why.spans[0])}"
+    ReasonCode.INPUT_AGENT_READ: _typed(Withheld, _agent_note),
+    ReasonCode.INPUT_AGENT_WITHHELD: _typed(Withheld, _agent_note),
+    ReasonCode.INPUT_NOT_UNDERSTOOD: _typed(Notes, _input_not_understood),
+    ReasonCode.INPUT_WITHHELD: _typed(Withheld, _input_withheld),
+    ReasonCode.INPUT_NOT_RECORDED: _typed(NoData, _input_not_recorded),
+    ReasonCode.RESPONSE_AGENT_OUTPUT: _typed(
+        NoData,
+        lambda why, _: (
+            f"the final answer was captured: output of agent span {span_label(why.spans[0])}"
+        ),
     ),
-    ReasonCode.RESPONSE_MODEL_TEXT: lambda why: (
-        f"the final answer was captured: text of the last model span {span_label(why.spans[0])}"
+    ReasonCode.RESPONSE_MODEL_TEXT: _typed(
+        NoData,
+        lambda why, _: (
+            f"the final answer was captured: text of the last model span {span_label(why.spans[0])}"
+        ),
     ),
-    ReasonCode.RESPONSE_ENDED_ASKING_TOOLS: _answer_asked_tools,
-    ReasonCode.RESPONSE_NOT_READ: _answer_not_read,
-    ReasonCode.RESPONSE_AGENT_NO_OUTPUT: lambda why: (
-        f"agent span {span_label(why.spans[0])} recorded no output and the "
-        "run has no model-inference span"
+    ReasonCode.RESPONSE_ENDED_ASKING_TOOLS: _typed(AskedTools, _answer_asked_tools),
+    ReasonCode.RESPONSE_NOT_READ: _typed(AnswerUnread, _answer_not_read),
+    ReasonCode.RESPONSE_AGENT_NO_OUTPUT: _typed(
+        NoData,
+        lambda why, _: (
+            f"agent span {span_label(why.spans[0])} recorded no output and the "
+            "run has no model-inference span"
+        ),
     ),
-    ReasonCode.RESPONSE_NO_SPAN: lambda _: (
-        "no agent or model-inference span in the run: the answer is not recorded"
+    ReasonCode.RESPONSE_NO_SPAN: _typed(
+        NoData,
+        lambda _, __: "no agent or model-inference span in the run: the answer is not recorded",
     ),
-    ReasonCode.TOOL_CALLS_EXECUTION_SPANS: _execution_spans,
-    ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION: _asked_without_execution,
-    ReasonCode.TOOL_CALLS_READ_FROM_EXECUTIONS: lambda why: (
-        f"the output of {counted(list(why.spans), 'model span')} was not read; the calls are "
-        "read from the tool execution spans"
+    ReasonCode.TOOL_CALLS_EXECUTION_SPANS: _typed(AnswerTools, _execution_spans),
+    ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION: _typed(Output, _asked_without_execution),
+    ReasonCode.TOOL_CALLS_READ_FROM_EXECUTIONS: _typed(
+        NoData,
+        lambda why, _: (
+            f"the output of {counted(list(why.spans), 'model span')} was not read; the calls "
+            "are read from the tool execution spans"
+        ),
     ),
-    ReasonCode.TOOL_CALLS_NO_SPAN: lambda _: "no model-inference or tool execution span in the run",
-    ReasonCode.TOOL_CALLS_AGENT_CONVERSATION: lambda why: (
-        f"no model-inference or tool execution span: the calls are read from the conversation "
-        f"agent span {span_label(why.spans[0])} recorded, captured whole (every message read)"
+    ReasonCode.TOOL_CALLS_NO_SPAN: _typed(
+        NoData, lambda _, __: "no model-inference or tool execution span in the run"
     ),
-    ReasonCode.TOOL_CALLS_OUTPUTS_READ: _outputs_read,
-    ReasonCode.TOOL_CALLS_ASKED_UNREAD: _asked_unread,
-    ReasonCode.TOOL_CALLS_NO_OUTPUT_READ: _no_output_read,
-    ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: _silent_outputs,
-    ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _finish_unclear,
-    ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _no_tools_asked,
-    ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: lambda why: (
-        f"tool_calls is unobserved, so calls and their {why.data['what']} may be missing"
+    ReasonCode.TOOL_CALLS_AGENT_CONVERSATION: _typed(
+        NoData,
+        lambda why, _: (
+            "no model-inference or tool execution span: the calls are read from the "
+            f"conversation agent span {span_label(why.spans[0])} recorded, captured whole "
+            "(every message read)"
+        ),
     ),
-    ReasonCode.CALLS_NONE_SEEN: lambda why: (
-        f"no {_noun(why.data['what'])} seen and tool_calls is {why.data['state'].value}"
+    ReasonCode.TOOL_CALLS_OUTPUTS_READ: _typed(OutputsRead, _outputs_read),
+    ReasonCode.TOOL_CALLS_ASKED_UNREAD: _typed(FinishReasons, _asked_unread),
+    ReasonCode.TOOL_CALLS_NO_OUTPUT_READ: _typed(NoData, _no_output_read),
+    ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: _typed(ModelCount, _silent_outputs),
+    ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _typed(Output, _finish_unclear),
+    ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _typed(FinishReasons, _no_tools_asked),
+    ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: _typed(
+        Captured,
+        lambda _, data: f"tool_calls is unobserved, so calls and their {data.what} may be missing",
     ),
-    ReasonCode.CALLS_CAPTURED: lambda why: (
-        f"{why.data['what']} captured on every {_noun(why.data['what'])} seen "
-        f"({why.data['relevant']})"
+    ReasonCode.CALLS_NONE_SEEN: _typed(Captured, _none_seen),
+    ReasonCode.CALLS_CAPTURED: _typed(Captured, _captured),
+    ReasonCode.CALLS_CAPTURED_NONE: _typed(Captured, _captured_none),
+    ReasonCode.CALLS_CAPTURED_SOME: _typed(Captured, _captured_some),
+    ReasonCode.CALLS_TOOL_CALLS_PARTIAL: _typed(
+        Captured,
+        lambda _, data: "tool_calls is partial: calls that cannot be read have no " + data.what,
     ),
-    ReasonCode.CALLS_CAPTURED_NONE: _captured_none,
-    ReasonCode.CALLS_CAPTURED_SOME: _captured_some,
-    ReasonCode.CALLS_TOOL_CALLS_PARTIAL: lambda why: (
-        "tool_calls is partial: calls that cannot be read have no " + why.data["what"]
+    ReasonCode.SIDE_EFFECT_SEEN: _typed(KindEffects, _effects_seen),
+    ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: _typed(Kind, _transport_only),
+    ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: _typed(Kind, lambda _, data: unseen_calls(data.kind)),
+    ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: _typed(
+        Kind, lambda _, data: no_calls_recorded(data.kind)
     ),
-    ReasonCode.SIDE_EFFECT_SEEN: _effects_seen,
-    ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY: _transport_only,
-    ReasonCode.SIDE_EFFECT_UNSEEN_CALLS: lambda why: unseen_calls(why.data["kind"]),
-    ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED: lambda why: no_calls_recorded(why.data["kind"]),
-    ReasonCode.SIDE_EFFECT_ASKED_UNRUN: lambda why: asked_unrun(why.data["kind"], list(why.spans)),
-    ReasonCode.SIDE_EFFECT_DECLARED: _declared_by,
-    ReasonCode.SIDE_EFFECT_ALSO_DECLARED: lambda why: "also " + _declared_by(why),
-    ReasonCode.SIDE_EFFECT_SCOPE_GAPS: lambda why: scope_gaps(why.data["kind"], why.data["scopes"]),
-    ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: lambda why: declared_scopes(why.data["scopes"]),
-    ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: _every_tool_declared,
-    ReasonCode.FIX: lambda why: FIX + why.data["hint"],
-    **{code: _finding for code in ReasonCode if code.value.startswith("finding.")},
+    ReasonCode.SIDE_EFFECT_ASKED_UNRUN: _typed(
+        Kind, lambda why, data: asked_unrun(data.kind, list(why.spans))
+    ),
+    ReasonCode.SIDE_EFFECT_DECLARED: _typed(Service, _declared_by),
+    ReasonCode.SIDE_EFFECT_ALSO_DECLARED: _typed(
+        Service, lambda why, data: "also " + _declared_by(why, data)
+    ),
+    ReasonCode.SIDE_EFFECT_SCOPE_GAPS: _typed(
+        ScopeGaps, lambda _, data: scope_gaps(data.kind, list(data.scopes))
+    ),
+    ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: _typed(
+        Scopes, lambda _, data: declared_scopes(list(data.scopes))
+    ),
+    ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: _typed(Scopes, _every_tool_declared),
+    ReasonCode.SIDE_EFFECT_NONE: _typed(
+        Kind,
+        lambda _, data: (
+            f"no {data.kind} span in the run and the agent declared no "
+            f"{SIDE_EFFECT_PREFIX}{data.kind} coverage"
+        ),
+    ),
+    ReasonCode.FIX: _typed(Fix, _fix),
+    **{code: _typed(Finding, _finding) for code in ReasonCode if code.value.startswith("finding.")},
 }
+
 # Codes whose words are the bottom layer's (``channels``: it cannot import this module).
-WORDED_IN_CHANNELS = frozenset(
-    {ReasonCode.SIDE_EFFECT_NONE, ReasonCode.CHANNEL_UNKNOWN, ReasonCode.ASSUMED}
-)
+WORDED_IN_CHANNELS = frozenset({ReasonCode.CHANNEL_UNKNOWN, ReasonCode.ASSUMED})
 
 # What each code means, for docs/coverage.md's table (``make docs``; tests/processors/
 # test_reasons.py fails while a code has no row, or the docs differ).

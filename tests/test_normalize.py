@@ -14,9 +14,9 @@ import pytest
 from span_factory import mk
 
 from rampart_otel.model import AgentRun, Run, Scope, Span, ToolCallStatus
-from rampart_otel.processors.normalize import normalize
+from rampart_otel.normalize import normalize
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
+SAMPLES = pathlib.Path(__file__).resolve().parents[1] / "samples" / "traces"
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 
 

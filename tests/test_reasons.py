@@ -18,9 +18,9 @@ from rampart_otel.channels import OBSERVED, ChannelCoverage, Coverage, ReasonCod
 from rampart_otel.codecs.otlp_ids import UNDECODABLE, UNDECODABLE_KEY
 from rampart_otel.declare import TOOL_SIDE_EFFECTS_ATTRIBUTE
 from rampart_otel.model import AgentRun, FindingKind, Run, Span
-from rampart_otel.processors.normalize import normalize
-from rampart_otel.processors.reasons import Decision, Why
-from rampart_otel.processors.wording import (
+from rampart_otel.normalize import normalize
+from rampart_otel.reasons import Decision, Why
+from rampart_otel.wording import (
     _WORDS,
     MEANINGS,
     WORDED_IN_CHANNELS,
@@ -28,7 +28,7 @@ from rampart_otel.processors.wording import (
     worded,
 )
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+REPO = pathlib.Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples" / "traces"
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 HTTP = "side_effects.http_request"

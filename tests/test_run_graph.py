@@ -6,7 +6,7 @@ import pytest
 from span_factory import mk
 
 from rampart_otel.model import Run, replaces
-from rampart_otel.processors.run_graph import RunGraph, run_graph
+from rampart_otel.run_graph import RunGraph, run_graph
 
 
 def ids(spans: object) -> list[str]:

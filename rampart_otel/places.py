@@ -1,0 +1,286 @@
+"""Places of harm as data, and the side-effect channels as a pure function of them.
+
+A side effect of a kind is proven absent only where every place it could have happened was
+watched. The processors find the places once per run (``processors.scopes``: each executed
+tool call, with the evidence of what it did) and the run-level facts the side-effect
+channels stand on (the effects seen by kind, the model's transport, the processes'
+declarations, what keeps the calls that ran unknown, the integrity findings): a
+``RunPlaces``. ``side_effect_decisions`` turns them into each ``side_effects.<kind>``
+channel's decision; the policy's ``tools:`` declarations are an ``Overlay`` applied by the
+same function (``evaluation`` calls it with one), never a second reading of the run.
+
+Decisions here are data (``reasons``); ``wording`` words them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rampart_otel.channels import (
+    EVERY_CHANNEL,
+    EVERY_SIDE_EFFECT,
+    OBSERVED,
+    PARTIAL,
+    SIDE_EFFECT_PREFIX,
+    UNOBSERVED,
+    CoverageSource,
+    ReasonCode,
+)
+from rampart_otel.model import (
+    CallsUnknown,
+    FindingKind,
+    IntegrityFinding,
+    RunPlaces,
+    ScopeEvidence,
+    ScopeState,
+    ToolCall,
+    ToolScope,
+)
+from rampart_otel.reasons import (
+    Decision,
+    Fix,
+    Kind,
+    KindEffects,
+    ScopeGaps,
+    Scopes,
+    Service,
+    Why,
+    finding_why,
+)
+from rampart_otel.vocabulary import STANDARD_KINDS
+
+# The scope states that leave side effects unproven: no span watched the tool call for them.
+UNWATCHED = (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
+
+
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """Declarations made at policy time: the policy's ``tools:`` (tool name → what its
+    side effects are: ``none`` or ``instrumented``)."""
+
+    tools: Mapping[str, str] = field(default_factory=dict)
+
+
+NO_OVERLAY = Overlay()
+
+
+def side_effect_decisions(places: RunPlaces, overlay: Overlay = NO_OVERLAY) -> dict[str, Decision]:
+    """Every ``side_effects.<kind>`` channel the run decides, from its places: the kinds
+    seen (or only in the model's transport), capped where the calls that ran are unknown,
+    declared by the agent's processes, then capped by each place left unwatched for the
+    kind, then by the integrity findings, each left short of observed with its way to
+    close the gap. ``overlay``: the policy's declarations, applied to the places first."""
+    scopes = declared_by_policy(places.scopes, overlay.tools, places.calls)
+    channels = _seen(places)
+    _cap_unknown_calls(places.calls_unknown, channels)
+    _apply_declarations(places.declarations, channels)
+    _name_unwatched(scopes, channels)
+    _cap_unwatched(scopes, channels)
+    if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
+        _every_tool_declared(scopes, channels)
+    capped_by = capped(channels, places.findings)
+    for key, decision in list(channels.items()):
+        if decision.state is not OBSERVED and places.plan.hints(key):
+            cause = capped_by.get(key) or _gap_cause(key, decision, scopes)
+            channels[key] = with_fix(decision, key, cause, places.scope_names)
+    return channels
+
+
+def declared_by_policy(
+    scopes: Sequence[ToolScope], tools: Mapping[str, str], calls: Sequence[ToolCall] = ()
+) -> tuple[ToolScope, ...]:
+    """The scopes with the policy's ``tools:`` declarations applied to the calls they name:
+    by any of the call's names (``ToolCall.names``, ``calls`` indexed as the run's), else
+    by the scope's tool name."""
+    if not tools:
+        return tuple(scopes)
+
+    def named(scope: ToolScope) -> bool:
+        names = calls[scope.call_index].names if scope.call_index < len(calls) else ()
+        return any(name in tools for name in (scope.tool, *names))
+
+    return tuple(
+        dataclasses.replace(
+            scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.POLICY, exempt_kinds=()
+        )
+        if scope.state in UNWATCHED and named(scope)
+        else scope
+        for scope in scopes
+    )
+
+
+def unproven(scopes: Sequence[ToolScope], kind: str) -> list[ToolScope]:
+    """The scopes that leave side effects of ``kind`` unproven."""
+    return [
+        scope
+        for scope in scopes
+        if scope.state in UNWATCHED
+        and kind not in scope.exempt_kinds
+        and "*" not in scope.exempt_kinds
+    ]
+
+
+# --- findings and the ways to close a gap: every channel's, not only the side effects' ------
+
+
+def capped(channels: dict[str, Decision], findings: Sequence[IntegrityFinding]) -> dict[str, str]:
+    """Cap ``channels`` by each finding in turn (in place: partial, never upgrading
+    unobserved); channel key → the cause of the first finding that capped it (``unread``:
+    what is missing is there, unread; ``ids``, ``undecodable``, ``repeated``: what the trace
+    lost; ``trace``: a channel that was observed)."""
+    capped_by: dict[str, str] = {}
+    for finding in findings:
+        why = finding_why(finding)
+        for key, decision in list(channels.items()):
+            if decision.state is UNOBSERVED or not _matches(key, finding.channels):
+                continue
+            channels[key] = decision.with_why(why, PARTIAL)
+            cause = _FINDING_CAUSES.get(finding.kind)
+            if cause is not None:
+                capped_by.setdefault(key, cause)
+            elif decision.state is OBSERVED:
+                capped_by.setdefault(key, "trace")
+    return capped_by
+
+
+_FINDING_CAUSES = {
+    FindingKind.NOT_UNDERSTOOD: "unread",  # the trace holds it, in a form not understood
+    FindingKind.REFUSED_SPAN: "ids",  # lost to the OTLP id rule
+    FindingKind.UNDECODABLE_SPAN: "undecodable",
+    FindingKind.REPEATED_KEYS: "repeated",
+}
+
+
+def with_fix(decision: Decision, key: str, cause: str, scope_names: frozenset[str]) -> Decision:
+    """``decision`` with its way to close the gap as its last reason (``fix``); a channel
+    whose only missing content is in a form not read is closed by reading that form."""
+    cause = "unread" if decision.unread_only else cause
+    return decision.with_why(Why(ReasonCode.FIX, data=Fix(key, cause, scope_names)))
+
+
+def _matches(key: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if pattern in (EVERY_CHANNEL, key):
+            return True
+        if pattern == EVERY_SIDE_EFFECT and key.startswith(SIDE_EFFECT_PREFIX):
+            return True
+    return False
+
+
+# --- the side-effect channels ----------------------------------------------------------------
+
+
+def _seen(places: RunPlaces) -> dict[str, Decision]:
+    """A kind with a side effect of the agent's is observed; one only in the model's
+    transport is not (it shows the model client's library is instrumented, not the
+    agent's tools')."""
+    channels: dict[str, Decision] = {}
+    for kind, found in places.effects.items():
+        ids = tuple(effect.span_id for effect in found)
+        why = Why(ReasonCode.SIDE_EFFECT_SEEN, data=KindEffects(kind, found), ids=ids)
+        channels[SIDE_EFFECT_PREFIX + kind] = Decision(OBSERVED, (why,))
+    for kind, spans in places.transport.items():
+        key = SIDE_EFFECT_PREFIX + kind
+        if key not in channels:
+            why = Why(ReasonCode.SIDE_EFFECT_TRANSPORT_ONLY, spans, Kind(kind))
+            channels[key] = Decision(UNOBSERVED, (why,))
+    return channels
+
+
+def _cap_unknown_calls(unknown: CallsUnknown | None, channels: dict[str, Decision]) -> None:
+    """Where the calls that ran are unknown, a call no place stands for may have acted
+    unwatched: a kind seen elsewhere is not proven absent."""
+    if unknown is None:
+        return
+    for key, decision in list(channels.items()):
+        if key.startswith(SIDE_EFFECT_PREFIX) and decision.state is OBSERVED:
+            why = Why(unknown.code, unknown.turns, Kind(key[len(SIDE_EFFECT_PREFIX) :]))
+            channels[key] = decision.with_why(why, PARTIAL)
+
+
+def _apply_declarations(
+    declarations: Sequence[tuple[str, str]], channels: dict[str, Decision]
+) -> None:
+    """``rampart.coverage`` on the agent process's resource: channels it vouches for; a
+    channel observed otherwise gains the declaration as one more reason (once per service)."""
+    created: set[tuple[str, str]] = set()  # (key, service) a declaration made observed
+    for key, service in declarations:
+        if not key.startswith(SIDE_EFFECT_PREFIX) or key == EVERY_SIDE_EFFECT:
+            continue  # only side-effect channels can be declared; the rest is inferred
+        current = channels.get(key)
+        if current is None or current.state is not OBSERVED:
+            why = Why(ReasonCode.SIDE_EFFECT_DECLARED, data=Service(service))
+            channels[key] = Decision(OBSERVED, (why,), CoverageSource.DECLARED)
+            created.add((key, service))
+        elif (key, service) not in created:
+            why = Why(ReasonCode.SIDE_EFFECT_ALSO_DECLARED, data=Service(service))
+            channels[key] = current.with_why(why)
+
+
+def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
+    ids = tuple(scope.span_id for scope in gaps if scope.span_id)
+    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data=ScopeGaps(kind, tuple(gaps)), ids=ids)
+
+
+def _name_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
+    """Unobserved kinds: say which tool calls could have hidden one."""
+    if not any(scope.state in UNWATCHED for scope in scopes):
+        return  # no scope leaves any kind unproven (the usual case: skip the kinds)
+    for kind in STANDARD_KINDS:
+        key = SIDE_EFFECT_PREFIX + kind
+        gaps = unproven(scopes, kind)
+        decision = channels.get(key) or _unobserved(kind)
+        if gaps and decision.state is UNOBSERVED:
+            channels[key] = decision.with_why(_scope_gaps(kind, gaps))
+
+
+def _unobserved(kind: str) -> Decision:
+    return Decision(UNOBSERVED, (Why(ReasonCode.SIDE_EFFECT_NONE, data=Kind(kind)),))
+
+
+def _cap_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
+    """A kind seen is partial while a tool call's scope was not watched for it; else the
+    declarations that explain the silent calls join its reasons."""
+    declared = tuple(scope for scope in scopes if scope.state is ScopeState.DECLARED)
+    for key, decision in list(channels.items()):
+        if not key.startswith(SIDE_EFFECT_PREFIX) or decision.state is UNOBSERVED:
+            continue
+        kind = key[len(SIDE_EFFECT_PREFIX) :]
+        gaps = unproven(scopes, kind)
+        if gaps:
+            channels[key] = decision.with_why(_scope_gaps(kind, gaps), PARTIAL)
+        elif declared:
+            ids = tuple(scope.span_id for scope in declared if scope.span_id)
+            why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data=Scopes(declared), ids=ids)
+            channels[key] = decision.with_why(why)
+
+
+def _every_tool_declared(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
+    """Every place a tool could act is declared: what is left is the agent's own code."""
+    ids = tuple(scope.span_id for scope in scopes if scope.span_id)
+    why = Why(ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED, data=Scopes(tuple(scopes)), ids=ids)
+    declared = Decision(OBSERVED, (why,), CoverageSource.DECLARED)
+    for kind in STANDARD_KINDS:
+        key = SIDE_EFFECT_PREFIX + kind
+        if key not in channels or channels[key].state is UNOBSERVED:
+            channels[key] = declared
+
+
+# The channel is short because the run does not show which tools ran.
+_CALLS_UNKNOWN = (ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED)
+
+
+def _gap_cause(key: str, decision: Decision, scopes: Sequence[ToolScope]) -> str:
+    """Why a side-effect channel falls short: a call could go unrecorded (``client``: no
+    span of the kind, or a silent tool), the calls that ran are not known (``calls``), a
+    tool ran out of process (``remote``), or the trace itself is incomplete (``trace``)."""
+    if decision.state is UNOBSERVED:
+        return "client"
+    if any(why.code in _CALLS_UNKNOWN for why in decision.whys):
+        return "calls"
+    gaps = unproven(scopes, key[len(SIDE_EFFECT_PREFIX) :])
+    if any(scope.state is ScopeState.SILENT for scope in gaps):
+        return "client"
+    return "remote" if gaps else "trace"

@@ -1,0 +1,200 @@
+"""Coverage decisions as data: a channel's state and, per reason, a code from the closed set
+(``channels.ReasonCode``), the spans it is about and a typed payload its words read.
+
+The processors decide and return these; ``wording`` renders them (the only place their
+English is written), so a tool acts on the code, never on the prose. Each code carries one
+payload type (``PAYLOADS``); ``wording`` reads the payload's fields by name, so a field
+renamed here and not there fails the type checker, not a user's report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rampart_otel.channels import ChannelState, CoverageSource, Reason, ReasonCode
+from rampart_otel.conventions import ModelOutput, ToolReport
+from rampart_otel.model import IntegrityFinding, SideEffect, Span, ToolCall, ToolScope
+
+
+@dataclass(frozen=True, slots=True)
+class NoData:
+    """A reason whose words need nothing but its code and spans."""
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCount:
+    models: int
+
+
+@dataclass(frozen=True, slots=True)
+class Withheld:
+    """Where content was recorded without itself (the markers found); empty: it was read."""
+
+    withheld: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Notes:
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AskedTools:
+    requests: tuple[ToolReport, ...]
+    agent_spans: tuple[Span, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerUnread:
+    models: tuple[Span, ...]
+    agent_spans: tuple[Span, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerTools:
+    answer_tools: tuple[Span, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    output: ModelOutput
+
+
+@dataclass(frozen=True, slots=True)
+class OutputsRead:
+    models: int
+    through: int
+
+
+@dataclass(frozen=True, slots=True)
+class FinishReasons:
+    finish_reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Captured:
+    """What of the calls' arguments or results (``what``) was captured."""
+
+    what: str  # "arguments" or "results"
+    relevant: int = 0
+    seen: int = 0
+    missing: tuple[ToolCall, ...] = ()
+    state: ChannelState | None = None  # tool_calls' state, where the words need it
+
+
+@dataclass(frozen=True, slots=True)
+class KindEffects:
+    kind: str
+    effects: tuple[SideEffect, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    service: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeGaps:
+    kind: str
+    scopes: tuple[ToolScope, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Scopes:
+    scopes: tuple[ToolScope, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """How to close channel ``key``'s gap: its ``cause`` (``wording.fix_hint``), for the
+    instrumentations whose scope names the run shows."""
+
+    key: str
+    cause: str
+    scope_names: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """An integrity finding that capped the channel (its words are the finding's)."""
+
+    finding: IntegrityFinding
+
+
+Payload = (
+    NoData
+    | Texts
+    | ModelCount
+    | Withheld
+    | Notes
+    | AskedTools
+    | AnswerUnread
+    | AnswerTools
+    | Output
+    | OutputsRead
+    | FinishReasons
+    | Captured
+    | KindEffects
+    | Kind
+    | Service
+    | ScopeGaps
+    | Scopes
+    | Fix
+    | Finding
+)
+NO_DATA = NoData()
+
+
+@dataclass(frozen=True, slots=True)
+class Why:
+    """One reason before it is worded: its code, the spans it is about (named first by its
+    words), other evidence span ids (side effects, tool scopes), and its typed payload."""
+
+    code: ReasonCode
+    spans: tuple[Span, ...] = ()
+    data: Payload = NO_DATA
+    ids: tuple[str, ...] = ()
+
+    def reason(self) -> Reason:
+        """The code with its evidence span ids, as reports carry it."""
+        return Reason.of(self.code, self.ids or tuple(span.span_id for span in self.spans))
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A channel's state and the reasons for it, in order. ``unread_only``: only content in
+    a form not read is missing, so no capture setting would close the gap."""
+
+    state: ChannelState
+    whys: tuple[Why, ...]
+    source: CoverageSource = CoverageSource.INFERRED
+    unread_only: bool = False
+
+    def with_why(self, why: Why, state: ChannelState | None = None) -> Decision:
+        """This decision with one more reason, at ``state`` when given."""
+        return Decision(
+            self.state if state is None else state,
+            (*self.whys, why),
+            self.source,
+            self.unread_only,
+        )
+
+    @property
+    def codes(self) -> list[Reason]:
+        return [why.reason() for why in self.whys]
+
+
+def finding_why(finding: IntegrityFinding) -> Why:
+    """The reason a finding adds to each channel it caps (``finding.<kind>``)."""
+    code = ReasonCode(f"finding.{finding.kind.value}")
+    return Why(code, data=Finding(finding), ids=tuple(finding.span_ids))
