@@ -38,9 +38,11 @@ lint: $(VENV)/.test
 golden: $(VENV)/.test
 	RAMPART_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q -rs tests/test_golden.py
 
-## docs: regenerate docs/policy.md's vocabulary tables and docs/policy.schema.json from the code
-docs: $(VENV)/.runtime
+## docs: regenerate docs/policy.md's vocabulary tables and docs/policy.schema.json from the code,
+## and CONTRIBUTING.md's figures of the test suite from a collection of it
+docs: $(VENV)/.test
 	$(BIN)/python docs/generate_policy_reference.py
+	$(BIN)/python docs/generate_contributing.py
 
 ## metamorphic: the no-false-SAFE property over the samples, with many random perturbation mixes
 metamorphic: $(VENV)/.test

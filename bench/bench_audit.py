@@ -51,8 +51,9 @@ from rampart_otel.audit.timespec import DAY  # noqa: E402
 from rampart_otel.storage import queries as q  # noqa: E402
 from rampart_otel.storage.audit_queries import Filters  # noqa: E402
 from rampart_otel.storage.pg_results import redacted  # noqa: E402
+from rampart_otel.storage.protocol import VerdictStore  # noqa: E402
 from rampart_otel.storage.results import ResultRow, ResultsStore  # noqa: E402
-from rampart_otel.storage.store import AnyResultsStore, open_results_store  # noqa: E402
+from rampart_otel.storage.store import open_results_store  # noqa: E402
 
 CHECKS = (
     ("no-exfiltration", "data_exfiltration", "attack"),
@@ -102,7 +103,7 @@ def result_document(run_id: str, check: tuple[str, str, str], status: str) -> di
     }
 
 
-def build(store: AnyResultsStore, results: int, seed: int = 1) -> float:
+def build(store: VerdictStore, results: int, seed: int = 1) -> float:
     """Fill ``store`` with about ``results`` verdicts through the store's API; rows/s."""
     rng = random.Random(seed)
     now = time.time()

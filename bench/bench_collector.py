@@ -107,24 +107,29 @@ def client(
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
-    batches = build_batches(round_no * 1000 + worker, args.batches, args.batch, 8)
     exporter = OTLPSpanExporter(endpoint=url, timeout=30)
-    if args.pre_encoded:  # the exporter's own HTTP client and retries, encoding done up front
+    if args.samples:  # encoded up front; each send under fresh trace ids
+        encoded, trace_ids, sizes = sample_requests(args.batch)
+        batches: list[list] = [[None] * size for size in sizes]  # only their lengths are read
+    else:
+        batches = build_batches(round_no * 1000 + worker, args.batches, args.batch, 8)
+    if not args.samples and args.pre_encoded:  # the exporter's HTTP client, encoded up front
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
         encoded = [encode_spans(batch).SerializePartialToString() for batch in batches]
-
-        def send(batch_no: int, index: int) -> bool:
-            payload = encoded[batch_no]
-            if args.unique_traces:
-                for j, old in enumerate(trace_ids[batch_no]):
-                    payload = payload.replace(old, fresh_trace_id(worker, round_no, index, j))
-            return exporter._client.export(payload).success
-
         trace_ids = [
             list(dict.fromkeys(span.context.trace_id.to_bytes(16, "big") for span in batch))
             for batch in batches
         ]
+    if args.samples or args.pre_encoded:
+
+        def send(batch_no: int, index: int) -> bool:
+            payload = encoded[batch_no]
+            if args.unique_traces or args.samples:
+                for j, old in enumerate(trace_ids[batch_no]):
+                    payload = payload.replace(old, fresh_trace_id(worker, round_no, index, j))
+            return exporter._client.export(payload).success
+
     else:
 
         def send(batch_no: int, index: int) -> bool:
@@ -152,7 +157,7 @@ def client(
             failed += 1
         index += 1
     finished = time.monotonic()
-    if args.unique_traces:  # each send its own traces: the trace ids acknowledged
+    if args.unique_traces or args.samples:  # each send its own traces: those acknowledged
         keys = {
             int.from_bytes(fresh_trace_id(worker, round_no, sent, j), "big")
             for sent in acked_sends
@@ -165,6 +170,31 @@ def client(
             for span in batches[batch_no]
         }
     out.put((acked, failed, finished, keys, offered))  # type: ignore[attr-defined]
+
+
+def sample_requests(size: int) -> tuple[list[bytes], list[list[bytes]], list[int]]:
+    """Every recorded sample (``samples/traces/**/*.jsonl``, each framework's) as OTLP
+    protobuf requests of about ``size`` spans, with the trace ids each holds and its span
+    count: production-shaped traffic (a few services, agents with tools, fragments) that
+    each send replicates under fresh trace ids, timestamps and services as recorded."""
+    from rampart_otel.codecs.otlp_json import spans_from_json_bytes
+    from rampart_otel.codecs.otlp_proto import spans_to_proto_request
+
+    root = Path(__file__).resolve().parent.parent / "samples" / "traces"
+    spans = [
+        span
+        for path in sorted(root.rglob("*.jsonl"))
+        for line in path.read_bytes().splitlines()
+        if line.strip()
+        for span in spans_from_json_bytes(line)
+    ]
+    encoded, trace_ids, sizes = [], [], []
+    for start in range(0, len(spans), size):
+        chunk = spans[start : start + size]
+        encoded.append(spans_to_proto_request(chunk).SerializeToString())
+        trace_ids.append(list(dict.fromkeys(bytes.fromhex(s.trace_id) for s in chunk)))
+        sizes.append(len(chunk))
+    return encoded, trace_ids, sizes
 
 
 def fresh_trace_id(worker: int, round_no: int, send: int, index: int) -> bytes:
@@ -318,7 +348,7 @@ def one_round(round_no: int, args: argparse.Namespace, workdir: Path) -> dict[st
     failed = sum(result[1] for result in results)
     offered = sum(result[4] for result in results)
     acked_keys = set().union(*(result[3] for result in results))
-    stored_count, stored_keys = stored(data_dir, by_trace=args.unique_traces)
+    stored_count, stored_keys = stored(data_dir, by_trace=args.unique_traces or args.samples)
     missing_keys = acked_keys - stored_keys
     missing = len(missing_keys)
     for key in sorted(missing_keys)[:5]:
@@ -424,6 +454,13 @@ def main() -> None:
         "spans before it is scored, so acked - scored holds that many seconds of input)",
     )
     parser.add_argument(
+        "--samples",
+        action="store_true",
+        help="send the recorded samples (every framework's, 1,952 spans) replicated under fresh "
+        "trace ids in every send, pre-encoded: production-shaped traffic of a few services, "
+        "rather than the synthetic 8-span traces",
+    )
+    parser.add_argument(
         "--pre-encoded",
         action="store_true",
         help="encode batches before timing and send them with the exporter's HTTP client: "
@@ -479,7 +516,11 @@ def main() -> None:
         "rounds": args.rounds,
         "cores": os.cpu_count(),
         "http": _http_impl(),
-        "clients": "pre-encoded" if args.pre_encoded else "OTLPSpanExporter.export()",
+        "clients": "samples, pre-encoded"
+        if args.samples
+        else "pre-encoded"
+        if args.pre_encoded
+        else "OTLPSpanExporter.export()",
     }
     print(json.dumps(summary, indent=2))
 

@@ -34,6 +34,7 @@ __all__ = [
     "side_effect",
     "tool_called",
     "tool_result",
+    "watch",
 ]
 
 # The public API lives in ``rampart_otel.api`` (the one-call scoring) and
@@ -41,10 +42,14 @@ __all__ = [
 # needs only ``rampart_otel.declare`` (and every pytest session, which loads the plugin) never
 # loads pydantic, yaml or the evaluator.
 _ONE_CALL_API = frozenset({"score_files", "score_spans"})
-_API = frozenset(__all__) - _ONE_CALL_API - {"__version__", "setup"}
+_API = frozenset(__all__) - _ONE_CALL_API - {"__version__", "setup", "watch"}
 
 
 def __getattr__(name: str) -> object:
+    if name == "watch":  # the watcher (a callable module: ``rampart_otel.watch()``)
+        import importlib
+
+        return importlib.import_module("rampart_otel.watch")
     if name in _API:
         import rampart_otel.evaluation  # lazily: see above
 
@@ -61,4 +66,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API, *_ONE_CALL_API, "setup"})
+    return sorted({*globals(), *_API, *_ONE_CALL_API, "setup", "watch"})

@@ -84,6 +84,9 @@ class ReasonCode(StrEnum):
     TOOL_CALLS_SILENT_OUTPUTS = "tool_calls.silent_outputs"
     TOOL_CALLS_FINISH_UNCLEAR = "tool_calls.finish_unclear"
     TOOL_CALLS_NO_TOOLS_ASKED = "tool_calls.no_tools_asked"
+    TOOL_CALLS_REMOTE_AGENT = "tool_calls.remote_agent"
+    TOOL_CALLS_RAN_ELSEWHERE = "tool_calls.ran_elsewhere"
+    TOOL_CALLS_AMBIGUOUS_ID = "tool_calls.ambiguous_id"
     # tool_calls.arguments and tool_calls.results
     CALLS_TOOL_CALLS_UNOBSERVED = "calls.tool_calls_unobserved"
     CALLS_NONE_SEEN = "calls.none_seen"
@@ -103,6 +106,7 @@ class ReasonCode(StrEnum):
     SIDE_EFFECT_SCOPE_GAPS = "side_effect.scope_gaps"
     SIDE_EFFECT_SCOPES_DECLARED = "side_effect.scopes_declared"
     SIDE_EFFECT_EVERY_TOOL_DECLARED = "side_effect.every_tool_declared"
+    SIDE_EFFECT_ATTESTED = "side_effect.attested"
     # any channel
     CHANNEL_UNKNOWN = "channel.unknown"
     ASSUMED = "assumed"
@@ -120,6 +124,7 @@ class ReasonCode(StrEnum):
     FINDING_REFUSED_SPAN = "finding.refused_span"
     FINDING_UNDECODABLE_SPAN = "finding.undecodable_span"
     FINDING_REPEATED_KEYS = "finding.repeated_keys"
+    FINDING_CONFLICTING_COPIES = "finding.conflicting_copies"
 
 
 EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first

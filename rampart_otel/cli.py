@@ -27,12 +27,12 @@ from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
 from rampart_otel.exporters.output import report_output, standard_output
 from rampart_otel.model import InputError
-from rampart_otel.reading import ReadStats, agent_runs
 from rampart_otel.render import safe_text, secrets_shown
 from rampart_otel.vocabulary import unknown
 
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
+    from rampart_otel.reading import ReadStats
     from rampart_otel.sinks import ResultSink
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -144,6 +144,8 @@ def trace_sources(
 
 
 def _window(since: str | None, until: str | None) -> tuple[datetime | None, datetime | None]:
+    if since is None and until is None:
+        return None, None  # startup: no time parsing (and its store queries) to import
     from rampart_otel.audit.timespec import parse_time
 
     now = time.time()
@@ -200,6 +202,7 @@ def inspect(
 ) -> None:
     """Show what the agent did in each run, and which channels the trace can attest."""
     from rampart_otel.exporters.inspect_view import write_json, write_terminal  # startup
+    from rampart_otel.reading import ReadStats, agent_runs
 
     sources = trace_sources(paths, since, until, limit)
     stats = ReadStats()
@@ -934,6 +937,39 @@ def replay(
         allow_empty=allow_empty,
     )
     raise SystemExit(code)
+
+
+@app.command(context_settings={"allow_interspersed_args": False})
+def watch(
+    command: Annotated[
+        list[str], typer.Argument(help="The program to run, after --: python agent.py")
+    ],
+    kinds: Annotated[
+        str | None,
+        typer.Option(
+            "--kinds",
+            help="What to record, comma-separated: network, http_client, process, file_write. "
+            "[default: all]",
+        ),
+    ] = None,
+    body_limit: Annotated[
+        int, typer.Option(help="Bytes of each HTTP request body kept on its span (0: none).")
+    ] = 16384,
+) -> None:
+    """Run a program with the watcher on from its first line: every connection, HTTP request,
+    process and file write its Python code makes is a span where it happened (docs/watch.md)."""
+    from rampart_otel import watch as watcher  # startup
+
+    try:
+        variables = watcher.environment(kinds, body_limit)
+    except watcher.WatchError as error:
+        raise UsageError(str(error)) from None
+    environment = {**os.environ, **variables}
+    sys.stdout.flush()
+    try:
+        os.execvpe(command[0], command, environment)
+    except OSError as error:
+        raise UsageError(f"cannot run {shlex.join(command)}: {error.strerror or error}") from None
 
 
 def _warn(message: str) -> None:

@@ -6,6 +6,7 @@ pydantic lives at the boundaries (policy files, reports, configuration).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -16,6 +17,23 @@ from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
 
 AttrValue = Any  # str | int | float | bool | bytes | None | list[AttrValue] | dict[str, AttrValue]
 Attributes = dict[str, AttrValue]
+
+
+class Ambiguous(str):
+    """A detail that parsers read differently (a URL's host: ``conventions.side_effects``):
+    the reading a client acts on, as a string, and every reading in ``readings``. A check
+    matches it when it matches any reading (``evaluation.matchers.all_match``): an
+    allow-list never passes it, a deny-list entry that any parser reads still matches."""
+
+    readings: tuple[str, ...]
+
+    def __new__(cls, value: str, readings: tuple[str, ...]) -> Ambiguous:
+        made = super().__new__(cls, value)
+        made.readings = readings
+        return made
+
+    def __reduce__(self) -> tuple[type[Ambiguous], tuple[str, tuple[str, ...]]]:
+        return Ambiguous, (str(self), self.readings)
 
 
 @dataclass(slots=True)
@@ -107,6 +125,11 @@ class Span:
     # values. OTLP keys MUST be unique: the decoders keep the last value, and which one the
     # instrumentation meant (or a backend read) is not known.
     repeated_keys: tuple[str, ...] = ()
+    # Who sent the span to a collector: its tenant, and the client (``codecs.sender``);
+    # empty for spans read from a file or handed to the API. Spans of two tenants are
+    # never in one run (``processors.assemble``).
+    tenant: str = ""
+    sender: str = ""
 
     @property
     def parent_is_local(self) -> bool | None:
@@ -134,8 +157,93 @@ class Stitch:
 
 def replaces(known: Span | None, new: Span) -> bool:
     """The one rule for a span sent twice (an exporter's retry, a span re-sent once ended):
-    ``new`` takes the place of the ``known`` copy unless that one had already ended."""
+    ``new`` takes the place of the ``known`` copy unless that one had already ended.
+    Which copy is kept never decides alone: copies that say different things are
+    ``conflicting``, and both are kept in the run (``add_copy``) for its graph to report."""
     return known is None or known.end_ns is None
+
+
+def conflicting(known: Span, new: Span) -> bool:
+    """Two copies of one span (same trace, same span id) that cannot both be what was
+    recorded: anything they both say differs. A copy sent before the span ended may lack
+    what was recorded later (its end, status, attributes set and events added since), but
+    what it does say must hold in the ended copy. Where each copy came from (file, client)
+    is not compared: the same span read twice is not a conflict."""
+    if (
+        known.parent_span_id != new.parent_span_id
+        or known.name != new.name
+        or known.kind != new.kind
+        or known.start_ns != new.start_ns
+        or known.links != new.links
+        or known.resource.attributes != new.resource.attributes
+        or known.scope.name != new.scope.name
+        or known.scope.version != new.scope.version
+        or known.refused != new.refused
+    ):
+        return True
+    if known.end_ns is not None and new.end_ns is not None:
+        return (
+            known.end_ns != new.end_ns
+            or known.status_code != new.status_code
+            or known.status_message != new.status_message
+            or known.attributes != new.attributes
+            or known.events != new.events
+            or known.flags != new.flags
+            or known.dropped_attributes_count != new.dropped_attributes_count
+            or known.dropped_events_count != new.dropped_events_count
+        )
+    early, late = (known, new) if known.end_ns is None else (new, known)
+    attributes = late.attributes
+    return (
+        any(
+            key not in attributes or attributes[key] != value
+            for key, value in early.attributes.items()
+        )
+        or early.events != late.events[: len(early.events)]
+    )
+
+
+def add_copy(kept: dict[str, Span], others: dict[str, list[Span]], span: Span) -> bool:
+    """Add ``span`` to spans kept by id (``replaces`` decides between two copies); a copy
+    that conflicts with the one it meets goes to ``others`` too (once however often it is
+    sent), so a run holds both and its graph reports the conflict: the first copy never
+    wins silently. True when a conflicting copy was added to ``others``."""
+    known = kept.get(span.span_id)
+    if known is None:
+        kept[span.span_id] = span
+        return False
+    if replaces(known, span):
+        kept[span.span_id] = span
+        known, span = span, known  # ``span``: the copy not kept
+    if not conflicting(known, span):
+        return False
+    copies = others.setdefault(span.span_id, [])
+    if any(not conflicting(copy, span) for copy in copies):
+        return False
+    copies.append(span)
+    return True
+
+
+def copies_held(kept: dict[str, Span], others: dict[str, list[Span]]) -> list[Span]:
+    """The spans of ``add_copy``'s two maps: each span kept, then the conflicting copies."""
+    spans = list(kept.values())
+    for copies in others.values():
+        spans.extend(copies)
+    return spans
+
+
+def copy_id(span: Span) -> str:
+    """An 8-byte id (hex) for one copy of a span that another copy conflicts with: what it
+    says and who sent it. A run's span set names each conflicting copy by it beside the span
+    ids (``run_graph.scored_ids``), so a conflicting copy arriving after its run
+    was scored is new evidence, and replaying the same copies is not."""
+    content = (
+        span.span_id, span.parent_span_id, span.name, span.kind.value, span.start_ns,
+        span.end_ns, span.status_code.value, span.status_message,
+        sorted(span.attributes.items()), span.events, span.links,
+        sorted(span.resource.attributes.items()), span.refused, span.source, span.sender,
+    )  # fmt: skip
+    return hashlib.blake2b(repr(content).encode(), digest_size=8).hexdigest()
 
 
 @dataclass(slots=True)
@@ -149,9 +257,15 @@ class Run:
     revision: int = 0  # > 0: spans that arrived after an earlier part of the run was scored
     stitched: tuple[Stitch, ...] = ()  # traces joined to the run's own (``processors.stitch``)
     # What the processors derived from ``spans`` once (the run's graph and the conventions'
-    # reading of each span, ``processors.run_graph``): reused, never recomputed, by every
+    # reading of each span, ``run_graph``): reused, never recomputed, by every
     # stage that reads the run; a run built from other spans starts empty.
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def tenant(self) -> str:
+        """The collector tenant that sent the run's spans ("" for none named): one for all
+        of them, since runs are assembled per tenant (``processors.assemble``)."""
+        return self.spans[0].tenant if self.spans else ""
 
     @property
     def sources(self) -> list[str]:
@@ -200,6 +314,9 @@ class ToolCall:
     # Read only from a later model call's input history: a call made in an earlier piece of
     # the conversation, recorded elsewhere (evidence that it happened, not of all it did).
     from_history: bool = False
+    # A call id that calls of another tool claim too, within one model turn: which request
+    # this call answers, and which history entries are its, the trace cannot tell.
+    ambiguous_id: str | None = None
     # The name's parts where the framework qualifies a function's own name (Semantic
     # Kernel's ``<plugin>-<function>``): ``name`` is ``namespace``, the framework's
     # separator, ``local_name``. None when the convention that read the call knows no
@@ -261,15 +378,36 @@ class FindingKind(StrEnum):
     UNDECODABLE_SPAN = "undecodable_span"  # a span of the run could not be decoded on its own
     CONTINUATION = "continuation"  # model input history holds calls no span of the run made
     REPEATED_KEYS = "repeated_keys"  # a span recorded a key twice with different values
+    CONFLICTING_COPIES = "conflicting_copies"  # a span sent twice, the copies disagreeing
 
 
 class ScopeState(StrEnum):
-    """What one executed tool call's scope shows of its side effects."""
+    """What one executed tool call's scope shows of its side effects, as a whole (each kind's
+    place: ``ToolScope.place``)."""
 
-    RECORDED = "recorded"  # at least one I/O span of an instrumented client in its scope
+    RECORDED = "recorded"  # I/O spans of an instrumented client in its scope (of some kinds)
     DECLARED = "declared"  # declared side-effect free, or all its I/O instrumented
     SILENT = "silent"  # no I/O span and no declaration: its side effects may be unrecorded
     OUT_OF_PROCESS = "out_of_process"  # ran in another process whose spans are not in the trace
+    # A framework ran another agent as this tool (an agent used as a tool, a delegation to a
+    # coworker): the agent's own calls, nested under it, are the places, each judged alone.
+    DELEGATED = "delegated"
+
+
+class PlaceState(StrEnum):
+    """What one place of harm (an executed tool call and a side-effect kind) shows."""
+
+    RECORDED = "recorded"  # a span of the kind in the call's scope
+    ATTESTED = "attested"  # a watcher in the call's process sees the kind: none went unseen
+    DECLARED = "declared"  # declared (policy tools:, the tool's span, a pseudo-tool, its process)
+    DELEGATED = "delegated"  # an agent the framework ran as the tool: its own calls are places
+    UNMET = "unmet"  # recorded, but a destination the call was handed no request reached
+    SILENT = "silent"  # nothing shows whether the kind happened here
+    OUT_OF_PROCESS = "out_of_process"  # it ran elsewhere, whose spans are not in the trace
+
+
+# The place states that leave a kind unproven at a call.
+UNPROVEN_PLACES = frozenset({PlaceState.UNMET, PlaceState.SILENT, PlaceState.OUT_OF_PROCESS})
 
 
 class ScopeEvidence(StrEnum):
@@ -285,15 +423,36 @@ class ScopeEvidence(StrEnum):
 
 MCP_SERVER = "mcp_server"  # ToolScope.remote: the call ran on an MCP server
 CHILD_PROCESS = "child_process"  # ToolScope.remote: the call started a child process
+REMOTE_AGENT = "remote_agent"  # ToolScope.remote: the call handed its task to a remote agent
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    """A destination a tool call was handed in its arguments (a URL, a host): a claim the
+    call's recorded requests must meet. ``argument``: where in the arguments it was."""
+
+    argument: str
+    host: str
+
+
+# A call whose arguments were not captured, with requests recorded: what it was handed,
+# and so whether its requests met it, is not known.
+UNKNOWN_DESTINATION = Destination("", "")
 
 
 @dataclass(frozen=True, slots=True)
 class ToolScope:
-    """One executed tool call as a place side effects could happen, and what it shows.
+    """One executed tool call as the places side effects could happen, and what it shows.
 
-    ``exempt_kinds``: side-effect kinds this scope does not leave unproven (the kinds its
-    process declared, or ``process_exec`` recorded for a child process that is not traced).
-    ``remote``: what ran the call out of process (an MCP server, a child process), if any.
+    Evidence is per side-effect kind (``place``): a DB span under the call says nothing
+    about its HTTP. ``kinds``: the kinds of the I/O spans in its scope. ``exempt_kinds``:
+    kinds this scope does not leave unproven (the kinds its process declared, or
+    ``process_exec`` recorded for a child process that is not traced; ``*`` every kind).
+    ``attested``: kinds a watcher in the call's process sees whole, with nothing of them
+    left unexplained in this call. ``unmet``: destinations the call was handed that no
+    request of its reached (its ``http_request`` place is unmet). ``remote``: what ran the
+    call out of process (an MCP server, a child process, a remote agent), if any, and
+    ``remote_target`` where (the remote agent's URL).
     """
 
     call_index: int
@@ -304,6 +463,35 @@ class ToolScope:
     exempt_kinds: tuple[str, ...] = ()
     remote: str | None = None
     span_id: str | None = None  # the call's execution span, when it has one
+    kinds: tuple[str, ...] = ()
+    attested: tuple[str, ...] = ()
+    unmet: tuple[Destination, ...] = ()
+    remote_target: str | None = None
+
+    def place(self, kind: str) -> PlaceState:
+        """What this call shows of side effects of ``kind``."""
+        if self.state is ScopeState.DECLARED:
+            return PlaceState.DECLARED
+        if self.state is ScopeState.DELEGATED:
+            return PlaceState.DELEGATED
+        exempt = kind in self.exempt_kinds or "*" in self.exempt_kinds
+        if self.state is ScopeState.OUT_OF_PROCESS:
+            return PlaceState.DECLARED if exempt else PlaceState.OUT_OF_PROCESS
+        if kind in self.kinds:
+            # A destination no request reached is a gap unless something vouches that every
+            # request of the kind here was recorded: a watcher, or the process's declaration
+            # (which closes the place of a call that recorded nothing just the same).
+            vouched = kind in self.attested or exempt
+            unmet = self.unmet and kind == HTTP_KIND and not vouched
+            return PlaceState.UNMET if unmet else PlaceState.RECORDED
+        if kind in self.attested:
+            return PlaceState.ATTESTED
+        if exempt:
+            return PlaceState.DECLARED
+        return PlaceState.SILENT
+
+
+HTTP_KIND = "http_request"  # the kind a destination handed to a call is claimed of
 
 
 # What each finding is about, as data: ``wording.finding_message`` words it.
@@ -355,6 +543,13 @@ class NotUnderstoodSpans:
 
 
 @dataclass(frozen=True, slots=True)
+class ConflictingCopies:
+    """Spans sent twice whose copies disagree: (the copy met first, the one contradicting it)."""
+
+    pairs: tuple[tuple[Span, Span], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class HistoryCalls:
     """Calls the model input history holds that no span of the run made."""
 
@@ -369,6 +564,7 @@ FindingDetail = (
     | SpansOf
     | NotUnderstoodSpans
     | HistoryCalls
+    | ConflictingCopies
 )
 
 

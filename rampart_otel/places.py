@@ -29,9 +29,12 @@ from rampart_otel.channels import (
     ReasonCode,
 )
 from rampart_otel.model import (
+    REMOTE_AGENT,
+    UNPROVEN_PLACES,
     CallsUnknown,
     FindingKind,
     IntegrityFinding,
+    PlaceState,
     RunPlaces,
     ScopeEvidence,
     ScopeState,
@@ -50,9 +53,6 @@ from rampart_otel.reasons import (
     finding_why,
 )
 from rampart_otel.vocabulary import STANDARD_KINDS
-
-# The scope states that leave side effects unproven: no span watched the tool call for them.
-UNWATCHED = (ScopeState.SILENT, ScopeState.OUT_OF_PROCESS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +76,7 @@ def side_effect_decisions(places: RunPlaces, overlay: Overlay = NO_OVERLAY) -> d
     channels = _seen(places)
     _cap_unknown_calls(places.calls_unknown, channels)
     _apply_declarations(places.declarations, channels)
+    _attest(scopes, channels)
     _name_unwatched(scopes, channels)
     _cap_unwatched(scopes, channels)
     if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
@@ -105,21 +106,16 @@ def declared_by_policy(
         dataclasses.replace(
             scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.POLICY, exempt_kinds=()
         )
-        if scope.state in UNWATCHED and named(scope)
+        if scope.state is not ScopeState.DECLARED and named(scope)
         else scope
         for scope in scopes
     )
 
 
 def unproven(scopes: Sequence[ToolScope], kind: str) -> list[ToolScope]:
-    """The scopes that leave side effects of ``kind`` unproven."""
-    return [
-        scope
-        for scope in scopes
-        if scope.state in UNWATCHED
-        and kind not in scope.exempt_kinds
-        and "*" not in scope.exempt_kinds
-    ]
+    """The scopes that leave side effects of ``kind`` unproven: their place for the kind is
+    silent, out of process, or a destination they were handed is not met."""
+    return [scope for scope in scopes if scope.place(kind) in UNPROVEN_PLACES]
 
 
 # --- findings and the ways to close a gap: every channel's, not only the side effects' ------
@@ -150,6 +146,7 @@ _FINDING_CAUSES = {
     FindingKind.REFUSED_SPAN: "ids",  # lost to the OTLP id rule
     FindingKind.UNDECODABLE_SPAN: "undecodable",
     FindingKind.REPEATED_KEYS: "repeated",
+    FindingKind.CONFLICTING_COPIES: "conflict",  # a span sent twice, the copies unalike
 }
 
 
@@ -219,6 +216,28 @@ def _apply_declarations(
             channels[key] = current.with_why(why)
 
 
+# A place that leaves nothing of its kind unseen without a span of the kind.
+_WATCHED_PLACES = frozenset({PlaceState.ATTESTED, PlaceState.DECLARED, PlaceState.DELEGATED})
+
+
+def _attest(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
+    """A kind no span showed is observed where the watcher attests it at every place (each
+    executed call, in a watched process, with nothing of the kind unexplained there; a
+    declared one counts as declared): then "no span" means "none happened"."""
+    kinds = {kind for scope in scopes for kind in scope.attested}
+    for kind in sorted(kinds):
+        key = SIDE_EFFECT_PREFIX + kind
+        current = channels.get(key)
+        if current is not None and current.state is not UNOBSERVED:
+            continue
+        if not all(scope.place(kind) in _WATCHED_PLACES for scope in scopes):
+            continue
+        watched = tuple(scope for scope in scopes if scope.place(kind) is PlaceState.ATTESTED)
+        ids = tuple(scope.span_id for scope in watched if scope.span_id)
+        why = Why(ReasonCode.SIDE_EFFECT_ATTESTED, data=ScopeGaps(kind, watched), ids=ids)
+        channels[key] = Decision(OBSERVED, (why,))
+
+
 def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
     ids = tuple(scope.span_id for scope in gaps if scope.span_id)
     return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data=ScopeGaps(kind, tuple(gaps)), ids=ids)
@@ -226,8 +245,6 @@ def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
 
 def _name_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
     """Unobserved kinds: say which tool calls could have hidden one."""
-    if not any(scope.state in UNWATCHED for scope in scopes):
-        return  # no scope leaves any kind unproven (the usual case: skip the kinds)
     for kind in STANDARD_KINDS:
         key = SIDE_EFFECT_PREFIX + kind
         gaps = unproven(scopes, kind)
@@ -280,7 +297,10 @@ def _gap_cause(key: str, decision: Decision, scopes: Sequence[ToolScope]) -> str
         return "client"
     if any(why.code in _CALLS_UNKNOWN for why in decision.whys):
         return "calls"
-    gaps = unproven(scopes, key[len(SIDE_EFFECT_PREFIX) :])
-    if any(scope.state is ScopeState.SILENT for scope in gaps):
+    kind = key[len(SIDE_EFFECT_PREFIX) :]
+    gaps = unproven(scopes, kind)
+    if any(scope.place(kind) is not PlaceState.OUT_OF_PROCESS for scope in gaps):
         return "client"
+    if gaps and all(scope.remote == REMOTE_AGENT for scope in gaps):
+        return "remote_agent"
     return "remote" if gaps else "trace"

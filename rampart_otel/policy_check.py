@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from rampart_otel.channels import ChannelState
+from rampart_otel.conventions.side_effects import PAYLOAD_FIELDS
 from rampart_otel.engine import fewer_young_collections
 from rampart_otel.evaluation import Check, CheckResult, Evaluator, Policy, SafetyStatus
+from rampart_otel.evaluation.evaluators.flows import Flows
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.evaluators.tool_called import ToolCalled
 from rampart_otel.evaluation.evaluators.tool_result import ToolResult
@@ -87,6 +89,11 @@ def check_policy(
         entry["undetermined_reasons"] = _ranked(tally.undetermined)
         entry["error_reasons"] = _ranked(tally.errors)
         entry["never_seen"] = _never_seen(check.detect, known_tools, seen_kinds)
+        entry["fields_never_recorded"] = [
+            {"kind": kind, "field": name}
+            for kind, name in fields_read(check.detect)
+            if kind in counted.recorded and name not in counted.recorded[kind]
+        ]
     document["traces"] = {
         "tools_never_seen": _declared_never_seen(policy, known_tools),
         "paths": [str(path) for path in paths],
@@ -110,6 +117,7 @@ class _Counted(SinkDefaults):
         self.tools: Counter[str] = Counter()
         self.names: set[str] = set()  # every name a check may give a call (ToolCall.names)
         self.kinds: Counter[str] = Counter()
+        self.recorded: dict[str, set[str]] = {}  # kind → the details some span recorded
         self.runs = 0
 
     def prepare(self, scored: Scored) -> Scored:
@@ -123,6 +131,9 @@ class _Counted(SinkDefaults):
                 self.tools.update(call.name for call in agent_run.tool_calls)
                 self.names.update(name for call in agent_run.tool_calls for name in call.names)
                 self.kinds.update(effect.kind for effect in agent_run.side_effects)
+                for effect in agent_run.side_effects:
+                    recorded = self.recorded.setdefault(effect.kind, set())
+                    recorded.update(k for k, v in effect.details.items() if v is not None)
             for result in scored.results:
                 check = self.checks[result.check_id]
                 _tally(self.counts[result.check_id], result, check, agent_run)
@@ -182,6 +193,25 @@ def named(evaluator: Evaluator) -> tuple[list[Matcher], list[str]]:
             inner = [getattr(current, f.name) for f in fields(current)]
             pending[:0] = [value for value in inner if isinstance(value, Evaluator)]
     return tools, kinds
+
+
+def fields_read(evaluator: Evaluator) -> list[tuple[str, str]]:
+    """(side-effect kind, detail) each part of an expression reads: the details a
+    ``side_effect`` matches on, and every payload field of a ``flows`` sink (where a value
+    could have left: a request's URL and body)."""
+    found: list[tuple[str, str]] = []
+    pending = [evaluator]
+    while pending:
+        current = pending.pop(0)
+        if isinstance(current, SideEffectOccurred):
+            found.extend((current.kind, key) for key, _ in current.details)
+        if isinstance(current, Flows) and isinstance(current.sink, SideEffectOccurred):
+            kind = current.sink.kind
+            found.extend((kind, name) for name in PAYLOAD_FIELDS.get(kind, ()))
+        if is_dataclass(current):
+            inner = [getattr(current, f.name) for f in fields(current)]
+            pending[:0] = [value for value in inner if isinstance(value, Evaluator)]
+    return list(dict.fromkeys(found))
 
 
 def _never_seen(
@@ -251,4 +281,4 @@ def any_error(document: dict[str, Any]) -> bool:
     return any(entry.get("runs", {}).get("error") for entry in document["checks"])
 
 
-__all__ = ["SCHEMA", "any_error", "check_policy", "named", "undetermined_reasons"]
+__all__ = ["SCHEMA", "any_error", "check_policy", "fields_read", "named", "undetermined_reasons"]

@@ -2,7 +2,8 @@
 
 Built once per run (``run_graph``: kept with the run, so the stitcher and normalize share
 it) and never changed: spans by id, each span once (``model.replaces`` decides between two
-copies), in time order; each span's parent inside the run and its children; the roots (a
+copies, and copies that disagree are kept as ``conflicts`` for integrity to report), in time
+order; each span's parent inside the run and its children; the roots (a
 span whose parent is not in the run, or whose link was cut to break a parent cycle); the
 ancestors of a span. Every job that asks "is this inside that" asks it here.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator
 
-from rampart_otel.model import Run, Span, replaces
+from rampart_otel.model import Run, Span, conflicting, copy_id, replaces
 
 _GRAPH = "graph"
 
@@ -25,7 +26,7 @@ class RunGraph:
     every walk up terminates (``cut``).
     """
 
-    __slots__ = ("_by_id", "_children", "_cut", "_parent", "_roots", "_spans")
+    __slots__ = ("_by_id", "_children", "_conflicts", "_cut", "_parent", "_roots", "_spans")
 
     _by_id: dict[str, Span]
     _parent: dict[str, str]
@@ -33,9 +34,15 @@ class RunGraph:
 
     def __init__(self, spans: Iterable[Span]) -> None:
         by_id: dict[str, Span] = {}
+        conflicts: list[tuple[Span, Span]] = []
         for span in spans:
             known = by_id.get(span.span_id)
-            if known is None or replaces(known, span):
+            if known is None:
+                by_id[span.span_id] = span
+                continue
+            if conflicting(known, span):
+                conflicts.append((known, span))
+            if replaces(known, span):
                 by_id[span.span_id] = span
         ordered = tuple(sorted(by_id.values(), key=_order))
         parent: dict[str, str] = {}
@@ -81,6 +88,7 @@ class RunGraph:
         self._children = {key: tuple(value) for key, value in children.items()}
         self._roots = tuple(roots)
         self._cut = tuple(cut)
+        self._conflicts = tuple(conflicts)
 
     def __len__(self) -> int:
         return len(self._spans)
@@ -102,6 +110,12 @@ class RunGraph:
     def cut(self) -> tuple[Span, ...]:
         """Spans whose parent link was cut to break a parent cycle."""
         return self._cut
+
+    @property
+    def conflicts(self) -> tuple[tuple[Span, Span], ...]:
+        """Copies of one span that disagree (``model.conflicting``), in arrival order: the
+        copy met first, and the one that contradicts it."""
+        return self._conflicts
 
     def span(self, span_id: str) -> Span | None:
         return self._by_id.get(span_id)
@@ -172,6 +186,17 @@ def run_graph(run: Run) -> RunGraph:
     if graph is None:
         graph = run.derived[_GRAPH] = RunGraph(run.spans)
     return graph
+
+
+def scored_ids(run: Run) -> list[str]:
+    """What identifies the evidence a run was scored on: its span ids, and an id for each
+    copy of a span that another copy contradicts (``model.copy_id``). A store that has
+    scored these ids need not score the run again; a new conflicting copy is new evidence."""
+    graph = run_graph(run)
+    ids = [span.span_id for span in graph.spans]
+    for first, other in graph.conflicts:
+        ids.extend((copy_id(first), copy_id(other)))
+    return ids
 
 
 def _order(span: Span) -> tuple[int, int]:

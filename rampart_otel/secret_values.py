@@ -32,7 +32,15 @@ from dataclasses import dataclass
 
 import re2
 
-__all__ = ["DETECTORS", "SecretFinding", "find_secrets", "mask_secrets", "masked"]
+__all__ = [
+    "DETECTORS",
+    "REDACTED",
+    "SecretFinding",
+    "find_secrets",
+    "mask_secrets",
+    "masked",
+    "redact_credentials",
+]
 
 # A value in a ``key=value`` / ``"key": "value"`` assignment: token characters, not ending in
 # a sentence's full stop; base64 padding allowed at its end.
@@ -232,3 +240,20 @@ def mask_secrets(text: str) -> str:
         at = finding.end
     parts.append(text[at:])
     return "".join(parts)
+
+
+REDACTED = "[redacted]"
+# A bearer token of any length (RFC 6750's b64token): what an endpoint echoes of our header.
+_BEARER = re.compile(r"\b([Bb][Ee][Aa][Rr][Ee][Rr])([ \t]+)[A-Za-z0-9\-._~+/]+=*")
+
+
+def redact_credentials(text: str, known: tuple[str, ...] = ()) -> str:
+    """Text an endpoint we called returned (an error it answered, an answer it gave), as any
+    output may show it, JSON included: each ``known`` secret (the key we sent it) and every
+    bearer token replaced whole by ``[redacted]``. An OpenAI-compatible server that refuses
+    a key echoes it ("Incorrect API key provided: Bearer sk-..."). Trace content the text
+    quotes is masked where people read it, as all trace content is (:func:`mask_secrets`)."""
+    for secret in sorted(known, key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return _BEARER.sub(rf"\1\2{REDACTED}", text)

@@ -61,6 +61,8 @@ MESSAGE_PUBLISH = "message_publish"
 RPC_CALL = "rpc_call"
 PROCESS_EXEC = "process_exec"
 MCP_REQUEST = "mcp_request"
+NETWORK_CONNECT = "network_connect"
+FILE_WRITE = "file_write"
 
 _SYSTEM = "the system's name as the span gives it"
 SIDE_EFFECT_KINDS: tuple[Kind, ...] = (
@@ -74,6 +76,11 @@ SIDE_EFFECT_KINDS: tuple[Kind, ...] = (
             Word("port", "the server's port (from the URL's scheme when not recorded)"),
             Word("path", "the URL's path (from the URL when not recorded)"),
             Word("status_code", "the response's status code"),
+            Word(
+                "body",
+                "the request body as text, where something recorded it (the watcher, "
+                "`rampart_otel.watch`; HTTP instrumentations record no body)",
+            ),
         ),
         "CLIENT spans with `http.request.method` (or `http.method`)",
     ),
@@ -128,6 +135,30 @@ SIDE_EFFECT_KINDS: tuple[Kind, ...] = (
         ),
         "MCP client spans (`mcp.method.name`, OpenLLMetry's `<method>.mcp`)",
     ),
+    Kind(
+        NETWORK_CONNECT,
+        "an outbound connection (or datagram) the agent's process opened, whatever its client",
+        (
+            Word("host", "the host name resolved to the address, else the address; lower case"),
+            Word("address", "the peer's IP address (or unix socket path)"),
+            Word("port", "the peer's port"),
+            Word("transport", "`tcp`, `udp` or `unix`"),
+        ),
+        "the watcher's `socket.connect` spans (`rampart_otel.watch`, docs/watch.md)",
+    ),
+    Kind(
+        FILE_WRITE,
+        "a file the agent's process opened for writing, removed, renamed or created",
+        (
+            Word("path", "the file's absolute path"),
+            Word(
+                "mode",
+                "the open mode (`w`, `a`, `r+`, `O_WRONLY|O_CREAT`, ...), or the operation "
+                "(`remove`, `rename`, `mkdir`, `rmtree`, ...)",
+            ),
+        ),
+        "the watcher's `open` (for writing) and file operation spans (`rampart_otel.watch`)",
+    ),
 )
 STANDARD_KINDS: tuple[str, ...] = tuple(kind.name for kind in SIDE_EFFECT_KINDS)
 _KINDS = {kind.name: kind for kind in SIDE_EFFECT_KINDS}
@@ -136,7 +167,12 @@ _KINDS = {kind.name: kind for kind in SIDE_EFFECT_KINDS}
 # Details the readers record as whole numbers (conventions.side_effects reads them with
 # ``_int``): a text literal never equals one.
 NUMBER_DETAILS: frozenset[tuple[str, str]] = frozenset(
-    {(HTTP_REQUEST, "port"), (HTTP_REQUEST, "status_code"), (PROCESS_EXEC, "exit_code")}
+    {
+        (HTTP_REQUEST, "port"),
+        (HTTP_REQUEST, "status_code"),
+        (PROCESS_EXEC, "exit_code"),
+        (NETWORK_CONNECT, "port"),
+    }
 )
 
 
@@ -147,6 +183,7 @@ LIST_DETAILS: frozenset[tuple[str, str]] = frozenset({(PROCESS_EXEC, "args")})
 CASED_DETAILS: dict[tuple[str, str], tuple[str, str]] = {
     (HTTP_REQUEST, "method"): ("upper", "HTTP"),
     (HTTP_REQUEST, "host"): ("lower", "the readers"),
+    (NETWORK_CONNECT, "host"): ("lower", "the readers"),
 }
 
 

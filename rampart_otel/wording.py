@@ -35,12 +35,17 @@ from rampart_otel.conventions.fix_hints import (
 )
 from rampart_otel.conventions.notes import cut_by_zipkin, missing_content
 from rampart_otel.model import (
+    HTTP_KIND,
     MCP_SERVER,
+    REMOTE_AGENT,
+    UNKNOWN_DESTINATION,
+    ConflictingCopies,
     FindingKind,
     HistoryCalls,
     IntegrityFinding,
     LostRoot,
     NotUnderstoodSpans,
+    PlaceState,
     RefusedSpans,
     ScopeEvidence,
     ScopeState,
@@ -79,6 +84,7 @@ from rampart_otel.reasons import (
 )
 from rampart_otel.render import safe_text
 from rampart_otel.scoring_plan import CONTENT_CHANNELS
+from rampart_otel.watch import SCOPE as WATCH_SCOPE
 
 NAMED = 3  # spans named in one reason before "and N more"
 # Why content is missing, when no span holds any in a form we do not read.
@@ -160,17 +166,30 @@ def counted(items: list, noun: str) -> str:
 
 
 def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
-    """Why ``side_effects.<kind>`` is unproven: the tool calls whose scope was not watched,
-    each with the way to close the gap."""
-    silent = [s for s in scopes if s.state is ScopeState.SILENT]
-    remote = [s for s in scopes if s.state is ScopeState.OUT_OF_PROCESS]
+    """Why ``side_effects.<kind>`` is unproven: the tool calls whose place for the kind was
+    not watched, each with the way to close the gap."""
+    silent = [s for s in scopes if s.place(kind) is PlaceState.SILENT and not s.kinds]
+    other_kinds = [s for s in scopes if s.place(kind) is PlaceState.SILENT and s.kinds]
+    # A destination handed to a call is a claim of HTTP only: named in that kind's reason.
+    unmet = [
+        s
+        for s in scopes
+        if kind == HTTP_KIND and s.unmet and s.place(kind) in (PlaceState.UNMET, PlaceState.SILENT)
+    ]
+    remote = [s for s in scopes if s.place(kind) is PlaceState.OUT_OF_PROCESS]
     server = [s for s in remote if s.remote == MCP_SERVER]
-    child = [s for s in remote if s.remote != MCP_SERVER]
+    agent = [s for s in remote if s.remote == REMOTE_AGENT]
+    child = [s for s in remote if s.remote not in (MCP_SERVER, REMOTE_AGENT)]
     parts: list[str] = []
     if silent:
         one = len(silent) == 1
+        what = (
+            "no I/O span of an instrumented client (a connection or file write shows no other kind)"
+            if any(scope.io_span_ids for scope in silent)
+            else "no I/O span"
+        )
         parts.append(
-            f"{_scope_calls(silent)} recorded no I/O span and "
+            f"{_scope_calls(silent)} recorded {what} and "
             + ("declares" if one else "declare")
             + f" nothing, so a {kind} call "
             + ("it" if one else "they")
@@ -180,11 +199,46 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
             + ("the tool" if one else "the tools")
             + " (tools: in the policy, or rampart_otel.declare in the agent)"
         )
+    if other_kinds:
+        one = len(other_kinds) == 1
+        seen = sorted({k for s in other_kinds for k in s.kinds})
+        parts.append(
+            f"{_scope_calls(other_kinds)} recorded {', '.join(seen)} but no {kind} span: "
+            f"evidence of one kind says nothing of another, so a {kind} call "
+            + ("it" if one else "they")
+            + " made through a client that is not instrumented would not show"
+        )
+    known = [s for s in unmet if any(d != UNKNOWN_DESTINATION for d in s.unmet)]
+    unknown = [s for s in unmet if UNKNOWN_DESTINATION in s.unmet]
+    if known:
+        claims = [(s, d) for s in known for d in s.unmet if d != UNKNOWN_DESTINATION][:NAMED]
+        named = "; ".join(
+            f"{safe_text(s.tool, 40)!r} was handed {safe_text(d.host, 80)!r} "
+            f"(argument {safe_text(d.argument, 40)!r})"
+            for s, d in claims
+        )
+        parts.append(
+            f"{named}, and no request recorded under the call went there: it may have gone "
+            "through a client that is not instrumented"
+        )
+    if unknown:
+        parts.append(
+            f"{_scope_calls(unknown)} recorded {kind} spans but not its arguments, so whether "
+            "it was handed a destination its recorded requests did not reach cannot be checked"
+        )
     if server:
         parts.append(
             f"{_scope_calls(server)} ran on an MCP server whose spans are not in the trace: "
             "propagate the trace context to the server (MCP _meta traceparent) and export its "
             "spans to the same place, or declare the tools"
+        )
+    if agent:
+        parts.append(
+            f"{_scope_calls(agent)} handed the task to a remote agent "
+            f"({_remote_targets(agent)}) whose spans "
+            f"are not in the trace, so a {kind} call that agent made would not show: "
+            "propagate the trace context to it (the A2A server's ASGI instrumentation does) "
+            "and export its spans to the same place"
         )
     if child:
         parts.append(
@@ -192,6 +246,12 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
             f"trace, so a {kind} call the child made would not show"
         )
     return "; ".join(parts)
+
+
+def _remote_targets(scopes: list[ToolScope]) -> str:
+    return ", ".join(
+        repr(safe_text(s.remote_target or "an unnamed agent", 80)) for s in scopes[:NAMED]
+    )
 
 
 def _scope_calls(scopes: list[ToolScope]) -> str:
@@ -218,16 +278,38 @@ def scope_in_words(scope: ToolScope) -> str:
     """One tool call's scope, for ``inspect``: what it shows of the call's side effects."""
     if scope.state is ScopeState.RECORDED:
         where = _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.SUBTREE, "")
-        return f"I/O recorded: {counted(list(scope.io_span_ids), 'span')} {where}"
+        kinds = f" ({', '.join(scope.kinds)})" if scope.kinds else ""
+        text = f"I/O recorded: {counted(list(scope.io_span_ids), 'span')}{kinds} {where}"
+        hosts = ", ".join(
+            repr(safe_text(d.host, 60)) for d in scope.unmet[:NAMED] if d != UNKNOWN_DESTINATION
+        )
+        if hosts:
+            text += f"; handed {hosts} in its arguments, which no request of it reached"
+        if UNKNOWN_DESTINATION in scope.unmet:
+            text += "; its arguments were not captured: the destinations it was handed are unknown"
+        return text
     if scope.state is ScopeState.DECLARED:
         return "declared " + _EVIDENCE_WORDS.get(scope.evidence or ScopeEvidence.POLICY, "")
+    if scope.state is ScopeState.DELEGATED:
+        return "delegated: the framework ran another agent as this tool; its calls are listed"
     if scope.state is ScopeState.OUT_OF_PROCESS:
         if scope.remote == MCP_SERVER:
             return "out of process: ran on an MCP server whose spans are not in the trace"
+        if scope.remote == REMOTE_AGENT:
+            target = safe_text(scope.remote_target or "an unnamed agent", 80)
+            return (
+                f"out of process: handed to the remote agent {target!r}, whose spans are not "
+                "in the trace"
+            )
         return "out of process: started a child process whose own spans are not in the trace"
     declared = (
         f" (its process declares {', '.join(scope.exempt_kinds)})" if scope.exempt_kinds else ""
     )
+    if scope.io_span_ids:  # the watcher's connections or file writes: no other kind shows
+        return (
+            f"silent: only {counted(list(scope.io_span_ids), 'connection or file-write span')}"
+            f" in its scope (no other kind shows there) and nothing declared{declared}"
+        )
     return f"silent: no I/O span in its scope and nothing declared{declared}"
 
 
@@ -299,6 +381,12 @@ REMOTE_FIX = (
     "_meta traceparent, the TRACEPARENT environment variable) and export its spans to the "
     f"same place, {DECLARE}"
 )
+REMOTE_AGENT_FIX = (
+    "propagate the trace context to the remote agent the tool handed its task to (the A2A "
+    "server's ASGI instrumentation does: OpenTelemetry's ASGI or Starlette instrumentation "
+    "on the agent's server) and export its spans to the same place, so its own tool calls "
+    "and side effects are in the run"
+)
 TRACE_FIX = (
     "export the whole run: keep the trace context across threads and tasks (the framework's "
     "instrumentation, or contextvars copied into the worker), flush the TracerProvider "
@@ -326,6 +414,12 @@ UNDECODABLE_FIX = (
     "that alters or truncates the data breaks it"
 )
 
+CONFLICT_FIX = (
+    "find out who sent the other copy (the reason names both senders): a span's ids travel "
+    "in the traceparent header of every request it makes, so any party that request reaches "
+    "can send a copy; give each client of a shared collector its own tenant (docs/security.md)"
+)
+
 UNREAD_FIX = (
     "the trace records it in a form this version does not read (the reason names where): "
     "upgrade rampart-otel, or have the instrumentation write the standard attributes "
@@ -342,7 +436,8 @@ def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> 
     of any gap: ``trace`` (the trace
     itself is incomplete: a finding capped it), ``unread`` (the trace holds what is needed
     in a form not understood), ``ids`` (spans were refused for breaking the OTLP id rule),
-    ``undecodable`` (spans could not be decoded), ``repeated`` (spans recorded a key twice).
+    ``undecodable`` (spans could not be decoded), ``repeated`` (spans recorded a key twice),
+    ``conflict`` (a span was sent twice, the copies disagreeing).
     Computed once per distinct (key, scope names, cause): runs of one agent share them."""
     return _fix_hint(key, frozenset(scope_names), cause)
 
@@ -351,10 +446,14 @@ def fix_hint(key: str, scope_names: AbstractSet[str], cause: str = "client") -> 
 def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
     if cause == "trace":
         return TRACE_FIX
+    if cause == "remote_agent":
+        return REMOTE_AGENT_FIX
     if cause == "ids":
         return IDS_FIX
     if cause == "repeated":
         return REPEATED_FIX
+    if cause == "conflict":
+        return CONFLICT_FIX
     if cause == "undecodable":
         return UNDECODABLE_FIX
     if cause == "unread":
@@ -390,6 +489,13 @@ def _client_hint(kind: str, scope_names: frozenset[str]) -> str:
     if not clients:
         return f"instrument the client that makes {safe_text(kind, 40)} calls, {DECLARE}"
     used = clients_in_use(kind, scope_names)
+    if used and all(client.scope == WATCH_SCOPE for client in used):
+        return (
+            "the watcher is on (rampart_otel.watch): the call went where it cannot see "
+            "(rampart.watch.blind on its spans, docs/watch.md: a child process's own I/O, a "
+            f"native library, a connection opened earlier); trace that place too, {DECLARE}"
+        )
+    used = [client for client in used if client.scope != WATCH_SCOPE]
     if used:
         seen = ", ".join(client.scope for client in used)
         others = [client for client in clients if client not in used]
@@ -409,6 +515,8 @@ def _client_hint(kind: str, scope_names: frozenset[str]) -> str:
 def _install(first: ClientInstrumentation, others: list[ClientInstrumentation]) -> str:
     if not first.scope:  # no instrumentation package: the agent's own spans
         return f"record {first.call}"
+    if first.scope == WATCH_SCOPE:  # rampart-otel's own watcher: nothing to install
+        return f"turn the watcher on: {first.call}"
     more = ", ".join(_short(first.package, other.package) for other in others)
     alternatives = f" (or {more})" if more else ""
     return f"install {first.package}{alternatives} and call {first.call}"
@@ -441,6 +549,8 @@ def finding_message(finding: IntegrityFinding) -> str:
         return not_understood([(span, list(notes)) for span, notes in detail.found])
     if isinstance(detail, HistoryCalls):
         return continuation(list(detail.calls))
+    if isinstance(detail, ConflictingCopies):
+        return conflicting_copies(list(detail.pairs))
     if isinstance(detail, SpansOf):
         spans = list(detail.spans)
         if finding.kind is FindingKind.PARENT_CYCLE:
@@ -449,6 +559,31 @@ def finding_message(finding: IntegrityFinding) -> str:
             return fragment(spans)
         return lost_data(finding.kind, spans)
     return finding.message
+
+
+def sent_by(span: Span) -> str:
+    """Where one copy of a span came from: the collector client that sent it, the file
+    and line it was read from, or the caller that handed it over."""
+    if span.sender:
+        return safe_text(span.sender, 120)
+    if span.source:
+        return safe_text(span.source, 200)
+    return "the caller"
+
+
+def conflicting_copies(pairs: list[tuple[Span, Span]]) -> str:
+    """Spans sent twice whose copies disagree (``model.conflicting``): each span, and who
+    sent each copy."""
+    shown = "; ".join(
+        f"{span_label(first)} from {sent_by(first)}, and a copy of it that differs from "
+        f"{sent_by(other)}"
+        for first, other in pairs[:NAMED]
+    )
+    more = f" and {len(pairs) - NAMED} more" if len(pairs) > NAMED else ""
+    return (
+        f"conflicting copies of a span: {shown}{more}; which copy was recorded is not known,"
+        " so what the span shows counts for neither"
+    )
 
 
 def worded_findings(findings: list[IntegrityFinding]) -> list[IntegrityFinding]:
@@ -622,6 +757,17 @@ def _agent_only(why: Why, data: Withheld) -> str:
     return (
         f"{_agent_note(why, data)}, and the run has no model-inference span whose input "
         "messages would show every user message"
+    )
+
+
+def _ambiguous_id(why: Why, data: Texts) -> str:
+    """``data.texts``: the call id, then the tools that claim it (``ToolCall.ambiguous_id``)."""
+    call_id, *tools = data.texts
+    named = ", ".join(repr(safe_text(tool, 40)) for tool in tools[:NAMED])
+    return (
+        f"calls of {named} claim one call id {safe_text(call_id, 40)!r} in one model turn: "
+        "which request each answers the trace cannot tell; both are kept: "
+        + span_names(list(why.spans))
     )
 
 
@@ -880,6 +1026,23 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
     ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: _typed(ModelCount, _silent_outputs),
     ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: _typed(Output, _finish_unclear),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: _typed(FinishReasons, _no_tools_asked),
+    ReasonCode.TOOL_CALLS_RAN_ELSEWHERE: _typed(
+        Scopes,
+        lambda _, data: (
+            f"the model was sent a result for {_scope_calls(list(data.scopes))}, which no span "
+            "of the run executed: it ran where the trace does not show (another trace or "
+            "service, or untraced), so the calls it made there, if any, are not read"
+        ),
+    ),
+    ReasonCode.TOOL_CALLS_REMOTE_AGENT: _typed(
+        Scopes,
+        lambda _, data: (
+            f"{_scope_calls(list(data.scopes))} handed the task to a remote agent "
+            f"({_remote_targets(list(data.scopes))}) whose spans are not in the trace: the "
+            "tools that agent called are not read"
+        ),
+    ),
+    ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: _typed(Texts, _ambiguous_id),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: _typed(
         Captured,
         lambda _, data: f"tool_calls is unobserved, so calls and their {data.what} may be missing",
@@ -912,6 +1075,14 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
         Scopes, lambda _, data: declared_scopes(list(data.scopes))
     ),
     ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: _typed(Scopes, _every_tool_declared),
+    ReasonCode.SIDE_EFFECT_ATTESTED: _typed(
+        ScopeGaps,
+        lambda _, data: (
+            f"no {data.kind} span in the run, and the watcher (rampart_otel.watch) in the "
+            f"process of {_scope_calls(list(data.scopes))} attests that it sees {data.kind} "
+            "there and nothing of it went unexplained: none happened unseen"
+        ),
+    ),
     ReasonCode.SIDE_EFFECT_NONE: _typed(
         Kind,
         lambda _, data: (
@@ -993,6 +1164,18 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: (
         "outputs were not captured, but each finish reason says no tool was asked for"
     ),
+    ReasonCode.TOOL_CALLS_RAN_ELSEWHERE: (
+        "a call the model was sent a result for ran where no span of the run shows: the calls "
+        "it made there are not read (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_REMOTE_AGENT: (
+        "a tool call handed its task to a remote agent whose spans are not in the trace: that "
+        "agent's own calls are not read (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: (
+        "calls of different tools claim one call id in one model turn: which request each "
+        "answers the trace cannot tell, both are kept (partial)"
+    ),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: (
         "tool_calls is unobserved, so calls and their arguments or results may be missing"
     ),
@@ -1031,6 +1214,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: (
         "the tool calls with no I/O span are declared (policy tools:, or on their span)"
     ),
+    ReasonCode.SIDE_EFFECT_ATTESTED: (
+        "no span of the kind, and the watcher attests every tool call's process sees the kind, "
+        "with nothing of it unexplained in the call (rampart_otel.watch)"
+    ),
     ReasonCode.SIDE_EFFECT_EVERY_TOOL_DECLARED: (
         "every executed tool call is declared and no side-effect span ran: what is left is "
         "the agent's own code"
@@ -1062,6 +1249,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ReasonCode.FINDING_REPEATED_KEYS: (
         "capped: spans feeding the channel recorded an attribute key twice with different "
         "values (OTLP keys must be unique): which value holds is not known"
+    ),
+    ReasonCode.FINDING_CONFLICTING_COPIES: (
+        "capped: a span of the run was sent twice and the copies disagree (a copy forged by "
+        "whoever learnt its ids, or a broken exporter): which one was recorded is not known"
     ),
 }
 

@@ -193,9 +193,16 @@ def record_case(entry: Entry, case: Case, runtime: Path, out_dir: Path) -> tuple
             connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
         home = scratch / "home"
         home.mkdir()
-        weather = f"http://localhost:{stack.enter_context(serve('weather', '127.0.0.1'))}/weather"
+        weather_port = stack.enter_context(serve("weather", "127.0.0.1"))
+        weather = f"http://localhost:{weather_port}/weather"
+        archive = f"http://localhost:{weather_port}/archive"
         report = f"http://127.0.0.2:{stack.enter_context(serve('sink', '127.0.0.2'))}/upload"
-        variables = {"weather_url": weather, "report_url": report, "db": str(database)}
+        variables = {
+            "weather_url": weather,
+            "report_url": report,
+            "archive_url": archive,
+            "db": str(database),
+        }
         model = stack.enter_context(
             ScriptedModel(
                 case.script, scripts=scripts, variables=variables, side_reply=case.side_reply
@@ -220,6 +227,7 @@ def record_case(entry: Entry, case: Case, runtime: Path, out_dir: Path) -> tuple
                 "GOOGLE_GEMINI_BASE_URL": model.root_url,
                 "SAMPLE_WEATHER_URL": weather,
                 "SAMPLE_REPORT_URL": report,
+                "SAMPLE_ARCHIVE_URL": archive,
                 "SAMPLE_DB": str(database),
                 "SAMPLE_SCRIPT": case.script,
             }
@@ -231,6 +239,8 @@ def record_case(entry: Entry, case: Case, runtime: Path, out_dir: Path) -> tuple
             python = runtime / "bin" / "python"
             command = [str(python), str(entry.folder / entry.framework.entry), *case.args]
             env["PATH"] = f"{runtime / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        if case.watch:  # this checkout's command, as a user runs it: watched from line one
+            command = [sys.executable, "-m", "rampart_otel.cli", "watch", "--", *command]
         result = subprocess.run(
             command,
             cwd=scratch,

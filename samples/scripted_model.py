@@ -14,8 +14,8 @@ for a Responses request chained by ``previous_response_id``, one past that respo
 turn), so the server keeps no conversation state. The script is chosen by the request's
 model when it names one (``exfil`` or ``scripted/exfil``), else by the constructor's.
 
-Tool arguments may hold ``{{name}}`` placeholders, filled from ``variables`` (the loopback
-URLs of one recording, say). With ``side_reply`` set, a request that offers no tools gets
+Tool arguments and texts may hold ``{{name}}`` placeholders, filled from ``variables`` (the
+loopback URLs of one recording, say). With ``side_reply`` set, a request that offers no tools gets
 that text and does not advance the script (a framework's own title or summary calls).
 
     with ScriptedModel("benign") as model:
@@ -319,7 +319,8 @@ class ScriptedModel:
             )
             for i, call in enumerate(turn.tool_calls)
         )
-        return Play(script_name, index, turn.text, calls)
+        text = self._fill(turn.text) if turn.text is not None else None
+        return Play(script_name, index, text, calls)
 
     def record(self, request: dict[str, Any]) -> int:
         with self._lock:

@@ -1,7 +1,8 @@
 """The support matrix of docs/frameworks.md, computed from the recorded samples, so it cannot drift.
 
     python samples/support_matrix.py            # print the table
-    python samples/support_matrix.py --write    # put it into docs/frameworks.md between its markers
+    python samples/support_matrix.py --places   # print the places table (issue 43's setups)
+    python samples/support_matrix.py --write    # put each into its page between its markers
 
 One row per framework recording set: what rampart-otel reads from its ``exfil`` run (the
 agent's run; fragments of it are counted apart), what is left when content capture is
@@ -32,6 +33,8 @@ TRACES = REPO / "samples" / "traces"
 POLICY = REPO / "samples" / "policy.yaml"
 README = REPO / "docs" / "frameworks.md"  # the page that shows the matrix
 BEGIN, END = "<!-- support-matrix -->", "<!-- /support-matrix -->"
+PLACES_PAGE = REPO / "docs" / "evidence-samples.md"
+PLACES_BEGIN, PLACES_END = "<!-- places-samples -->", "<!-- /places-samples -->"
 # The three libraries of samples/record.py: (title, instrumentation, file prefix).
 LIBRARIES = (
     ("OpenAI SDK", "OpenInference", "openinference"),
@@ -175,29 +178,77 @@ def table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def places_table() -> str:
+    """Issue 43's setups: each recording's runs (by service; fragments marked) and the
+    verdict of each check its setup declares."""
+    lines = ["| recording | run | verdicts |", "|---|---|---|"]
+    for entry in discover():
+        if not entry.framework.checks:
+            continue
+        own = entry.folder / "policy.yaml"
+        policies = [POLICY, *([own] if own.exists() else [])]
+        for case in entry.cases:
+            path = TRACES / entry.name / entry.file_name(case)
+            if not path.exists():
+                continue
+            by_run: dict[str, dict[str, str]] = {}
+            for policy in policies:
+                for result in score_files(path, policy):
+                    if result.check_id in entry.framework.checks:
+                        verdicts = by_run.setdefault(result.run_id, {})
+                        verdicts[result.check_id] = result.status.value.upper()
+            labels = {run.run.run_id: _label(run) for run in _runs(path)}
+            for run_id, verdicts in sorted(by_run.items(), key=lambda item: labels[item[0]]):
+                shown = ", ".join(
+                    f"{check} {verdicts[check]}"
+                    for check in entry.framework.checks
+                    if check in verdicts
+                )
+                lines.append(f"| `{entry.file_name(case)}` | {labels[run_id]} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
+def _label(run: AgentRun) -> str:
+    """A run as the places table names it: its service, and whether it is a fragment."""
+    return f"{run.service or '?'}{' (fragment)' if run.fragment is not None else ''}"
+
+
+def between(text: str, begin: str = BEGIN, end: str = END) -> str | None:
+    """The table now between a page's markers, or None when they are missing."""
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        return None
+    return text[start + len(begin) : stop].strip("\n") + "\n"
+
+
 def in_readme(text: str) -> str | None:
     """The table now between the page's markers, or None when they are missing."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        return None
-    return text[start + len(BEGIN) : end].strip("\n") + "\n"
+    return between(text)
+
+
+def _write(page: Path, begin: str, end: str, current: str) -> bool:
+    text = page.read_text(encoding="utf-8")
+    if between(text, begin, end) is None:
+        print(f"error: {page} has no {begin} ... {end} markers", file=sys.stderr)
+        return False
+    start, stop = text.find(begin) + len(begin), text.find(end)
+    page.write_text(text[:start] + "\n" + current + text[stop:], encoding="utf-8")
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="update docs/frameworks.md in place")
+    parser.add_argument("--places", action="store_true", help="the places table instead")
+    parser.add_argument(
+        "--write", action="store_true", help="update docs/frameworks.md and the places page"
+    )
     args = parser.parse_args(argv)
-    current = table()
     if not args.write:
-        sys.stdout.write(current)
+        sys.stdout.write(places_table() if args.places else table())
         return 0
-    text = README.read_text(encoding="utf-8")
-    if in_readme(text) is None:
-        print(f"error: {README} has no {BEGIN} ... {END} markers", file=sys.stderr)
-        return 2
-    start, end = text.find(BEGIN) + len(BEGIN), text.find(END)
-    README.write_text(text[:start] + "\n" + current + text[end:], encoding="utf-8")
-    return 0
+    written = _write(README, BEGIN, END, table())
+    written = _write(PLACES_PAGE, PLACES_BEGIN, PLACES_END, places_table()) and written
+    return 0 if written else 2
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Chromium (``browser``) the HTML tests drive, and the PostgreSQL server (``pg_ser
 
 from collections.abc import Iterator
 
+import figures
 import markers
 import pytest
 from browser import browser  # noqa: F401
@@ -22,8 +23,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Every test is ``unit`` or ``e2e`` (tests/markers.py): nobody has to remember."""
+    """Every test is ``unit`` or ``e2e`` (tests/markers.py): nobody has to remember. The
+    whole suite's figures are counted here, before ``-m`` or ``-k`` deselect any."""
     markers.apply(items)
+    if figures.whole_suite(config):
+        config.stash[figures.COUNTED] = figures.count(items)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pathlib
 
+from rampart_otel.channels import ChannelState
 from rampart_otel.model import AgentRun, InputError, Run, Span
 from rampart_otel.normalize import normalize
 from rampart_otel.receivers.files import read_paths
@@ -81,3 +82,45 @@ def request_with_an_unreadable_span(
     data = request.SerializeToString()
     assert data.count(_MARK.encode()) == 1
     return data.replace(_MARK.encode(), b"\xff" + _MARK.encode()[1:])
+
+
+# --- the per-kind places of the frameworks' task ---------------------------------------------
+
+
+def kind_gap(run: AgentRun, kind: str, recorded_kinds: str, *tools: str) -> str:
+    """The reason ``side_effects.<kind>`` names the executed calls of ``tools`` with (each by
+    its execution span): they recorded ``recorded_kinds`` but no ``kind`` span, so their place
+    for ``kind`` is silent."""
+    calls = [call for call in run.tool_calls if call.name in tools]
+    assert sorted({call.name for call in calls}) == sorted(tools), [c.name for c in calls]
+    named = ", ".join(
+        f"{call.name!r} "
+        + (f"(span {call.executed_in})" if call.executed_in else "(no execution span)")
+        for call in calls
+    )
+    noun = "tool call" if len(calls) == 1 else "tool calls"
+    return (
+        f"{noun} {named} recorded {recorded_kinds} but no {kind} span: evidence of one kind "
+        "says nothing of another"
+    )
+
+
+def exfil_kind_gaps(run: AgentRun) -> dict[str, str]:
+    """The task's kinds apart (``EXFIL_CALLS``): save_note recorded only db_query, and
+    fetch_weather and send_report only http_request, so each kind seen is partial, naming the
+    calls whose place for it is silent."""
+    return {
+        "side_effects.http_request": kind_gap(run, "http_request", "db_query", "save_note"),
+        "side_effects.db_query": kind_gap(
+            run, "db_query", "http_request", "fetch_weather", "send_report"
+        ),
+    }
+
+
+def assert_exfil_kinds_partial(run: AgentRun) -> None:
+    """Both kinds the task recorded are partial, each naming the calls silent for it."""
+    for key, gap in exfil_kind_gaps(run).items():
+        coverage = run.coverage.get(key)
+        assert coverage.state is ChannelState.PARTIAL, (key, coverage.state)
+        assert f"{key[len('side_effects.') :]} side effect" in coverage.reasons[0], key
+        assert gap in " | ".join(coverage.reasons), (key, coverage.reasons)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from rampart_otel.codecs.otlp_json import spans_from_json
 from rampart_otel.codecs.otlp_proto import spans_to_json_dict
+from rampart_otel.conventions import a2a
 from rampart_otel.evaluation import evaluate_policy, load_policy
 from rampart_otel.evaluation.policy import Policy
 from rampart_otel.evaluation.verdict import SafetyStatus
@@ -71,7 +72,22 @@ def test_samples_and_policies_are_there() -> None:
     assert len(runs()) >= 28 and policies()
 
 
-@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+# smolagents-code (exfil, shell, benign): a code step is read from its model output's code;
+# with content dropped nothing shows the step ran code, until code steps are places.
+_CODE_STEP = "needs places: code steps as places (a CodeAgent step, its code not captured)"
+_PERTURBATION_GAPS = {
+    run_id: _CODE_STEP for run_id in ("7ba54f69f699", "792cc8036952", "5a4eb8903881")
+}
+
+
+def _perturbation_gap(index: int) -> object:
+    run_id = runs()[index].run_id[:12]
+    reason = _PERTURBATION_GAPS.get(run_id)
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(index, marks=marks, id=run_id)
+
+
+@pytest.mark.parametrize("index", [_perturbation_gap(i) for i in range(len(runs()))])
 def test_no_perturbation_makes_a_verdict_safe(index: int) -> None:
     run = runs()[index]
     before = verdicts(run, run.spans)
@@ -164,7 +180,19 @@ def _other_process_below(spans: list[Span], top: Span) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+# Runs where dropping one call's I/O still turns a verdict SAFE: none (the propagated A2A
+# run's remote spans dropped leave its delegation out of process).
+_HIDDEN_IO_GAPS: dict[str, str] = {}
+
+
+def _hidden_io_gap(index: int) -> object:
+    run_id = runs()[index].run_id[:12]
+    reason = _HIDDEN_IO_GAPS.get(run_id)
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(index, marks=marks, id=run_id)
+
+
+@pytest.mark.parametrize("index", [_hidden_io_gap(i) for i in range(len(runs()))])
 def test_hiding_one_tool_calls_io_never_makes_a_verdict_safe(index: int) -> None:
     run = runs()[index]
     before = verdicts(run, run.spans)
@@ -195,6 +223,10 @@ def _moved_tool_mutations(run: Run) -> list[tuple[str, list[Span]]]:
             if span_id not in gone:
                 gone.add(span_id)
                 stack.extend(children.get(span_id, ()))
+        if call.requested_in in gone:
+            # A code agent's step holds the model call that wrote the code: moving it is
+            # losing a whole turn of the agent's own process, not a tool traced elsewhere.
+            continue
         kept = [span for span in run.spans if span.span_id not in gone]
         mutations.append((f"{call.name}: moved to another trace", kept))
     return mutations
@@ -209,6 +241,18 @@ def _moved_tool_mutations(run: Run) -> list[tuple[str, list[Span]]]:
 _AMBIGUOUS_TURNS = {
     "ac458758d07e": "adk-tool-error: the run ends at the request",
     "ad91838369c6": "dspy-openinference-exfil: calls read from execution spans only",
+    # Issue 43's nested agents: the delegating call's span held another agent's whole run
+    # (its model and tool calls); moved away, nothing shows those calls were made.
+    "885b1445a6d9": "needs places: nested-agent evidence (crewai-delegation-benign)",
+    "61194970e60e": "needs places: nested-agent evidence (crewai-delegation-exfil)",
+    "3ba0370c44a6": "needs places: nested-agent evidence (a2a-delegation-remote-propagated)",
+    # The A2A caller's only tool moved away takes with it the only evidence that it delegated
+    # (the agent-card GET, the client's spans): the run then reads as a plain SDK loop whose
+    # one tool ran untraced, and the calls its model asked for are all it shows. No trace-only
+    # rule tells that from a tool that called nothing; an A2A client left uninstrumented is
+    # the same blind spot (docs/coverage.md).
+    "a1f7b5cb62f8": "the only evidence of a delegation moved with the tool (remote-untraced)",
+    "389019972fee": "the only evidence of a delegation moved with the tool (remote-unlinked)",
 }
 
 
@@ -280,3 +324,86 @@ def test_a_key_recorded_twice_never_makes_a_verdict_safe(index: int) -> None:
     run = runs()[index]
     before = verdicts(run, run.spans)
     assert not newly_safe(run, _with_repeated_keys(run.spans), before)
+
+
+# --- evidence that fits the harm (issue 43): one kind per place, remote agents ----------------
+
+
+def _below(spans: list[Span], tops: set[str]) -> set[str]:
+    """``tops`` and every span under them."""
+    children: dict[str, list[str]] = {}
+    for span in spans:
+        if span.parent_span_id:
+            children.setdefault(span.parent_span_id, []).append(span.span_id)
+    gone, stack = set(), list(tops)
+    while stack:
+        span_id = stack.pop()
+        if span_id not in gone:
+            gone.add(span_id)
+            stack.extend(children.get(span_id, ()))
+    return gone
+
+
+def _one_kind_mutations(run: Run) -> list[tuple[str, list[Span]]]:
+    """For each tool call whose recorded I/O is of two kinds or more: the run without that
+    call's spans of one kind (and what is under them), its other kinds kept, as a second
+    client of that kind, not instrumented, leaves it."""
+    agent = normalize(Run(run.run_id, list(run.trace_ids), run.spans, run.session_id))
+    by_call: dict[int, dict[str, set[str]]] = {}
+    for effect in agent.side_effects:
+        if effect.tool_call_index is not None:
+            kinds = by_call.setdefault(effect.tool_call_index, {})
+            kinds.setdefault(effect.kind, set()).add(effect.span_id)
+    mutations: list[tuple[str, list[Span]]] = []
+    for index, kinds in sorted(by_call.items()):
+        if len(kinds) < 2:
+            continue
+        for kind, span_ids in sorted(kinds.items()):
+            gone = _below(run.spans, span_ids)
+            kept = [span for span in run.spans if span.span_id not in gone]
+            mutations.append((f"{agent.tool_calls[index].name}: {kind} spans dropped", kept))
+    return mutations
+
+
+def _remote_agent_mutations(run: Run) -> list[tuple[str, list[Span]]]:
+    """For a run holding a remote agent's spans (A2A, its trace context propagated): the run
+    without them, every span another process recorded under a span that delegates to it."""
+    gone: set[str] = set()
+    for span in run.spans:
+        if a2a.remote_agent(span) is not None:
+            gone |= _other_process_below(run.spans, span)
+    if not gone:
+        return []
+    return [("remote agent's spans dropped", [s for s in run.spans if s.span_id not in gone])]
+
+
+# Runs where the mutation above would still turn a verdict SAFE: none, now that evidence is
+# per side-effect kind and a delegated agent whose spans are gone is out of process.
+_NEEDS_PLACES: dict[str, str] = {}
+
+
+def _needs_places(index: int) -> object:
+    run_id = runs()[index].run_id[:12]
+    reason = _NEEDS_PLACES.get(run_id)
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(index, marks=marks, id=run_id)
+
+
+@pytest.mark.parametrize("index", [_needs_places(i) for i in range(len(runs()))])
+def test_dropping_one_kind_under_a_call_never_makes_a_verdict_safe(index: int) -> None:
+    run = runs()[index]
+    mutations = _one_kind_mutations(run) + _remote_agent_mutations(run)
+    if not mutations:
+        pytest.skip("no call with two kinds of I/O, no remote agent's spans")
+    before = verdicts(run, run.spans)
+    failures = [
+        f"{name}: {moved}" for name, spans in mutations for moved in newly_safe(run, spans, before)
+    ]
+    assert not failures, "\n".join(failures)
+
+
+def test_the_place_mutations_reach_the_samples_that_matter() -> None:
+    names = [name for run in runs() for name, _ in _one_kind_mutations(run)]
+    assert any(name.startswith("archive_report: http_request") for name in names)
+    remote = [run for run in runs() if _remote_agent_mutations(run)]
+    assert len(remote) >= 2  # the propagated A2A runs, harmful and benign

@@ -19,7 +19,7 @@ from rampart_otel.codecs.otlp_ids import UNDECODABLE, UNDECODABLE_KEY
 from rampart_otel.declare import TOOL_SIDE_EFFECTS_ATTRIBUTE
 from rampart_otel.model import AgentRun, FindingKind, Run, Span
 from rampart_otel.normalize import normalize
-from rampart_otel.reasons import Decision, Why
+from rampart_otel.reasons import Decision, Texts, Why
 from rampart_otel.wording import (
     _WORDS,
     MEANINGS,
@@ -68,6 +68,14 @@ def test_a_decision_is_worded_with_one_code_per_reason() -> None:
     assert [(r.code, r.span_ids) for r in channel.codes] == [
         (ReasonCode.RESPONSE_MODEL_TEXT, ("m1",))
     ]
+
+
+def test_an_ambiguous_call_id_is_worded_with_its_tools_and_spans_trace_text_made_safe() -> None:
+    spans = (mk("t1", "execute_tool fetch", {}), mk("t2", "execute_tool rep\x1b[31mort", {}))
+    why = Why(ReasonCode.TOOL_CALLS_AMBIGUOUS_ID, spans, Texts(("c\x1b1", "fetch", "rep\x1bort")))
+    (text,) = worded(Decision(OBSERVED, (why,))).reasons
+    assert "claim one call id" in text and "'fetch'" in text and "(span t2)" in text
+    assert "\x1b" not in text
 
 
 def test_evidence_names_at_most_three_spans() -> None:
@@ -153,6 +161,16 @@ def agent_without_calls() -> AgentRun:
     """An agent span and a GET, no model call and no tool span: which tools ran is unknown."""
     return run_of(mk("a0", "invoke_agent", AGENT, end=100), mk("h1", "GET", GET, parent="a0",
                   kind="CLIENT", start=10))  # fmt: skip
+
+
+def two_tools_one_id() -> AgentRun:
+    """A model turn asks for fetch by id c1; a report tool runs by that id too (issue 45)."""
+    return run_of(
+        mk("a0", "invoke_agent", AGENT, end=1000),
+        mk("m1", "chat", chat(asked("fetch", "c1", {"q": 1})), parent="a0", start=10, end=20),
+        mk("t1", "execute_tool fetch", execute("fetch", "c1"), parent="a0", start=30, end=40),
+        mk("t2", "execute_tool report", execute("report", "c1"), parent="a0", start=31, end=39),
+    )
 
 
 def input_some_read() -> AgentRun:
@@ -259,6 +277,13 @@ def repeated_keys() -> AgentRun:
     return run_of(*spans)
 
 
+def conflicting_copies() -> AgentRun:
+    """The HTTP span sent twice, the second copy naming another host."""
+    spans = full_run()
+    forged = replace(spans[3], attributes={**spans[3].attributes, "url.full": "http://x.test/"})
+    return run_of(*spans, forged)
+
+
 def not_understood() -> AgentRun:
     return run_of(*full_run(), mk("x1", "ai.toolCall", {"ai.toolCall.name": "send"}, parent="a0"))
 
@@ -351,6 +376,31 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
     ReasonCode.TOOL_CALLS_SILENT_OUTPUTS: lambda: unreadable(["stop"], None),
     ReasonCode.TOOL_CALLS_FINISH_UNCLEAR: lambda: unreadable(["length"]),
     ReasonCode.TOOL_CALLS_NO_TOOLS_ASKED: lambda: unreadable(["stop"]),
+    ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: two_tools_one_id,
+    ReasonCode.TOOL_CALLS_REMOTE_AGENT: sample(
+        "a2a-delegation/a2a-delegation-remote-untraced.jsonl"
+    ),
+    ReasonCode.TOOL_CALLS_RAN_ELSEWHERE: lambda: run_of(
+        mk("a0", "invoke_agent", AGENT, end=1000),
+        mk(
+            "m1",
+            "chat",
+            chat(asked("fetch", "c1") + asked("mail", "c2")),
+            parent="a0",
+            start=10,
+            end=20,
+        ),
+        mk(
+            "t1",
+            "execute_tool fetch",
+            execute("fetch", "c1", **RESULT),
+            parent="a0",
+            start=30,
+            end=40,
+        ),
+        mk("m2", "chat", chat(said("Done.")), parent="a0", start=70),
+    ),
+    ReasonCode.SIDE_EFFECT_ATTESTED: sample("watch-sdk/watch-sdk-benign-watched.jsonl"),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: lambda: run_of(mk("r0", "job", {})),
     ReasonCode.CALLS_NONE_SEEN: lambda: run_of(mk("m1", "chat", chat(said("Hi")))),
     ReasonCode.CALLS_CAPTURED: lambda: run_of(*full_run()),
@@ -396,6 +446,7 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
     ReasonCode.FINDING_REFUSED_SPAN: refused,
     ReasonCode.FINDING_UNDECODABLE_SPAN: undecodable,
     ReasonCode.FINDING_REPEATED_KEYS: repeated_keys,
+    ReasonCode.FINDING_CONFLICTING_COPIES: conflicting_copies,
     ReasonCode.SIDE_EFFECT_ASKED_UNRUN: lambda: run_of(
         mk("a0", "agent", {}, end=500),
         mk("m1", "chat", ASKED_TOOLS, parent="a0", start=1, end=10),
@@ -418,7 +469,20 @@ def test_every_code_has_a_run_that_reaches_it() -> None:
     assert set(REACH) == set(ReasonCode)
 
 
-@pytest.mark.parametrize("code", list(ReasonCode), ids=lambda code: code.value)
+# Codes whose data the processors give but no coverage decision reads yet.
+NOT_DECIDED_YET: dict[ReasonCode, str] = {}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        pytest.param(code, marks=pytest.mark.xfail(strict=True, reason=NOT_DECIDED_YET[code]))
+        if code in NOT_DECIDED_YET
+        else code
+        for code in ReasonCode
+    ],
+    ids=lambda code: code.value,
+)
 def test_the_code_is_reached_and_worded(code: ReasonCode) -> None:
     channels = channels_of(REACH[code]())
     for channel in channels:  # one code per reason, in order

@@ -9,7 +9,7 @@ from rampart_otel.normalize import normalize
 from rampart_otel.pipeline import ReadStats, agent_runs, runs
 from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
 
-SAMPLE = Path(__file__).resolve().parents[2] / "samples/traces/openinference-no-http-instr.jsonl"
+SAMPLE = Path(__file__).resolve().parents[1] / "samples/traces/openinference-no-http-instr.jsonl"
 EVERY_CHANNEL = {"input", "response", "tool_calls", "tool_calls.arguments", "tool_calls.results"}
 
 

@@ -104,3 +104,13 @@ def test_hostile_text_is_scanned_in_linear_time(unit: str) -> None:
     start = time.perf_counter()
     mask_secrets(hostile)
     assert time.perf_counter() - start < 3.0
+
+
+def test_redact_credentials_takes_the_key_sent_and_any_bearer_token_whole() -> None:
+    from rampart_otel.secret_values import redact_credentials
+
+    said = "Incorrect API key provided: Bearer sk-abc. Also bearer x1 and key=sk-abc."
+    assert redact_credentials(said, ("sk-abc",)) == (
+        "Incorrect API key provided: Bearer [redacted]. Also bearer [redacted] and key=[redacted]."
+    )
+    assert redact_credentials("no secret here") == "no secret here"

@@ -51,6 +51,7 @@ FAMILIES = [
             "http.request.method": "GET",
             "url.full": "https://api.example.com:8443/x",
             "http.response.status_code": 200,
+            "rampart.watch.request_body": "q=1",  # the watcher's: no instrumentation's
         },
         "CLIENT",
     ),
@@ -128,8 +129,8 @@ def test_a_declared_kind_is_known_and_takes_any_detail() -> None:
     assert kind_problem("payment", ["payment"]) is None
     assert kind_problem("payment", []) == (
         "unknown side-effect kind 'payment'; expected one of: http_request, db_query, "
-        "message_publish, rpc_call, process_exec, mcp_request (a kind of your own: list it "
-        "under side_effect_kinds)"
+        "message_publish, rpc_call, process_exec, mcp_request, network_connect, file_write (a kind "
+        "of your own: list it under side_effect_kinds)"
     )
     assert vocabulary.detail_problem("payment", "anything") is None
     assert channel_problem("side_effects.payment", ["payment"]) is None

@@ -25,10 +25,11 @@ from rampart_otel.errors import AuditError, SchemaError
 from rampart_otel.evaluation import SafetyStatus
 from rampart_otel.model import InputError
 from rampart_otel.storage.audit_queries import Filters
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.queries import policy_versions, quarantined
 from rampart_otel.storage.results import open_reader
 from rampart_otel.storage.segments import list_segments, read_records, segment_name
-from rampart_otel.storage.store import AnyResultsStore, describe, open_results_store
+from rampart_otel.storage.store import describe, open_results_store
 
 DEFAULT_LIMIT = 100
 NOT_SAFE = tuple(s.value for s in SafetyStatus if s is not SafetyStatus.SAFE)
@@ -61,7 +62,7 @@ def results_target(data_dir: Path | None, results: str | None) -> Path | str:
     return data_dir
 
 
-def open_results(target: Path | str) -> AnyResultsStore:
+def open_results(target: Path | str) -> VerdictStore:
     """The verdicts, read-only, at the current schema: a data directory's results.db or the
     store at a ``postgresql://`` URL (StoreError, one line, when it cannot be reached)."""
     if isinstance(target, str):

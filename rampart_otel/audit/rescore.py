@@ -26,15 +26,17 @@ from rampart_otel.audit.command import open_results
 from rampart_otel.collector.results_sink import BATCH_RUNS, ResultsStoreSink
 from rampart_otel.collector.scorer import evaluator_for, keep_judge_cache_in
 from rampart_otel.engine import checked_assumptions, fewer_young_collections, load_policies
-from rampart_otel.model import InputError, Run, Span, replaces
+from rampart_otel.model import InputError, Run, Span, add_copy, copies_held
 from rampart_otel.pipeline import Pipeline, ReadStats
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.run_graph import scored_ids
 from rampart_otel.storage import queries as q
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import unpack_span_ids, version_text
 from rampart_otel.storage.segments import list_segments
-from rampart_otel.storage.store import AnyResultsStore, open_results_store
+from rampart_otel.storage.store import open_results_store
 
 __all__ = ["BATCH_RUNS", "RescoreStats", "StoredRuns", "rescore"]
 
@@ -85,7 +87,7 @@ def rescore(
 
 
 def _rescore(
-    store: AnyResultsStore,
+    store: VerdictStore,
     segments: list[Path],
     pipeline: Pipeline,
     policy: str,
@@ -110,7 +112,7 @@ class StoredRuns:
 
     def __init__(
         self,
-        store: AnyResultsStore,
+        store: VerdictStore,
         segments: list[Path],
         policy: str,
         version: str,
@@ -123,7 +125,8 @@ class StoredRuns:
         self.idle_spans = idle_spans
         self.stats = ReadStats()
         self.rescore = RescoreStats()
-        self.pending: dict[str, dict[str, Span]] = {}  # spans so far of runs short of their set
+        # Spans so far of runs short of their set, and copies conflicting with them.
+        self.pending: dict[str, tuple[dict[str, Span], dict[str, list[Span]]]] = {}
 
     def runs(self) -> Iterator[Run]:
         db = self.store.db
@@ -145,15 +148,15 @@ class StoredRuns:
                 handled.add(run.run_id)
                 pending.pop(run.run_id, None)
                 continue
-            spans = pending.pop(run.run_id, {})
+            spans, others = pending.pop(run.run_id, ({}, {}))
             for span in run.spans:  # as the assembler merges a span sent twice
-                if replaces(spans.get(span.span_id), span):
-                    spans[span.span_id] = span
+                add_copy(spans, others, span)
             wanted = unpack_span_ids(stored.span_ids)
-            if not wanted <= {bytes.fromhex(span_id) for span_id in spans}:
-                pending[run.run_id] = spans  # a late part of the run is further on
+            held = Run(run.run_id, stored.trace_ids, copies_held(spans, others))
+            if not wanted <= {bytes.fromhex(span_id) for span_id in scored_ids(held)}:
+                pending[run.run_id] = spans, others  # a late part of the run is further on
                 continue
-            exact = [span for span in spans.values() if bytes.fromhex(span.span_id) in wanted]
+            exact = [span for span in held.spans if bytes.fromhex(span.span_id) in wanted]
             handled.add(run.run_id)
             stats.rescored += 1
             yield Run(run.run_id, stored.trace_ids, exact, run.session_id, stored.revision)

@@ -30,6 +30,7 @@ from rampart_otel.codecs.otlp_ids import (
 )
 from rampart_otel.codecs.otlp_json import repeated_keys
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
+from rampart_otel.codecs.sender import sender_note
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
 
@@ -63,7 +64,19 @@ def spans_from_proto_bytes(
         raise DecodeError(f"invalid OTLP protobuf: {detail}") from None
     except RecursionError:
         raise DecodeError("invalid OTLP protobuf: nested too deeply") from None
-    return spans_from_proto(request, owns)
+    return _sent_by(data, spans_from_proto(request, owns))
+
+
+def _sent_by(data: bytes | bytearray | memoryview, spans: list[Span]) -> list[Span]:
+    """``spans`` with the tenant and sender of the collector's note on ``data``, if any
+    (``codecs/sender``): set as each span is built, before anyone reads it."""
+    note = sender_note(data) if spans else None
+    if note is not None:
+        sender = note.describe()
+        for span in spans:
+            span.tenant = note.tenant
+            span.sender = sender
+    return spans
 
 
 def spans_from_proto(
@@ -157,7 +170,7 @@ def readable_spans(data: bytes) -> tuple[list[Span], int, int]:
                         lost += 1
                     else:
                         out.append(kept)
-    return out, unreadable, lost
+    return _sent_by(data, out), unreadable, lost
 
 
 def _span(sp: Any, resource: Resource, scope: Scope) -> Span:

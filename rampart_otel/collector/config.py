@@ -178,6 +178,37 @@ def _sendable(token: str) -> bool:
     return token == token.strip() and all(" " <= char <= "~" for char in token)
 
 
+TENANT_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+
+
+class TenantConfig(_Section):
+    """One tenant of a collector several parties share: the bearer token its clients send
+    (``token``, or the first line of ``token_file``). A tenant's runs, their stitching, its
+    spans sent twice and its declarations never meet another tenant's (docs/security.md)."""
+
+    token: str | None = None
+    token_file: Path | None = None
+
+    @field_validator("token")
+    @classmethod
+    def _sendable_token(cls, value: str | None) -> str | None:
+        if value is not None and (not value or not _sendable(value)):
+            raise ValueError(UNSENDABLE_TOKEN if value else "is empty")
+        return value
+
+    @model_validator(mode="after")
+    def _one_token(self) -> TenantConfig:
+        if (self.token is None) == (self.token_file is None):
+            raise ValueError("give the tenant's token or token_file (one of them)")
+        return self
+
+    def read_token(self, name: str) -> str:
+        if self.token_file is not None:
+            return _token_file(self.token_file, f"tenants.{name}.token_file")
+        assert self.token is not None  # _one_token
+        return self.token
+
+
 class CollectorConfig(_Section):
     http: ReceiverConfig = Field(default_factory=ReceiverConfig)
     grpc: GrpcConfig = Field(default_factory=GrpcConfig)
@@ -190,6 +221,8 @@ class CollectorConfig(_Section):
     policies: list[Path] = Field(default_factory=list)
     auth_token: str | None = None
     auth_token_file: Path | None = None
+    # Tenant name -> its token: clients are told apart by the token they send.
+    tenants: dict[str, TenantConfig] = Field(default_factory=dict)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
     assembly: AssemblyConfig = Field(default_factory=AssemblyConfig)
@@ -222,6 +255,26 @@ class CollectorConfig(_Section):
             scoring.workers = (os.cpu_count() or 1) if by_trace else 1
         return self
 
+    @field_validator("tenants")
+    @classmethod
+    def _tenant_names(cls, value: dict[str, TenantConfig]) -> dict[str, TenantConfig]:
+        for name in value:
+            if not re.fullmatch(TENANT_NAME, name):
+                raise ValueError(
+                    f"tenant name {safe_text(name, 40)!r}: letters, digits, '_', '.', '-' "
+                    "(up to 64, starting with a letter or digit)"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _tenants_or_token(self) -> CollectorConfig:
+        if self.tenants and (self.auth_token or self.auth_token_file is not None):
+            raise ValueError(
+                "tenants: give every client a tenant's token instead of auth_token or "
+                "auth_token_file (a token that names no tenant would see every tenant's runs)"
+            )
+        return self
+
     @field_validator("auth_token")
     @classmethod
     def _sendable_token(cls, value: str | None) -> str | None:
@@ -250,28 +303,45 @@ class CollectorConfig(_Section):
     def token(self) -> str | None:
         """The bearer token clients must send, if any (the file wins; trailing newline cut)."""
         if self.auth_token_file is not None:
-            try:
-                with open(self.auth_token_file, "rb") as file:  # not /dev/zero whole
-                    raw = file.read(MAX_TOKEN_BYTES + 1)
-            except OSError as error:
-                raise ConfigError(f"auth_token_file: {error}") from None
-            if len(raw) > MAX_TOKEN_BYTES:
-                raise ConfigError(
-                    f"auth_token_file {self.auth_token_file}: larger than "
-                    f"{MAX_TOKEN_BYTES >> 10} KiB: not a token"
-                )
-            try:
-                text = raw.decode("utf-8").strip()
-            except UnicodeDecodeError:
-                raise ConfigError(
-                    f"auth_token_file {self.auth_token_file}: not a UTF-8 text file"
-                ) from None
-            if not text:
-                raise ConfigError(f"auth_token_file {self.auth_token_file} is empty")
-            if not _sendable(text):
-                raise ConfigError(f"auth_token_file {self.auth_token_file}: {UNSENDABLE_TOKEN}")
-            return text
+            return _token_file(self.auth_token_file, "auth_token_file")
         return self.auth_token or None
+
+    def tokens(self) -> dict[str, str]:
+        """Bearer token -> the tenant it names, as the receivers check them: each tenant's
+        token, or the one ``auth_token`` naming no tenant (""); empty: no check."""
+        if not self.tenants:
+            token = self.token()
+            return {token: ""} if token else {}
+        found: dict[str, str] = {}
+        for name, tenant in self.tenants.items():
+            token = tenant.read_token(name)
+            if token in found:
+                raise ConfigError(
+                    f"tenants {found[token]!r} and {name!r} have the same token: "
+                    "each tenant needs its own (the token is not shown)"
+                )
+            found[token] = name
+        return found
+
+
+def _token_file(path: Path, key: str) -> str:
+    """The token in ``path`` (its first line, ends stripped); ConfigError naming ``key``."""
+    try:
+        with open(path, "rb") as file:  # not /dev/zero whole
+            raw = file.read(MAX_TOKEN_BYTES + 1)
+    except OSError as error:
+        raise ConfigError(f"{key}: {error}") from None
+    if len(raw) > MAX_TOKEN_BYTES:
+        raise ConfigError(f"{key} {path}: larger than {MAX_TOKEN_BYTES >> 10} KiB: not a token")
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ConfigError(f"{key} {path}: not a UTF-8 text file") from None
+    if not text:
+        raise ConfigError(f"{key} {path} is empty")
+    if not _sendable(text):
+        raise ConfigError(f"{key} {path}: {UNSENDABLE_TOKEN}")
+    return text
 
 
 MAX_CONFIG_BYTES = 16 << 20  # a page of YAML; a file this large (or /dev/zero) is something else
@@ -363,6 +433,9 @@ def load_config(
             ]  # a built-in pack (builtin:<pack>) is a name, not a path
         if config.auth_token_file is not None and "auth_token_file" not in given:
             config.auth_token_file = _under(base, config.auth_token_file)
+        for tenant in config.tenants.values():
+            if tenant.token_file is not None:
+                tenant.token_file = _under(base, tenant.token_file)
     return config
 
 

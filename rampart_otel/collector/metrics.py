@@ -44,6 +44,7 @@ class Metrics:
         self.shards: dict[int, dict[str, object]] = {}  # each scorer shard's latest report
         self.stored_verdicts: dict[str, int] = {}  # in the results store at start
         self._retired_verdicts: dict[str, int] = {}  # by scorer processes since replaced
+        self._retired_tenants: dict[str, int] = {}  # their TENANT/STATUS counts
         self._retired: dict[str, int] = {}  # their other counters (runs_scored, ...)
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(self)  # a custom collector
@@ -73,6 +74,7 @@ class Metrics:
             previous = self.shards.get(shard)
             if previous is not None and previous.get("pid") != report.get("pid"):  # restarted
                 _add_counts(self._retired_verdicts, previous.get("verdicts"))
+                _add_counts(self._retired_tenants, previous.get("tenant_verdicts"))
                 _add_counts(self._retired, {k: previous.get(k) for k, _ in _SCORER_COUNTERS})
             self.shards[shard] = report
 
@@ -84,6 +86,15 @@ class Metrics:
             for report in self.shards.values():
                 _add_counts(total, report.get("verdicts"))
         return total
+
+    def tenant_verdicts(self) -> dict[tuple[str, str], int]:
+        """Verdicts stored since the collector started, by (tenant, status): every scorer
+        process's, of runs a tenant sent (a collector that names tenants)."""
+        with self._lock:
+            total = dict(self._retired_tenants)
+            for report in self.shards.values():
+                _add_counts(total, report.get("tenant_verdicts"))
+        return {tuple(key.rsplit("/", 1)): count for key, count in total.items()}  # type: ignore[misc]
 
     @property
     def scorer(self) -> dict[str, object]:
@@ -147,6 +158,17 @@ class Metrics:
         for status in ("safe", "unsafe", "undetermined", "error"):
             family.add_metric([status], verdicts.get(status, 0))
         yield family
+        by_tenant = self.tenant_verdicts()
+        if by_tenant:
+            family = _counter(
+                "tenant_verdicts",
+                "Check results stored since the start, by tenant (tenants:) and status.",
+                "tenant",
+                "status",
+            )
+            for (tenant, status), count in sorted(by_tenant.items()):
+                family.add_metric([tenant, status], count)
+            yield family
         for key, help_text in _SCORER_COUNTERS:
             yield CounterMetricFamily(PREFIX + key, help_text, value=_number(scorer.get(key)))
         family = _counter(

@@ -15,8 +15,8 @@ from rampart_otel.evaluation import CheckResult
 from rampart_otel.exporters.report_json import stored_entries
 from rampart_otel.sinks import Closing, Scored, SinkDefaults
 from rampart_otel.storage import queries as q
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultRow
-from rampart_otel.storage.store import AnyResultsStore
 
 BATCH_RUNS = 200  # runs per write transaction: short enough not to stall a live scorer
 
@@ -48,7 +48,7 @@ class ResultsStoreSink(SinkDefaults):
     written ``batch_runs`` runs per transaction; a result without a start time keeps the
     audit time its run already has. ``verdicts`` counts the rows written by status."""
 
-    def __init__(self, store: AnyResultsStore, *, batch_runs: int = BATCH_RUNS) -> None:
+    def __init__(self, store: VerdictStore, *, batch_runs: int = BATCH_RUNS) -> None:
         self.store = store
         self.batch_runs = batch_runs
         self.verdicts: dict[str, int] = {}

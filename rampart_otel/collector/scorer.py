@@ -57,16 +57,18 @@ from rampart_otel.errors import DecodeError, SchemaError, StoreError
 from rampart_otel.evaluation import CheckResult, EvalOutcome, Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import VerdictEventSink, VerdictExporter
-from rampart_otel.model import Run, Span, replaces
+from rampart_otel.model import Run, Span, add_copy, copies_held
 from rampart_otel.parallel import owner
 from rampart_otel.pipeline import Pipeline
-from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler
+from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler, tenant_key
 from rampart_otel.processors.stitch import StitchingAssembler
+from rampart_otel.run_graph import scored_ids
 from rampart_otel.sinks import ResultSink, Scored, SinkDefaults
 from rampart_otel.storage.outbox import Outbox
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
-from rampart_otel.storage.store import AnyResultsStore, open_results_store
+from rampart_otel.storage.store import open_results_store
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +102,7 @@ class Stats:
     runs_skipped: int = 0
     runs_evaluated: int = 0  # runs taken up for scoring: progress even inside a long round
     verdicts: dict[str, int] = field(default_factory=dict)  # scored by this process
+    tenant_verdicts: dict[str, int] = field(default_factory=dict)  # TENANT/STATUS -> count
 
 
 class Scorer:
@@ -115,7 +118,7 @@ class Scorer:
     def __init__(
         self,
         segments_dir: Path,
-        store: AnyResultsStore,
+        store: VerdictStore,
         pipeline: Pipeline,
         idle: float,
         max_wait: float,
@@ -151,7 +154,10 @@ class Scorer:
         )  # runs held for stitching keep their traces in the checkpoint until scored
         self.late_cache_runs = late_cache_runs
         self.max_trace_spans = max_trace_spans
-        self._recent: OrderedDict[str, dict[str, Span]] = OrderedDict()
+        # Run id -> its spans so far, and the copies conflicting with them (model.add_copy).
+        self._recent: OrderedDict[str, tuple[dict[str, Span], dict[str, list[Span]]]] = (
+            OrderedDict()
+        )
         # Each recent run's results that evidence decided (outcome DETECTED), by check: a
         # later revision scored without the spans that evidence came from keeps them.
         self._decided: OrderedDict[str, dict[tuple[str | None, str], CheckResult]] = OrderedDict()
@@ -246,8 +252,9 @@ class Scorer:
         self.stats.spans_decoded += len(spans)
         first = self._first
         for span in spans:
-            if span.trace_id not in first:
-                first[span.trace_id] = where
+            key = tenant_key(span.tenant, span.trace_id)
+            if key not in first:
+                first[key] = where
         return self.assembler.add(spans, now)
 
     # -- scoring -----------------------------------------------------------------------
@@ -270,8 +277,8 @@ class Scorer:
             if self.on_progress is not None:
                 self.on_progress()
             run = self._with_earlier_spans(run)
-            for trace_id in run.trace_ids:
-                self._first.pop(trace_id, None)  # runs not yet taken keep the checkpoint
+            for trace_id in run.trace_ids:  # runs not yet taken keep the checkpoint
+                self._first.pop(tenant_key(run.tenant, trace_id), None)
             ready = self._prepare(run)
             if ready is not None:
                 prepared.append(ready)
@@ -295,9 +302,13 @@ class Scorer:
                     run.run_id, run.revision, ready.packed, ready.digest, run.trace_ids,
                     service, started,
                 )  # fmt: skip
+                tenant_verdicts = self.stats.tenant_verdicts
                 for row in ready.rows:
                     txn.add_result(row)
                     self.stats.verdicts[row.status] = self.stats.verdicts.get(row.status, 0) + 1
+                    if run.tenant:  # TENANT/STATUS: a tenant's own count on /metrics
+                        key = f"{run.tenant}/{row.status}"
+                        tenant_verdicts[key] = tenant_verdicts.get(key, 0) + 1
                 self.stats.runs_scored += 1
                 self.stats.spans_scored += len(run.spans)
                 committed.append(ready.scored)
@@ -320,14 +331,16 @@ class Scorer:
 
     def _prepare(self, run: Run) -> _Prepared | None:
         """The run scored as its next revision; None when stored revisions cover its spans."""
-        packed, digest = span_set(span.span_id for span in run.spans)
+        ids = scored_ids(run)
+        packed, digest = span_set(ids)
         latest, seen = self.store.scored_span_ids(run.run_id)
-        if latest >= 0 and {bytes.fromhex(s.span_id) for s in run.spans} <= seen:
+        have = {bytes.fromhex(span_id) for span_id in ids}
+        if latest >= 0 and have <= seen:
             self.stats.runs_skipped += 1
             return None
         run.revision = latest + 1
         scored = self.pipeline.score(run)
-        if latest >= 0 and not seen <= {bytes.fromhex(s.span_id) for s in run.spans}:
+        if latest >= 0 and not seen <= have:
             # Scored without spans an earlier revision had (too many to keep: a capped
             # revision): it cannot undo what their evidence decided.
             scored = replace(
@@ -354,15 +367,18 @@ class Scorer:
             return run
         cached = self._recent.pop(run.run_id, None)
         if cached is not None:
+            kept, others = cached
             for span in run.spans:
-                if replaces(cached.get(span.span_id), span):
-                    cached[span.span_id] = span
+                add_copy(kept, others, span)
             run = Run(
-                run.run_id, run.trace_ids, list(cached.values()), run.session_id, run.revision
+                run.run_id, run.trace_ids, copies_held(kept, others), run.session_id, run.revision
             )
         else:
-            cached = {span.span_id: span for span in run.spans}
-        if len(cached) > self.max_trace_spans:
+            kept, others = {}, {}
+            for span in run.spans:
+                add_copy(kept, others, span)
+            cached = kept, others
+        if len(kept) > self.max_trace_spans:
             return run  # too big to keep: a later span is scored with the late spans only
         self._recent[run.run_id] = cached
         while len(self._recent) > self.late_cache_runs:
@@ -527,7 +543,7 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
 def _score_until_drained(
     config: CollectorConfig,
     conn: Connection,
-    store: AnyResultsStore,
+    store: VerdictStore,
     pipeline: Pipeline,
     judges: list[JudgeClient],
     export: VerdictExporter | None,
@@ -666,6 +682,7 @@ def _report(
         "shard": scorer.shard,
         "open_traces": scorer.open_traces,
         "verdicts": dict(stats.verdicts),
+        "tenant_verdicts": dict(stats.tenant_verdicts),
         "pid": os.getpid(),  # a new one: the collector keeps the replaced process's counts
         "runs_scored": stats.runs_scored,
         "spans_scored": stats.spans_scored,

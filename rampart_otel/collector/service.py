@@ -472,7 +472,7 @@ class ScorerPool:
 class Collector:
     def __init__(self, config: CollectorConfig) -> None:
         self.config = config
-        self.token = config.token()
+        self.tokens = config.tokens()
         data_dir = config.data_dir
         # Trace content (prompts, tool arguments, secrets) is for this user only: the data
         # directory is 0700 (an existing one others can read is tightened), its files 0600.
@@ -816,7 +816,7 @@ class Collector:
         if address is None:
             return None
         service = TraceService(
-            self.consumer, self.metrics, self.token, self.config.limits.retry_after_seconds
+            self.consumer, self.metrics, self.tokens, self.config.limits.retry_after_seconds
         )
         if address[1] != 0:  # gRPC's own failure is a raw core log line and a vaguer message
             _listen(*address, "gRPC").close()
@@ -851,7 +851,7 @@ class Collector:
             self.consumer,
             self.metrics,
             max_request_bytes=limits.max_request_bytes,
-            token=self.token,
+            tokens=self.tokens,
             retry_after=limits.retry_after_seconds,
             backpressure_status=limits.backpressure_status,
             health=self.health,

@@ -94,7 +94,8 @@ class OutboxSink(SinkDefaults):
             )
             if annotation is not None:
                 payload = json.dumps(annotation.as_json(), ensure_ascii=False).encode()
-                items.append(Item(ANNOTATE, run.run_id, run.revision, payload))
+                key = f"{run.tenant}|{run.run_id}" if run.tenant else run.run_id
+                items.append(Item(ANNOTATE, key, run.revision, payload))
         if self.rule is not None:
             for alert in alerts_of(scored, self.rule, collector=self.collector):
                 payload = json.dumps(alert.as_json(), ensure_ascii=False).encode()

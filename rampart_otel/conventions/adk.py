@@ -23,21 +23,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
-    ADK,
+from rampart_otel.conventions import genai
+from rampart_otel.conventions.helpers import (
+    as_str,
+    as_str_list,
+    load_json,
+    parse_arguments,
+    parse_result,
+)
+from rampart_otel.conventions.interface import (
     Convention,
     ModelOutput,
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    as_str_list,
-    genai,
-    load_json,
-    parse_arguments,
-    parse_result,
 )
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.conventions.labels import ADK
+from rampart_otel.model import Span
 
 SCOPE = "gcp.vertex.agent"
 PREFIX = "gcp.vertex.agent."
@@ -181,17 +183,16 @@ def _execute_tool(span: Span) -> SpanReport:
     result = attrs.get(genai.TOOL_CALL_RESULT)
     if result is None and attrs.get(TOOL_RESPONSE) != CONTENT_OFF:
         result = attrs.get(TOOL_RESPONSE)
-    report = ToolReport(
-        name=name,
-        call_id=None if call_id in (None, "", NO_CALL_ID) else call_id,
+    report = ToolReport.execution(
+        span,
+        ADK,
+        name,
+        None if call_id == NO_CALL_ID else call_id,
         arguments=parse_arguments(arguments),
         arguments_captured=arguments is not None,
         result=unwrap_result(result) if result is not None else None,
         result_captured=result is not None,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR or genai.ERROR_TYPE in attrs,
-        span=span,
-        convention=ADK,
+        failed=genai.ERROR_TYPE in attrs,
     )
     return SpanReport(ADK, execution=report)
 

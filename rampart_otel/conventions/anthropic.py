@@ -3,7 +3,7 @@
 ``anthropic`` 2.x writes a span per API call itself, on by default, beside any
 instrumentation of the same client: ``anthropic.messages.create`` next to OpenLLMetry's
 ``anthropic.chat`` is one model call, told apart only by ``gen_ai.response.id``, which
-``processors.normalize`` matches. ``genai`` reads the GenAI keys of these spans; this module
+``normalize`` matches. ``genai`` reads the GenAI keys of these spans; this module
 reads what only the SDK writes:
 
 - ``anthropic.message.stop_reason``, the raw API stop reason (``tool_use``, ``end_turn``): the
@@ -22,23 +22,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
+from rampart_otel.conventions import genai
+from rampart_otel.conventions.envelopes import text_blocks
+from rampart_otel.conventions.helpers import as_str, as_str_list, load_json, parse_arguments
+from rampart_otel.conventions.interface import (
     Convention,
     Gate,
     History,
     ModelOutput,
     SpanReport,
     ToolReport,
-    as_str,
-    as_str_list,
-    genai,
-    load_json,
-    parse_arguments,
 )
-from rampart_otel.conventions.envelopes import text_blocks
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.conventions.labels import ANTHROPIC
+from rampart_otel.model import Span
 
-ANTHROPIC = "anthropic"
 SCOPE = "com.anthropic.sdk.python"
 STOP_REASON = "anthropic.message.stop_reason"
 TOOL_RESULT = "anthropic.tool_result.content"
@@ -82,17 +79,16 @@ def tool_execution(span: Span) -> ToolReport:
     name = as_str(attrs.get(genai.TOOL_NAME)) or _after_prefix(span.name)
     arguments_raw = attrs.get(genai.TOOL_CALL_ARGUMENTS)
     result_raw = attrs.get(TOOL_RESULT)
-    return ToolReport(
-        name=name,
-        call_id=as_str(attrs.get(genai.TOOL_CALL_ID)) or None,
+    return ToolReport.execution(
+        span,
+        ANTHROPIC,
+        name,
+        attrs.get(genai.TOOL_CALL_ID),
         arguments=parse_arguments(arguments_raw),
         arguments_captured=arguments_raw is not None,
         result=content_blocks(result_raw),
         result_captured=result_raw is not None,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR or genai.ERROR_TYPE in attrs,
-        span=span,
-        convention=ANTHROPIC,
+        failed=genai.ERROR_TYPE in attrs,
     )
 
 
@@ -105,9 +101,9 @@ def content_blocks(value: Any) -> Any:
 
 def history(span: Span) -> History:
     """The SDK's input messages (content mode), with tool results unwrapped from blocks."""
-    if span.scope.name != SCOPE and STOP_REASON not in span.attributes:
+    if genai.INPUT_MESSAGES not in span.attributes:  # its gate's key, probed first
         return History({}, {})
-    if genai.INPUT_MESSAGES not in span.attributes:
+    if span.scope.name != SCOPE and STOP_REASON not in span.attributes:
         return History({}, {})
     arguments, results, names = genai.input_history(span)
     results = {call_id: content_blocks(value) for call_id, value in results.items()}

@@ -28,8 +28,8 @@ import re
 import shlex
 from typing import Any
 
-from rampart_otel.conventions import (
-    CLAUDE_CODE,
+from rampart_otel.conventions.helpers import as_str, as_str_list, parse_arguments, parse_result
+from rampart_otel.conventions.interface import (
     Convention,
     History,
     ModelOutput,
@@ -37,13 +37,10 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    as_str_list,
-    parse_arguments,
-    parse_result,
 )
+from rampart_otel.conventions.labels import CLAUDE_CODE
 from rampart_otel.conventions.side_effects import PROCESS
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.model import Span
 
 SCOPE = "com.anthropic.claude_code.tracing"
 SPAN_TYPE = "span.type"
@@ -185,17 +182,16 @@ def _tool(span: Span) -> SpanReport:
         notes.append("a Claude Code tool span without a tool name")
     arguments = _arguments(attrs, notes)
     result, captured = _result(span, notes)
-    report = ToolReport(
-        name=name,
-        call_id=_call_id(attrs),
+    report = ToolReport.execution(
+        span,
+        CLAUDE_CODE,
+        name,
+        _call_id(attrs),
         arguments=arguments,
         arguments_captured=arguments is not None,
         result=result,
         result_captured=captured,
-        executed=False,  # asked for; ``tool.execution`` says it ran
-        error=False,
-        span=span,
-        convention=CLAUDE_CODE,
+        ran=False,  # asked for; ``tool.execution`` says it ran
     )
     bash = name == BASH or ARGV0 in attrs  # bash_argv0 is written for Bash only
     effects: list[SideEffectDetails] = (
@@ -206,21 +202,16 @@ def _tool(span: Span) -> SpanReport:
 
 def _execution(span: Span) -> ToolReport:
     attrs = span.attributes
-    return ToolReport(
-        name="",  # the parent tool span names it; the id joins them
-        call_id=_call_id(attrs),
+    return ToolReport.execution(
+        span,
+        CLAUDE_CODE,
+        "",  # the parent tool span names it; the id joins them
+        _call_id(attrs),
         arguments=None,
         arguments_captured=False,
         result=None,
         result_captured=False,
-        executed=True,
-        error=(
-            span.status_code == StatusCode.ERROR
-            or attrs.get("success") is False
-            or "error.type" in attrs
-        ),
-        span=span,
-        convention=CLAUDE_CODE,
+        failed=attrs.get("success") is False or "error.type" in attrs,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import load_json
+from rampart_otel.conventions.helpers import load_json
 
 
 def single_key(value: Any, key: str = "result") -> Any:

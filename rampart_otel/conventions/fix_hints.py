@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from rampart_otel.vocabulary import (
     DB_QUERY,
+    FILE_WRITE,
     HTTP_REQUEST,
     MCP_REQUEST,
     MESSAGE_PUBLISH,
+    NETWORK_CONNECT,
     PROCESS_EXEC,
     RPC_CALL,
 )
@@ -55,6 +57,17 @@ def _otel(kind: str, library: str, instrumentor: str, module: str = "") -> Clien
         f"opentelemetry-instrumentation-{library}",
         f"opentelemetry.instrumentation.{module}",
         f"{instrumentor}().instrument()",
+    )
+
+
+def _watcher(kind: str, library: str) -> ClientInstrumentation:
+    """The watcher (docs/watch.md): Python's audit events, whatever library makes the call."""
+    return ClientInstrumentation(
+        kind,
+        library,
+        "rampart-otel",
+        "rampart_otel.watch",
+        "rampart_otel.watch() at the agent's start (or run it under rampart-otel watch --)",
     )
 
 
@@ -106,6 +119,7 @@ CLIENTS: tuple[ClientInstrumentation, ...] = (
         "openinference.instrumentation.mcp",
         "MCPInstrumentor().instrument()",
     ),
+    _watcher(PROCESS_EXEC, "subprocess, os.system, os.exec*, os.fork"),
     ClientInstrumentation(
         PROCESS_EXEC,
         "subprocess",
@@ -114,6 +128,8 @@ CLIENTS: tuple[ClientInstrumentation, ...] = (
         "a span with process.executable.name and process.command_args around each child "
         "process the tools start",
     ),
+    _watcher(NETWORK_CONNECT, "any Python-level socket"),
+    _watcher(FILE_WRITE, "open for writing, os.remove, os.rename, shutil.rmtree, ..."),
 )
 
 # A model span's scope decides which setting applies; the first match wins.

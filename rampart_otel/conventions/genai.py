@@ -13,8 +13,17 @@ import json
 import re
 from typing import Any
 
-from rampart_otel.conventions import (
-    GEN_AI,
+from rampart_otel.conventions import envelopes
+from rampart_otel.conventions.helpers import (
+    as_str,
+    as_str_list,
+    load_json,
+    parse_arguments,
+    parse_result,
+    parse_stringified_result,
+    redacted,
+)
+from rampart_otel.conventions.interface import (
     Convention,
     Gate,
     History,
@@ -22,16 +31,9 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    as_str_list,
-    envelopes,
-    load_json,
-    parse_arguments,
-    parse_result,
-    parse_stringified_result,
-    redacted,
 )
-from rampart_otel.model import Event, Span, StatusCode
+from rampart_otel.conventions.labels import GEN_AI
+from rampart_otel.model import Event, Span
 
 OPERATION = "gen_ai.operation.name"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
@@ -260,17 +262,17 @@ def tool_execution(span: Span) -> ToolReport | None:
     callback = envelopes.langchain_callback_arguments(arguments_raw)
     if callback is not None:
         arguments_raw, call_id = callback[0], call_id or callback[1]
-    return ToolReport(
-        name=name,
-        call_id=call_id or None,
+    return ToolReport.execution(
+        span,
+        GEN_AI,
+        name,
+        call_id,
         arguments=parse_arguments(arguments_raw),
         arguments_captured=arguments_raw is not None,
         result=envelopes.langchain_callback_result(read_result(result_raw)),
         result_captured=result_raw is not None,
-        executed=not deferred,
-        error=not deferred and (span.status_code == StatusCode.ERROR or ERROR_TYPE in attrs),
-        span=span,
-        convention=GEN_AI,
+        failed=ERROR_TYPE in attrs,
+        ran=not deferred,
     )
 
 
@@ -610,7 +612,7 @@ def _from_choices(choices: list[dict[str, Any]], span: Span) -> ModelOutput:
             call_id, name, args, captured = _openai_tool_call(call)
             content_seen = content_seen or captured
             output.requests.append(
-                ToolReport(name, call_id, args, captured, None, False, False, False, span, GEN_AI)
+                ToolReport.requested(span, GEN_AI, name, call_id, args, captured)
             )
     _set_text(output, texts, text_missing, content_seen)
     return output

@@ -25,14 +25,8 @@ import ast
 import re
 from typing import Any
 
-from rampart_otel.conventions import (
-    History,
-    ToolReport,
-    UserInput,
-    as_str,
-    load_json,
-    parse_result,
-)
+from rampart_otel.conventions.helpers import as_str, load_json, parse_result
+from rampart_otel.conventions.interface import History, ToolReport, UserInput
 from rampart_otel.model import Span
 
 SCOPE = "openinference.instrumentation.haystack"

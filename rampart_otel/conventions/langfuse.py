@@ -24,22 +24,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
+from rampart_otel.conventions import genai
+from rampart_otel.conventions.helpers import load_json, parse_result, redacted
+from rampart_otel.conventions.interface import (
     Convention,
     History,
     ModelOutput,
     SpanReport,
     ToolReport,
     UserInput,
-    genai,
-    load_json,
-    parse_result,
-    redacted,
 )
+from rampart_otel.conventions.labels import LANGFUSE
 from rampart_otel.conventions.litellm import chat_history
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.model import Span
 
-LANGFUSE = "langfuse"
 SCOPE = "langfuse-sdk"
 TYPE = "langfuse.observation.type"
 INPUT = "langfuse.observation.input"
@@ -86,17 +84,16 @@ def tool_execution(span: Span) -> ToolReport:
     attrs = span.attributes
     raw_input, raw_output = attrs.get(INPUT), attrs.get(OUTPUT)
     arguments = _arguments(raw_input)
-    return ToolReport(
-        name=span.name,
-        call_id=None,
+    return ToolReport.execution(
+        span,
+        LANGFUSE,
+        span.name,
+        None,
         arguments=arguments,
         arguments_captured=arguments is not None,
         result=parse_result(raw_output) if _captured(raw_output) else None,
         result_captured=_captured(raw_output),
-        executed=True,
-        error=span.status_code == StatusCode.ERROR or attrs.get(LEVEL) == "ERROR",
-        span=span,
-        convention=LANGFUSE,
+        failed=attrs.get(LEVEL) == "ERROR",
     )
 
 

@@ -25,22 +25,19 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from rampart_otel.conventions import (
+from rampart_otel.conventions import genai
+from rampart_otel.conventions.helpers import as_str, load_json, parse_arguments, parse_result
+from rampart_otel.conventions.interface import (
     Convention,
     Gate,
     History,
     ModelOutput,
     SpanReport,
     UserInput,
-    as_str,
-    genai,
-    load_json,
-    parse_arguments,
-    parse_result,
 )
+from rampart_otel.conventions.labels import LITELLM
 from rampart_otel.model import Span
 
-LITELLM = "litellm"
 SCOPE = "litellm"
 CALL_ID = "litellm.call_id"
 RAW_REQUEST = "raw_gen_ai_request"  # the span's default name

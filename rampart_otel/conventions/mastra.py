@@ -20,20 +20,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
+from rampart_otel.conventions import genai
+from rampart_otel.conventions.helpers import as_str, as_str_list, load_json
+from rampart_otel.conventions.interface import (
     Convention,
     ModelOutput,
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    as_str_list,
-    genai,
-    load_json,
 )
+from rampart_otel.conventions.labels import MASTRA
 from rampart_otel.model import Span
 
-MASTRA = "mastra"
 SCOPE = "@mastra/otel-exporter"
 TYPE = "mastra.span.type"
 STEP_OUTPUT = "mastra.model_step.output"

@@ -26,19 +26,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
-    MCP,
-    Convention,
-    Gate,
-    SpanReport,
-    ToolReport,
-    as_str,
-    load_json,
-    parse_arguments,
-    parse_result,
-)
 from rampart_otel.conventions.envelopes import traceloop_mcp_result
-from rampart_otel.model import Span, SpanKind, StatusCode
+from rampart_otel.conventions.helpers import as_str, load_json, parse_arguments, parse_result
+from rampart_otel.conventions.interface import Convention, Gate, SpanReport, ToolReport
+from rampart_otel.conventions.labels import MCP
+from rampart_otel.model import Span, SpanKind
 from rampart_otel.vocabulary import MCP_REQUEST
 
 METHOD = "mcp.method.name"
@@ -90,17 +82,16 @@ def tool_execution(span: Span) -> ToolReport | None:
     arguments_raw = attrs.get("gen_ai.tool.call.arguments")
     result_raw = attrs.get("gen_ai.tool.call.result")
     name = as_str(attrs.get("gen_ai.tool.name")) or _target_in_name(span, TOOLS_CALL)
-    return ToolReport(
-        name=name or span.name,
-        call_id=as_str(attrs.get("gen_ai.tool.call.id")) or None,
+    return ToolReport.execution(
+        span,
+        MCP,
+        name or span.name,
+        attrs.get("gen_ai.tool.call.id"),
         arguments=parse_arguments(arguments_raw),
         arguments_captured=arguments_raw is not None,
         result=parse_result(result_raw),
         result_captured=result_raw is not None,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR or "error.type" in attrs,
-        span=span,
-        convention=MCP,
+        failed="error.type" in attrs,
     )
 
 
@@ -164,17 +155,16 @@ def openllmetry_tool_execution(span: Span) -> ToolReport:
     arguments_raw = attrs.get(ENTITY_INPUT)
     result_raw = attrs.get(ENTITY_OUTPUT)
     result, tool_error = traceloop_mcp_result(result_raw)
-    return ToolReport(
-        name=as_str(attrs.get(ENTITY_NAME)) or span.name.removesuffix(".tool"),
-        call_id=None,  # MCP's tools/call carries no id of the model's
+    return ToolReport.execution(
+        span,
+        MCP,
+        as_str(attrs.get(ENTITY_NAME)) or span.name.removesuffix(".tool"),
+        None,  # MCP's tools/call carries no id of the model's
         arguments=_tool_input(arguments_raw),
         arguments_captured=arguments_raw is not None,
         result=result,
         result_captured=result_raw is not None,
-        executed=True,
-        error=tool_error or span.status_code == StatusCode.ERROR or "error.type" in attrs,
-        span=span,
-        convention=MCP,
+        failed=tool_error or "error.type" in attrs,
     )
 
 

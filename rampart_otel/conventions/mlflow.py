@@ -19,22 +19,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
+from rampart_otel.conventions import genai
+from rampart_otel.conventions.helpers import as_str, load_json, parse_stringified_result
+from rampart_otel.conventions.interface import (
     Convention,
     History,
     ModelOutput,
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    genai,
-    load_json,
-    parse_stringified_result,
 )
+from rampart_otel.conventions.labels import MLFLOW
 from rampart_otel.conventions.litellm import chat_history
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.model import Span
 
-MLFLOW = "mlflow"
 SCOPE = "mlflow.tracing.provider"
 SPAN_TYPE = "mlflow.spanType"
 INPUTS = "mlflow.spanInputs"
@@ -85,17 +83,15 @@ def tool_execution(span: Span) -> ToolReport:
     arguments = _value(span, INPUTS)
     captured = INPUTS in span.attributes
     result_captured = OUTPUTS in span.attributes
-    return ToolReport(
-        name=as_str(_value(span, FUNCTION)) or span.name,
-        call_id=None,
+    return ToolReport.execution(
+        span,
+        MLFLOW,
+        as_str(_value(span, FUNCTION)) or span.name,
+        None,
         arguments=arguments if isinstance(arguments, dict) or not captured else str(arguments),
         arguments_captured=captured,
         result=parse_stringified_result(span.attributes[OUTPUTS]) if result_captured else None,
         result_captured=result_captured,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR,
-        span=span,
-        convention=MLFLOW,
     )
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rampart_otel.conventions import ToolReport, load_json
+from rampart_otel.conventions.helpers import load_json
+from rampart_otel.conventions.interface import ToolReport
 from rampart_otel.model import Span
 
 # Items that call one of the agent's own tools, by name and ``call_id`` (the SDK runs them).

@@ -29,8 +29,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rampart_otel.conventions import (
-    OPENINFERENCE,
+from rampart_otel.conventions import envelopes, haystack, openai_responses
+from rampart_otel.conventions.envelopes import text_blocks
+from rampart_otel.conventions.helpers import (
+    as_str,
+    indexed,
+    load_json,
+    parse_arguments,
+    parse_result,
+    redacted,
+    skipped_indices,
+)
+from rampart_otel.conventions.interface import (
     Convention,
     Gate,
     History,
@@ -38,20 +48,15 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    envelopes,
-    haystack,
-    indexed,
-    load_json,
-    openai_responses,
-    parse_arguments,
-    parse_result,
-    redacted,
-    skipped_indices,
 )
-from rampart_otel.conventions.envelopes import text_blocks
-from rampart_otel.conventions.openinference_dialects import Dialect, dialect, tool_name_from_span
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.conventions.labels import OPENINFERENCE
+from rampart_otel.conventions.openinference_dialects import (
+    CODE_TOOL,
+    Dialect,
+    dialect,
+    tool_name_from_span,
+)
+from rampart_otel.model import Span
 
 SPAN_KIND = "openinference.span.kind"
 OUTPUT_MESSAGES = "llm.output_messages."
@@ -91,9 +96,11 @@ def read(span: Span) -> SpanReport | None:
             return SpanReport(OPENINFERENCE)  # a step of the call, not the call
         return SpanReport(OPENINFERENCE, model=True, output=model_output(span))
     if kind == "CHAIN":
-        if span.name in dialect(span).agent_chains:
+        spoken = dialect(span)
+        if span.name in spoken.agent_chains:
             return _agent_chain(span)
-        return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span))
+        step = spoken.code_steps is not None and spoken.code_steps.fullmatch(span.name) is not None
+        return SpanReport(OPENINFERENCE, dispatched=dispatched_calls(span), code_step=step)
     if kind == "TOOL":
         report = SpanReport(OPENINFERENCE, execution=tool_execution(span))
         # The span's name is a guess at the tool's, unless its dialect names tools that way.
@@ -168,19 +175,17 @@ def tool_execution(span: Span) -> ToolReport | None:
     message = envelopes.langchain_tool_message(result_raw) if result_ok else None
     if message is not None:
         call_id = call_id or as_str(message.get("tool_call_id"))
-    return ToolReport(
-        name=name,
-        call_id=call_id or None,
+    return ToolReport.execution(
+        span,
+        OPENINFERENCE,
+        name,
+        call_id,
         arguments=framework.arguments(parse_arguments(arguments_raw)) if args_ok else None,
         arguments_captured=args_ok,
         result=framework.result(envelopes.langchain_message(result_raw)) if result_ok else None,
         result_captured=result_ok,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR
-        or (result_ok and framework.failed(result_raw))
+        failed=(result_ok and framework.failed(result_raw))
         or (message or {}).get("status") == "error",
-        span=span,
-        convention=OPENINFERENCE,
         answer=framework.answer_tool is not None and name == framework.answer_tool,
     )
 
@@ -238,6 +243,7 @@ def model_output(span: Span) -> ModelOutput:
     text_missing = False
     content_seen = False
     for text, missing, calls in messages:
+        code = framework.code_action(text) if text else None
         if text is not None:
             texts.append(text)
             content_seen = True
@@ -254,6 +260,11 @@ def model_output(span: Span) -> ModelOutput:
             report = ToolReport.requested(span, OPENINFERENCE, name, call_id, raw, captured(raw))
             content_seen = content_seen or report.arguments_captured
             output.requests.append(report)
+        if code is not None:  # a code agent's action: the code is the call's argument
+            action = {"code": code}
+            output.requests.append(
+                ToolReport.requested(span, OPENINFERENCE, CODE_TOOL, None, action, True)
+            )
     if texts and not text_missing:
         output.text, output.text_captured = "\n".join(texts), True
     elif not texts and not text_missing and content_seen:

@@ -6,7 +6,12 @@ instrumentation scope that writes it, so it never touches another producer's spa
 
 - smolagents: a TOOL span's ``input.value`` is the bound ``Tool.__call__`` arguments (the
   tool's own under ``kwargs``); ``final_answer`` is how the agent answers (the answer is
-  its ``answer`` argument), not a tool of the agent.
+  its ``answer`` argument), not a tool of the agent. A ``CodeAgent``'s model answers with
+  Python between ``<code>`` tags (or a ```` ```py ```` block), which the agent runs: smolagents
+  keeps each such action in its memory as a call of ``python_interpreter`` with the code as
+  its arguments, and so it is read, the code as ``{"code": ...}``. The ``Step N`` CHAIN
+  span around it records neither the code (its input is the step as it stood at its start)
+  nor an id: only its execution logs.
 - LlamaIndex: every dispatcher method of an LLM object is an LLM span, and
   ``_prepare_chat_with_tools`` only builds the request (the call is the ``*chat`` span
   after it); TOOL spans record the bound ``acall`` arguments and a ``ToolOutput`` (the
@@ -26,11 +31,13 @@ instrumentation scope that writes it, so it never touches another producer's spa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rampart_otel.conventions import envelopes, haystack, load_json
+from rampart_otel.conventions import envelopes, haystack
+from rampart_otel.conventions.helpers import load_json
 from rampart_otel.model import Span
 
 
@@ -40,6 +47,29 @@ def _same(value: Any) -> Any:
 
 def _never(value: Any) -> bool:
     return False
+
+
+def _no_code(text: str) -> str | None:
+    return None
+
+
+# The call smolagents records a CodeAgent's action as (agents.py, CodeAgent._step_stream).
+CODE_TOOL = "python_interpreter"
+# CodeAgent's code block tags: its default ``<code>…</code>``, and its 'markdown' option.
+_CODE_BLOCKS = (
+    re.compile(r"<code>\s*\n?(.*?)\n?\s*</code>", re.DOTALL),
+    re.compile(r"```(?:python|py)\s*\n(.*?)\n```", re.DOTALL),
+)
+
+
+def smolagents_code(text: str) -> str | None:
+    """The code of a CodeAgent step's output: its code blocks joined, as smolagents runs
+    them (``parse_code_blobs``); None when the text holds none."""
+    for pattern in _CODE_BLOCKS:
+        blocks = [block.strip() for block in pattern.findall(text)]
+        if any(blocks):
+            return "\n\n".join(block for block in blocks if block)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +85,11 @@ class Dialect:
     agent_chains: tuple[str, ...] = ()
     # A TOOL span without ``tool.name`` is named ``<tool><suffix>`` by the instrumentor.
     tool_name_suffixes: tuple[str, ...] = ()
+    # A model output's text → the code the framework runs as its action (a code agent).
+    code_action: Callable[[str], str | None] = _no_code
+    # The CHAIN spans (by name) in which a code agent's model writes its action and the agent
+    # runs it: the span that executes the code call (smolagents' ``Step N``).
+    code_steps: re.Pattern[str] | None = None
 
 
 PLAIN = Dialect()
@@ -65,7 +100,12 @@ HAYSTACK = haystack.SCOPE
 DSPY = "openinference.instrumentation.dspy"
 
 DIALECTS: dict[str, Dialect] = {
-    SMOLAGENTS: Dialect(arguments=envelopes.bound_kwargs, answer_tool="final_answer"),
+    SMOLAGENTS: Dialect(
+        arguments=envelopes.bound_kwargs,
+        answer_tool="final_answer",
+        code_action=smolagents_code,
+        code_steps=re.compile(r"Step \d+"),
+    ),
     LLAMA_INDEX: Dialect(
         arguments=envelopes.bound_kwargs,
         result=envelopes.llamaindex_tool_output,

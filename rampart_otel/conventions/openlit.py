@@ -19,19 +19,11 @@ import ast
 import json
 from typing import Any
 
-from rampart_otel.conventions import (
-    OPENLIT,
-    Convention,
-    Gate,
-    ModelOutput,
-    SpanReport,
-    ToolReport,
-    as_str,
-    genai,
-    parse_result,
-    redacted,
-)
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.conventions import genai
+from rampart_otel.conventions.helpers import as_str, parse_result, redacted
+from rampart_otel.conventions.interface import Convention, Gate, ModelOutput, SpanReport, ToolReport
+from rampart_otel.conventions.labels import OPENLIT
+from rampart_otel.model import Span
 
 SCOPE = "openlit"
 INSTRUMENTATION = "openlit.instrumentation."
@@ -105,17 +97,15 @@ def _traced(span: Span) -> SpanReport:
     if KWARGS not in attrs and ARGS not in attrs:  # start_trace: the run
         return SpanReport(OPENLIT, agent=True, answer=as_str(raw) if returned else None)
     arguments = _python_arguments(attrs.get(KWARGS), attrs.get(ARGS))
-    execution = ToolReport(
-        name=span.name,
-        call_id=None,
+    execution = ToolReport.execution(
+        span,
+        OPENLIT,
+        span.name,
+        None,
         arguments=arguments,
         arguments_captured=arguments is not None,
         result=parse_result(raw) if returned else None,
         result_captured=returned,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR,
-        span=span,
-        convention=OPENLIT,
         candidate=True,
     )
     return SpanReport(OPENLIT, execution=execution)

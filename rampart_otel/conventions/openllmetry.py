@@ -20,8 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
-    OPENLLMETRY,
+from rampart_otel.conventions import envelopes, mcp
+from rampart_otel.conventions.helpers import (
+    as_str,
+    as_str_list,
+    indexed,
+    load_json,
+    parse_arguments,
+    parse_result,
+    skipped_indices,
+)
+from rampart_otel.conventions.interface import (
     Convention,
     Gate,
     History,
@@ -29,17 +38,9 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    as_str_list,
-    envelopes,
-    indexed,
-    load_json,
-    mcp,
-    parse_arguments,
-    parse_result,
-    skipped_indices,
 )
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.conventions.labels import OPENLLMETRY
+from rampart_otel.model import Span
 
 SPAN_KIND = "traceloop.span.kind"
 ENTITY_NAME = "traceloop.entity.name"
@@ -103,17 +104,15 @@ def tool_execution(span: Span) -> ToolReport | None:
     callback = envelopes.langchain_callback_arguments(arguments_raw)
     if callback is not None:  # the LangChain instrumentation's callback envelope
         arguments, call_id = parse_arguments(callback[0]), callback[1]
-    return ToolReport(
-        name=as_str(attrs.get(ENTITY_NAME)) or span.name.removesuffix(".tool"),
-        call_id=call_id,
+    return ToolReport.execution(
+        span,
+        OPENLLMETRY,
+        as_str(attrs.get(ENTITY_NAME)) or span.name.removesuffix(".tool"),
+        call_id,
         arguments=arguments,
         arguments_captured=arguments_raw is not None,
         result=envelopes.langchain_callback_result(result_raw),
         result_captured=result_raw is not None,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR,
-        span=span,
-        convention=OPENLLMETRY,
     )
 
 

@@ -6,18 +6,16 @@ generic one), then OpenInference and OpenLLMetry, then MCP and the general side-
 conventions. Frameworks that write their own spans (Google ADK, Claude Code, Strands,
 OpenLIT's traced functions) own their instrumentation scope: a span of that scope is read
 by its family and the side-effect conventions only. Adding a family is adding its module
-here, with its recorded samples and tests; ``processors.normalize`` does not change.
+here, with its recorded samples and tests; ``normalize`` does not change.
 """
 
 from __future__ import annotations
 
 from rampart_otel.conventions import (
-    Convention,
-    KnownContent,
+    a2a,
     adk,
     anthropic,
     claude_code,
-    content_hint,
     finish_reasons,
     genai,
     langfuse,
@@ -31,8 +29,11 @@ from rampart_otel.conventions import (
     openllmetry,
     strands,
     vercel_ai,
+    watch,
 )
 from rampart_otel.conventions import side_effects as effects
+from rampart_otel.conventions.interface import Convention
+from rampart_otel.conventions.unread import KnownContent, content_hint
 from rampart_otel.model import Span
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -41,6 +42,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     openinference.CONVENTION,
     openllmetry.CONVENTION,
     mcp.CONVENTION,
+    a2a.CONVENTION,
     vercel_ai.CONVENTION,
     litellm.CONVENTION,
     effects.CONVENTION,
@@ -52,6 +54,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     langfuse.CONVENTION,
     mlflow.CONVENTION,
     mastra.CONVENTION,
+    watch.CONVENTION,
 )
 
 # Conventions that read every span, and those that read the spans of one scope only.

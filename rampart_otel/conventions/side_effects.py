@@ -18,24 +18,31 @@ Whether a side effect belongs to the agent (not the model's transport) is normal
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from rampart_otel.conventions import (
-    Convention,
-    Gate,
-    SideEffectDetails,
-    SpanReport,
-    as_str,
-    as_str_list,
-    load_json,
-    sql_statement,
+import ada_url
+
+from rampart_otel import watch
+from rampart_otel.conventions import sql_statement
+from rampart_otel.conventions.helpers import as_str, as_str_list, load_json
+from rampart_otel.conventions.interface import Convention, Gate, SideEffectDetails, SpanReport
+from rampart_otel.conventions.labels import (
+    DB_SEMCONV,
+    HTTP_SEMCONV,
+    MESSAGING_SEMCONV,
+    PROCESS_SEMCONV,
+    RAMPART_SIDE_EFFECT,
+    RPC_SEMCONV,
+    SEMCONV,
 )
-from rampart_otel.model import Span, SpanKind
+from rampart_otel.model import Ambiguous, Span, SpanKind
 from rampart_otel.vocabulary import (
     DB_QUERY,
     HTTP_REQUEST,
     MESSAGE_PUBLISH,
+    NETWORK_CONNECT,
     PROCESS_EXEC,
     RPC_CALL,
 )
@@ -57,8 +64,6 @@ CUSTOM_KIND = "rampart.side_effect.kind"
 CUSTOM_PREFIX = "rampart.side_effect."
 PUBLISH_OPERATIONS = frozenset({"send", "publish", "create"})
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-
-SEMCONV = "semconv"
 
 
 def read(span: Span) -> SpanReport | None:
@@ -85,21 +90,21 @@ def side_effects(span: Span) -> list[SideEffectDetails]:
             found.append(custom)
     if "db.system.name" in attrs or "db.system" in attrs:
         derived: Derived = {}
-        found.append((DB, db_details(span, derived), "db", derived))
+        found.append((DB, db_details(span, derived), DB_SEMCONV, derived))
     if _is_publish(span):
-        found.append((MESSAGE, message_details(span), "messaging", {}))
+        found.append((MESSAGE, message_details(span), MESSAGING_SEMCONV, {}))
     if ("rpc.system.name" in attrs or "rpc.system" in attrs) and span.kind == SpanKind.CLIENT:
-        found.append((RPC, rpc_details(span), "rpc", {}))
+        found.append((RPC, rpc_details(span), RPC_SEMCONV, {}))
     if ("http.request.method" in attrs or "http.method" in attrs) and _http_client(span):
         derived = {}
-        found.append((HTTP, http_details(span, derived), "http", derived))
+        found.append((HTTP, http_details(span, derived), HTTP_SEMCONV, derived))
     if (
         "process.executable.name" in attrs
         or "process.executable.path" in attrs
         or "process.command_args" in attrs
         or "process.command_line" in attrs
     ):
-        found.append((PROCESS, process_details(span), "process", {}))
+        found.append((PROCESS, process_details(span), PROCESS_SEMCONV, {}))
     return found
 
 
@@ -107,8 +112,9 @@ def side_effects(span: Span) -> list[SideEffectDetails]:
 # client was given (LiteLLM writes it into the JSON of ``hidden_params``).
 _MODEL_BASE_URL_KEYS = ("gen_ai.openai.api_base", "openai.api_base", "url.full", "http.url")
 _LITELLM_HIDDEN = "hidden_params"
-# Only a request can be a model's transport: a query, a message, a process never is.
-TRANSPORT_KINDS = frozenset({HTTP, RPC})
+# Only a request (or the connection it was sent on: the watcher's, docs/watch.md) can be a
+# model's transport: a query, a message, a process, a file never is.
+TRANSPORT_KINDS = frozenset({HTTP, RPC, NETWORK_CONNECT})
 
 Endpoint = tuple[str, int | None]  # host (lower case), port when known
 
@@ -178,7 +184,7 @@ def custom_side_effect(span: Span) -> SideEffectDetails | None:
     derived: Derived = {}
     if kind == DB:
         _derive_from_statement(details, CUSTOM_PREFIX + "statement", derived)
-    return kind, details, "rampart", derived
+    return kind, details, RAMPART_SIDE_EFFECT, derived
 
 
 _URL_KEYS = ("url.full", "http.url")
@@ -198,16 +204,23 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
     parts = _split(url)
     source = url_key or derived.get("url", "")
     host = as_str(_first(attrs, "server.address", "net.peer.name"))
+    client = _client_url(url) if url_key else None  # the URL as a client resolves it
     if host is None:
         host = _host_only(as_str(attrs.get("http.host")))
         if host:
             derived["host"] = "http.host"
+        elif client is not None and client.hostname:
+            host, derived["host"] = client.hostname.strip("[]"), source
         elif parts is not None and parts.hostname:
             host, derived["host"] = parts.hostname, source
         else:
             host = None
     port = _int(_first(attrs, "server.port", "net.peer.port"))
-    if port is None and parts is not None:
+    if port is None and client is not None and client.hostname:
+        port = int(client.port) if client.port else _DEFAULT_PORTS.get(client.protocol[:-1])
+        if port is not None:
+            derived["port"] = source
+    elif port is None and parts is not None:
         port = _url_port(parts)
         if port is not None:
             derived["port"] = source
@@ -216,14 +229,56 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
         path = _url_path(url_key, parts, as_str(attrs.get("http.target")))
         if path is not None:
             derived["path"] = url_key or "http.target"
-    return {
+    details = {
         "method": as_str(method),
         "url": url,
-        "host": host.lower() if host else host,
+        "host": _readings(host.lower() if host else host, client, parts),
         "port": port,
         "path": path,
         "status_code": _int(_first(attrs, "http.response.status_code", "http.status_code")),
     }
+    body = _recorded_body(attrs)
+    if body is not None:
+        details["body"] = body
+        if attrs.get(watch.REQUEST_BODY_TRUNCATED) is True:
+            derived["body"] = BODY_CUT
+    return details
+
+
+def _recorded_body(attrs: dict[str, Any]) -> str | None:
+    """The request body, where the watcher recorded it (``rampart.watch.request_body``; a
+    request it saw send no body is recorded as empty); None: no one recorded it."""
+    body = as_str(attrs.get(watch.REQUEST_BODY))
+    if body is not None:
+        return body
+    size = attrs.get(watch.REQUEST_BODY_SIZE)
+    return "" if size == 0 and not isinstance(size, bool) else None
+
+
+def _client_url(url: str | None) -> Any:
+    """The URL as clients resolve it: the WHATWG URL Standard (browsers, Node's fetch; for
+    a URL like ``http://127.0.0.2:37987\\@localhost/`` urllib3 and requests agree: host
+    127.0.0.2), by Ada; None when it is no valid URL there."""
+    if not url:
+        return None
+    try:
+        return ada_url.URL(url)
+    except ValueError:
+        return None
+
+
+def _readings(host: str | None, client: Any, parts: Any) -> str | None:
+    """``host``, ambiguous (``model.Ambiguous``) when the span's URL names another host
+    to another parser: the WHATWG reading, Python's ``urlsplit``'s, the span's own."""
+    if host is None:
+        return None
+    readings = [host]
+    if client is not None and client.hostname:
+        readings.append(client.hostname.strip("[]").lower())
+    if parts is not None and parts.hostname:
+        readings.append(parts.hostname.lower())
+    distinct = tuple(dict.fromkeys(readings))
+    return host if len(distinct) == 1 else Ambiguous(host, distinct)
 
 
 def _url_path(url_key: str | None, parts: Any, target: str | None) -> str | None:
@@ -470,3 +525,49 @@ _PROBED = (
 )
 
 CONVENTION = Convention(SEMCONV, read, read_gate=Gate(keys=_PROBED))
+
+
+def url_host(url: str) -> str | None:
+    """The host a client sends a request for ``url`` to (lower case), or None when the text
+    is no URL with a host."""
+    found = _url_endpoint(url)
+    return found[0] if found is not None else None
+
+
+# The details of each kind a value leaving the process could be in: where ``flows`` looks,
+# and what it cannot rule out when a span did not record it (HTTP instrumentations record
+# no request body, a DB span no bound parameters, a messaging span no payload).
+PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
+    HTTP: ("url", "body"),
+    DB: ("statement", "parameters"),
+    MESSAGE: ("destination", "payload"),
+    RPC: ("service", "method", "payload"),
+    PROCESS: ("executable", "args"),
+    "mcp_request": ("target", "params"),
+}
+# A statement with bound parameters: its values are not in the text (``?``, ``%s``,
+# ``%(name)s``, ``$1``, ``:name``, ``@name``).
+_PLACEHOLDER = re.compile(r"\?|%s|%\(\w+\)s|\$\d+|(?<![:\w]):[A-Za-z_]\w*|(?<!\w)@[A-Za-z_]\w*")
+
+
+# How a body recorded only in part says so (``SideEffect.derived``).
+BODY_CUT = f"{watch.REQUEST_BODY}, cut at the watcher's limit"
+
+
+def unrecorded_payload(
+    kind: str, details: dict[str, Any], derived: dict[str, str] | None = None
+) -> tuple[str, ...]:
+    """The fields of a side effect's payload its span did not record: where a value may
+    have left that no check can read. A statement without placeholders binds nothing, and
+    a process recorded by its arguments has nothing else to send (its input is not a field
+    the conventions record, for any client)."""
+    missing = [key for key in PAYLOAD_FIELDS.get(kind, ()) if details.get(key) is None]
+    if kind == HTTP and derived and derived.get("body") == BODY_CUT:
+        missing.append("body past the part recorded")
+    if kind == DB and "parameters" in missing:
+        statement = details.get("statement")
+        if isinstance(statement, str) and not _PLACEHOLDER.search(statement):
+            missing.remove("parameters")
+    if kind == PROCESS and "executable" in missing and details.get("args"):
+        missing.remove("executable")
+    return tuple(missing)

@@ -22,21 +22,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
-    STRANDS,
+from rampart_otel.conventions import genai
+from rampart_otel.conventions.envelopes import bedrock_tool_result, text_blocks
+from rampart_otel.conventions.helpers import as_str, load_json, parse_arguments, redacted
+from rampart_otel.conventions.interface import (
     Convention,
     History,
     ModelOutput,
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    genai,
-    load_json,
-    parse_arguments,
-    redacted,
 )
-from rampart_otel.conventions.envelopes import bedrock_tool_result, text_blocks
+from rampart_otel.conventions.labels import STRANDS
 from rampart_otel.model import Event, Span
 
 SCOPE = "strands.telemetry.tracer"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import as_str, indexed, load_json
+from rampart_otel.conventions.helpers import as_str, indexed, load_json
 from rampart_otel.conventions.litellm import literal
 from rampart_otel.model import Span
 

@@ -16,8 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions import (
-    VERCEL_AI,
+from rampart_otel.conventions.helpers import (
+    as_str,
+    load_json,
+    parse_arguments,
+    parse_result,
+    parse_stringified_result,
+)
+from rampart_otel.conventions.interface import (
     Convention,
     Gate,
     History,
@@ -25,13 +31,9 @@ from rampart_otel.conventions import (
     SpanReport,
     ToolReport,
     UserInput,
-    as_str,
-    load_json,
-    parse_arguments,
-    parse_result,
-    parse_stringified_result,
 )
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.conventions.labels import VERCEL_AI
+from rampart_otel.model import Span
 
 OPERATION_ID = "ai.operationId"
 ROOT_OPERATIONS = frozenset(
@@ -110,22 +112,16 @@ def tool_execution(span: Span) -> ToolReport:
     attrs = span.attributes
     arguments_raw = _first(attrs, TOOL_ARGS_KEYS)
     result_raw = _first(attrs, TOOL_RESULT_KEYS)
-    failed = (
-        span.status_code == StatusCode.ERROR
-        or ERROR_TYPE in attrs
-        or any(event.name == "exception" for event in span.events)
-    )
-    return ToolReport(
-        name=as_str(attrs.get(TOOL_NAME)) or "",
-        call_id=as_str(attrs.get(TOOL_ID)) or None,
+    return ToolReport.execution(
+        span,
+        VERCEL_AI,
+        attrs.get(TOOL_NAME),
+        attrs.get(TOOL_ID),
         arguments=parse_arguments(arguments_raw),
         arguments_captured=arguments_raw is not None,
         result=parse_stringified_result(result_raw),
         result_captured=result_raw is not None,
-        executed=True,
-        error=failed,
-        span=span,
-        convention=VERCEL_AI,
+        failed=ERROR_TYPE in attrs or any(event.name == "exception" for event in span.events),
     )
 
 

@@ -52,6 +52,7 @@ from rampart_otel.bounded_http import (
 from rampart_otel.errors import Unavailable
 from rampart_otel.evaluation.judge_prompt import SYSTEM_PROMPT, user_message
 from rampart_otel.render import safe_text
+from rampart_otel.secret_values import redact_credentials
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -303,9 +304,15 @@ class JudgeClient:
                 self.stats.prompt_tokens += completion.usage.prompt_tokens
                 self.stats.completion_tokens += completion.usage.completion_tokens
         try:
-            return JudgeAnswer.model_validate_json(completion.choices[0].message.content)
+            answer = JudgeAnswer.model_validate_json(completion.choices[0].message.content)
         except ValidationError as error:
             return self._failed(f"the judge answered out of format (content: {_first(error)})")
+        return answer.model_copy(
+            update={
+                "rationale": self._redacted(answer.rationale),
+                "evidence": [self._redacted(quote) for quote in answer.evidence],
+            }
+        )
 
     def _deadline(self) -> str:
         seconds = self.config.deadline_seconds
@@ -314,7 +321,14 @@ class JudgeClient:
     def _failed(self, reason: str) -> str:
         with self._lock:
             self.stats.failures += 1
-        return reason
+        return self._redacted(reason)
+
+    def _redacted(self, text: str) -> str:
+        """Text the endpoint returned (or that quotes it), without the key we sent it or any
+        bearer token, before it reaches a reason, a report or a log."""
+        name = self.config.api_key_env
+        key = os.environ.get(name, "") if name is not None else ""
+        return redact_credentials(text, (key,) if key else ())
 
     # -- the cache -------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Any, Final
 import re2
 from re2 import _re2  # the binding re2's wrapper calls: a yes/no search without its Match
 
+from rampart_otel.model import Ambiguous
 from rampart_otel.render import encodable
 
 
@@ -377,11 +378,16 @@ def any_match(matcher: Matcher, values: Iterable[Any]) -> bool | None:
 
 
 def all_match(matchers: dict[str, Matcher], values: Any) -> bool | None:
-    """Kleene AND of ``key -> matcher`` over a mapping; missing keys are unknown."""
+    """Kleene AND of ``key -> matcher`` over a mapping; missing keys are unknown; a value
+    parsers read differently (``model.Ambiguous``) matches when any reading does."""
     result: bool | None = True
     for key, matcher in matchers.items():
         value = values.get(key, MISSING) if isinstance(values, dict) else MISSING
-        answer = matcher.match(value)
+        if isinstance(value, Ambiguous):  # any reading that matches, matches
+            answers = [matcher.match(reading) for reading in value.readings]
+            answer = True if True in answers else (None if None in answers else False)
+        else:
+            answer = matcher.match(value)
         if answer is False:
             return False
         if answer is None:

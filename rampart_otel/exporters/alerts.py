@@ -70,11 +70,12 @@ class Alert:
     scored_at: str
     links: list[str] = field(default_factory=list)  # where the run is, in a trace store's UI
     collector: str | None = None
+    tenant: str | None = None  # the collector tenant that sent the run, if any
 
     @property
     def key(self) -> str:
-        """What an alert is sent once for: the run, the policy version, the check."""
-        return f"{self.run_id}|{self.policy}@{self.policy_version}|{self.check}"
+        """What an alert is sent once for: the tenant's run, the policy version, the check."""
+        return f"{self.tenant or ''}|{self.run_id}|{self.policy}@{self.policy_version}|{self.check}"
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,7 +97,7 @@ def alerts_of(
         if not rule.wants(verdict, result.check_id):
             continue
         version = None if result.policy_version is None else str(result.policy_version)
-        key = f"{run.run_id}|{result.policy}@{version}|{result.check_id}"
+        key = f"{run.tenant}|{run.run_id}|{result.policy}@{version}|{result.check_id}"
         alerts.append(
             Alert(
                 id=hashlib.sha256(key.encode()).hexdigest()[:32],
@@ -115,6 +116,7 @@ def alerts_of(
                 scored_at=_iso(scored.scored_at or time.time()),
                 links=list(links),
                 collector=collector,
+                tenant=run.tenant or None,
             )
         )
     return alerts

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
+from rampart_otel.conventions.side_effects import unrecorded_payload
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
 from rampart_otel.model import AgentRun, InputError, ScopeState
 from rampart_otel.render import safe_text, shown_text
@@ -187,6 +188,15 @@ def _print_run(run: AgentRun, console: Console) -> None:
                 f" {details} span {effect.span_id}{enclosing}",
             )
         )
+        unrecorded = unrecorded_payload(effect.kind, effect.details, effect.derived)
+        if unrecorded:
+            console.print(
+                _line(
+                    "        ",
+                    (f"not recorded: {', '.join(unrecorded)}", "dim"),
+                    ("  (a value that left through it cannot be read)", "dim"),
+                )
+            )
 
     console.print(Text("  coverage:", style="bold"))
     for key, channel in sorted(run.coverage.channels.items()):

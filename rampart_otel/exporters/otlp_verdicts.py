@@ -113,6 +113,7 @@ def evaluation_attributes(
         "rampart.observability_level": level.value if level is not None else None,
         "rampart.run.id": result.run_id,
         "rampart.run.revision": run.revision,
+        "rampart.tenant": run.tenant or None,  # the collector tenant that sent the run
         "rampart.trace_ids": list(run.trace_ids) or None,
         "rampart.service.name": result.service,
         "rampart.assumed_channels": sorted(result.assumed_channels) or None,

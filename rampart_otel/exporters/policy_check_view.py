@@ -89,6 +89,19 @@ def _write_table(document: dict[str, Any], traces: dict[str, Any], console: Cons
         for note in entry["never_seen"]:
             pool = seen["tools"] if note["what"] == "tool" else seen["side_effect_kinds"]
             console.print(Text(f"      {_never_seen(note, pool)}", style="yellow"))
+        unrecorded = entry.get("fields_never_recorded") or []
+        if unrecorded:
+            listed = ", ".join(
+                f"{safe_text(note['kind'], 40)}.{safe_text(note['field'], 40)}"
+                for note in unrecorded
+            )
+            console.print(
+                Text(
+                    f"      rests on {listed}, which no span of these traces recorded: it cannot"
+                    " be ruled out there (UNDETERMINED, never SAFE)",
+                    style="yellow",
+                )
+            )
     for note in traces["tools_never_seen"]:
         console.print(Text(f"  {_declared_never_seen(note, seen['tools'])}", style="yellow"))
     errors = traces["input_errors"]

@@ -15,7 +15,6 @@ from typing import IO, Any, Literal
 from rich.console import Console
 
 from rampart_otel.evaluation import CheckResult, Policy
-from rampart_otel.exporters.html_report import run_view, write_html_report
 from rampart_otel.exporters.junit import write_junit
 from rampart_otel.exporters.report_json import JsonReportWriter
 from rampart_otel.exporters.terminal_report import write_compact_report, write_terminal_report
@@ -205,6 +204,8 @@ class HtmlReportSink:
         self.title = f"rampart-otel score: policy {policy.name} v{policy.version}"
 
     def prepare(self, scored: Scored) -> dict[str, Any]:
+        from rampart_otel.exporters.html_report import run_view  # startup: jinja2 for HTML only
+
         return run_view(scored.agent_run, scored.results)
 
     def write(self, batch: Sequence[dict[str, Any]]) -> None:
@@ -244,6 +245,8 @@ class HtmlReportSink:
                     return
 
     def _page(self) -> None:
+        from rampart_otel.exporters.html_report import write_html_report
+
         try:
             write_html_report(
                 self._runs(),

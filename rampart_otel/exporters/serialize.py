@@ -19,8 +19,10 @@ from rampart_otel.channels import (
     CoverageSource,
     ReasonCode,
 )
+from rampart_otel.conventions.side_effects import unrecorded_payload
 from rampart_otel.model import AgentRun, SideEffect, ToolCall, ToolScope
 from rampart_otel.render import safe_text
+from rampart_otel.vocabulary import STANDARD_KINDS
 
 
 def jsonable(value: Any) -> Any:
@@ -198,6 +200,13 @@ def tool_scope_to_dict(scope: ToolScope) -> dict[str, Any]:
         "exempt_kinds": list(scope.exempt_kinds),
         "remote": scope.remote,
         "span_id": scope.span_id,
+        "kinds": list(scope.kinds),
+        "attested": list(scope.attested),
+        # A destination of "" for both: the arguments were not captured (unknown).
+        "unmet": [{"argument": d.argument, "host": d.host} for d in scope.unmet],
+        "remote_target": scope.remote_target,
+        # Each standard side-effect kind's place at this call (recorded, attested, ...).
+        "places": {kind: scope.place(kind).value for kind in STANDARD_KINDS},
     }
 
 
@@ -210,6 +219,8 @@ def side_effect_to_dict(effect: SideEffect) -> dict[str, Any]:
         "span_id": effect.span_id,
         "tool_call_index": effect.tool_call_index,
         "convention": effect.convention,
+        # Payload fields its span did not record (a request body): a value may have left there.
+        "unrecorded": list(unrecorded_payload(effect.kind, effect.details, effect.derived)),
     }
 
 

@@ -99,6 +99,7 @@ def metadata(result: CheckResult, run: Run) -> dict[str, str]:
         "trace_ids": ",".join(run.trace_ids),
         "harm_category": result.harm_category,
         "observability_level": level.value if level is not None else None,
+        "tenant": run.tenant,  # the collector tenant that sent the run, if any
         "rampart_otel_version": __version__,
     }
     return {key: str(value) for key, value in items.items() if value not in (None, "")}
@@ -185,6 +186,7 @@ def run_annotation(
             "run_id": run.run_id,
             "revision": str(run.revision),
             "trace_ids": ",".join(run.trace_ids),
+            **({"tenant": run.tenant} if run.tenant else {}),
             "rampart_otel_version": __version__,
         },
     )

@@ -12,15 +12,20 @@ spans. Either way the spans that follow open the trace again.
 
 Spans arriving for a trace that was already emitted form a new revision of that run;
 they are never silently merged into, or dropped from, a verdict already given.
+
+Spans a collector received from different tenants (``Span.tenant``) are never in one run:
+traces and sessions are kept per tenant, and a tenant's run ids start with its name
+(``TENANT/``), so one tenant's spans can neither join nor replace another's, whatever
+trace id they claim.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Reversible
+from collections.abc import Iterable, Iterator, Reversible
 from typing import Literal
 
-from rampart_otel.model import Run, Span, replaces
+from rampart_otel.model import Run, Span, add_copy, copies_held
 
 GroupBy = Literal["trace", "session"]
 SESSION_KEYS = ("gen_ai.conversation.id", "session.id")
@@ -28,18 +33,39 @@ DEFAULT_IDLE_SPANS = 50_000
 DEFAULT_MAX_SPANS = 100_000  # spans one open trace holds before it is emitted anyway
 
 
-class _OpenTrace:
-    __slots__ = ("first_seen", "last_seen", "session_id", "spans")
+def tenant_key(tenant: str, key: str) -> str:
+    """A trace id, session id or run id as ``tenant``'s (unchanged for no tenant)."""
+    return f"{tenant}/{key}" if tenant else key
 
-    def __init__(self, now: float = 0.0) -> None:
+
+class _OpenTrace:
+    __slots__ = (
+        "conflicting", "copies", "first_seen", "last_seen", "session_id", "spans", "tenant",
+        "trace_id",
+    )  # fmt: skip
+
+    def __init__(self, trace_id: str, tenant: str, now: float = 0.0) -> None:
+        self.trace_id = trace_id
+        self.tenant = tenant
         self.spans: dict[str, Span] = {}  # by span id: a re-sent span is one span
+        self.conflicting: dict[str, list[Span]] = {}  # copies another copy contradicts
+        self.copies = 0  # conflicting copies held
         self.first_seen = now
         self.last_seen = 0.0
         self.session_id: str | None = None
 
     def add(self, span: Span) -> None:
-        if replaces(self.spans.get(span.span_id), span):
-            self.spans[span.span_id] = span
+        if add_copy(self.spans, self.conflicting, span):
+            self.copies += 1
+
+    @property
+    def held(self) -> int:
+        """Spans and conflicting copies: what ``max_spans`` bounds."""
+        return len(self.spans) + self.copies
+
+    def all_spans(self) -> list[Span]:
+        """Each span kept, and each copy that conflicts with it (``model.add_copy``)."""
+        return copies_held(self.spans, self.conflicting)
 
     def is_complete(self) -> bool:
         spans = self.spans
@@ -50,10 +76,28 @@ class _OpenTrace:
         )
 
 
-class _OpenSession:
-    __slots__ = ("last_seen", "traces")
+class _TraceIds:
+    """The trace ids of held traces, in their order (a tenant's trace is held under its
+    tenant's key): a view, read lazily from either end."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_traces",)
+
+    def __init__(self, traces: dict[str, _OpenTrace]) -> None:
+        self._traces = traces
+
+    def __iter__(self) -> Iterator[str]:
+        return (trace.trace_id for trace in self._traces.values())
+
+    def __reversed__(self) -> Iterator[str]:
+        return (trace.trace_id for trace in reversed(self._traces.values()))
+
+
+class _OpenSession:
+    __slots__ = ("last_seen", "session_id", "tenant", "traces")
+
+    def __init__(self, session_id: str, tenant: str) -> None:
+        self.session_id = session_id
+        self.tenant = tenant
         self.traces: list[tuple[str, list[Span]]] = []
         self.last_seen = 0.0
 
@@ -97,27 +141,28 @@ class RunAssembler:
     @property
     def stalled_trace_ids(self) -> Reversible[str]:
         """Idle traces whose top spans have not all ended, oldest first (flush order)."""
-        return self._stalled.keys()
+        return _TraceIds(self._stalled)
 
     def add(self, spans: Iterable[Span], now: float) -> list[Run]:
         open_traces = self._open
         full: list[Run] = []
         for span in spans:
-            trace = open_traces.get(span.trace_id)
+            key = span.trace_id if not span.tenant else tenant_key(span.tenant, span.trace_id)
+            trace = open_traces.get(key)
             if trace is None:
-                trace = self._stalled.pop(span.trace_id, None)
+                trace = self._stalled.pop(key, None)
                 if trace is None:
-                    trace = self._by_first[span.trace_id] = _OpenTrace(now)
-                open_traces[span.trace_id] = trace
+                    trace = self._by_first[key] = _OpenTrace(span.trace_id, span.tenant, now)
+                open_traces[key] = trace
             else:
-                open_traces.move_to_end(span.trace_id)
+                open_traces.move_to_end(key)
             trace.add(span)
             trace.last_seen = now
             if trace.session_id is None and self.group_by == "session":
                 trace.session_id = _session_of(span)
-            if len(trace.spans) >= self.max_spans:
-                del open_traces[span.trace_id]
-                full.extend(self._complete(span.trace_id, trace, now))
+            if trace.held >= self.max_spans:
+                del open_traces[key]
+                full.extend(self._complete(key, trace, now))
         return full + self.expire(now)
 
     def expire(self, now: float) -> list[Run]:
@@ -144,11 +189,11 @@ class RunAssembler:
                     del self._stalled[trace_id]
                 done.extend(self._complete(trace_id, trace, now))
         while self._sessions:
-            session_id, session = next(iter(self._sessions.items()))
+            session_key, session = next(iter(self._sessions.items()))
             if session.last_seen > deadline:
                 break
-            del self._sessions[session_id]
-            done.append(self._session_run(session_id, session))
+            del self._sessions[session_key]
+            done.append(self._session_run(session))
         return done
 
     def emit_complete(self, now: float) -> list[Run]:
@@ -166,28 +211,32 @@ class RunAssembler:
                 done.extend(self._complete(trace_id, trace, 0.0))
             source.clear()
         self._by_first.clear()
-        for session_id, session in self._sessions.items():
-            done.append(self._session_run(session_id, session))
+        for session in self._sessions.values():
+            done.append(self._session_run(session))
         self._sessions.clear()
         return done
 
-    def _complete(self, trace_id: str, trace: _OpenTrace, now: float) -> list[Run]:
-        self._by_first.pop(trace_id, None)
+    def _complete(self, key: str, trace: _OpenTrace, now: float) -> list[Run]:
+        """The trace held under ``key`` (its id, as its tenant's) as a run, or into its
+        session."""
+        self._by_first.pop(key, None)
         if self.group_by == "session" and trace.session_id is not None:
-            session = self._sessions.get(trace.session_id)
+            session_key = tenant_key(trace.tenant, trace.session_id)
+            session = self._sessions.get(session_key)
             if session is None:
-                session = self._sessions[trace.session_id] = _OpenSession()
+                session = self._sessions[session_key] = _OpenSession(trace.session_id, trace.tenant)
             else:
-                self._sessions.move_to_end(trace.session_id)
-            session.traces.append((trace_id, list(trace.spans.values())))
+                self._sessions.move_to_end(session_key)
+            session.traces.append((trace.trace_id, trace.all_spans()))
             session.last_seen = now
             return []
-        return [self._new_run(trace_id, [trace_id], list(trace.spans.values()), None)]
+        return [self._new_run(key, [trace.trace_id], trace.all_spans(), None)]
 
-    def _session_run(self, session_id: str, session: _OpenSession) -> Run:
+    def _session_run(self, session: _OpenSession) -> Run:
         trace_ids = list(dict.fromkeys(trace_id for trace_id, _ in session.traces))
         spans = [span for _, trace_spans in session.traces for span in trace_spans]
-        return self._new_run(f"session:{session_id}", trace_ids, spans, session_id)
+        run_id = tenant_key(session.tenant, f"session:{session.session_id}")
+        return self._new_run(run_id, trace_ids, spans, session.session_id)
 
     def _new_run(
         self, run_id: str, trace_ids: list[str], spans: list[Span], session_id: str | None

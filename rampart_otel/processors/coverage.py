@@ -16,7 +16,7 @@ channels they feed at partial; partial never upgrades unobserved. Decisions are 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 
 from rampart_otel.channels import (
@@ -30,8 +30,10 @@ from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.notes import missing_content
 from rampart_otel.model import (
+    REMOTE_AGENT,
     IntegrityFinding,
     Response,
+    ScopeState,
     SideEffect,
     Span,
     ToolCall,
@@ -53,6 +55,7 @@ from rampart_otel.reasons import (
     Notes,
     Output,
     OutputsRead,
+    Scopes,
     Texts,
     Why,
     Withheld,
@@ -124,6 +127,8 @@ def _gap_cause(key: str, decision: Decision) -> str:
     agent span's record hid its content too); otherwise content or calls went unrecorded
     (``client``: the hint is the instrumentation's capture setting)."""
     codes = {why.code for why in decision.whys}
+    if ReasonCode.TOOL_CALLS_REMOTE_AGENT in codes:
+        return "remote_agent"
     if key == "input" and codes & _NO_MODEL_SPAN:
         # Only an agent span's record: the model calls' own spans are what is missing.
         return "models" if ReasonCode.INPUT_AGENT_ONLY_READ in codes else "models+content"
@@ -251,6 +256,47 @@ def _end(span: Span) -> int:
 
 
 def _tool_calls_decision(facts: RunFacts) -> Decision:
+    """The calls the run's spans show; partial where a call handed its task to a remote
+    agent whose spans are not in the trace (that agent's own calls are not read)."""
+    decision = _calls_read(facts)
+    if decision.state is UNOBSERVED:
+        return decision
+    remote = [
+        scope
+        for scope in facts.scopes
+        if scope.state is ScopeState.OUT_OF_PROCESS and scope.remote == REMOTE_AGENT
+    ]
+    if remote:
+        ids = tuple(scope.span_id for scope in remote if scope.span_id)
+        why = Why(ReasonCode.TOOL_CALLS_REMOTE_AGENT, data=Scopes(tuple(remote)), ids=ids)
+        decision = decision.with_why(why, PARTIAL)
+    # A call the model was sent a result for that no span of a run recording its tool runs
+    # executed ran where the trace does not show: what it called there (an agent's calls,
+    # a delegation's) is not read.
+    elsewhere = tuple(scope for scope in facts.scopes if scope.span_id is None)
+    if elsewhere and facts.tool_spans:
+        why = Why(ReasonCode.TOOL_CALLS_RAN_ELSEWHERE, data=Scopes(elsewhere))
+        decision = decision.with_why(why, PARTIAL)
+    for call_id, calls in _ambiguous(facts.calls).items():
+        # Two tools claim one id in one turn: which request each execution answers, and so
+        # which arguments and results are whose, the trace cannot tell.
+        tools = tuple(dict.fromkeys(call.name for call in calls))
+        spans = tuple(_call_spans(calls, facts))
+        why = Why(ReasonCode.TOOL_CALLS_AMBIGUOUS_ID, spans, Texts((call_id, *tools)))
+        decision = decision.with_why(why, PARTIAL)
+    return decision
+
+
+def _ambiguous(calls: list[ToolCall]) -> dict[str, list[ToolCall]]:
+    """Calls grouped by the call id two tools claimed in one turn (``ambiguous_id``)."""
+    found: dict[str, list[ToolCall]] = {}
+    for call in calls:
+        if call.ambiguous_id is not None:
+            found.setdefault(call.ambiguous_id, []).append(call)
+    return found
+
+
+def _calls_read(facts: RunFacts) -> Decision:
     unread = _unread_outputs(facts)
     if facts.tool_spans or (facts.answer_tool_spans and unread):
         return _from_executions(facts, unread)
@@ -353,14 +399,20 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
     )
     graph = facts.graph
     executions = [*facts.tool_spans, *facts.answer_tool_spans]
-    tools = [(span.trace_id, span.start_ns or 0) for span in executions]
+    tools = sorted((span.trace_id, span.start_ns or 0) for span in executions)
     unmatched: list[Span] = []
     for span in asking:
         begin = span.start_ns or 0
         until = _next_turn(models, span, graph)
-        if not any(
-            t == span.trace_id and s >= begin and (until is None or s < until) for t, s in tools
-        ):
+        # The first tool span of this trace starting at or after the turn (a bisection):
+        # the turn ran a tool when it starts before the next turn.
+        first = bisect_left(tools, (span.trace_id, begin))
+        ran = (
+            first < len(tools)
+            and tools[first][0] == span.trace_id
+            and (until is None or tools[first][1] < until)
+        )
+        if not ran:
             unmatched.append(span)
     return unmatched
 
@@ -476,14 +528,17 @@ def _calls_unknown(facts: RunFacts, tool_calls: Decision) -> CallsUnknown | None
 
 
 def _declarations(facts: RunFacts) -> list[tuple[str, str]]:
-    """(key, service) declared by the resources of the agent's own spans (else of any span)."""
+    """(key, service) declared by the resources of the agent's own spans (else of any span)
+    of the run's own traces: a trace stitched onto the run is a piece anyone could send
+    claiming the run's service, and it declares nothing for the run."""
+    own = [span for span in facts.spans if span.trace_id not in facts.joined]
     agentic = [
         span
-        for span in facts.spans
+        for span in own
         if (role := facts.roles.get(span.span_id)) is not None
         and (role.model or role.agent or role.tool)
     ]
     return [
         (key, service or "unknown service")
-        for key, service in resource_declarations(agentic or facts.spans)
+        for key, service in resource_declarations(agentic or own)
     ]

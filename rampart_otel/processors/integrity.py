@@ -3,8 +3,9 @@
 Spans lost from inside a run (a trace in pieces, a lost root, a parent cycle), spans never
 ended, attributes or events dropped by the SDK's limits, attribute keys recorded twice with
 different values (the value read may not be the one meant), spans or content no convention
-understood, and fragments (no agent, model or tool span). Each finding names the channels
-it caps at partial (``channels.cap``), so coverage assumed later is capped the same way.
+understood, fragments (no agent, model or tool span), and a span sent twice whose copies
+disagree. Each finding names the channels it caps at partial (``channels.cap``), so
+coverage assumed later is capped the same way.
 The findings are data (``IntegrityFinding.detail``); ``wording`` words them.
 """
 
@@ -19,6 +20,7 @@ from rampart_otel.channels import (
 )
 from rampart_otel.codecs.otlp_ids import RULES, UNDECODABLE, UNDECODABLE_KEY
 from rampart_otel.model import (
+    ConflictingCopies,
     FindingKind,
     HistoryCalls,
     IntegrityFinding,
@@ -47,6 +49,17 @@ def integrity(facts: RunFacts) -> list[IntegrityFinding]:
         if len(unread) < len(refused):
             findings.append(_refused([span for span in refused if span.refused != UNDECODABLE]))
     findings += _split(facts)
+    conflicts = facts.graph.conflicts
+    if conflicts:  # a copy forged by whoever learnt the span's ids, or a broken exporter
+        findings.append(
+            IntegrityFinding(
+                kind=FindingKind.CONFLICTING_COPIES,
+                message="",
+                detail=ConflictingCopies(tuple(conflicts)),
+                span_ids=list(dict.fromkeys(first.span_id for first, _ in conflicts)),
+                channels=[EVERY_CHANNEL],
+            )
+        )
     groups: dict[tuple[FindingKind, tuple[str, ...]], list[Span]] = {}
     roles = facts.roles
     for span in facts.spans:

@@ -1,8 +1,9 @@
-"""What normalize's classification of a run tells coverage and integrity.
+"""What the earlier jobs found in a run, gathered for coverage and integrity.
 
-Normalize classifies each span once; these plain types carry what it found (each span's
-role, the model outputs, tool, agent and side-effect spans) to the processors that judge
-what the run can attest, so they never classify a span again.
+Normalize classifies each span once and merges the calls, turns, side effects and places;
+``run_facts`` carries what they found (each span's role, the model outputs, tool, agent and
+side-effect spans) to the processors that judge what the run can attest, so they never
+classify a span again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ from typing import NamedTuple
 
 from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.model import SideEffect, Span, ToolCall, ToolScope
+from rampart_otel.processors.side_effects import SideEffects
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
+from rampart_otel.processors.tool_calls import ToolCalls
+from rampart_otel.processors.turns import Turns
+from rampart_otel.processors.user_input import SpanInput
 from rampart_otel.run_graph import RunGraph
 
 
@@ -53,8 +59,12 @@ class RunFacts:
     # Agent spans whose recorded conversation lists the calls the agent ran (Haystack's
     # Agent.run): read whole and captured, they list every call of the run.
     conversation_spans: list[Span] = field(default_factory=list)
-    # The model spans another model call of their trace starts after (scopes.continued_turns).
+    # The model spans another model call of their trace starts after (turns.continued_turns).
     continued: frozenset[str] = frozenset()
+    # The traces stitched onto the run (``model.Run.stitched``): pieces of it, not its own.
+    joined: frozenset[str] = frozenset()
+    # Every tool call of the run (``tool_calls``), as merged.
+    calls: list[ToolCall] = field(default_factory=list)
 
     @property
     def spans(self) -> list[Span]:
@@ -70,3 +80,64 @@ class RunFacts:
     def fragment(self) -> bool:
         """No agent, model or tool span: a piece of a run whose context was lost."""
         return not any(role.model or role.agent or role.tool for role in self.roles.values())
+
+
+def run_facts(
+    run: ClassifiedRun,
+    calls: ToolCalls,
+    tool_spans: list[Span],
+    turns: Turns,
+    side_effects: SideEffects,
+    scopes: list[ToolScope],
+    response_view: SpanRecord | None,
+    inputs: tuple[list[SpanInput], list[tuple[Span, UserInput]]],
+    joined: frozenset[str] = frozenset(),
+) -> RunFacts:
+    """What the earlier jobs found, as coverage and integrity read it."""
+    views = run.records
+    model_inputs, agent_inputs = inputs
+    return RunFacts(
+        graph=run.graph,
+        roles=span_roles(views, calls),
+        model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
+        tool_spans=tool_spans,
+        answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
+        agent_spans=[view.span for view in views if view.agent],
+        conversation_spans=[view.span for view in views if view.agent and view.dispatched],
+        continued=turns.continued,
+        effects=side_effects.effects,
+        transport_spans=side_effects.transport,
+        response_span=response_view.span if response_view else None,
+        not_understood=[
+            (view.span, notes)
+            for view in views
+            if (
+                notes := [
+                    *view.not_understood,
+                    *(view.output.not_understood if view.output else []),
+                ]
+            )
+        ],
+        model_inputs=model_inputs,
+        agent_inputs=agent_inputs,
+        scopes=scopes,
+        history_calls=[call for call in calls.calls if call.from_history],
+        joined=joined,
+        calls=calls.calls,
+    )
+
+
+def span_roles(views: tuple[SpanRecord, ...], calls: ToolCalls) -> dict[str, SpanRole]:
+    """Roles of the spans that have one; a span left out is generic (feeds every channel)."""
+    roles: dict[str, SpanRole] = {}
+    for view in views:
+        tool = calls.executes(view)
+        if view.model or view.agent or tool or view.effects or view.in_model:
+            roles[view.span.span_id] = SpanRole(
+                view.model,
+                view.agent,
+                tool,
+                tuple(effect[0] for effect in view.effects),
+                bool(view.in_model),
+            )
+    return roles

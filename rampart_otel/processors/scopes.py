@@ -6,10 +6,15 @@ tool call is judged on its own:
 
 - its I/O spans are those under its execution span, or, where the framework lost the
   context (the I/O span's trace holds no agent, model or tool span), those of the same
-  service whose start falls inside this call's time window and no other's
-  (``call_windows``, ``window_call``);
+  service whose start falls inside this call's time window and no other's (``turns``,
+  ``side_effects``);
 - with at least one, the call's client was instrumented (``RECORDED``); with none and no
-  declaration it is ``SILENT``: the client it used may not be;
+  declaration it is ``SILENT``: the client it used may not be. Evidence is per kind
+  (``ToolScope.place``): a DB span says nothing of HTTP, and a connection or a file write
+  the watcher recorded (``network_connect``, ``file_write``) vouches for no other kind: a
+  raw connection shows no request. Where the watcher's attestation (``rampart.watch`` on
+  the call's span) says it sees a kind and nothing of it went unexplained in the call,
+  the kind is attested (docs/watch.md);
 - a call run in another process (an MCP server) is watched only where that process's
   spans are in the trace (``OUT_OF_PROCESS`` otherwise); a child process a tool spawned
   is recorded by its ``process_exec`` span, its own effects are not;
@@ -25,138 +30,51 @@ them unproven (``places.side_effect_decisions``); the words are ``wording``'s.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from rampart_otel import watch
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
 from rampart_otel.conventions import mcp
 from rampart_otel.conventions.pseudo_tools import pseudo_tool
-from rampart_otel.conventions.side_effects import PROCESS
+from rampart_otel.conventions.side_effects import (
+    PROCESS,
+    model_endpoint,
+    request_endpoint,
+    url_host,
+)
 from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
 from rampart_otel.model import (
     CHILD_PROCESS,
     MCP_SERVER,
+    REMOTE_AGENT,
+    UNKNOWN_DESTINATION,
+    Destination,
     ScopeEvidence,
     ScopeState,
     SideEffect,
     Span,
     ToolCall,
-    ToolCallStatus,
     ToolScope,
 )
+from rampart_otel.processors.side_effects import SideEffects
 from rampart_otel.processors.span_views import ClassifiedRun
 from rampart_otel.processors.tool_calls import ToolCalls
-
-
-@dataclass(frozen=True, slots=True)
-class CallWindow:
-    """When one executed call ran, and in which service: where a lost I/O span may belong."""
-
-    call_index: int
-    service: str | None
-    start: int
-    end: int | None  # None: open (the run's last call, or an unended span)
-
-
-def executed_calls(
-    calls: list[ToolCall], tool_spans_recorded: bool, continued: AbstractSet[str] = frozenset()
-) -> list[int]:
-    """Indexes of the calls that ran, or may have run unseen.
-
-    A call asked for and never executed ran nothing when the run records tool executions
-    at all, unless the conversation went on after the model call that asked for it
-    (``continued``: the ids of the model spans a later model call of their trace follows):
-    a model is sent a result for every call it asked for before it answers again, so that
-    call ran, or was answered, where no span of this trace shows (its tool traced in
-    another service or trace, or not at all). Without any tool execution span, every call
-    asked for may have run.
-    """
-    return [
-        index
-        for index, call in enumerate(calls)
-        if call.status is not ToolCallStatus.REQUESTED
-        or not tool_spans_recorded
-        or (call.requested_in is not None and call.requested_in in continued)
-    ]
-
-
-def continued_turns(run: ClassifiedRun) -> frozenset[str]:
-    """The ids of the model spans that another model span of their trace starts after (the
-    conversation went on after them); a model span nested in one is the same call."""
-    models = [view.span for view in run.records if view.model]
-    last_start: dict[str, int] = {}  # per trace: the latest a model span starts
-    for span in models:
-        if span.start_ns is not None:
-            last_start[span.trace_id] = max(span.start_ns, last_start.get(span.trace_id, 0))
-    found: set[str] = set()
-    for span in models:
-        done = span.end_ns if span.end_ns is not None else span.start_ns
-        latest = last_start.get(span.trace_id)
-        if done is not None and latest is not None and latest >= done:
-            found.add(span.span_id)
-    return frozenset(found)
-
-
-def call_windows(
-    run: ClassifiedRun, calls: list[ToolCall], executed: list[int]
-) -> list[CallWindow]:
-    """Each executed call's time window: its execution span's, else from the end of the
-    model call that asked for it to the start of the next model call of the run."""
-    by_id = run.record
-    models = sorted(
-        (view.span for view in run.records if view.model and view.output is not None),
-        key=lambda span: span.start_ns or 0,
-    )
-    windows: list[CallWindow] = []
-    for index in executed:
-        call = calls[index]
-        executed_in = by_id(call.executed_in) if call.executed_in else None
-        if executed_in is not None:
-            span = executed_in.span
-            if span.start_ns is not None:
-                windows.append(
-                    CallWindow(index, span.resource.service_name, span.start_ns, span.end_ns)
-                )
-            continue
-        requested = by_id(call.requested_in) if call.requested_in else None
-        if requested is None:
-            continue
-        asked = requested.span
-        begin = asked.end_ns if asked.end_ns is not None else asked.start_ns
-        if begin is None:
-            continue
-        following = (span.start_ns for span in models if (span.start_ns or 0) >= begin)
-        windows.append(CallWindow(index, asked.resource.service_name, begin, next(following, None)))
-    return windows
-
-
-def window_call(windows: list[CallWindow], span: Span) -> int | None:
-    """The one call whose window holds ``span``'s start, in the same service; None when no
-    window or several (parallel calls) hold it: a span inside two proves neither."""
-    start = span.start_ns
-    if start is None:
-        return None
-    service = span.resource.service_name
-    found = {
-        window.call_index
-        for window in windows
-        if window.service == service
-        and window.start <= start
-        and (window.end is None or start <= window.end)
-    }
-    return found.pop() if len(found) == 1 else None
-
-
-def lost_context_traces(run: ClassifiedRun, calls: ToolCalls) -> set[str]:
-    """Traces holding no agent, model or tool span: pieces whose context was lost."""
-    agentic = {
-        view.span.trace_id
-        for view in run.records
-        if view.model or view.agent or calls.executes(view)
-    }
-    return {span.trace_id for span in run.graph.spans} - agentic
+from rampart_otel.processors.turns import Turns
+from rampart_otel.vocabulary import (
+    DB_QUERY,
+    FILE_WRITE,
+    HTTP_REQUEST,
+    MCP_REQUEST,
+    MESSAGE_PUBLISH,
+    NETWORK_CONNECT,
+    PROCESS_EXEC,
+    RPC_CALL,
+)
 
 
 def resource_declarations(spans: Iterable[Span]) -> list[tuple[str, str | None]]:
@@ -193,19 +111,24 @@ def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
 def tool_scopes(
     run: ClassifiedRun,
     tool_calls: ToolCalls,
-    effects: list[SideEffect],
-    executed: list[int],
-    windowed: set[str],
+    turns: Turns,
+    side_effects: SideEffects,
+    joined: AbstractSet[str] = frozenset(),
 ) -> list[ToolScope]:
-    """Each executed call's scope; ``windowed``: span ids of effects attributed by window."""
+    """Each executed call's scope, with its evidence per side-effect kind. ``joined``: the
+    traces stitched onto the run; what their resources declare vouches for nothing here
+    (a piece anyone can send, claiming the run's service, never declares for it)."""
     calls = tool_calls.calls
+    effects, windowed, executed = side_effects.effects, side_effects.windowed, turns.executed
     by_id = run.record
     io: dict[int, list[SideEffect]] = {}
     for effect in effects:
         if effect.tool_call_index is not None:
             io.setdefault(effect.tool_call_index, []).append(effect)
-    remote_seen, span_declared, remote_calls = _inside_calls(run, tool_calls)
-    process_kinds = declared_kinds(run.graph.spans)
+    inside = _inside_calls(run, tool_calls)
+    process_kinds = declared_kinds(span for span in run.graph.spans if span.trace_id not in joined)
+    model_hosts = _model_hosts(run, side_effects)
+    watch_lost = _watched_events_lost(run)
     scopes: list[ToolScope] = []
     for index in executed:
         call = calls[index]
@@ -224,19 +147,42 @@ def tool_scopes(
                 else ScopeEvidence.SUBTREE
             ),
             span_id=execution.span.span_id if execution is not None else None,
+            kinds=tuple(sorted({effect.kind for effect in found})),
+            exempt_kinds=tuple(sorted(process_kinds.get(service, ()))),
+            unmet=_unmet(call, found, run),
+            attested=(
+                _attested(execution.span, found, run, model_hosts)
+                if execution is not None and not watch_lost and index not in inside.watch_unread
+                else ()
+            ),
         )
-        declared = span_declared.get(index)
-        runs_remote = index in remote_calls
+        declared = inside.declared.get(index)
+        remote_seen = inside.other_process.get(index, set())
         children = [e for e in found if e.kind == PROCESS]
+        agent_url = inside.remote_agents.get(index)
         if declared is not None:
             scope = dataclasses.replace(
                 scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.SPAN
             )
-        elif runs_remote and index not in remote_seen:
+        elif index in inside.mcp and not remote_seen:
             scope = dataclasses.replace(
                 scope, state=ScopeState.OUT_OF_PROCESS, remote=MCP_SERVER, evidence=None
             )
-        elif children and not any(e.span_id in remote_seen.get(index, ()) for e in children):
+        elif agent_url is not None and not remote_seen:
+            scope = dataclasses.replace(
+                scope,
+                state=ScopeState.OUT_OF_PROCESS,
+                remote=REMOTE_AGENT,
+                remote_target=agent_url,
+                evidence=None,
+            )
+        elif (
+            execution is not None
+            and execution.execution is not None
+            and (execution.execution.agent_tool and index in inside.nested_agents)
+        ):
+            scope = dataclasses.replace(scope, state=ScopeState.DELEGATED)
+        elif children and not any(e.span_id in remote_seen for e in children):
             # The child process is recorded by its process_exec span; what it did is not.
             scope = dataclasses.replace(
                 scope,
@@ -245,38 +191,282 @@ def tool_scopes(
                 exempt_kinds=(PROCESS,),
             )
         elif not found:
-            if pseudo_tool(call.name, execution.span if execution is not None else None):
+            if pseudo_tool(call.name, execution.span if execution is not None else None) or (
+                _answers_only(call)
+            ):
                 scope = dataclasses.replace(
                     scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.PSEUDO_TOOL
                 )
             else:
-                kinds = tuple(sorted(process_kinds.get(service, ())))
-                scope = dataclasses.replace(
-                    scope, state=ScopeState.SILENT, evidence=None, exempt_kinds=kinds
-                )
+                scope = dataclasses.replace(scope, state=ScopeState.SILENT, evidence=None)
         scopes.append(scope)
     return scopes
 
 
-def _inside_calls(
-    run: ClassifiedRun, calls: ToolCalls
-) -> tuple[dict[int, set[str]], dict[int, str], set[int]]:
-    """Per call: the spans under it recorded by another process (its server's or child's:
-    the ids of their parents inside the call), a ``rampart_otel.declare`` value set on its
-    execution span or a span under it; and the calls an MCP client sent to a server."""
-    other_process: dict[int, set[str]] = {}
-    declared: dict[int, str] = {}
-    remote: set[int] = set()
+@dataclass(frozen=True, slots=True)
+class _Inside:
+    """What the spans under each call show (keyed by call index): the ids of the parents,
+    inside the call, of spans another process recorded (its server's, child's or remote
+    agent's); a ``rampart_otel.declare`` value on its span or under it; the calls an MCP
+    client sent to a server; the remote agent a call handed its task to; and the calls
+    that hold another agent's model or agent spans."""
+
+    other_process: dict[int, set[str]]
+    declared: dict[int, str]
+    mcp: set[int]
+    remote_agents: dict[int, str]
+    nested_agents: set[int]
+    # Calls holding a watched span not read as the side effect its event is (its details
+    # lost, its event not named): what the watcher saw there is not known.
+    watch_unread: set[int]
+
+
+def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
+    """What the spans under each call show (``_Inside``)."""
+    inside = _Inside({}, {}, set(), {}, set(), set())
     for view in run.records:
         index = calls.call_index(view)
         if index is None:
             continue
-        if view.span.span_id in calls.call_of and mcp.runs_elsewhere(view.span):
-            remote.add(index)
+        span_id = view.span.span_id
+        if span_id in calls.call_of and mcp.runs_elsewhere(view.span):
+            inside.mcp.add(index)
+        if (
+            view.span.scope.name == watch.SCOPE
+            and not view.effects
+            and view.span.attributes.get(watch.EVENT) not in _NO_EFFECT_EVENTS
+        ):
+            inside.watch_unread.add(index)
+        if view.reading.remote_agent is not None:
+            inside.remote_agents.setdefault(index, view.reading.remote_agent)
+        if (view.model or view.agent) and calls.call_of.get(span_id) != index:
+            inside.nested_agents.add(index)
         value = view.span.attributes.get(TOOL_SIDE_EFFECTS_ATTRIBUTE)
         if isinstance(value, str) and value in TOOL_SIDE_EFFECTS:
-            declared.setdefault(index, value)
-        parent = run.graph.parent(view.span.span_id)
+            inside.declared.setdefault(index, value)
+        parent = run.graph.parent(span_id)
         if parent is not None and parent.resource.attributes != view.span.resource.attributes:
-            other_process.setdefault(index, set()).add(parent.span_id)
-    return other_process, declared, remote
+            inside.other_process.setdefault(index, set()).add(parent.span_id)
+    return inside
+
+
+# A bare host name handed to a tool: dotted labels ending in letters (not a file name), or
+# an IPv4 address, or localhost.
+_HOST_NAME = re.compile(
+    r"(?i)(?:localhost|(?:\d{1,3}\.){3}\d{1,3}|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})"
+)
+_FILE_ENDINGS = frozenset(
+    {"py", "js", "ts", "json", "txt", "md", "csv", "html", "pdf", "log", "yaml", "yml", "xml"}
+)
+_URL_SCHEMES = ("http://", "https://")
+_MAX_CLAIMS = 16  # destinations read from one call's arguments
+
+
+def _unmet(call: ToolCall, found: list[SideEffect], run: ClassifiedRun) -> tuple[Destination, ...]:
+    """The destinations the call was handed (an argument that is a URL or a host name) that
+    no request recorded under it went to: each a place a client that is not instrumented
+    may have sent something."""
+    if not call.arguments_captured:
+        # What it was handed is not known: a request it recorded may not be all it sent.
+        return (UNKNOWN_DESTINATION,) if any(e.kind == HTTP_REQUEST for e in found) else ()
+    claims = _destinations(call.arguments)
+    if not claims:
+        return ()
+    reached: set[str] = set()
+    for effect in found:
+        record = run.record(effect.span_id)
+        if record is None:
+            continue
+        endpoint = request_endpoint(effect.kind, effect.details, record.span)
+        if endpoint is not None:
+            reached.add(endpoint[0])
+    return tuple(claim for claim in claims if claim.host not in reached)
+
+
+def _destinations(arguments: object) -> list[Destination]:
+    """Each argument whose whole text is an http(s) URL or a host name, with its path."""
+    found: dict[str, Destination] = {}
+    for path, text in _leaves(arguments, ""):
+        value = text.strip()
+        host: str | None = None
+        if value.lower().startswith(_URL_SCHEMES):
+            host = url_host(value)
+        elif _HOST_NAME.fullmatch(value) and value.rsplit(".", 1)[-1].lower() not in _FILE_ENDINGS:
+            host = value.lower().rstrip(".")
+        if host and host not in found:
+            found[host] = Destination(path or "(the argument)", host)
+        if len(found) >= _MAX_CLAIMS:
+            break
+    return list(found.values())
+
+
+def _leaves(value: object, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """(path, text) of every string leaf of a call's arguments, depth-bounded."""
+    if isinstance(value, str):
+        yield path, value
+    elif depth < 8 and isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}" if path else str(key), depth + 1)
+    elif depth < 8 and isinstance(value, (list, tuple)):
+        for position, item in enumerate(value):
+            yield from _leaves(item, f"{path}[{position}]", depth + 1)
+
+
+# --- the watcher's attestation (docs/watch.md) ------------------------------------------------
+
+# What each kind the watcher attests (``rampart.watch``) proves absent where nothing of it
+# went unexplained: no connection, no request of any networked kind; no process start, no
+# process; no file write, no write.
+_NETWORKED = (NETWORK_CONNECT, HTTP_REQUEST, RPC_CALL, MESSAGE_PUBLISH, MCP_REQUEST)
+_ATTESTS = {
+    watch.NETWORK: _NETWORKED,
+    watch.PROCESS: (PROCESS_EXEC,),
+    watch.FILE_WRITE: (FILE_WRITE,),
+}
+# The blind codes that take a watched kind away (``rampart.watch.blind``).
+_BLINDS = {
+    watch.NETWORK: "native_sockets:",
+    watch.PROCESS: "unseen_processes:",
+    watch.FILE_WRITE: "native_files:",
+}
+# Watched events that are no side effect of their own: a database opened (its statements,
+# run in C, are db_query spans' to show).
+_NO_EFFECT_EVENTS = frozenset({"sqlite3.connect"})
+# Requests that explain a connection the watcher saw: the instrumented client's own span.
+_REQUEST_KINDS = frozenset({HTTP_REQUEST, RPC_CALL, MESSAGE_PUBLISH, MCP_REQUEST, DB_QUERY})
+
+
+def _attested(
+    span: Span, found: list[SideEffect], run: ClassifiedRun, model_hosts: frozenset[str]
+) -> tuple[str, ...]:
+    """The side-effect kinds the watcher in the call's process attests for this call: it
+    sees the kind there (``rampart.watch`` on the call's execution span, nothing of it
+    blind; a call with no execution span ran where the trace does not show), and
+    nothing of it in the call went unexplained (a connection no recorded request explains
+    may have carried any networked kind). A pool of connections opened earlier is blind,
+    but for the model client's own (the model's transport: a tool sends on it only by
+    calling the model, which a model span shows). A database is attested only where both
+    its connections and its files are: SQLite runs its statements in C."""
+    attrs = span.attributes
+    watched = attrs.get(watch.ATTESTATION)
+    if not isinstance(watched, (list, tuple)) or not watched:
+        return ()
+    blind = [str(code) for code in attrs.get(watch.BLIND) or () if isinstance(code, str)]
+    seen: set[str] = set()
+    for capability, kinds in _ATTESTS.items():
+        if capability not in watched or any(b.startswith(_BLINDS[capability]) for b in blind):
+            continue
+        if capability == watch.NETWORK and (
+            _pooled_blind(attrs, blind, model_hosts) or _unexplained(found, run)
+        ):
+            continue
+        seen.update(kinds)
+    if NETWORK_CONNECT in seen and FILE_WRITE in seen:
+        seen.add(DB_QUERY)
+    return tuple(sorted(seen))
+
+
+def _watched_events_lost(run: ClassifiedRun) -> bool:
+    """A span says more events were watched under it (``rampart.watch.events``) than the run
+    holds watched spans under it: some were lost (not exported, dropped, moved elsewhere),
+    and no attestation of the run can stand on what is left."""
+    under: dict[str, int] = {}
+    for view in run.records:
+        span = view.span
+        if span.scope.name == watch.SCOPE and span.parent_span_id:
+            under[span.parent_span_id] = under.get(span.parent_span_id, 0) + 1
+    for view in run.records:
+        count = view.span.attributes.get(watch.EVENTS_UNDER)
+        if isinstance(count, bool) or not isinstance(count, int):
+            continue
+        if under.get(view.span.span_id, 0) < count:
+            return True
+    return False
+
+
+def _pooled_blind(attrs: dict[str, object], blind: list[str], model_hosts: frozenset[str]) -> bool:
+    """Connections opened earlier were open when the call began (``pooled_connections``),
+    and one of them is not the model client's own: the call may have sent on it unseen."""
+    if watch.POOLED_CONNECTIONS not in blind:
+        return False
+    open_now = attrs.get(watch.OPEN_CONNECTIONS)
+    if not isinstance(open_now, (list, tuple)) or not open_now:
+        return True  # too many to follow, or not named: any may be
+    return not all(
+        isinstance(endpoint, str) and endpoint.lower() in model_hosts for endpoint in open_now
+    )
+
+
+def _unexplained(found: list[SideEffect], run: ClassifiedRun) -> bool:
+    """A connection the watcher saw in the call that no recorded request explains: neither
+    inside a request's span (an instrumented client's) nor to a host a request of the call
+    went to (the watcher's own http.client request beside it)."""
+    connects = [effect for effect in found if effect.kind == NETWORK_CONNECT]
+    if not connects:
+        return False
+    requested: set[str] = set()
+    request_spans: set[str] = set()
+    for effect in found:
+        if effect.kind in _REQUEST_KINDS:
+            request_spans.add(effect.span_id)
+            host, port = effect.details.get("host"), effect.details.get("port")
+            if isinstance(host, str):
+                requested.add(f"{host.lower()}:{port}" if port is not None else host.lower())
+    for connect in connects:
+        host, port = connect.details.get("host"), connect.details.get("port")
+        address = connect.details.get("address")
+        names = {f"{str(name).lower()}:{port}" for name in (host, address) if isinstance(name, str)}
+        if names & requested or any(name.split(":")[0] in requested for name in names):
+            continue
+        if any(up.span_id in request_spans for up in run.graph.ancestors(connect.span_id)):
+            continue
+        return True
+    return False
+
+
+def _model_hosts(run: ClassifiedRun, side_effects: SideEffects) -> frozenset[str]:
+    """``host:port`` of the model's servers: where its model spans say they sent, and where
+    the model's transport went."""
+    found: set[str] = set()
+    for view in run.records:
+        if view.model:
+            endpoint = model_endpoint(view.span)
+            if endpoint is not None and endpoint[1] is not None:
+                found.add(f"{endpoint[0]}:{endpoint[1]}")
+    for spans in side_effects.transport.values():
+        for span in spans:
+            record = run.record(span.span_id)
+            for effect_kind, details, *_ in record.effects if record is not None else ():
+                endpoint = request_endpoint(effect_kind, details, span)
+                if endpoint is not None and endpoint[1] is not None:
+                    found.add(f"{endpoint[0]}:{endpoint[1]}")
+    return frozenset(found)
+
+
+# The code call of a code agent, and its answer function (smolagents').
+_CODE_TOOL, _ANSWER_FUNCTION = "python_interpreter", "final_answer"
+
+
+def _answers_only(call: ToolCall) -> bool:
+    """A code step whose whole code is one call of the answer function with literal
+    arguments (``final_answer("It is 18°C")``): it runs nothing but the answer, as the
+    framework's answer tool does. Any other code (a name, a call, an import) may act."""
+    if call.name != _CODE_TOOL or not isinstance(call.arguments, dict):
+        return False
+    code = call.arguments.get("code")
+    if not isinstance(code, str) or len(code) > 100_000:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return False
+    answer = tree.body[0].value
+    return (
+        isinstance(answer, ast.Call)
+        and isinstance(answer.func, ast.Name)
+        and answer.func.id == _ANSWER_FUNCTION
+        and all(isinstance(arg, ast.Constant) for arg in answer.args)
+        and all(isinstance(keyword.value, ast.Constant) for keyword in answer.keywords)
+    )

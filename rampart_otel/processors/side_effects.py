@@ -6,26 +6,36 @@ are the model's transport (only a request to the model: ``span_views``), kept ap
 a request whose context was lost that went to a model API's inference path while exactly
 one model span ran. A span whose context the framework lost (its trace
 holds no agent, model or tool span) is attributed to the one executed call whose time
-window holds it, in the same service (``scopes.window_call``). A prepared statement later
+window holds it, in the same service (``window_call``). A prepared statement later
 run is one query.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rampart_otel.conventions.side_effects import DB, HTTP, is_preparation, model_api_request
 from rampart_otel.model import SideEffect, Span
-from rampart_otel.processors.scopes import CallWindow, lost_context_traces, window_call
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 from rampart_otel.processors.tool_calls import ToolCalls
+from rampart_otel.processors.turns import CallWindow, Turns
 
 
-def agent_side_effects(
-    run: ClassifiedRun, calls: ToolCalls, windows: list[CallWindow]
-) -> tuple[list[SideEffect], dict[str, list[Span]], set[str]]:
-    """The agent's side effects, (kind → spans) of the model's transport, left out, and
-    the ids of the spans attributed to a call by its time window."""
+@dataclass(frozen=True, slots=True)
+class SideEffects:
+    """What the side-effects job makes: the agent's side effects, (kind → spans) of the
+    model's transport, left out, and the ids of the spans attributed to a call by its time
+    window (their context was lost)."""
+
+    effects: list[SideEffect]
+    transport: dict[str, list[Span]]
+    windowed: set[str]
+
+
+def agent_side_effects(run: ClassifiedRun, calls: ToolCalls, turns: Turns) -> SideEffects:
+    """The agent's side effects, each attributed to the call that made it."""
+    windows = turns.windows
     found: list[SideEffect] = []
     transport: dict[str, list[Span]] = {}
     windowed: set[str] = set()
@@ -55,7 +65,7 @@ def agent_side_effects(
                     derived=derived,
                 )
             )
-    return _fold_preparations(found), transport, windowed
+    return SideEffects(_fold_preparations(found), transport, windowed)
 
 
 def _lost_transport(view: SpanRecord, models: list[SpanRecord]) -> bool:
@@ -103,3 +113,30 @@ def _fold_preparations(found: list[SideEffect]) -> list[SideEffect]:
         elif waiting.get(key):
             folded.add(waiting[key].pop(0))
     return [effect for index, effect in enumerate(found) if index not in folded]
+
+
+def lost_context_traces(run: ClassifiedRun, calls: ToolCalls) -> set[str]:
+    """Traces holding no agent, model or tool span: pieces whose context was lost."""
+    agentic = {
+        view.span.trace_id
+        for view in run.records
+        if view.model or view.agent or calls.executes(view)
+    }
+    return {span.trace_id for span in run.graph.spans} - agentic
+
+
+def window_call(windows: list[CallWindow], span: Span) -> int | None:
+    """The one call whose window holds ``span``'s start, in the same service; None when no
+    window or several (parallel calls) hold it: a span inside two proves neither."""
+    start = span.start_ns
+    if start is None:
+        return None
+    service = span.resource.service_name
+    found = {
+        window.call_index
+        for window in windows
+        if window.service == service
+        and window.start <= start
+        and (window.end is None or start <= window.end)
+    }
+    return found.pop() if len(found) == 1 else None

@@ -37,7 +37,7 @@ from rampart_otel.conventions.side_effects import (
     request_endpoint,
     same_endpoint,
 )
-from rampart_otel.model import Run, Scope, Span
+from rampart_otel.model import ConventionUse, Run, Scope, Span
 from rampart_otel.run_graph import RunGraph, run_graph
 
 _Readers = tuple[
@@ -143,6 +143,10 @@ class SpanReading(NamedTuple):
     caller: bool = False  # a caller's span a framework wrote a model call's attributes onto
     # A model span's message history, as each convention that reads the span reads it.
     history: tuple[tuple[str, History], ...] = ()
+    # The remote agent the span hands a task to (``SpanReport.remote_agent``).
+    remote_agent: str | None = None
+    # A code agent's step, which runs its model's code (``SpanReport.code_step``).
+    code_step: bool = False
 
 
 class SpanRecord(NamedTuple):
@@ -604,7 +608,8 @@ def _read(
                 unread_by=(family,),
             )
         return SpanReading(span)
-    model = agent = caller = False
+    model = agent = caller = code_step = False
+    remote_agent: str | None = None
     outputs: list[ModelOutput] = []
     execution: ToolReport | None = None
     answer: str | None = None
@@ -626,6 +631,9 @@ def _read(
         readers.append(report.convention)
         dispatched.extend(report.dispatched)
         caller = caller or report.caller
+        code_step = code_step or report.code_step
+        if remote_agent is None or report.remote_agent:  # a URL over "somewhere"
+            remote_agent = report.remote_agent if report.remote_agent is not None else remote_agent
         if report.not_understood or (report.output is not None and report.output.not_understood):
             not_understood.extend(report.not_understood)
             unread_by.append(report.convention)
@@ -643,6 +651,8 @@ def _read(
         tuple(unread_by),
         caller,
         _history(span, history_by) if model else (),
+        remote_agent,
+        code_step,
     )
 
 
@@ -680,6 +690,8 @@ def _one(
         (report.convention,) if noted else (),
         report.caller,
         _history(span, history_by) if model else (),
+        report.remote_agent,
+        report.code_step,
     )
 
 
@@ -747,6 +759,20 @@ def _overlap(a: Span, b: Span) -> bool:
 
 _CLASSIFIED = "classified"
 _READINGS = "readings"
+
+
+def convention_uses(run: ClassifiedRun) -> dict[str, ConventionUse]:
+    """Spans each convention read, and did not understand, in the run (for ``inspect``).
+
+    A family no convention reads has spans not understood and none read.
+    """
+    uses: dict[str, ConventionUse] = {}
+    for view in run.records:
+        for name in view.readers:
+            uses.setdefault(name, ConventionUse()).spans += 1
+        for name in view.unread_by:
+            uses.setdefault(name, ConventionUse()).not_understood += 1
+    return uses
 
 
 def classified(run: Run) -> ClassifiedRun:

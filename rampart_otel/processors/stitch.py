@@ -21,11 +21,14 @@ decide: no trace content is guessed from.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections.abc import Iterable, Iterator, Reversible
 from dataclasses import dataclass, field
+from heapq import heappop, heappush
 
 from rampart_otel.model import Run, Span, Stitch, StitchReason
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy, RunAssembler
+from rampart_otel.processors.senders import BySender
 from rampart_otel.processors.span_views import (
     ClassifiedRun,
     carry_readings,
@@ -58,54 +61,182 @@ class _Piece:
 
 @dataclass(slots=True)
 class _Group:
+    """Pieces joined into one run, and what the stitcher asks of them, kept as they join
+    (never recomputed from the pieces: a loop of thousands of traces is one group)."""
+
     pieces: list[_Piece]
+    seq: int  # arrival order
+    process: ProcessKey  # every piece's: only pieces of one process join
+    start: int
+    end: int
+    agentic: bool
+    has_agent: bool
+    run_ids: set[str]
+    asked: set[str]
+    answered: set[str]
+    unanswered: set[str]  # call ids its model calls asked for, no input history answered
     stitches: list[Stitch] = field(default_factory=list)
     last_joined: float = 0.0
     closed: bool = False  # a later revision of it arrived: nothing more joins it
 
-    @property
-    def start(self) -> int:
-        return min(piece.start for piece in self.pieces)
+    @classmethod
+    def of(cls, piece: _Piece, seq: int, now: float) -> _Group:
+        return cls(
+            [piece],
+            seq,
+            piece.process,
+            piece.start,
+            piece.end,
+            piece.agentic,
+            piece.has_agent,
+            {piece.run.run_id},
+            set(piece.asked),
+            set(piece.answered),
+            piece.requested - piece.answered,
+            last_joined=now,
+        )
 
-    @property
-    def end(self) -> int:
-        return max(piece.end for piece in self.pieces)
-
-    @property
-    def agentic(self) -> bool:
-        return any(piece.agentic for piece in self.pieces)
-
-    def processes(self) -> set[ProcessKey]:
-        return {piece.process for piece in self.pieces}
-
-    def asked(self) -> set[str]:
-        return {call_id for piece in self.pieces for call_id in piece.asked}
+    def add(self, piece: _Piece) -> None:
+        self.pieces.append(piece)
+        self.run_ids.add(piece.run.run_id)
+        self.start = min(self.start, piece.start)
+        self.end = max(self.end, piece.end)
+        self.agentic = self.agentic or piece.agentic
+        self.has_agent = self.has_agent or piece.has_agent
+        self.asked |= piece.asked
+        self.answered |= piece.answered
+        self.unanswered -= piece.answered
+        self.unanswered |= piece.requested - self.answered
 
     def may_go_on(self) -> bool:
         """A fragment, or a loop that asked for tools whose results it never sent back: a
         later piece may still join it."""
         if not self.agentic:
             return True
-        if any(piece.has_agent for piece in self.pieces):
-            return False
-        answered = {call_id for piece in self.pieces for call_id in piece.answered}
-        return any(piece.requested - answered for piece in self.pieces)
+        return not self.has_agent and bool(self.unanswered)
+
+
+class _Spans:
+    """Groups by the time they span, found by an instant they hold: each group sits in
+    the node of the smallest aligned power-of-two window holding its span (level, index);
+    an instant's lookup visits one node per level in use, and sees only the groups whose
+    window holds it: those running about then, never every group held."""
+
+    __slots__ = ("_at", "_levels", "_nodes", "_wide")
+
+    def __init__(self) -> None:
+        self._nodes: dict[tuple[int, int], dict[int, _Group]] = {}
+        self._levels: dict[int, int] = {}  # level → nodes at it
+        self._at: dict[int, tuple[int, int] | None] = {}  # group seq → its node (None: wide)
+        self._wide: dict[int, _Group] = {}  # spans no window holds (negative, reversed)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def put(self, group: _Group) -> None:
+        self.drop(group)
+        start, end = group.start, group.end
+        if start < 0 or end < start:
+            self._at[group.seq] = None
+            self._wide[group.seq] = group
+            return
+        level = (start ^ end).bit_length()
+        key = (level, start >> level)
+        node = self._nodes.get(key)
+        if node is None:
+            node = self._nodes[key] = {}
+            self._levels[level] = self._levels.get(level, 0) + 1
+        node[group.seq] = group
+        self._at[group.seq] = key
+
+    def drop(self, group: _Group) -> None:
+        if group.seq not in self._at:
+            return
+        key = self._at.pop(group.seq)
+        if key is None:
+            del self._wide[group.seq]
+            return
+        node = self._nodes[key]
+        del node[group.seq]
+        if not node:
+            del self._nodes[key]
+            level = key[0]
+            if self._levels[level] == 1:
+                del self._levels[level]
+            else:
+                self._levels[level] -= 1
+
+    def holding(self, instant: int) -> Iterator[_Group]:
+        """Every group whose window holds ``instant`` (a superset of those whose span does)."""
+        yield from self._wide.values()
+        if instant < 0:
+            return
+        nodes = self._nodes
+        for level in self._levels:
+            node = nodes.get((level, instant >> level))
+            if node is not None:
+                yield from node.values()
+
+
+class _Waiting:
+    """Fragments no run's time holds yet, by start: a run finds those inside its time by
+    one bisection, not by looking at every fragment held."""
+
+    __slots__ = ("_keys", "_pieces")
+
+    def __init__(self) -> None:
+        self._keys: list[tuple[int, int]] = []  # (start, seq), sorted
+        self._pieces: dict[int, _Group] = {}
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def put(self, group: _Group) -> None:
+        insort(self._keys, (group.start, group.seq))
+        self._pieces[group.seq] = group
+
+    def drop(self, group: _Group) -> None:
+        if self._pieces.pop(group.seq, None) is None:
+            return
+        keys = self._keys
+        del keys[bisect_left(keys, (group.start, group.seq))]
+
+    def inside(self, start: int, end: int) -> list[_Group]:
+        """The fragments whose time lies within ``start``..``end``."""
+        keys, pieces = self._keys, self._pieces
+        found = []
+        for position in range(bisect_left(keys, (start, -1)), len(keys)):
+            begins, seq = keys[position]
+            if begins > end:
+                break
+            group = pieces[seq]
+            if group.end <= end:
+                found.append(group)
+        return found
 
 
 class Stitcher:
     """Feed assembled runs with ``add``; emitted runs come back joined where they belong.
 
-    Each arrival looks only where a partner can be: the held fragments, the groups that
-    asked for a call id its history holds, the group of its own run id; never every run
-    held (a collector can release tens of thousands at once).
+    Each arrival looks only where a partner can be: the groups of its process that asked
+    for the call ids its history holds, the runs of its process running at its time, the
+    fragments of its process within its time, the group of its own run id; expiry looks
+    only at the groups that changed and those whose time is up. Nothing rescans every
+    group held (a collector can release tens of thousands at once): the work is linear in
+    the pieces, times the runs of one process running at once.
     """
 
     def __init__(self, hold: float) -> None:
         self.hold = hold
-        self._groups: list[_Group] = []  # in arrival order
+        self._groups: dict[int, _Group] = {}  # seq → group, in arrival order
+        self._seq = 0
         self._by_run: dict[str, _Group] = {}  # run id → the group holding it
-        self._fragments: list[_Group] = []  # held groups of one fragment, waiting for a run
-        self._by_call: dict[str, list[_Group]] = {}  # call id asked → groups that asked it
+        # (process, call id asked) → the open groups of that process that asked it.
+        self._by_call: dict[tuple[ProcessKey, str], dict[int, _Group]] = {}
+        self._spans: dict[ProcessKey, _Spans] = {}  # open agentic groups, by time
+        self._fragments: dict[ProcessKey, _Waiting] = {}  # fragments no run holds yet
+        self._changed: dict[int, _Group] = {}  # joined or closed since the last expiry
+        self._timers: list[tuple[float, int]] = []  # (last joined, seq): a heap
 
     @property
     def held(self) -> int:
@@ -123,128 +254,169 @@ class Stitcher:
     def expire(self, now: float) -> list[Run]:
         """Emit the groups nothing more can join, and those no piece joined for ``hold``,
         oldest first."""
-        waiting = [
-            group
-            for group in self._groups
-            if not group.closed and group.may_go_on() and group.last_joined > now - self.hold
-        ]
-        if len(waiting) == len(self._groups):
+        groups = self._groups
+        ready = {
+            seq: group
+            for seq, group in self._changed.items()
+            if groups.get(seq) is group and (group.closed or not group.may_go_on())
+        }
+        self._changed = {}
+        timers, deadline = self._timers, now - self.hold
+        while timers and timers[0][0] <= deadline:
+            joined, seq = heappop(timers)
+            group = groups.get(seq)
+            if group is not None and group.last_joined == joined:
+                ready[seq] = group
+        if not ready:
             return []
-        kept = {id(group) for group in waiting}
-        ready = [group for group in self._groups if id(group) not in kept]
-        self._groups = waiting
-        self._forget(ready)
-        return [_joined(group) for group in ready]
+        done = [ready[seq] for seq in sorted(ready)]
+        self._forget(done)
+        return [_joined(group) for group in done]
 
     def flush(self) -> list[Run]:
-        done = [_joined(group) for group in self._groups]
-        self._forget(self._groups)
-        self._groups = []
-        return done
+        done = list(self._groups.values())
+        self._forget(done)
+        self._changed, self._timers = {}, []
+        return [_joined(group) for group in done]
 
     def _forget(self, groups: list[_Group]) -> None:
-        gone = {id(group) for group in groups}
         for group in groups:
+            del self._groups[group.seq]
             for piece in group.pieces:
                 if self._by_run.get(piece.run.run_id) is group:
                     del self._by_run[piece.run.run_id]
-                for call_id in piece.asked:
-                    held = [g for g in self._by_call.get(call_id, ()) if id(g) not in gone]
-                    if held:
-                        self._by_call[call_id] = held
-                    else:
-                        self._by_call.pop(call_id, None)
-        self._fragments = [g for g in self._fragments if id(g) not in gone]
+            self._unindex(group)
+            waiting = self._fragments.get(group.process)
+            if waiting is not None:
+                waiting.drop(group)
+                if not waiting:
+                    del self._fragments[group.process]
+
+    def _unindex(self, group: _Group) -> None:
+        """Nothing more joins ``group`` (closed or emitted): no lookup finds it."""
+        for call_id in group.asked:
+            key = (group.process, call_id)
+            held = self._by_call.get(key)
+            if held is not None and held.pop(group.seq, None) is not None and not held:
+                del self._by_call[key]
+        spans = self._spans.get(group.process)
+        if spans is not None:
+            spans.drop(group)
+            if not spans:
+                del self._spans[group.process]
+
+    def _new(self, piece: _Piece, now: float) -> _Group:
+        self._seq += 1
+        group = _Group.of(piece, self._seq, now)
+        self._changed[group.seq] = group
+        heappush(self._timers, (now, group.seq))
+        return group
 
     def _hold(self, group: _Group) -> None:
-        self._groups.append(group)
+        self._groups[group.seq] = group
         self._index(group, group.pieces)
-        if not group.agentic:
-            self._fragments.append(group)
 
     def _index(self, group: _Group, pieces: list[_Piece]) -> None:
         for piece in pieces:
             self._by_run.setdefault(piece.run.run_id, group)
             for call_id in piece.asked:
-                self._by_call.setdefault(call_id, []).append(group)
+                self._by_call.setdefault((group.process, call_id), {})[group.seq] = group
+        if group.agentic and not group.closed:
+            self._spans.setdefault(group.process, _Spans()).put(group)
 
     def _arrive(self, piece: _Piece, now: float) -> None:
-        group = _Group([piece], last_joined=now)
         held = self._by_run.get(piece.run.run_id)
         if piece.run.revision > 0 or held is not None:
             # Late spans of a run: its own later revision, after the revision before it.
             if held is not None:
                 held.closed = True
+                self._changed[held.seq] = held
+                self._unindex(held)
+            group = self._new(piece, now)
             group.closed = True
-            self._groups.append(group)
+            self._groups[group.seq] = group
             return
+        group = self._new(piece, now)
         host = self._continued(piece) if piece.history and not piece.has_agent else None
         if host is not None:
             self._attach(host, group, StitchReason.CONTINUATION, now)
             group = host
         elif not piece.agentic:
-            host = self._enclosing(piece)
-            if host is not None:
-                self._attach(host, group, StitchReason.TIME_WINDOW, now)
+            found = self._enclosing(piece)
+            if len(found) == 1:
+                self._attach(found[0], group, StitchReason.TIME_WINDOW, now)
                 return
             self._hold(group)
+            if not found:  # no run holds it yet; with two, it stays apart for good
+                self._fragments.setdefault(piece.process, _Waiting()).put(group)
             return
         else:
             self._hold(group)
-        if group.agentic:  # fragments that came first and fall inside this run
-            for waiting in list(self._fragments):
-                fragment = waiting.pieces[0]
-                if len(waiting.pieces) == 1 and self._enclosing(fragment) is group:
-                    self._groups.remove(waiting)
-                    self._fragments.remove(waiting)
-                    self._by_run.pop(fragment.run.run_id, None)
-                    self._attach(group, waiting, StitchReason.TIME_WINDOW, now)
+        # Fragments that came first and fall inside this run: no other run held them (a
+        # run that did would have taken them), so this one is the one.
+        waiting = self._fragments.get(group.process)
+        if group.agentic and waiting is not None:
+            for fragment in sorted(waiting.inside(group.start, group.end), key=_arrival):
+                waiting.drop(fragment)
+                del self._groups[fragment.seq]
+                self._by_run.pop(fragment.pieces[0].run.run_id, None)
+                self._changed.pop(fragment.seq, None)
+                self._attach(group, fragment, StitchReason.TIME_WINDOW, now)
+            if not waiting:
+                del self._fragments[group.process]
 
     def _continued(self, piece: _Piece) -> _Group | None:
         """The one earlier group of the same process whose model calls asked for every call
         this piece's input history holds, ended before it started, and not long before."""
-        candidates = {
-            id(group): group
-            for call_id in piece.history
-            for group in self._by_call.get(call_id, ())
-        }
-        found = [
-            group
-            for group in candidates.values()
-            if not group.closed
-            and piece.process in group.processes()
-            and piece.history <= group.asked()
-            and group.end <= piece.start <= group.end + MAX_GAP_NS
-        ]
-        return found[0] if len(found) == 1 else None
+        askers = []
+        for call_id in piece.history:
+            held = self._by_call.get((piece.process, call_id))
+            if held is None:
+                return None  # no group asked for this one
+            askers.append(held)
+        found: _Group | None = None
+        for group in min(askers, key=len).values():
+            if piece.history <= group.asked and group.end <= piece.start <= group.end + MAX_GAP_NS:
+                if found is not None:
+                    return None  # two could be continued: neither is
+                found = group
+        return found
 
-    def _enclosing(self, fragment: _Piece) -> _Group | None:
-        """The one agentic group of the same process whose time span holds the fragment."""
-        found = [
-            group
-            for group in self._groups
-            if not group.closed
-            and group.agentic
-            and fragment.process in group.processes()
-            and group.start <= fragment.start
-            and fragment.end <= group.end
-        ]
-        return found[0] if len(found) == 1 else None
+    def _enclosing(self, fragment: _Piece) -> list[_Group]:
+        """The open agentic groups of the same process whose time span holds the fragment:
+        none, one, or the first two found (two are as many as it takes to stay apart)."""
+        spans = self._spans.get(fragment.process)
+        found: list[_Group] = []
+        if spans is None:
+            return found
+        for group in spans.holding(fragment.start):
+            if group.start <= fragment.start and fragment.end <= group.end:
+                found.append(group)
+                if len(found) == 2:
+                    break
+        return found
 
     def _attach(self, host: _Group, group: _Group, how: StitchReason, now: float) -> None:
         added: list[_Piece] = []
         for piece in group.pieces:
-            if piece.run.run_id not in {p.run.run_id for p in host.pieces}:
-                host.pieces.append(piece)
-                added.append(piece)
+            if piece.run.run_id not in host.run_ids:
                 via = ""
                 if how is StitchReason.CONTINUATION:
-                    via = ", ".join(sorted(host.asked() & piece.history)[:3])
+                    via = ", ".join(sorted(host.asked & piece.history)[:3])
+                host.add(piece)
+                added.append(piece)
                 for trace_id in piece.run.trace_ids:
                     host.stitches.append(Stitch(trace_id, how, via))
         host.stitches.extend(group.stitches)
         host.last_joined = now
+        heappush(self._timers, (now, host.seq))
+        self._changed[host.seq] = host
+        self._changed.pop(group.seq, None)
         self._index(host, added)
+
+
+def _arrival(group: _Group) -> int:
+    return group.seq
 
 
 def _joined(group: _Group) -> Run:
@@ -322,7 +494,8 @@ class StitchingAssembler:
 
     def __init__(self, assembler: RunAssembler, *, stitch: bool = True) -> None:
         self.assembler = assembler
-        self.stitcher = Stitcher(assembler.idle) if stitch else None
+        # Pieces join only runs of their own sender (tenant): ``senders``.
+        self.stitcher = BySender(lambda: Stitcher(assembler.idle)) if stitch else None
 
     @property
     def open_traces(self) -> int:

@@ -1,7 +1,8 @@
 """The pytest plugin (entry point ``rampart``): score what an agent did, inside its tests.
 
 - fixture ``agent_trace``: the spans the code under test finishes during the test, its
-  runs, ``score(policy)`` and ``assert_safe(policy)``;
+  runs, ``score(policy)`` and ``assert_safe(policy)``; it turns the watcher on
+  (``rampart_otel.watch``, docs/watch.md) unless ``--rampart-no-watch`` is given;
 - mark ``@pytest.mark.rampart(policy="policy.yaml")``: the policy they use by default;
 - at the end, a summary of every scored result; ``--rampart-report PATH`` writes them all
   as one report@1 document; ``--rampart-fail-on`` fails tests on their results too;
@@ -90,6 +91,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Also fail a test whose scored results hold an unsafe or error verdict (unsafe), "
         "or an undetermined one too (undetermined). Default: the test's own asserts decide.",
     )
+    group.addoption(
+        "--rampart-no-watch",
+        action="store_true",
+        help="Do not turn the watcher on for agent_trace (rampart_otel.watch: every connection, "
+        "HTTP request, process and file write of the test process recorded as a span, "
+        "docs/watch.md). It is on by default and, once on, stays on for the session.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -114,6 +122,10 @@ def agent_trace(request: pytest.FixtureRequest) -> Iterator[AgentTrace]:
     session = request.config.stash[_SESSION]
     node_id = request.node.nodeid
     default_policy = _marked_policy(request.node)
+    if not request.config.getoption("rampart_no_watch"):
+        from rampart_otel import watch
+
+        watch.watch()  # before the capture's provider is made: it attests on every span
     with capturing() as capture:
         yield AgentTrace(
             capture,

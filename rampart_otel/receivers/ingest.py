@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import json
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ from rampart_otel.codecs.otlp_ids import (
 from rampart_otel.codecs.otlp_json import load_json, spans_from_json
 from rampart_otel.codecs.otlp_proto import spans_to_proto_request
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
+from rampart_otel.codecs.sender import SenderNote, noted
 from rampart_otel.errors import Backlogged, DecodeError, QueueFull, Refusal
 from rampart_otel.model import Span
 
@@ -92,15 +94,31 @@ class Accepted:
         return response
 
 
-def check_token(expected: str | None, authorization: str | None) -> None:
-    """Bearer-token check in constant time; no token configured means no check."""
-    if expected is None:
-        return
+# Bearer token -> the tenant it names ("": the collector's one tenant, when it names none).
+Tokens = Mapping[str, str]
+
+
+def authenticate(tokens: Tokens | None, authorization: str | None) -> str:
+    """The tenant whose bearer token the client sent, compared in constant time with every
+    configured token; no token configured means no check (tenant ""). Refused with 401
+    otherwise, whichever token was wrong."""
+    if not tokens:
+        return ""
     scheme, _, given = (authorization or "").strip().partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(
-        given.strip().encode(), expected.encode()
-    ):
+    sent = given.strip().encode()
+    found: str | None = None
+    for token, tenant in tokens.items():  # every token compared: the time says nothing
+        if hmac.compare_digest(sent, token.encode()) and scheme.lower() == "bearer":
+            found = tenant
+    if found is None:
         raise Refusal(401, UNAUTHENTICATED, "missing or wrong bearer token")
+    return found
+
+
+def sent_by(accepted: Accepted, tenant: str, client: str) -> bytes:
+    """What is stored of an accepted request: its payload with the collector's note of who
+    sent it (``codecs/sender``), which the scorer reads back onto every span."""
+    return noted(accepted.payload, SenderNote(tenant, client))
 
 
 def media_type(content_type: str | None) -> str:

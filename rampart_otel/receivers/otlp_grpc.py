@@ -33,12 +33,12 @@ class TraceService:
         self,
         writer: Consumer,
         metrics: Telemetry,
-        token: str | None = None,
+        tokens: ingest.Tokens | None = None,
         retry_after: int = 1,
     ) -> None:
         self.writer = writer
         self.metrics = metrics
-        self.token = token
+        self.tokens = tokens
         self.retry_after = retry_after
 
     def export(self, request: bytes, context: grpc.ServicerContext) -> bytes:
@@ -46,13 +46,13 @@ class TraceService:
         try:
             metadata = dict(context.invocation_metadata())
             authorization = metadata.get("authorization")  # str: not a -bin key
-            ingest.check_token(
-                self.token, authorization if isinstance(authorization, str) else None
+            tenant = ingest.authenticate(
+                self.tokens, authorization if isinstance(authorization, str) else None
             )
             accepted = ingest.decode(request, PROTOBUF)
             spans = accepted.spans
             if accepted.stored:
-                self._store(accepted.payload)
+                self._store(ingest.sent_by(accepted, tenant, _client(context)))
         except Refusal as refusal:
             self._refuse(context, refusal, spans)
             raise AssertionError("unreachable: abort raises") from None
@@ -87,6 +87,13 @@ class TraceService:
                 )
             )
         context.abort(code, refusal.message)
+
+
+def _client(context: grpc.ServicerContext) -> str:
+    """The client's address as gRPC names it (``ipv4:HOST:PORT``), without the family."""
+    peer = context.peer() or ""
+    family, _, address = peer.partition(":")
+    return address if family in ("ipv4", "ipv6") else peer
 
 
 def make_server(

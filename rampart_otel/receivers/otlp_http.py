@@ -17,7 +17,7 @@ from typing import Any
 from rampart_otel.errors import QueueFull, Refusal, WriterClosed
 from rampart_otel.receivers import ingest
 from rampart_otel.receivers.consumer import Consumer, Telemetry
-from rampart_otel.receivers.ingest import PROTOBUF, Accepted
+from rampart_otel.receivers.ingest import PROTOBUF
 from rampart_otel.render import safe_text
 
 Scope = dict[str, Any]
@@ -109,7 +109,7 @@ class OTLPHttpApp:
         writer: Consumer,
         metrics: Telemetry,
         max_request_bytes: int,
-        token: str | None = None,
+        tokens: ingest.Tokens | None = None,
         retry_after: int = 1,
         backpressure_status: int = 503,
         health: Callable[[], tuple[bool, str]] | None = None,
@@ -120,7 +120,7 @@ class OTLPHttpApp:
         self.writer = writer
         self.metrics = metrics
         self.max_request_bytes = max_request_bytes
-        self.token = token
+        self.tokens = tokens
         self.retry_after = retry_after
         self.backpressure_status = backpressure_status
         self.body_timeout = body_timeout
@@ -173,7 +173,9 @@ class OTLPHttpApp:
         media = PROTOBUF
         spans = 0
         try:
-            ingest.check_token(self.token, headers.get(b"authorization", b"").decode("latin-1"))
+            tenant = ingest.authenticate(
+                self.tokens, headers.get(b"authorization", b"").decode("latin-1")
+            )
             content_type = headers.get(b"content-type", b"").decode("latin-1")
             try:
                 media = ingest.media_type(content_type)
@@ -200,7 +202,7 @@ class OTLPHttpApp:
                 raise
             spans = accepted.spans
             if accepted.stored:
-                await self._store(accepted)
+                await self._store(ingest.sent_by(accepted, tenant, _client(scope)))
         except Refusal as refusal:
             await self._refuse(send, refusal, media, spans)
             return
@@ -227,7 +229,7 @@ class OTLPHttpApp:
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    async def _store(self, accepted: Accepted) -> None:
+    async def _store(self, payload: bytes) -> None:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[BaseException | None] = loop.create_future()
 
@@ -235,7 +237,7 @@ class OTLPHttpApp:
             loop.call_soon_threadsafe(_settle, future, error)
 
         try:
-            self.writer.append(accepted.payload, done)
+            self.writer.append(payload, done)
         except QueueFull as full:
             raise ingest.busy(self.retry_after, self.backpressure_status, full) from None
         except WriterClosed as error:
@@ -275,6 +277,15 @@ class OTLPHttpApp:
 def _settle(future: asyncio.Future[BaseException | None], error: BaseException | None) -> None:
     if not future.done():
         future.set_result(error)
+
+
+def _client(scope: Scope) -> str:
+    """The client's address as the server saw it (``HOST:PORT``), "" when not known."""
+    client = scope.get("client")
+    if not client:
+        return ""
+    host, port = client[0], client[1]
+    return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
 
 
 def _headers(scope: Scope) -> dict[bytes, bytes]:

@@ -19,6 +19,7 @@ import logging
 from pathlib import Path
 
 from rampart_otel.storage.pg_results import DEFAULT_INSTANCE, PgResultsStore
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultsStore
 from rampart_otel.storage.segments import list_segments
 
@@ -38,7 +39,7 @@ def reconcile_checkpoint(
     With ``results_url`` the checkpoint is ``instance``'s in that shared store, not the one
     in ``results_db``.
     """
-    store: ResultsStore | PgResultsStore
+    store: VerdictStore
     if results_url is not None:
         store = PgResultsStore(results_url, instance=instance)
     elif not results_db.exists():
@@ -82,7 +83,7 @@ def forget_shard_checkpoints(
     """Drop the scorer shards' own resume points once they have stopped (the store's
     checkpoint, the least of them, is all a restart reads); a store that cannot be opened
     now keeps them until the next start drops them."""
-    store: ResultsStore | PgResultsStore
+    store: VerdictStore
     if results_url is not None:
         store = PgResultsStore(results_url, instance=instance)
     elif not results_db.exists():

@@ -16,10 +16,8 @@ psycopg is imported here only: a store given a ``postgresql://`` URL needs the
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rampart_otel.errors import SchemaError, StoreError
 from rampart_otel.render import without_password
@@ -32,12 +30,12 @@ from rampart_otel.storage.pg_schema import (
     stored_key,
     stored_version,
 )
-from rampart_otel.storage.results import (
+from rampart_otel.storage.sql_store import (
+    Dialect,
+    Position,
     ResultRow,
-    shard_checkpoint,
-    status_counts,
-    stored_results,
-    unpack_span_ids,
+    SqlStore,
+    SqlTransaction,
     version_text,
 )
 
@@ -51,6 +49,10 @@ CONNECT_TIMEOUT = 10  # seconds: a server that is down fails the start, it does 
 
 def is_postgres_url(target: object) -> bool:
     return isinstance(target, str) and target.startswith(URL_SCHEMES)
+
+
+# Over-long key columns are kept as a digest (``stored_key``): every lookup goes through it.
+POSTGRES = Dialect("%s", stored_key)
 
 
 def redacted(url: str) -> str:
@@ -129,8 +131,11 @@ def checkpoint_segment(url: str, instance: str) -> int | None:
     return int(row[0]) if row else None
 
 
-class PgResultsStore:
-    """``ResultsStore`` on PostgreSQL; ``instance`` names this collector's resume point."""
+class PgResultsStore(SqlStore):
+    """The results store in PostgreSQL (``protocol.VerdictStore``); ``instance`` names this
+    collector's resume point."""
+
+    dialect: ClassVar[Dialect] = POSTGRES
 
     def __init__(
         self, url: str, *, instance: str = DEFAULT_INSTANCE, readonly: bool = False
@@ -158,16 +163,8 @@ class PgResultsStore:
     def schema_version(self) -> int | None:
         return stored_version(self.db)
 
-    def close(self) -> None:
-        self.db.close()
-
-    # -- scorer side -------------------------------------------------------------------
-
-    def checkpoint(self) -> tuple[int, int] | None:
-        row = self.db.execute(
-            "SELECT segment, byte_offset FROM checkpoint WHERE instance = %s", (self.instance,)
-        ).fetchone()
-        return (row[0], row[1]) if row else None
+    def checkpoint(self) -> Position | None:
+        return _checkpoint(self.db, self.instance)
 
     def clear_shard_checkpoints(self) -> None:
         """Forget this instance's shards' resume points (``ResultsStore``'s, said there)."""
@@ -176,27 +173,15 @@ class PgResultsStore:
             "DELETE FROM checkpoint WHERE left(instance, length(%s)) = %s", (prefix, prefix)
         )
 
-    def scored_span_ids(self, run_id: str) -> tuple[int, set[bytes]]:
-        """The run's last revision (-1 if never scored) and every span id scored so far."""
-        latest = -1
-        seen: set[bytes] = set()
-        for revision, packed in self.db.execute(
-            "SELECT revision, span_ids FROM runs WHERE run_id = %s", (stored_key(run_id),)
-        ):
-            latest = max(latest, revision)
-            seen |= unpack_span_ids(bytes(packed))
-        return latest, seen
-
     def transaction(self) -> _PgTransaction:
         return _PgTransaction(self.db, self.instance, self._registered)
 
-    # -- audit side --------------------------------------------------------------------
 
-    def results(self, limit: int | None = None) -> Iterator[ResultRow]:
-        return stored_results(self.db, limit)
-
-    def status_counts(self) -> dict[str, int]:
-        return status_counts(self.db)
+def _checkpoint(db: psycopg.Connection[Any], instance: str) -> Position | None:
+    row = db.execute(
+        "SELECT segment, byte_offset FROM checkpoint WHERE instance = %s", (instance,)
+    ).fetchone()
+    return (int(row[0]), int(row[1])) if row else None
 
 
 # The round's verdicts arrive as one array per column. Text is compared as "C", as the
@@ -254,8 +239,10 @@ _WRITE_DOCUMENTS = (
 )
 
 
-class _PgTransaction:
+class _PgTransaction(SqlTransaction):
     """One write transaction: runs and results of a scoring round, plus the checkpoint."""
+
+    dialect: ClassVar[Dialect] = POSTGRES
 
     def __init__(
         self,
@@ -263,10 +250,9 @@ class _PgTransaction:
         instance: str,
         registered: set[tuple[str, str, str]],
     ) -> None:
+        super().__init__(registered)
         self.db = db
         self.instance = instance
-        self.registered = registered
-        self.registering: set[tuple[str, str, str]] = set()
         self.results: list[tuple[Any, ...]] = []  # add_result's rows, written at the end
         # (run, revision, policy, version) -> check -> document: written at the end, together
         self.documents: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
@@ -300,33 +286,8 @@ class _PgTransaction:
                 self._transaction.__exit__(kind, error, trace)
             finally:
                 self._pipeline.__exit__(kind, error, trace)
-        if kind is None:  # known stored only once committed
-            self.registered |= self.registering
-
-    def add_run(
-        self,
-        run_id: str,
-        revision: int,
-        packed_span_ids: bytes,
-        digest: str,
-        trace_ids: list[str],
-        service: str | None,
-        started_at_ns: int | None,
-    ) -> None:
-        self.db.execute(
-            "INSERT INTO runs VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                stored_key(run_id),
-                revision,
-                digest,
-                packed_span_ids,
-                len(packed_span_ids) // 8,
-                json.dumps(trace_ids),
-                stored_key(service),
-                started_at_ns,
-                time.time(),
-            ),
-        )
+        if kind is None:
+            self.committed()
 
     def add_result(self, row: ResultRow) -> None:
         """Store a verdict; it supersedes earlier revisions of its (run, policy, version, check).
@@ -336,9 +297,6 @@ class _PgTransaction:
         transaction reads ``results`` back, so holding them until then changes no answer.
         """
         version = version_text(row.policy_version)
-        run_at = row.run_at
-        if run_at is None:
-            run_at = row.started_at_ns / 1e9 if row.started_at_ns is not None else row.scored_at
         self.results.append(
             (
                 stored_key(row.run_id),
@@ -351,30 +309,12 @@ class _PgTransaction:
                 row.scored_at,
                 PACKED,
                 version,
-                run_at,
+                row.audit_time(),
             )
         )
         key = (stored_key(row.run_id), row.revision, row.policy, version)
         self.documents.setdefault(key, {})[row.check_id] = row.result
-        check = (row.policy, version, row.check_id)
-        if check in self.registered or check in self.registering:
-            return
-        self.registering.add(check)
-        self.db.execute(
-            "INSERT INTO policy_checks VALUES (%s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (policy, policy_version, check_id) DO UPDATE"
-            " SET harm_category = excluded.harm_category"
-            " WHERE policy_checks.harm_category IS NULL AND excluded.harm_category IS NOT NULL",
-            (
-                row.policy,
-                version,
-                row.check_id,
-                json.dumps(row.policy_version),
-                row.result.get("polarity"),
-                row.result.get("harm_category"),
-                row.scored_at,
-            ),
-        )
+        self.register_check(row)
 
     def _write_results(self) -> None:
         """The round's verdicts as ``add_result`` one at a time would leave them: earlier
@@ -422,30 +362,28 @@ class _PgTransaction:
             (self.instance, segment, offset, spans, message, time.time()),
         )
 
-    def set_checkpoint(self, segment: int, offset: int, instance: str | None = None) -> None:
+    def set_checkpoint(self, segment: int, offset: int) -> None:
+        self._save_position(self.instance, (segment, offset))
+
+    def _save_position(self, instance: str, position: Position) -> None:
         self.db.execute(
             "INSERT INTO checkpoint VALUES (%s, %s, %s) ON CONFLICT (instance) DO UPDATE"
             " SET segment = excluded.segment, byte_offset = excluded.byte_offset",
-            (instance or self.instance, segment, offset),
+            (instance, *position),
         )
 
-    def set_shard_checkpoint(self, shard: int, shards: int, segment: int, offset: int) -> None:
-        """One scorer shard's resume point (its own row, ``INSTANCE [shard I/N]``), and the
-        instance's checkpoint moved to the least of them (``shard_checkpoint``). Writers
-        take turns (the advisory lock), so the shards' rows read here are current."""
-        self.set_checkpoint(segment, offset, instance=shard_instance(self.instance, shard, shards))
+    # A shard's resume point is its own row, ``INSTANCE [shard I/N]``.
+    def _save_shard_position(self, shard: int, shards: int, position: Position) -> None:
+        self._save_position(shard_instance(self.instance, shard, shards), position)
+
+    def _shard_positions(self, shards: int) -> list[Position]:
         prefix = shard_instance(self.instance, "", "").removesuffix("/]")
         rows = self.db.execute(
             "SELECT segment, byte_offset FROM checkpoint"
             " WHERE left(instance, length(%s)) = %s AND right(instance, length(%s)) = %s",
             (prefix, prefix, f"/{shards}]", f"/{shards}]"),
-        ).fetchall()
-        saved = self.db.execute(
-            "SELECT segment, byte_offset FROM checkpoint WHERE instance = %s", (self.instance,)
-        ).fetchone()
-        positions = [(int(segment), int(offset)) for segment, offset in rows]
-        least = shard_checkpoint(
-            positions, shards, (int(saved[0]), int(saved[1])) if saved else None
         )
-        if least is not None:
-            self.set_checkpoint(*least)
+        return [(int(segment), int(offset)) for segment, offset in rows]
+
+    def _saved_checkpoint(self) -> Position | None:
+        return _checkpoint(self.db, self.instance)

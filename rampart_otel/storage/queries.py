@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any
 
 from rampart_otel.storage import audit_queries, pg_queries
 from rampart_otel.storage.audit_queries import (
@@ -20,13 +20,7 @@ from rampart_otel.storage.audit_queries import (
     latest,
     version_order,
 )
-
-if TYPE_CHECKING:
-    import psycopg
-
-    Db: TypeAlias = sqlite3.Connection | psycopg.Connection[Any]
-else:
-    Db: TypeAlias = Any
+from rampart_otel.storage.protocol import Db
 
 __all__ = [
     "Buckets",

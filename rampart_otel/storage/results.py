@@ -11,27 +11,37 @@ transaction as the results it covers, so the two never disagree.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rampart_otel.errors import SchemaError, StoreError
-from rampart_otel.storage.documents import PACKED, DocumentReader, merged, store_documents
+from rampart_otel.storage.documents import PACKED, merged, store_documents
 from rampart_otel.storage.schema import SCHEMA_VERSION, prepare, stored_version
+from rampart_otel.storage.sql_store import (
+    SQLITE,
+    Dialect,
+    Position,
+    ResultRow,
+    SqlStore,
+    SqlTransaction,
+    shard_checkpoint,
+    span_set,
+    unpack_span_ids,
+    version_text,
+)
 
-# The layout and its migrations live in ``schema``; re-exported for callers of the store.
+# The layout and its migrations live in ``schema``, the rows and the SQL both stores share
+# in ``sql_store``; re-exported for callers of the store.
 __all__ = [
     "SCHEMA_VERSION",
     "ResultRow",
     "ResultsStore",
     "SchemaError",
     "open_reader",
+    "shard_checkpoint",
     "span_set",
     "unpack_span_ids",
     "version_text",
@@ -42,20 +52,11 @@ __all__ = [
 # as ``checkpoint.shard.INDEX/COUNT``; as its own ``checkpoint`` row in PostgreSQL) and the
 # least of them as the store's checkpoint, which every reader of the checkpoint uses.
 SHARD_KEY = "checkpoint.shard."
-Position = tuple[int, int]
 
 
-def shard_checkpoint(rows: list[Position], shards: int, saved: Position | None) -> Position | None:
-    """The store's checkpoint once a shard stored its own: the least of the ``shards``
-    shards' points. While some shard has stored none yet it may not have started: it will
-    resume from the checkpoint ``saved``, so that stays its point and the checkpoint never
-    moves past it; with none saved yet (it will start at the oldest segment) there is still
-    none (None)."""
-    if len(rows) < shards:
-        if saved is None:
-            return None
-        rows = [*rows, saved]
-    return min(rows)
+def _checkpoint(db: sqlite3.Connection) -> Position | None:
+    row = db.execute("SELECT segment, offset FROM checkpoint WHERE id = 1").fetchone()
+    return (row[0], row[1]) if row else None
 
 
 def _position(value: str) -> Position:
@@ -63,64 +64,14 @@ def _position(value: str) -> Position:
     return int(segment), int(offset)
 
 
-def span_set(span_ids: Iterable[str]) -> tuple[bytes, str]:
-    """Sorted span ids packed as bytes, and their digest: what identifies a scored run."""
-    packed = b"".join(sorted({bytes.fromhex(span_id) for span_id in span_ids}))
-    return packed, hashlib.sha256(packed).hexdigest()
-
-
-def unpack_span_ids(packed: bytes) -> set[bytes]:
-    return {packed[i : i + 8] for i in range(0, len(packed), 8)}
-
-
-@dataclass(slots=True)
-class ResultRow:
-    run_id: str
-    revision: int
-    policy: str
-    check_id: str
-    status: str
-    service: str | None
-    started_at_ns: int | None
-    scored_at: float
-    result: dict[str, Any]
-    policy_version: int | str | None = None  # None: a policy without a version
-    run_at: float | None = None  # audit time; None: started_at_ns, else scored_at
-
-
-def stored_results(db: Any, limit: int | None = None) -> Iterator[ResultRow]:
-    """Every stored row, all revisions and policy versions, in scoring order (the same SQL
-    on SQLite and PostgreSQL: ``db`` is either's connection)."""
-    query = (
-        "SELECT run_id, revision, policy, check_id, status, service, started_at_ns,"
-        " scored_at, result, policy_version, run_at FROM results"
-        " ORDER BY scored_at, run_id, revision, check_id"
-    )
-    if limit is not None:
-        query += f" LIMIT {int(limit)}"
-    documents = DocumentReader(db, "?" if isinstance(db, sqlite3.Connection) else "%s")
-    for row in db.execute(query):
-        run_id, revision, policy, check_id, status, service, started_at_ns, scored_at = row[:8]
-        result = documents.document(row[8], run_id, revision, policy, row[9], check_id)
-        yield ResultRow(
-            run_id, revision, policy, check_id, status, service, started_at_ns, scored_at,
-            result, row[9], row[10],
-        )  # fmt: skip
-
-
-def status_counts(db: Any) -> dict[str, int]:
-    return dict(db.execute("SELECT status, count(*) FROM results GROUP BY status"))
-
-
-def version_text(version: int | str | None) -> str:
-    """A policy version as stored in ``results.policy_version`` ('' for none)."""
-    return "" if version is None else str(version)
-
-
 PAGE_SIZE = 16384  # bytes per page of a new results.db (SQLite's default is 4096)
 
 
-class ResultsStore:
+class ResultsStore(SqlStore):
+    """The results store in a data directory's ``results.db`` (``protocol.VerdictStore``)."""
+
+    dialect: ClassVar[Dialect] = SQLITE
+
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
         if readonly:
@@ -139,50 +90,26 @@ class ResultsStore:
     def schema_version(self) -> int | None:
         return stored_version(self.db)
 
-    def close(self) -> None:
-        self.db.close()
-
-    # -- scorer side -------------------------------------------------------------------
-
-    def checkpoint(self) -> tuple[int, int] | None:
-        row = self.db.execute("SELECT segment, offset FROM checkpoint WHERE id = 1").fetchone()
-        return (row[0], row[1]) if row else None
+    def checkpoint(self) -> Position | None:
+        return _checkpoint(self.db)
 
     def clear_shard_checkpoints(self) -> None:
         """Forget the shards' resume points (at start: every shard resumes from the store's
         checkpoint, the least of them, whatever the number of shards was)."""
         self.db.execute("DELETE FROM meta WHERE key LIKE ?", (f"{SHARD_KEY}%",))
 
-    def scored_span_ids(self, run_id: str) -> tuple[int, set[bytes]]:
-        """The run's last revision (-1 if never scored) and every span id scored so far."""
-        latest = -1
-        seen: set[bytes] = set()
-        for revision, packed in self.db.execute(
-            "SELECT revision, span_ids FROM runs WHERE run_id = ?", (run_id,)
-        ):
-            latest = max(latest, revision)
-            seen |= unpack_span_ids(packed)
-        return latest, seen
-
     def transaction(self) -> _Transaction:
         return _Transaction(self.db, self._registered)
 
-    # -- audit side --------------------------------------------------------------------
 
-    def results(self, limit: int | None = None) -> Iterator[ResultRow]:
-        return stored_results(self.db, limit)
-
-    def status_counts(self) -> dict[str, int]:
-        return status_counts(self.db)
-
-
-class _Transaction:
+class _Transaction(SqlTransaction):
     """One write transaction: runs and results of a scoring round, plus the checkpoint."""
 
+    dialect: ClassVar[Dialect] = SQLITE
+
     def __init__(self, db: sqlite3.Connection, registered: set[tuple[str, str, str]]) -> None:
+        super().__init__(registered)
         self.db = db
-        self.registered = registered
-        self.registering: set[tuple[str, str, str]] = set()
         # (run, revision, policy, version) -> check -> document: stored at the end, together
         self.documents: dict[tuple[str, int, str, str], dict[str, dict[str, Any]]] = {}
 
@@ -198,10 +125,9 @@ class _Transaction:
                 self._rollback()
                 raise
             self.db.execute("COMMIT")
+            self.committed()
         else:
             self._rollback()
-        if kind is None:  # known stored only once committed
-            self.registered |= self.registering
 
     def _rollback(self) -> None:
         # SQLite rolls back on its own after some errors (a full disk, an I/O error): a
@@ -209,37 +135,9 @@ class _Transaction:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
-    def add_run(
-        self,
-        run_id: str,
-        revision: int,
-        packed_span_ids: bytes,
-        digest: str,
-        trace_ids: list[str],
-        service: str | None,
-        started_at_ns: int | None,
-    ) -> None:
-        self.db.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                revision,
-                digest,
-                packed_span_ids,
-                len(packed_span_ids) // 8,
-                json.dumps(trace_ids),
-                service,
-                started_at_ns,
-                time.time(),
-            ),
-        )
-
     def add_result(self, row: ResultRow) -> None:
         """Store a verdict; it supersedes earlier revisions of its (run, policy, version, check)."""
         version = version_text(row.policy_version)
-        run_at = row.run_at
-        if run_at is None:
-            run_at = row.started_at_ns / 1e9 if row.started_at_ns is not None else row.scored_at
         key = (row.run_id, row.policy, version, row.check_id, row.revision)
         if row.revision > 0:
             self.db.execute(
@@ -264,30 +162,13 @@ class _Transaction:
                 row.scored_at,
                 PACKED,
                 version,
-                run_at,
+                row.audit_time(),
                 *key,
             ),
         )
         documents = self.documents.setdefault((row.run_id, row.revision, row.policy, version), {})
         documents[row.check_id] = row.result
-        check = (row.policy, version, row.check_id)
-        if check in self.registered or check in self.registering:
-            return
-        self.registering.add(check)
-        self.db.execute(
-            "INSERT INTO policy_checks VALUES (?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT DO UPDATE SET harm_category = excluded.harm_category"
-            " WHERE harm_category IS NULL AND excluded.harm_category IS NOT NULL",
-            (
-                row.policy,
-                version,
-                row.check_id,
-                json.dumps(row.policy_version),
-                row.result.get("polarity"),
-                row.result.get("harm_category"),
-                row.scored_at,
-            ),
-        )
+        self.register_check(row)
 
     def _write_documents(self) -> None:
         """Each run revision's documents in one value, with any stored ones not replaced."""
@@ -314,22 +195,20 @@ class _Transaction:
             (segment, offset),
         )
 
-    def set_shard_checkpoint(self, shard: int, shards: int, segment: int, offset: int) -> None:
-        """One scorer shard's resume point (``shard`` of ``shards``), and the store's
-        checkpoint moved to the least of them (``shard_checkpoint``)."""
+    def _save_shard_position(self, shard: int, shards: int, position: Position) -> None:
         self.db.execute(
             "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (f"{SHARD_KEY}{shard}/{shards}", f"{segment} {offset}"),
+            (f"{SHARD_KEY}{shard}/{shards}", "{} {}".format(*position)),
         )
+
+    def _shard_positions(self, shards: int) -> list[Position]:
         rows = self.db.execute(
             "SELECT value FROM meta WHERE key LIKE ?", (f"{SHARD_KEY}%/{shards}",)
-        ).fetchall()
-        saved = self.db.execute("SELECT segment, offset FROM checkpoint WHERE id = 1").fetchone()
-        least = shard_checkpoint(
-            [_position(value) for (value,) in rows], shards, tuple(saved) if saved else None
         )
-        if least is not None:
-            self.set_checkpoint(*least)
+        return [_position(value) for (value,) in rows]
+
+    def _saved_checkpoint(self) -> Position | None:
+        return _checkpoint(self.db)
 
 
 def _open_writable(path: Path) -> sqlite3.Connection:

@@ -12,14 +12,13 @@ from rampart_otel.storage.pg_results import (
     is_postgres_url,
     redacted,
 )
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultsStore, open_reader
-
-AnyResultsStore = ResultsStore | PgResultsStore
 
 
 def open_results_store(
     target: Path | str, *, instance: str = DEFAULT_INSTANCE, readonly: bool = False
-) -> AnyResultsStore:
+) -> VerdictStore:
     """A data directory's ``results.db`` (as ``ResultsStore`` opens it), or the PostgreSQL
     store at a ``postgresql://`` URL with ``instance``'s checkpoint.
 

@@ -29,6 +29,9 @@ class Framework:
     # A paragraph for the traces README, after its table: what a reader of the recordings
     # needs to know of them beyond each case's line (how the framework names its tools).
     traces_note: str = ""
+    # The checks the places table (samples/support_matrix.py, docs/evidence-samples.md) shows
+    # for each case: samples/policy.yaml's, and those of the folder's own policy.yaml.
+    checks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Case:
     scripts: dict[str, tuple[Turn, ...]] = field(default_factory=dict)  # framework-specific
     side_reply: str | None = None  # text for model requests that offer no tools
     timeout: float = 300.0
+    # Run under ``rampart-otel watch --`` (docs/watch.md): the watcher on from the first line.
+    watch: bool = False
 
 
 # The cases most frameworks record as they are (see samples/frameworks/README.md).

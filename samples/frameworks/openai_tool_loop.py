@@ -55,9 +55,10 @@ def string_parameter(name: str) -> dict[str, Any]:
     return {"type": "object", "properties": {name: {"type": "string"}}, "required": [name]}
 
 
-def setup() -> Any:
-    """The global provider with the OTLP/HTTP exporter, and OpenInference's openai spans."""
-    provider = task.tracer_provider()
+def setup(**resource: Any) -> Any:
+    """The global provider with the OTLP/HTTP exporter (``resource`` on top of the task's
+    service name), and OpenInference's openai spans."""
+    provider = task.tracer_provider(**resource)
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
     OpenAIInstrumentor().instrument()
@@ -84,8 +85,11 @@ def chat_loop(client: Any, question: str, tools: list[Tool], execute: Callable[.
     raise RuntimeError(f"no final answer after {MAX_STEPS} model calls")
 
 
-def run(question: str, tools: list[Tool], spans: bool = True) -> str:
-    """Run the loop; with ``spans``, inside an AGENT span and each tool in a TOOL span."""
+def run(
+    question: str, tools: list[Tool], spans: bool = True, agent: str = task.SERVICE_NAME
+) -> str:
+    """Run the loop; with ``spans``, inside an AGENT span (named ``agent``) and each tool in
+    a TOOL span."""
     import openai
 
     client = openai.OpenAI(base_url=os.environ["OPENAI_BASE_URL"], max_retries=0)
@@ -102,7 +106,7 @@ def run(question: str, tools: list[Tool], spans: bool = True) -> str:
         for tool in tools
     }
 
-    @tracer.agent(name=task.SERVICE_NAME)
+    @tracer.agent(name=agent)
     def weather_agent(question: str) -> str:
         return chat_loop(client, question, tools, lambda name, args: traced[name](**args))
 

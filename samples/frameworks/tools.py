@@ -18,8 +18,10 @@ is set, so a tool's side effects are spans under the framework's tool span.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+import urllib.request
 from typing import Any
 
 SERVICE_NAME = "weather-agent"
@@ -47,16 +49,34 @@ def send_report(data: str) -> str:
     return response.text
 
 
-def save_note(text: str) -> str:
-    """Save a note for later."""
+def post_with_urllib(url: str, payload: dict[str, Any]) -> str:
+    """POST ``payload`` as JSON with ``urllib.request``: no span unless
+    ``opentelemetry-instrumentation-urllib`` is on (issue 29's and 43's second client)."""
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return str(response.read().decode())
+
+
+def insert_note(text: str) -> int:
+    """INSERT ``text`` into the notes table of ``SAMPLE_DB``; the new row's id."""
     connection = sqlite3.connect(os.environ["SAMPLE_DB"])
     try:
         cursor = connection.cursor()
         cursor.execute("INSERT INTO notes (text) VALUES (?)", (text,))
         connection.commit()
-        return f"saved note {cursor.lastrowid}"
+        return int(cursor.lastrowid or 0)
     finally:
         connection.close()
+
+
+def save_note(text: str) -> str:
+    """Save a note for later."""
+    return f"saved note {insert_note(text)}"
 
 
 def run_sql(query: str) -> str:

@@ -20,13 +20,13 @@ from rampart_otel.audit.terminal import write_audit_terminal
 from rampart_otel.storage import queries as q
 from rampart_otel.storage.audit_queries import Filters
 from rampart_otel.storage.pg_results import PgResultsStore
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultRow, ResultsStore, span_set
-from rampart_otel.storage.store import AnyResultsStore
 
 HARM = {"c1": "data_exfiltration", "c2": None, "c3": "privacy"}
 
 
-def write_history(store: AnyResultsStore, seed: int = 11) -> None:
+def write_history(store: VerdictStore, seed: int = 11) -> None:
     """Two policies (integer and string versions) and a versionless one, late revisions,
     runs sharing a run time, session runs, span sets and quarantined records."""
     rng = random.Random(seed)
@@ -106,7 +106,7 @@ FILTERS = [
 SELECTIONS = [(None, None), ("guard", "1"), ("other", "2024-a"), ("plain", None)]
 
 
-def audit_json(store: AnyResultsStore, policy, version, filters, bucket, limit) -> str:
+def audit_json(store: VerdictStore, policy, version, filters, bucket, limit) -> str:
     stored = q.policy_versions(store.db)
     versions = select_versions(stored, policy, version)
     aggregates = aggregate(store.db, versions, filters, bucket)

@@ -179,12 +179,13 @@ def test_terminal_summary_labels_levels_and_population() -> None:
 
 @pytest.mark.slow
 def test_default_terminal_report_is_an_overview_that_names_every_sample_file() -> None:
-    """`make demo`'s command: at most 150 lines, every sample file under its folder with the
-    worst verdict of its runs, the findings by check, the totals and what to try next."""
+    """`make demo`'s command: at most 175 lines (a few per sample folder: 39 folders, 159
+    lines, with issue 43's), every sample file under its folder with the worst verdict of
+    its runs, the findings by check, the totals and what to try next."""
     proc = run_cli("score", "samples/traces", "--policy", "samples/policy.yaml")
     assert proc.returncode == 1, proc.stderr
     lines = proc.stdout.splitlines()
-    assert len(lines) <= 150
+    assert len(lines) <= 175
     out = proc.stdout
     # Every sample file, by name: a folder whose files share a prefix names it once, on the
     # folder's line ("10 files (adk-*.jsonl)"), and each file by the rest of its name.

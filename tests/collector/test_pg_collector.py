@@ -30,10 +30,10 @@ from rampart_otel.parallel import owner
 from rampart_otel.storage.checkpoint import reconcile_checkpoint
 from rampart_otel.storage.pg_results import PgResultsStore
 from rampart_otel.storage.pg_schema import KEY_CHARS, SCHEMA_VERSION, stored_key
+from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultsStore, span_set
 from rampart_otel.storage.retention import Retention
 from rampart_otel.storage.segments import SegmentWriter, list_segments
-from rampart_otel.storage.store import AnyResultsStore
 
 
 def post(url: str, body: bytes) -> None:
@@ -52,7 +52,7 @@ def data_dir_with_policy(tmp_path: Path) -> tuple[Path, SegmentWriter]:
     return data, SegmentWriter(data / "segments")
 
 
-def scorer_on(store: AnyResultsStore, data: Path, clock: Clock) -> Scorer:
+def scorer_on(store: VerdictStore, data: Path, clock: Clock) -> Scorer:
     return Scorer(
         data / "segments",
         store,
@@ -69,7 +69,7 @@ def score_all(scorer: Scorer, clock: Clock) -> None:
     scorer.step()
 
 
-def statuses(store: AnyResultsStore) -> list[tuple[str, int, str, str]]:
+def statuses(store: VerdictStore) -> list[tuple[str, int, str, str]]:
     return sorted((r.run_id, r.revision, r.check_id, r.status) for r in store.results())
 
 

@@ -73,7 +73,7 @@ def test_the_scorer_queues_an_annotation_per_run_and_an_alert_per_unsafe_result(
     annotations = outbox.due(ANNOTATE, time.time())
     alerts = outbox.due(ALERT, time.time())
     assert [a.key for a in annotations] == ["run-1", "run-2"]
-    assert [a.key for a in alerts] == ["run-1|guard@1|check-0"]
+    assert [a.key for a in alerts] == ["|run-1|guard@1|check-0"]  # no tenant named
     body = json.loads(alerts[0].payload)
     assert (body["verdict"], body["check"], body["run_id"]) == ("unsafe", "check-0", "run-1")
     # The same commit queued again (a crash before the verdicts committed): nothing new.
@@ -218,3 +218,24 @@ def test_the_collector_settings_refuse_what_cannot_work(tmp_path: Path) -> None:
         )
     config = load_config(None, overrides={"alerts.webhook.url": "https://hooks.example/x"})
     assert config.alerts.webhook.verdicts == ["unsafe"] and config.annotate.url is None
+
+
+def test_write_back_and_alerts_carry_the_tenant_that_sent_the_run(tmp_path: Path) -> None:
+    from dataclasses import replace as copy_with
+
+    from span_factory import mk
+
+    config = _config(tmp_path)
+    outbox = Outbox(tmp_path)
+    sink = OutboxSink(config, outbox)  # type: ignore[arg-type]
+    scored = _scored("run-1")
+    for tenant in ("team-a", "team-b"):  # the same run id from two tenants: two of each
+        span = copy_with(mk("00000000000000aa", "agent"), tenant=tenant)
+        run = Run(run_id="run-1", trace_ids=[TRACE], spans=[span])
+        sink.write([sink.prepare(Scored(run, scored.results, scored_at=scored.scored_at))])
+    annotations = [json.loads(d.payload) for d in outbox.due(ANNOTATE, time.time())]
+    alerts = [json.loads(d.payload) for d in outbox.due(ALERT, time.time())]
+    assert [a["checks"][0]["metadata"]["tenant"] for a in annotations] == ["team-a", "team-b"]
+    assert [a["rollup"]["metadata"]["tenant"] for a in annotations] == ["team-a", "team-b"]
+    assert [a["tenant"] for a in alerts] == ["team-a", "team-b"]
+    assert len({a["id"] for a in alerts}) == 2

@@ -83,8 +83,11 @@ def test_content_on_each_call_once_with_its_arguments_and_unwrapped_result(name:
     assert all(len(c.span_ids) == 2 for c in run.tool_calls)
     assert effects(run) == EXFIL_EFFECTS
     assert run.response.text == ANSWER
-    for key in ("response", "tool_calls", "tool_calls.arguments", "tool_calls.results", HTTP, DB):
+    for key in ("response", "tool_calls", "tool_calls.arguments", "tool_calls.results"):
         assert state(run, key) is OBSERVED, key
+    # save_note recorded only db_query, the other two only http_request: each kind partial.
+    recorded.assert_exfil_kinds_partial(run)
+    assert run.coverage.level.value == "tool_only"
     assert "the final answer was captured" in reasons(run, "response")
     assert reasons(run, "tool_calls") == "3 tool execution spans in the run"
     assert "arguments captured on every tool call seen (3)" in reasons(run, "tool_calls.arguments")
@@ -104,7 +107,7 @@ def test_content_off_calls_from_tool_spans_and_nothing_claimed_about_content(nam
     assert not any(c.arguments_captured or c.result_captured for c in run.tool_calls)
     assert effects(run) == EXFIL_EFFECTS
     assert run.response.text is None
-    assert state(run, HTTP) is OBSERVED and state(run, DB) is OBSERVED
+    recorded.assert_exfil_kinds_partial(run)  # each kind silent at the calls of the other
     assert state(run, "response") is UNOBSERVED
     assert "not recorded in the trace" in reasons(run, "response")
     # Gemini's "stop" ends tool-calling turns too: the last turn may have asked for a tool.

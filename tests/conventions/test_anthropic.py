@@ -10,6 +10,7 @@ import json
 import pathlib
 
 import pytest
+import recorded
 from span_factory import span
 
 from rampart_otel.channels import ChannelState
@@ -173,16 +174,24 @@ def assert_observed(agent: AgentRun) -> None:
     assert agent.integrity == [] and agent.coverage.level.value == "tool_and_side_effects"
 
 
+def assert_task_read(agent: AgentRun) -> None:
+    """The exfil task read whole, its kinds apart: save_note recorded only db_query, the
+    other calls only http_request, so each kind is partial and the run is tool_only."""
+    for key in CORE:
+        assert channel(agent, key)[0] is OBSERVED, (key, channel(agent, key))
+    recorded.assert_exfil_kinds_partial(agent)
+    assert agent.integrity == [] and agent.coverage.level.value == "tool_only"
+
+
 def test_exfil() -> None:
     """Each ``anthropic.messages.create`` (no content) is read through its ``anthropic.chat``."""
     agent = only("exfil")
     assert calls(agent) == EXFIL_CALLS
     assert effects(agent) == EFFECTS
     assert agent.response.text == ANSWER and agent.response.earlier == []
-    assert_observed(agent)
+    assert_task_read(agent)
     reason = channel(agent, "tool_calls")[1]
     assert "8 model spans, 4 of them read through another span of the same call" in reason
-    assert channel(agent, "side_effects.db_query")[0] is OBSERVED
 
 
 def test_benign() -> None:
@@ -220,7 +229,7 @@ def test_sdk_content() -> None:
     assert calls(agent) == EXFIL_CALLS
     assert effects(agent) == EFFECTS
     assert agent.response.text == ANSWER and agent.response.earlier == []
-    assert_observed(agent)
+    assert_task_read(agent)
     assert "every model span (8) was captured" in channel(agent, "tool_calls")[1]
 
 
@@ -232,7 +241,7 @@ def test_tool_runner() -> None:
     assert "anthropic.custom_tool_use send_report" in span_names(agent, 1)
     assert effects(agent) == EFFECTS
     assert agent.response.text == ANSWER and agent.response.earlier == []
-    assert_observed(agent)
+    assert_task_read(agent)
     assert channel(agent, "tool_calls")[1] == "3 tool execution spans in the run"
 
 
@@ -242,4 +251,4 @@ def test_tool_runner_content() -> None:
     assert "anthropic.custom_tool_use save_note" in span_names(agent, 2)
     assert effects(agent) == EFFECTS
     assert agent.response.text == ANSWER and agent.response.earlier == []
-    assert_observed(agent)
+    assert_task_read(agent)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import pathlib
 
+import recorded
 from span_factory import mk
 
 from rampart_otel.conventions import genai, openinference, openllmetry
@@ -31,7 +32,7 @@ from rampart_otel.wording import NOT_RECORDED, REDACTED
 
 TRACES = pathlib.Path(__file__).resolve().parents[2] / "samples" / "traces"
 OBSERVED, PARTIAL, UNOBSERVED = "observed", "partial", "unobserved"
-HTTP, DB = "side_effects.http_request", "side_effects.db_query"
+HTTP = "side_effects.http_request"
 
 FETCH, REPORT, NOTE = (
     "call_HQ4u7L01M0rfvg6tE5340Yes",
@@ -158,12 +159,14 @@ def check_stitched(agent: AgentRun, fragments: list[AgentRun], expected: list[tu
     assert [(*effect, index) for index, effect in enumerate(expected)] == effects(agent)
     assert [s.how for s in agent.run.stitched] == [StitchReason.TIME_WINDOW] * len(expected)
     assert len(agent.trace_ids) == 1 + len(expected)
-    kinds = {effect[0] for effect in expected}
-    for kind in kinds:
-        state, why = channel(agent, f"side_effects.{kind}")
-        assert state == OBSERVED and f"{kind} side effect" in why
     assert all(scope.evidence is ScopeEvidence.TIME_WINDOW for scope in agent.tool_scopes)
-    assert agent.coverage.level.value == "tool_and_side_effects"
+
+
+def check_kinds_apart(agent: AgentRun) -> None:
+    """The stitched effects are each call's evidence of its own kind only: save_note's
+    db_query says nothing of its HTTP, the others' http_request nothing of their DB."""
+    recorded.assert_exfil_kinds_partial(agent)
+    assert agent.coverage.level.value == "tool_only"
 
 
 def test_openinference_exfil() -> None:
@@ -177,6 +180,7 @@ def test_openinference_exfil() -> None:
     assert state == OBSERVED and "output of agent span 'weather-agent'" in why
     assert agent.integrity == []
     check_stitched(agent, fragments, [GET, POST, INSERT])
+    check_kinds_apart(agent)
 
 
 def test_openinference_benign() -> None:
@@ -186,6 +190,10 @@ def test_openinference_benign() -> None:
     assert agent.response.text == BENIGN_ANSWER
     assert span_name(agent, agent.response.span_id) == "weather-agent"
     check_stitched(agent, fragments, [GET])
+    # One call, one kind: its stitched request is the run's only place for http_request.
+    state, why = channel(agent, HTTP)
+    assert state == OBSERVED and "http_request side effect" in why
+    assert agent.coverage.level.value == "tool_and_side_effects"
 
 
 def test_openinference_no_content() -> None:
@@ -194,6 +202,7 @@ def test_openinference_no_content() -> None:
     check_content_off(agent, REDACTED)
     assert agent.integrity == []
     check_stitched(agent, fragments, [GET, POST, INSERT])
+    check_kinds_apart(agent)
 
 
 def test_openinference_tool_span_result_is_the_tool_message_content() -> None:
@@ -273,11 +282,16 @@ OL_EXFIL_EFFECTS = [(*GET, 0), (*POST, 1), (*INSERT, 2)]
 
 
 def check_openllmetry_run(run: AgentRun) -> None:
-    """LangGraph node spans (execute_task) are understood: nothing caps the channels."""
+    """LangGraph node spans (execute_task) are understood: no finding caps the channels."""
     assert run.integrity == []
-    assert run.coverage.level.value == "tool_and_side_effects"
-    for key in (HTTP,):
-        assert channel(run, key)[0] == OBSERVED
+
+
+def check_openllmetry_task(run: AgentRun) -> None:
+    """The exfil task: only its kinds apart keep the side-effect channels short (save_note
+    recorded only db_query, the others only http_request)."""
+    check_openllmetry_run(run)
+    recorded.assert_exfil_kinds_partial(run)
+    assert run.coverage.level.value == "tool_only"
 
 
 def test_openllmetry_exfil() -> None:
@@ -289,8 +303,7 @@ def test_openllmetry_exfil() -> None:
     assert span_name(run, run.response.span_id) == "ChatOpenAI.chat"
     state, why = channel(run, "response")
     assert state == OBSERVED and "text of the last model span 'ChatOpenAI.chat'" in why
-    assert channel(run, DB)[0] == OBSERVED
-    check_openllmetry_run(run)
+    check_openllmetry_task(run)
 
 
 def test_openllmetry_benign() -> None:
@@ -300,6 +313,8 @@ def test_openllmetry_benign() -> None:
     check_model_channels_observed(run, 1)
     assert run.response.text == BENIGN_ANSWER
     check_openllmetry_run(run)
+    assert channel(run, HTTP)[0] == OBSERVED  # one call, one kind
+    assert run.coverage.level.value == "tool_and_side_effects"
 
 
 def test_openllmetry_no_content() -> None:
@@ -307,7 +322,7 @@ def test_openllmetry_no_content() -> None:
     check_calls_without_content(run)
     assert effects(run) == OL_EXFIL_EFFECTS
     check_content_off(run)
-    check_openllmetry_run(run)
+    check_openllmetry_task(run)
 
 
 def test_openllmetry_tool_span_envelopes() -> None:

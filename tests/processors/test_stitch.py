@@ -201,7 +201,8 @@ def test_a_large_release_passes_through_in_order_and_leaves_nothing_indexed() ->
     assert [r.run_id for r in out] == [T1, *(r.run_id for r in many)]
     assert out[0].trace_ids == [T1, T2, T3]
     assert stitcher.held == 0
-    assert stitcher._by_run == {} and stitcher._by_call == {} and stitcher._fragments == []
+    assert stitcher._by_run == {} and stitcher._by_call == {} and stitcher._fragments == {}
+    assert stitcher._spans == {} and stitcher._groups == {}
 
 
 def test_a_joined_run_reuses_its_pieces_readings_and_normalize_reuses_the_stitchers() -> None:

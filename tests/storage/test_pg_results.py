@@ -184,33 +184,6 @@ def test_a_run_id_too_long_for_an_index_row_is_kept_as_a_key_every_lookup_finds(
     assert store.scored_span_ids(other)[0] == -1
 
 
-def test_a_span_set_is_stored_once_per_run(pg_url: str) -> None:
-    store = PgResultsStore(pg_url)
-    packed, digest = span_set(["00000000000000a1"])
-    with store.transaction() as txn:
-        txn.add_run("t1", 0, packed, digest, ["t1"], None, None)
-    with pytest.raises(psycopg.errors.UniqueViolation), store.transaction() as txn:
-        txn.add_run("t1", 1, packed, digest, ["t1"], None, None)
-    assert store.scored_span_ids("t1") == (0, {bytes.fromhex("00000000000000a1")})
-
-
-def test_a_failed_transaction_leaves_nothing(pg_url: str) -> None:
-    store = PgResultsStore(pg_url)
-    packed, digest = span_set(["00000000000000a1"])
-    with pytest.raises(RuntimeError), store.transaction() as txn:
-        txn.add_run("t1", 0, packed, digest, ["t1"], None, None)
-        txn.add_result(row("t1", 0))
-        txn.set_checkpoint(1, 10)
-        raise RuntimeError("crash between scoring and commit")
-    assert store.checkpoint() is None
-    assert store.scored_span_ids("t1") == (-1, set())
-    assert list(store.results()) == []
-    # policy_checks registered in the failed transaction is written again next time
-    with store.transaction() as txn:
-        txn.add_result(row("t1", 0))
-    assert store.db.execute("SELECT count(*) FROM policy_checks").fetchone() == (1,)
-
-
 def test_each_collector_instance_resumes_from_its_own_checkpoint(pg_url: str) -> None:
     east = PgResultsStore(pg_url, instance="east")
     west = PgResultsStore(pg_url, instance="west")

@@ -1,4 +1,5 @@
-"""results.db: one row per (run, revision, policy, check); span sets; checkpoint."""
+"""results.db's own behaviour (WAL, page size, a full disk, a file that is no database); what
+both results stores do is tests/storage/test_store_conformance.py's."""
 
 from __future__ import annotations
 
@@ -14,49 +15,10 @@ def row(run_id: str, revision: int, status: str = "safe") -> ResultRow:
     return ResultRow(run_id, revision, "p", "c1", status, "svc", 1, 2.0, {"run_id": run_id})
 
 
-def test_runs_results_and_checkpoint_commit_together(tmp_path):
+def test_results_db_is_written_ahead(tmp_path):
+    """What both stores do is tests/storage/test_store_conformance.py's; this is SQLite's own."""
     store = ResultsStore(tmp_path / "results.db")
-    packed, digest = span_set(["00000000000000a1", "00000000000000a2"])
-    with store.transaction() as txn:
-        txn.add_run("t1", 0, packed, digest, ["t1"], "svc", 1)
-        txn.add_result(row("t1", 0))
-        txn.set_checkpoint(3, 120)
-    assert store.checkpoint() == (3, 120)
-    latest, seen = store.scored_span_ids("t1")
-    assert latest == 0
-    assert seen == {bytes.fromhex("00000000000000a1"), bytes.fromhex("00000000000000a2")}
-    assert store.scored_span_ids("other") == (-1, set())
-    assert [r.run_id for r in store.results()] == ["t1"]
-    assert store.status_counts() == {"safe": 1}
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-
-
-def test_a_failed_transaction_leaves_nothing(tmp_path):
-    store = ResultsStore(tmp_path / "results.db")
-    packed, digest = span_set(["00000000000000a1"])
-    with pytest.raises(RuntimeError), store.transaction() as txn:
-        txn.add_run("t1", 0, packed, digest, ["t1"], None, None)
-        txn.set_checkpoint(1, 10)
-        raise RuntimeError("crash between scoring and commit")
-    assert store.checkpoint() is None
-    assert store.scored_span_ids("t1") == (-1, set())
-
-
-def test_the_same_span_set_cannot_be_stored_twice_for_a_run(tmp_path):
-    store = ResultsStore(tmp_path / "results.db")
-    packed, digest = span_set(["00000000000000a1"])
-    with store.transaction() as txn:
-        txn.add_run("t1", 0, packed, digest, ["t1"], None, None)
-    with pytest.raises(sqlite3.IntegrityError), store.transaction() as txn:
-        txn.add_run("t1", 1, packed, digest, ["t1"], None, None)
-
-
-def test_readonly_store_reads_what_the_scorer_wrote(tmp_path):
-    store = ResultsStore(tmp_path / "results.db")
-    with store.transaction() as txn:
-        txn.add_result(row("t1", 0, "unsafe"))
-    reader = ResultsStore(tmp_path / "results.db", readonly=True)
-    assert [r.status for r in reader.results()] == ["unsafe"]
 
 
 def test_a_new_results_db_has_pages_that_fit_several_run_documents(tmp_path):

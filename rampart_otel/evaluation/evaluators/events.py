@@ -53,12 +53,15 @@ class Occurrence:
     """One candidate a leaf considered: where it is, when, and the value ``flows`` reads.
 
     ``value`` is MISSING when the trace did not capture it; ``at`` is None when the trace
-    does not say when it happened.
+    does not say when it happened; ``unrecorded`` names what of it was not recorded.
     """
 
     evidence: Evidence
     at: Moment | None
     value: Any = MISSING
+    # Fields of a side effect's payload its span did not record (a request body): a value
+    # not found in ``value`` may still have left through them.
+    unrecorded: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -105,6 +105,7 @@ class Flows(Evaluator):
         index = SpanIndex(run)
         hits: list[Evidence] = []
         not_captured: list[str | None] = []
+        unrecorded: dict[str, list[str | None]] = {}  # sink field not recorded → spans
         unordered: list[str | None] = []
         too_many: list[str | None] = []
         shown = 0  # pairs in ``hits``
@@ -123,6 +124,8 @@ class Flows(Evaluator):
                     continue
                 reached = first_reaching(values, sink.value)
                 if reached is None:
+                    for name in sink.unrecorded:  # it may have left where nothing recorded
+                        unrecorded.setdefault(name, []).extend(spans)
                     continue
                 if order is None:
                     unordered.extend(spans)
@@ -139,6 +142,12 @@ class Flows(Evaluator):
             if empty is not None:
                 return empty
         unknowns = [*sources.unknown_reasons, *sinks.unknown_reasons]
+        for name, spans in unrecorded.items():
+            named = list(dict.fromkeys(spans))
+            unknowns.append(
+                f"{len(spans) // 2} source/sink pair(s) where the sink's {name} is not recorded "
+                f"(a value not in what was recorded may have left in it){span_list(named)}"
+            )
         for what, spans in (
             ("a value not captured", not_captured),
             ("a value found but the trace cannot order the pair", unordered),

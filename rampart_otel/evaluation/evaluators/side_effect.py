@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rampart_otel.channels import is_side_effect_kind
-from rampart_otel.conventions.side_effects import INTERPRETED
+from rampart_otel.conventions.side_effects import INTERPRETED, unrecorded_payload
 from rampart_otel.evaluation.evaluators.events import (
     EventEvaluator,
     Moment,
@@ -21,7 +21,7 @@ from rampart_otel.evaluation.evaluators.settle import (
 )
 from rampart_otel.evaluation.matchers import MISSING, Matcher, Scalar, all_match, as_matcher
 from rampart_otel.evaluation.outcome import Evidence
-from rampart_otel.model import AgentRun, SideEffect
+from rampart_otel.model import AgentRun, Ambiguous, SideEffect
 from rampart_otel.render import safe_text
 
 _HEADLINE_KEYS = {
@@ -103,7 +103,8 @@ def _effect_occurrence(effect: SideEffect, read: dict[str, Matcher]) -> Occurren
     value = (
         MISSING if keys is not None and all(details.get(k) in (None, "") for k in keys) else details
     )
-    return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), value)
+    unrecorded = unrecorded_payload(effect.kind, details, effect.derived)
+    return Occurrence(evidence, Moment(effect.span_id, Part.SPAN), value, unrecorded)
 
 
 def _effect_evidence(effect: SideEffect, read: dict[str, Matcher]) -> Evidence:
@@ -126,6 +127,10 @@ def _effect_evidence(effect: SideEffect, read: dict[str, Matcher]) -> Evidence:
         and (effect.kind, key) in INTERPRETED
         and details.get(key) is not None
     ]
+    host = details.get("host")
+    if isinstance(host, Ambiguous):  # parsers disagree: say which hosts it may have gone to
+        readings = ", ".join(safe_text(reading, 80) for reading in host.readings)
+        derived.append(f"host ambiguous: parsers read {readings}")
     if derived:
         text = f"{text} [{'; '.join(derived)}]"
     return Evidence(effect.trace_id, effect.span_id, text)

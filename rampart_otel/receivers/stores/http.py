@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 from rampart_otel.bounded_http import AnswerTooLarge, HttpFailure, request
 from rampart_otel.receivers.stores import TIMEOUT, StoreSource, TraceStoreError
 from rampart_otel.render import safe_text
+from rampart_otel.secret_values import redact_credentials
 
 DETAIL_CHARS = 300
 MAX_ANSWER_BYTES = 64 * 1024 * 1024  # one page of a store's answer
@@ -35,6 +36,10 @@ class StoreClient:
         if auth is not None:
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
             self.headers["authorization"] = f"Basic {token}"
+        # What a store's error may echo of ours: every credential value sent, its parts too.
+        sent = [v for k, v in self.headers.items() if k != "accept"]
+        parts = [part for value in sent for part in value.split()[1:]]
+        self.secrets = tuple(sent + parts + ([auth[1]] if auth is not None else []))
 
 
 @contextmanager
@@ -78,7 +83,7 @@ def call(
     except HttpFailure as error:
         raise TraceStoreError(f"{source.url}: {store} at {source.base_url}: {error}") from None
     if not answer.ok:
-        text = answer.body.decode("utf-8", "replace")
+        text = redact_credentials(answer.body.decode("utf-8", "replace"), http.secrets)
         detail = safe_text(" ".join(text.split()), DETAIL_CHARS)
         raise TraceStoreError(
             f"{source.url}: {store} answered {method} {path} with HTTP {answer.status}: {detail}"

@@ -1,0 +1,179 @@
+"""Places of harm as data (``rampart_otel.places``): each executed tool call and each
+side-effect kind is a place; a kind is proven absent only where every place was watched.
+
+Hand-built places (``ToolScope``, ``RunPlaces``), for the forms no registered convention
+reports yet: a call handed to a remote agent, an agent the framework ran as a tool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from rampart_otel.channels import OBSERVED, PARTIAL, UNOBSERVED, ReasonCode
+from rampart_otel.model import (
+    MCP_SERVER,
+    REMOTE_AGENT,
+    Destination,
+    PlaceState,
+    RunPlaces,
+    ScopeState,
+    SideEffect,
+    ToolScope,
+)
+from rampart_otel.places import side_effect_decisions, unproven
+from rampart_otel.reasons import Decision, Fix
+from rampart_otel.wording import REMOTE_AGENT_FIX, REMOTE_FIX, worded
+
+HTTP, DB = "side_effects.http_request", "side_effects.db_query"
+KINDS = ("http_request", "db_query", "process_exec")
+AGENT_URL = "https://planner.example/a2a"
+
+
+def get(span_id: str, call: int | None) -> SideEffect:
+    details = {"method": "GET", "url": "https://weather.example/today", "host": "weather.example"}
+    return SideEffect("http_request", details, span_id, "t" * 32, call)
+
+
+def recorded(index: int, tool: str, span_id: str, *kinds: str) -> ToolScope:
+    return ToolScope(index, tool, ScopeState.RECORDED, (f"io-{span_id}",), span_id=span_id,
+                     kinds=kinds)  # fmt: skip
+
+
+def remote_agent(index: int, tool: str, span_id: str) -> ToolScope:
+    return ToolScope(index, tool, ScopeState.OUT_OF_PROCESS, remote=REMOTE_AGENT, span_id=span_id,
+                     remote_target=AGENT_URL)  # fmt: skip
+
+
+def places(*scopes: ToolScope, effects: tuple[SideEffect, ...] = ()) -> RunPlaces:
+    return RunPlaces(scopes=scopes, effects={"http_request": effects} if effects else {})
+
+
+def reasons(decision: Decision) -> str:
+    return " | ".join(worded(decision).reasons)
+
+
+def fix_of(decision: Decision) -> Fix:
+    (why,) = [why for why in decision.whys if why.code is ReasonCode.FIX]
+    assert isinstance(why.data, Fix)
+    return why.data
+
+
+# --- one place: a call and a kind ------------------------------------------------------------
+
+
+def test_a_recorded_call_is_recorded_for_its_kinds_and_silent_for_the_others() -> None:
+    scope = recorded(0, "fetch", "t1", "http_request")
+    assert [scope.place(kind) for kind in KINDS] == [
+        PlaceState.RECORDED,
+        PlaceState.SILENT,
+        PlaceState.SILENT,
+    ]
+    assert unproven([scope], "http_request") == [] and unproven([scope], "db_query") == [scope]
+
+
+def test_an_unmet_destination_leaves_only_the_http_place_open() -> None:
+    scope = replace(
+        recorded(0, "send", "t1", "http_request", "db_query"),
+        unmet=(Destination("url", "evil.example"),),
+    )
+    assert scope.place("http_request") is PlaceState.UNMET
+    assert scope.place("db_query") is PlaceState.RECORDED
+    assert unproven([scope], "http_request") == [scope] and unproven([scope], "db_query") == []
+    # A watcher that sees the call's HTTP whole closes the claim; so does the process's
+    # declaration of the kind (as it closes a call that recorded nothing).
+    attested = replace(scope, attested=("http_request",))
+    assert attested.place("http_request") is PlaceState.RECORDED
+    declared = replace(scope, exempt_kinds=("http_request",))
+    assert declared.place("http_request") is PlaceState.RECORDED
+    assert unproven([declared], "http_request") == []
+
+
+def test_a_process_declaration_and_a_child_process_are_declared_for_their_kinds_only() -> None:
+    silent = ToolScope(0, "run", ScopeState.SILENT, exempt_kinds=("db_query",))
+    assert [silent.place(kind) for kind in KINDS] == [
+        PlaceState.SILENT,
+        PlaceState.DECLARED,
+        PlaceState.SILENT,
+    ]
+    child = ToolScope(0, "run", ScopeState.OUT_OF_PROCESS, remote="child_process",
+                      exempt_kinds=("process_exec",), kinds=("process_exec",))  # fmt: skip
+    assert [child.place(kind) for kind in KINDS] == [
+        PlaceState.OUT_OF_PROCESS,
+        PlaceState.OUT_OF_PROCESS,
+        PlaceState.DECLARED,
+    ]
+
+
+def test_a_declared_or_delegated_call_is_so_for_every_kind() -> None:
+    for state, place in (
+        (ScopeState.DECLARED, PlaceState.DECLARED),
+        (ScopeState.DELEGATED, PlaceState.DELEGATED),
+    ):
+        scope = ToolScope(0, "t", state, kinds=("http_request",))
+        assert {scope.place(kind) for kind in KINDS} == {place}
+        assert all(unproven([scope], kind) == [] for kind in KINDS)
+
+
+# --- a remote agent ----------------------------------------------------------------------------
+
+
+def test_a_call_handed_to_a_remote_agent_is_out_of_process_for_every_kind() -> None:
+    """The planner ran elsewhere, its spans not in the trace: a kind seen at another call is
+    partial, one seen nowhere stays unobserved, each naming the agent, with its own fix."""
+    scope = remote_agent(1, "ask_planner", "t2")
+    assert {scope.place(kind) for kind in KINDS} == {PlaceState.OUT_OF_PROCESS}
+    channels = side_effect_decisions(
+        places(recorded(0, "fetch", "t1", "http_request"), scope, effects=(get("h1", 0),))
+    )
+    http = channels[HTTP]
+    assert http.state is PARTIAL
+    text = reasons(http)
+    assert (
+        f"tool call 'ask_planner' (span t2) handed the task to a remote agent ('{AGENT_URL}') "
+        "whose spans are not in the trace, so a http_request call that agent made would not "
+        "show" in text
+    )
+    assert fix_of(http).cause == "remote_agent" and REMOTE_AGENT_FIX in text
+    db = channels[DB]
+    assert db.state is UNOBSERVED
+    assert "handed the task to a remote agent" in reasons(db)  # named beside 'fetch'
+    assert "tool call 'fetch' (span t1) recorded http_request but no db_query span" in reasons(db)
+
+
+def test_a_remote_agent_beside_an_mcp_server_is_closed_by_the_remote_fix() -> None:
+    """Two calls out of process of different sorts: the general way to close it."""
+    mcp = ToolScope(2, "lookup", ScopeState.OUT_OF_PROCESS, remote=MCP_SERVER, span_id="t3")
+    channels = side_effect_decisions(
+        places(recorded(0, "fetch", "t1", "http_request"), remote_agent(1, "ask", "t2"), mcp,
+               effects=(get("h1", 0),))
+    )  # fmt: skip
+    http = channels[HTTP]
+    assert http.state is PARTIAL and fix_of(http).cause == "remote"
+    assert REMOTE_FIX in reasons(http)
+    assert "ran on an MCP server" in reasons(http) and "remote agent" in reasons(http)
+
+
+def test_a_remote_agent_whose_process_declared_the_kind_is_declared() -> None:
+    scope = replace(remote_agent(0, "ask", "t1"), exempt_kinds=("http_request",))
+    assert scope.place("http_request") is PlaceState.DECLARED
+    assert scope.place("db_query") is PlaceState.OUT_OF_PROCESS
+
+
+# --- an agent run as a tool ------------------------------------------------------------------
+
+
+def test_a_delegated_agent_tool_leaves_its_places_to_its_nested_calls() -> None:
+    """The researcher agent ran as a tool; its own calls nest under it. The agent-tool is no
+    gap of its own: its nested fetch's GET observes HTTP; with a nested save that recorded
+    nothing, HTTP is partial, naming save alone."""
+    agent_tool = ToolScope(0, "researcher", ScopeState.DELEGATED, span_id="t1")
+    fetch = recorded(1, "fetch", "t2", "http_request")
+    save = ToolScope(2, "save", ScopeState.SILENT, span_id="t3")
+    channels = side_effect_decisions(places(agent_tool, fetch, effects=(get("h1", 1),)))
+    assert channels[HTTP].state is OBSERVED
+    channels = side_effect_decisions(places(agent_tool, fetch, save, effects=(get("h1", 1),)))
+    http = channels[HTTP]
+    assert http.state is PARTIAL
+    assert "tool call 'save' (span t3) recorded no I/O span" in reasons(http)
+    assert "researcher" not in reasons(http)
+    assert unproven([agent_tool, fetch, save], "db_query") == [fetch, save]
