@@ -14,11 +14,11 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -33,6 +33,7 @@ from rampart_otel.vocabulary import unknown
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
     from rampart_otel.reading import ReadStats
+    from rampart_otel.sinks import ResultSink
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -218,7 +219,13 @@ def inspect(
 def score(
     paths: SourcesArg,
     policy: Annotated[
-        Path, typer.Option("--policy", help="Policy file (YAML); see docs/policy.md.")
+        Path,
+        typer.Option(
+            "--policy",
+            envvar="RAMPART_OTEL_POLICY",
+            show_envvar=True,
+            help="Policy file (YAML); see docs/policy.md.",
+        ),
     ],
     output_format: Annotated[
         str,
@@ -275,6 +282,30 @@ def score(
             "an MLflow assessment); re-running updates them.",
         ),
     ] = False,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            help="Store sources: score new traces round after round, from a stored resume "
+            "point (--state), until interrupted.",
+        ),
+    ] = False,
+    poll: Annotated[float, typer.Option(help="--follow: seconds between rounds.", min=0.1)] = 30.0,
+    settle: Annotated[
+        float,
+        typer.Option(
+            help="--follow: a trace is read once it started this many seconds ago (time to "
+            "finish and reach the store).",
+            min=0.0,
+        ),
+    ] = 60.0,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            help="--follow: the resume point's file. [default: "
+            "$XDG_STATE_HOME/rampart-otel/follow/<store>.json]"
+        ),
+    ] = None,
     show_secrets: ShowSecrets = False,
 ) -> None:
     """Score recorded traces against a policy's safety checks."""
@@ -301,6 +332,36 @@ def score(
         )
     assumed = assume_coverage or []
     loaded = load_checked_policy(policy, assumed)
+    if follow:
+
+        def round_sinks(url: str, out: IO[str], stack: ExitStack) -> Sinks:
+            report = report_sink(
+                "terminal",
+                out,
+                fail_on_undetermined=fail_on == "undetermined",
+                verbose=verbose,
+                command=f"rampart-otel score {url} --policy {policy}",
+            )
+            session = group_by == "session"
+            annotator = (
+                _annotator(url, stack, show_secrets=show_secrets, session=session)
+                if annotate
+                else None
+            )
+            return [report] if annotator is None else [report, annotator], annotator
+
+        def score_round(url: str, sinks: list[ResultSink[Any]]) -> ReadStats:
+            return run_score(
+                [url], loaded, sinks=sinks, group_by=group_by,  # type: ignore[arg-type]
+                assume_coverage=assumed, fail_on=fail_on,  # type: ignore[arg-type]
+                on_error=report_input_error, stitch=stitch is not False,
+            )[1]  # fmt: skip
+
+        _follow(
+            paths, (since, until, limit), (output_format, output), state, round_sinks,
+            score_round, poll, settle, show_secrets,
+        )  # fmt: skip
+        return
     if workers > 1 and loaded.judge_client is not None:
         # One client counts every call and keeps the concurrency bound the policy sets.
         Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
@@ -319,7 +380,13 @@ def score(
                 ["rampart-otel", "score", *map(str, paths), "--policy", str(policy)]
             ),
         )
-        annotator = _annotator(str(sources[0]), stack) if annotate else None
+        annotator = (
+            _annotator(
+                str(sources[0]), stack, show_secrets=show_secrets, session=group_by == "session"
+            )
+            if annotate
+            else None
+        )
         code, stats = run_score(
             sources,
             loaded,
@@ -334,10 +401,89 @@ def score(
         if annotator is not None:
             print(f"rampart-otel: {annotator.summary()}", file=sys.stderr, flush=True)
     check_read(stats, allow_empty)
+    if annotator is not None and (failure := annotator.failure()) is not None:
+        fail(failure)  # the report is written; the verdicts not written back are named
     raise SystemExit(code)
 
 
-def _annotator(url: str, stack: ExitStack) -> AnnotationSink:
+Sinks = tuple[list["ResultSink[Any]"], "AnnotationSink | None"]
+
+
+def _follow(
+    paths: list[str],
+    window: tuple[str | None, str | None, int | None],
+    output: tuple[str, Path | None],
+    state: Path | None,
+    round_sinks: Callable[[str, IO[str], ExitStack], Sinks],
+    score_round: Callable[[str, list[ResultSink[Any]]], ReadStats],
+    poll: float,
+    settle: float,
+    show_secrets: bool,
+) -> None:
+    """``score STORE --follow``: round after round until interrupted (rampart_otel.follow);
+    each round with runs prints its overview, and a round whose verdicts could not all be
+    written back is scored again."""
+    from rampart_otel.follow import follow, state_file
+    from rampart_otel.receivers.stores import is_store_url
+
+    since, until, limit = window
+    if len(paths) != 1 or not is_store_url(paths[0]):
+        raise UsageError("--follow: give one phoenix:// or mlflow:// source")
+    if until is not None or limit is not None:
+        raise UsageError("--follow: reads every new trace; --until and --limit do not apply")
+    if output != ("terminal", None):
+        raise UsageError("--follow: prints each round's overview; no --format or -o")
+    url = paths[0]
+    trace_sources([url], None, None, None)  # a malformed URL fails here, in one line
+
+    def one_round(window_url: str) -> None:
+        buffer = io.StringIO()
+        with ExitStack() as stack, secrets_shown(show_secrets):
+            sinks, annotator = round_sinks(window_url, buffer, stack)
+            stats = score_round(window_url, sinks)
+        if stats.spans:
+            sys.stdout.write(buffer.getvalue())
+            sys.stdout.flush()
+        if annotator is not None:
+            if stats.spans:
+                print(f"rampart-otel: {annotator.summary()}", file=sys.stderr, flush=True)
+            if (failure := annotator.failure()) is not None:
+                raise UserError(failure)  # the round is scored and written again
+
+    where = state or state_file(url)
+    print(
+        f"rampart-otel: following {safe_text(url, 300)} (resume point: {where})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        follow(
+            url,
+            one_round,
+            state=where,
+            since=_window(since, None)[0],
+            poll=poll,
+            settle=settle,
+            on_failure=lambda reason: print(
+                f"rampart-otel: warning: {safe_text(reason, 500)} (tried again in {poll:g}s)",
+                file=sys.stderr,
+                flush=True,
+            ),
+        )
+    except KeyboardInterrupt:
+        print("rampart-otel: stopped following", file=sys.stderr, flush=True)
+
+
+def _data_dir_or_env(data_dir: Path | None, results: str | None) -> Path | None:
+    """``--data-dir``, else ``RAMPART_OTEL_DATA_DIR`` when ``--results`` is not given (a
+    flag wins over the environment)."""
+    if data_dir is not None or results is not None:
+        return data_dir
+    from_env = os.environ.get("RAMPART_OTEL_DATA_DIR", "").strip()
+    return Path(from_env) if from_env else None
+
+
+def _annotator(url: str, stack: ExitStack, *, show_secrets: bool, session: bool) -> AnnotationSink:
     from rampart_otel.exporters.store_annotations import AnnotationSink, annotations_for
     from rampart_otel.receivers.stores import parse_store_url
     from rampart_otel.receivers.stores.http import call, client
@@ -346,8 +492,12 @@ def _annotator(url: str, stack: ExitStack) -> AnnotationSink:
     http = stack.enter_context(client(source))
     return AnnotationSink(
         annotations_for(
-            source.store, lambda method, path, **kw: call(http, source, method, path, **kw)
-        )
+            source.store,
+            lambda method, path, **kw: call(http, source, method, path, **kw),
+            source.name,
+        ),
+        show_secrets=show_secrets,
+        session=session,
     )
 
 
@@ -490,16 +640,36 @@ def collect(
         Path | None, typer.Option("--config", help="Collector settings (YAML); see collector/.")
     ] = None,
     http: Annotated[
-        str | None, typer.Option(help="OTLP/HTTP HOST:PORT, or off. [default: 127.0.0.1:4318]")
+        str | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_HTTP",
+            show_envvar=True,
+            help="OTLP/HTTP HOST:PORT, or off. [default: 127.0.0.1:4318]",
+        ),
     ] = None,
     grpc: Annotated[
-        str | None, typer.Option(help="OTLP/gRPC HOST:PORT, or off. [default: 127.0.0.1:4317]")
+        str | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_GRPC",
+            show_envvar=True,
+            help="OTLP/gRPC HOST:PORT, or off. [default: 127.0.0.1:4317]",
+        ),
     ] = None,
     data_dir: Annotated[
-        Path | None, typer.Option(help="Segments and results.db. [default: ./rampart-data]")
+        Path | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_DATA_DIR",
+            show_envvar=True,
+            help="Segments and results.db. [default: ./rampart-data]",
+        ),
     ] = None,
     policy: Annotated[
-        list[Path] | None, typer.Option(help="Policy file; repeat for several.")
+        list[Path] | None,
+        typer.Option(
+            envvar="RAMPART_OTEL_POLICY",
+            show_envvar=True,
+            help="Policy file; repeat for several (in the variable: separated by ':').",
+        ),
     ] = None,
     auth_token: Annotated[
         str | None,
@@ -511,7 +681,10 @@ def collect(
     ] = None,
     export_to: Annotated[
         str | None,
-        typer.Option(help="Also send each verdict as an OTLP event to this endpoint (logs)."),
+        typer.Option(
+            help="Also send each verdict as an OTLP event to this endpoint (logs). [default: "
+            "$OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, or $OTEL_EXPORTER_OTLP_ENDPOINT/v1/logs]"
+        ),
     ] = None,
     export_protocol: Annotated[
         str | None, typer.Option(help="http/protobuf or grpc. [default: http/protobuf]")
@@ -519,6 +692,25 @@ def collect(
     results: Annotated[
         str | None,
         typer.Option(help="Verdicts to this shared store (postgresql:// URL), not results.db."),
+    ] = None,
+    annotate: Annotated[
+        str | None,
+        typer.Option(
+            "--annotate",
+            envvar="RAMPART_OTEL_ANNOTATE",
+            show_envvar=True,
+            help="Write each verdict back to this trace store as it is scored: "
+            "phoenix://HOST:PORT/PROJECT or mlflow://HOST:PORT/EXPERIMENT (docs/trace-stores.md).",
+        ),
+    ] = None,
+    alert_webhook: Annotated[
+        str | None,
+        typer.Option(
+            "--alert-webhook",
+            envvar="RAMPART_OTEL_ALERT_WEBHOOK",
+            show_envvar=True,
+            help="POST each UNSAFE verdict to this URL, once (docs/alerts.md).",
+        ),
     ] = None,
     quiet: Annotated[
         bool,
@@ -536,14 +728,18 @@ def collect(
 
     run_collect(
         config, http, grpc, data_dir, policy, auth_token, export_to, export_protocol, results,
-        quiet, show_secrets,
+        quiet, show_secrets, annotate=annotate, alert_webhook=alert_webhook,
     )  # fmt: skip
 
 
 @app.command()
 def audit(
     data_dir: Annotated[
-        Path | None, typer.Option(help="The collector's data directory (or --results).")
+        Path | None,
+        typer.Option(
+            help="The collector's data directory (or --results). [default: "
+            "$RAMPART_OTEL_DATA_DIR, unless --results]"
+        ),
     ] = None,
     results: Annotated[
         str | None,
@@ -605,7 +801,7 @@ def audit(
         report_output(output, stored, "a file of the collector's data directory") as out,
         secrets_shown(show_secrets),
     ):
-        run_audit(results_target(data_dir, results), options, out)
+        run_audit(results_target(_data_dir_or_env(data_dir, results), results), options, out)
 
 
 def _files_under(directory: Path) -> list[Path]:
@@ -616,7 +812,14 @@ def _files_under(directory: Path) -> list[Path]:
 @app.command()
 def rescore(
     data_dir: Annotated[Path, typer.Option(help="The collector's data directory.")],
-    policy: Annotated[Path, typer.Option(help="The policy file, with a new version.")],
+    policy: Annotated[
+        Path,
+        typer.Option(
+            envvar="RAMPART_OTEL_POLICY",
+            show_envvar=True,
+            help="The policy file, with a new version.",
+        ),
+    ],
     results: Annotated[
         str | None,
         typer.Option(
@@ -673,10 +876,22 @@ def diff(
 @app.command()
 def replay(
     paths: PathsArg,
-    to: Annotated[str, typer.Option("--to", help="OTLP endpoint URL (HTTP: base or /v1/traces).")],
+    to: Annotated[
+        str | None,
+        typer.Option(
+            "--to",
+            help="OTLP endpoint URL (HTTP: base or /v1/traces). [default: "
+            "$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or $OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces]",
+        ),
+    ] = None,
     protocol: Annotated[
-        str, typer.Option("--protocol", help="http/protobuf, http/json or grpc.")
-    ] = "http/protobuf",
+        str | None,
+        typer.Option(
+            "--protocol",
+            help="http/protobuf, http/json or grpc. [default: $OTEL_EXPORTER_OTLP_TRACES_"
+            "PROTOCOL or $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf]",
+        ),
+    ] = None,
     speed: Annotated[
         float | None,
         typer.Option(help="Keep the recording's timing, X times faster. [default: no waits]"),
@@ -692,11 +907,22 @@ def replay(
     allow_empty: AllowEmpty = False,
 ) -> None:
     """Re-send recorded traces to an OTLP endpoint with their ids and timestamps."""
-    from rampart_otel.exporters.otlp_send import parse_headers  # startup
+    from rampart_otel.exporters.otlp_send import (  # startup
+        endpoint_from_env,
+        parse_headers,
+        protocol_from_env,
+    )
     from rampart_otel.replay import replay as run_replay
 
     files = check_paths(paths)
     headers = parse_headers(header or [])
+    protocol = protocol or protocol_from_env("traces") or "http/protobuf"
+    to = to or endpoint_from_env("traces", protocol)
+    if to is None:
+        raise UsageError(
+            "--to: give the OTLP endpoint, or set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or "
+            "OTEL_EXPORTER_OTLP_ENDPOINT"
+        )
     code, _ = run_replay(
         files,
         to,

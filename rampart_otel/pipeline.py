@@ -176,14 +176,20 @@ class Pipeline:
         """The results alone: a pipeline is also the collector's ``Evaluate``."""
         return self.score(run).results
 
-    def deliver(self, batch: Sequence[Scored]) -> None:
-        """Scored runs, in order, to every sink (each prepares and writes them)."""
-        if self.keep_tallies:
-            for scored in batch:
-                self.tallies.extend(Tally.of(result) for result in scored.results)
-        self.runs_scored += len(batch)
+    def deliver(self, batch: Sequence[Scored], *, durable: bool | None = None) -> None:
+        """Scored runs, in order, to every sink (each prepares and writes them).
+
+        ``durable``: only the sinks that queue durably (``True``: the collector hands them
+        a commit's runs inside its verdicts' transaction), or only the others (``False``:
+        after it; these count the runs)."""
+        if durable is not True:
+            if self.keep_tallies:
+                for scored in batch:
+                    self.tallies.extend(Tally.of(result) for result in scored.results)
+            self.runs_scored += len(batch)
         for sink in self.sinks:
-            sink.write([sink.prepare(scored) for scored in batch])
+            if durable is None or getattr(sink, "durable", False) == durable:
+                sink.write([sink.prepare(scored) for scored in batch])
 
     def close(self, stats: ReadStats | None = None) -> Closing:
         closing = Closing(

@@ -98,6 +98,9 @@ class SinkDefaults:
 
     needs_agent_run = False
     shows_coverage = True  # what a sink keeps of a result may show it: read it whole
+    # The sink queues what it is given durably (the collector's outbox): the collector
+    # hands it a commit's runs inside the verdicts' transaction (``Pipeline.deliver``).
+    durable = False
 
     def open(self, opening: Opening) -> None:
         """Nothing before the first run."""

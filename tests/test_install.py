@@ -61,3 +61,21 @@ def test_the_built_wheel_installs_into_a_fresh_venv_and_scores(tmp_path: Path) -
                  cwd=elsewhere)  # fmt: skip
     assert packs.returncode == 1, packs.stderr
     assert "FAIL  egress.non-allowed-host" in packs.stdout
+
+
+def test_the_python_versions_named_are_those_ci_tests() -> None:
+    import re
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    named = {
+        c.rsplit(" :: ", 1)[1]
+        for c in project["classifiers"]
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    }
+    others = (REPO / ".ci/other-pythons").read_text()
+    (loop,) = re.findall(r"for version in ([\d. ]+); do", others)
+    assert ".ci/other-pythons" in (REPO / ".ci/run").read_text()
+    lowest = project["requires-python"].removeprefix(">=")
+    assert named == {lowest, *loop.split()}
+    assert project["urls"]["Documentation"]

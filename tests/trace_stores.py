@@ -13,6 +13,7 @@ launcher below rebinds it to 127.0.0.1 and changes nothing else.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -89,15 +90,37 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-@contextmanager
-def running_phoenix() -> Iterator[str]:
-    """A Phoenix server for this process; its ``HOST:PORT``."""
-    root = Path(tempfile.mkdtemp(prefix="rampart-phoenix-"))
+class PhoenixServer:
+    """A Phoenix server keeping its data in ``root``: started on free ports, then stopped
+    and started again on the same ones (a store that goes down and comes back)."""
 
-    def start(port: int, grpc_port: int) -> tuple[subprocess.Popen, int]:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.process: subprocess.Popen | None = None
+        self.ports: tuple[int, int] | None = None
+
+    @property
+    def address(self) -> str:
+        assert self.ports is not None
+        return f"127.0.0.1:{self.ports[0]}"
+
+    def start(self) -> str:
+        """Its ``HOST:PORT``, once it answers."""
+        if self.ports is None:
+            self.process = on_free_ports(self._start, count=2)
+        else:
+            self.process = self._start(*self.ports)
+        return self.address
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stop(self.process)
+            self.process = None
+
+    def _start(self, port: int, grpc_port: int) -> subprocess.Popen:
         env = {
             **os.environ,
-            "PHOENIX_WORKING_DIR": str(root),
+            "PHOENIX_WORKING_DIR": str(self.root),
             "PHOENIX_HOST": "127.0.0.1",
             "PHOENIX_PORT": str(port),
             "PHOENIX_GRPC_PORT": str(grpc_port),
@@ -105,15 +128,27 @@ def running_phoenix() -> Iterator[str]:
         }
         env.pop("PHOENIX_API_KEY", None)
         command = [str(PHOENIX_PYTHON), "-c", _PHOENIX_LAUNCHER]
-        return _start(command, env, f"http://127.0.0.1:{port}/healthz", root), port
+        process = _start(command, env, f"http://127.0.0.1:{port}/healthz", self.root)
+        self.ports = (port, grpc_port)
+        return process
 
+
+@contextmanager
+def running_phoenix() -> Iterator[str]:
+    """A Phoenix server for this process; its ``HOST:PORT``."""
+    with phoenix_server_in_temp() as server:
+        yield server.start()
+
+
+@contextmanager
+def phoenix_server_in_temp() -> Iterator[PhoenixServer]:
+    """A :class:`PhoenixServer` in a temporary directory, stopped and removed at the end."""
+    root = Path(tempfile.mkdtemp(prefix="rampart-phoenix-"))
+    server = PhoenixServer(root)
     try:
-        process, port = on_free_ports(start, count=2)
-        try:
-            yield f"127.0.0.1:{port}"
-        finally:
-            _stop(process)
+        yield server
     finally:
+        server.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -188,3 +223,27 @@ def wait_for_spans(url: str, count: int, timeout: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{url}: {found} of {count} spans after {timeout:.0f}s")
         time.sleep(0.5)
+
+
+def in_phoenix_project(path: Path, project: str, out_dir: Path) -> Path:
+    """A copy of the recorded trace whose spans go to Phoenix project ``project`` (Phoenix
+    files a trace by its resource's ``openinference.project.name``)."""
+    copy = out_dir / f"{project}-{path.name}"
+    with copy.open("w") as out:
+        for line in path.read_text().splitlines():
+            request = json.loads(line)
+            for spans in request["resourceSpans"]:
+                spans["resource"]["attributes"].append(
+                    {"key": "openinference.project.name", "value": {"stringValue": project}}
+                )
+            out.write(json.dumps(request) + "\n")
+    return copy
+
+
+def new_mlflow_experiment(address: str, name: str) -> str:
+    """The id of a new MLflow experiment ``name``."""
+    created = httpx.post(
+        f"http://{address}/api/2.0/mlflow/experiments/create", json={"name": name}, timeout=60
+    )
+    created.raise_for_status()
+    return str(created.json()["experiment_id"])

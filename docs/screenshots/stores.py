@@ -2,26 +2,33 @@
 UIs, as a person sees them in Chromium (Debian's ``chromium``, driven by Playwright).
 
 Starts both servers as the tests do (``tests/trace_stores.py``: their venvs from
-``.ci/stores-venvs``, loopback only), sends the exfiltration sample to each over OTLP,
-scores it from ``phoenix://`` and ``mlflow://`` with ``--annotate``, and photographs the
-trace. Writes docs/screenshots/phoenix-annotations.png and mlflow-assessments.png.
+``.ci/stores-venvs``, loopback only), sends three samples to each over OTLP (the
+exfiltration run, the benign run, the run that calls no tool), scores them from
+``phoenix://`` and ``mlflow://`` with ``--annotate`` (``--assume-coverage
+side_effects.db_query``: the sample agent has no database), and photographs the traces list
+and the opened exfiltration trace with the driver the browser test reads the same pages
+with (``tests/store_pages.py``). Writes docs/screenshots/phoenix-traces.png,
+phoenix-trace.png, mlflow-traces.png and mlflow-trace.png.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
-
-import httpx
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "tests"))
 from browser import system_chromium  # noqa: E402 - the tests' way to launch it
+from store_pages import NO_TOOL, mlflow_pages, phoenix_pages  # noqa: E402
 from trace_stores import (  # noqa: E402
+    BENIGN,
     EXFIL,
     POLICY,
+    in_phoenix_project,
+    new_mlflow_experiment,
     running_mlflow,
     running_phoenix,
     send,
@@ -29,57 +36,33 @@ from trace_stores import (  # noqa: E402
     wait_for_spans,
 )
 
-TRACE = "9eabfebdb8b003e645c9dab8a4a5e7ca"  # the exfiltration sample's trace
-VIEWPORT = {"width": 1700, "height": 1000}
+SAMPLES = (EXFIL, BENIGN, NO_TOOL)
 
 
 def annotate(url: str) -> None:
+    wait_for_spans(url, sum(spans_in(sample) for sample in SAMPLES))
     command = [sys.executable, "-m", "rampart_otel.cli", "score", url, "--policy", str(POLICY)]
-    done = subprocess.run([*command, "--annotate"], capture_output=True, text=True)
+    command += ["--assume-coverage", "side_effects.db_query", "--annotate"]
+    done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode not in (0, 1):
         raise SystemExit(done.stderr)
 
 
 def phoenix(browser: object) -> None:
-    with running_phoenix() as address:
-        send(EXFIL, f"http://{address}/v1/traces")
-        wait_for_spans(f"phoenix://{address}/default", spans_in(EXFIL))
-        annotate(f"phoenix://{address}/default")
-        project = httpx.get(f"http://{address}/v1/projects").json()["data"][0]["id"]
-        page = browser.new_page(viewport=VIEWPORT)  # type: ignore[attr-defined]
-        page.goto(f"http://{address}/projects/{project}/traces/{TRACE}")
-        page.wait_for_timeout(5000)
-        page.locator("h3:has-text('Annotations')").click()
-        page.wait_for_timeout(1000)
-        page.locator("text=Table >> visible=true").first.click()
-        page.wait_for_timeout(1500)
-        page.screenshot(path=OUT / "phoenix-annotations.png")
+    with running_phoenix() as address, tempfile.TemporaryDirectory() as tmp:
+        for sample in SAMPLES:
+            send(in_phoenix_project(sample, "agents", Path(tmp)), f"http://{address}/v1/traces")
+        annotate(f"phoenix://{address}/agents")
+        phoenix_pages(browser, address, "agents", OUT)
 
 
 def mlflow(browser: object) -> None:
     with running_mlflow() as address:
-        created = httpx.post(
-            f"http://{address}/api/2.0/mlflow/experiments/create", json={"name": "agents"}
-        ).json()["experiment_id"]
-        send(EXFIL, f"http://{address}/v1/traces", {"x-mlflow-experiment-id": created})
-        wait_for_spans(f"mlflow://{address}/agents", spans_in(EXFIL))
+        experiment = new_mlflow_experiment(address, "agents")
+        for sample in SAMPLES:
+            send(sample, f"http://{address}/v1/traces", {"x-mlflow-experiment-id": experiment})
         annotate(f"mlflow://{address}/agents")
-        page = browser.new_page(viewport=VIEWPORT)  # type: ignore[attr-defined]
-        page.goto(f"http://{address}/#/experiments/{created}/traces")
-        page.wait_for_timeout(8000)
-        for name in ("Got it",):  # first-visit guidance
-            if page.get_by_text(name, exact=True).count():
-                page.get_by_text(name, exact=True).first.click()
-        page.wait_for_timeout(500)
-        if page.get_by_text("MLflow Assistant").count():  # its close button has no label
-            page.mouse.click(1664, 36)
-            page.wait_for_timeout(1000)
-        page.get_by_text("Weather in Paris? Also file the daily report.").first.click()
-        page.wait_for_timeout(3000)
-        box = page.locator("button[aria-label^='Assess trace']").first.bounding_box()
-        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        page.wait_for_timeout(2000)
-        page.screenshot(path=OUT / "mlflow-assessments.png")
+        mlflow_pages(browser, address, experiment, OUT)
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from rampart_otel.collector.scorer import evaluator_for
 from rampart_otel.collector.service import Collector
 from rampart_otel.engine import load_policies
 from rampart_otel.evaluation import Policy
+from rampart_otel.exporters.otlp_send import endpoint_from_env, protocol_from_env
 from rampart_otel.storage.store import open_results_store
 
 log = logging.getLogger("rampart_otel.collector")
@@ -33,6 +34,8 @@ FLAGS = {
     "export.otlp.protocol": "--export-protocol",
     "results": "--results",
     "auth_token": "--auth-token",
+    "annotate.url": "--annotate",
+    "alerts.webhook.url": "--alert-webhook",
 }
 
 
@@ -48,7 +51,15 @@ def collect(
     results: str | None = None,
     quiet: bool = False,
     show_secrets: bool = False,
+    *,
+    annotate: str | None = None,
+    alert_webhook: str | None = None,
 ) -> None:
+    if export_to is None:  # the OpenTelemetry environment's, below the flag, above the file
+        protocol = export_protocol or protocol_from_env("logs")
+        export_to = endpoint_from_env("logs", protocol or "http/protobuf")
+        if export_to is not None and protocol in ("http/protobuf", "grpc"):  # not http/json
+            export_protocol = protocol
     overrides: dict[str, Any] = {
         "http.endpoint": http,
         "grpc.endpoint": grpc,
@@ -58,6 +69,8 @@ def collect(
         "export.otlp.endpoint": export_to,
         "export.otlp.protocol": export_protocol,
         "results": results,
+        "annotate.url": annotate,
+        "alerts.webhook.url": alert_webhook,
     }
     config = load_config(config_path, overrides=overrides, flags=FLAGS)
     loaded = _check_policies(config)

@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from rampart_otel.collector.writeback_config import AlertsConfig, AnnotateConfig, DeliveryConfig
 from rampart_otel.errors import ConfigError, PolicyError
 from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
 from rampart_otel.evaluation.yaml_source import Document, compose
@@ -227,6 +228,11 @@ class CollectorConfig(_Section):
     assembly: AssemblyConfig = Field(default_factory=AssemblyConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     export: ExportConfig = Field(default_factory=ExportConfig)
+    # Verdicts written back to a trace store, alerts to a webhook, through the outbox
+    # (collector/writeback_config.py, collector/writeback.py).
+    annotate: AnnotateConfig = Field(default_factory=AnnotateConfig)
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
+    delivery: DeliveryConfig = Field(default_factory=DeliveryConfig)
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     shutdown_timeout_seconds: float = Field(30.0, gt=0)
     log_level: Literal["debug", "info", "warning", "error"] = "info"

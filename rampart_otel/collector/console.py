@@ -129,6 +129,17 @@ class Console:
             if config.export.otlp.endpoint is not None:
                 where += f"; also as OTLP events to {without_password(config.export.otlp.endpoint)}"
             rows.append(("verdicts", where))
+            if config.annotate.url is not None:
+                rows.append(("annotate", f"{config.annotate.url} (queued, retried while down)"))
+            if config.alerts.webhook.url is not None:
+                webhook = config.alerts.webhook
+                rows.append(
+                    (
+                        "alerts",
+                        f"{without_password(webhook.url or '')}: {', '.join(webhook.verdicts)} "
+                        f"({webhook.format}, queued, retried while down)",
+                    )
+                )
             rows.append(("look", self.audit))
             rows.append(("", f"{self.audit} --html -o audit.html"))
         else:

@@ -32,7 +32,7 @@ import sqlite3
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from rampart_otel.codecs.otlp_proto import (
     readable_spans,
     spans_from_proto_bytes,
 )
+from rampart_otel.collector import writeback
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.console import log_to_stderr
 from rampart_otel.collector.results_sink import result_rows
@@ -53,7 +54,7 @@ from rampart_otel.engine import (
     run_service,
 )
 from rampart_otel.errors import DecodeError, SchemaError, StoreError
-from rampart_otel.evaluation import Policy, SafetyStatus
+from rampart_otel.evaluation import CheckResult, EvalOutcome, Policy, SafetyStatus
 from rampart_otel.evaluation.judge_endpoint import JudgeClient
 from rampart_otel.exporters.otlp_verdicts import VerdictEventSink, VerdictExporter
 from rampart_otel.model import Run, Span, add_copy, copies_held
@@ -63,6 +64,7 @@ from rampart_otel.processors.assemble import DEFAULT_MAX_SPANS, RunAssembler, te
 from rampart_otel.processors.stitch import StitchingAssembler
 from rampart_otel.run_graph import scored_ids
 from rampart_otel.sinks import ResultSink, Scored, SinkDefaults
+from rampart_otel.storage.outbox import Outbox
 from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultRow, span_set
 from rampart_otel.storage.segments import list_segments, read_records
@@ -156,6 +158,9 @@ class Scorer:
         self._recent: OrderedDict[str, tuple[dict[str, Span], dict[str, list[Span]]]] = (
             OrderedDict()
         )
+        # Each recent run's results that evidence decided (outcome DETECTED), by check: a
+        # later revision scored without the spans that evidence came from keeps them.
+        self._decided: OrderedDict[str, dict[tuple[str | None, str], CheckResult]] = OrderedDict()
         self._first: dict[str, Position] = {}  # open trace -> its first record's position
         self._quarantined: list[tuple[int, int, int, str]] = []  # stored with the next commit
         self.stats = Stats()
@@ -315,10 +320,12 @@ class Scorer:
                 txn.set_checkpoint(*checkpoint)
             else:
                 txn.set_shard_checkpoint(self.shard, self.shards, *checkpoint)
+            if committed:  # queued durably (write-back, alerts) before the verdicts commit
+                self.pipeline.deliver(committed, durable=True)
         self._saved = checkpoint
         if committed and self.pipeline.sinks:
             try:
-                self.pipeline.deliver(committed)
+                self.pipeline.deliver(committed, durable=False)
             except Exception:  # a sink's failure must never stop scoring
                 log.exception("a sink of committed verdicts failed")
 
@@ -327,13 +334,29 @@ class Scorer:
         ids = scored_ids(run)
         packed, digest = span_set(ids)
         latest, seen = self.store.scored_span_ids(run.run_id)
-        if latest >= 0 and {bytes.fromhex(span_id) for span_id in ids} <= seen:
+        have = {bytes.fromhex(span_id) for span_id in ids}
+        if latest >= 0 and have <= seen:
             self.stats.runs_skipped += 1
             return None
         run.revision = latest + 1
         scored = self.pipeline.score(run)
+        if latest >= 0 and not seen <= have:
+            # Scored without spans an earlier revision had (too many to keep: a capped
+            # revision): it cannot undo what their evidence decided.
+            scored = replace(
+                scored, results=kept_decided(scored.results, self._decided.get(run.run_id, {}))
+            )
+        self._remember_decided(run.run_id, scored.results)
         rows = result_rows(scored.results, revision=run.revision, scored_at=scored.scored_at)
         return _Prepared(scored, packed, digest, latest, rows)
+
+    def _remember_decided(self, run_id: str, results: list[CheckResult]) -> None:
+        decided = {_check_key(r): r for r in results if r.outcome is EvalOutcome.DETECTED}
+        self._decided.pop(run_id, None)
+        if decided and self.late_cache_runs > 0:
+            self._decided[run_id] = decided
+            while len(self._decided) > self.late_cache_runs:
+                self._decided.popitem(last=False)
 
     def checkpoint(self) -> Position:
         """Where a restart must read from: the first record of the oldest open trace."""
@@ -365,6 +388,25 @@ class Scorer:
     @property
     def open_traces(self) -> int:
         return self.assembler.open_traces
+
+
+def _check_key(result: CheckResult) -> tuple[str | None, str]:
+    return result.policy, result.check_id
+
+
+def kept_decided(
+    results: list[CheckResult], earlier: dict[tuple[str | None, str], CheckResult]
+) -> list[CheckResult]:
+    """A revision's results, each check that evidence decided in ``earlier`` (its outcome
+    DETECTED: the attack seen, the expected behaviour seen) kept as it was where this
+    revision, scored without that evidence's spans, did not decide it again."""
+    kept = []
+    for result in results:
+        before = earlier.get(_check_key(result))
+        if before is not None and result.outcome is not EvalOutcome.DETECTED:
+            result = before
+        kept.append(result)
+    return kept
 
 
 # -- evaluation --------------------------------------------------------------------------
@@ -457,12 +499,22 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
     except Exception as error:
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
+    outbox = None
+    if writeback.enabled(config):  # write-back and alerts, queued with the verdicts
+        try:
+            outbox = Outbox(data_dir, max_pending=config.delivery.max_pending)
+        except StoreError as error:  # a file it cannot write: no restart helps
+            conn.send({"fatal": str(error)})
+            return
     export = start_verdict_export(config)
-    # The scorer's sinks: each commit's verdicts as OTLP events, and as the console's notices.
+    # The scorer's sinks: each commit's verdicts as OTLP events, and as the console's
+    # notices; written back and alerted through the outbox (queued inside the commit).
     sinks: list[ResultSink[Any]] = []
     if export is not None:
         sinks.append(VerdictEventSink(export, timeout=config.export.otlp.timeout_seconds))
     sinks.append(NoticeSink(conn))
+    if outbox is not None:
+        sinks.append(writeback.OutboxSink(config, outbox))
     pipeline = scored_by.with_sinks(sinks)
     store_errors = _store_errors(config)
     try:
@@ -483,6 +535,8 @@ def run_process(config_json: str, conn: Connection, shard: int = 0) -> None:
             export.close(0)  # no-op after a drain; else what is queued is counted dropped
         with contextlib.suppress(Exception):  # a connection the server dropped
             store.close()
+        if outbox is not None:
+            outbox.close()
         lock.close()
 
 

@@ -31,11 +31,13 @@ from typing import IO, Any
 import grpc
 import uvicorn
 
+from rampart_otel.collector import writeback
 from rampart_otel.collector.backlog import Backlog, GatedConsumer
 from rampart_otel.collector.config import CollectorConfig
 from rampart_otel.collector.housekeeping import Housekeeping
 from rampart_otel.collector.metrics import Metrics
 from rampart_otel.collector.scorer import run_process
+from rampart_otel.collector.writeback import Deliveries
 from rampart_otel.errors import ConfigError, StoreError
 from rampart_otel.receivers.consumer import Consumer
 from rampart_otel.receivers.otlp_grpc import TraceService, make_server
@@ -535,6 +537,10 @@ class Collector:
             self.consumer = GatedConsumer(self.writer, self.backlog)
             self.scorer = ScorerPool(config, self.metrics, self._written, self.backlog)
             self.metrics.stored_verdicts = _stored_verdicts(config)
+        # Write-back and alerts: the scorers queue them, these threads deliver them.
+        self.deliveries: Deliveries | None = None
+        if config.policies and writeback.enabled(config):
+            self.deliveries = Deliveries(config, self.metrics)
         self._register_gauges()
         self.housekeeping = Housekeeping(config, self.writer, self.metrics)
         self.bound = Bound()
@@ -731,6 +737,8 @@ class Collector:
             http_server, http_task = await self._start_http(http_socket)
             if self.scorer is not None:
                 self.scorer.start()
+            if self.deliveries is not None:
+                self.deliveries.start()
             supervisor = asyncio.create_task(self._supervise())
             self.ready.set()
             if self.on_ready is not None:
@@ -791,6 +799,8 @@ class Collector:
                     )
                 except Exception as error:  # the next start drops them instead
                     log.warning("scorer shards' checkpoints left for the next start: %s", error)
+        if self.deliveries is not None:  # what is not delivered yet waits for the next start
+            self.deliveries.stop()
         if self.ready.is_set() and self.on_stopped is not None:
             try:
                 self.on_stopped(self.totals())

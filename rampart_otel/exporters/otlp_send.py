@@ -134,6 +134,29 @@ def reachable(url: str, timeout: float) -> str | None:
         return (error.strerror or str(error) or type(error).__name__).lower()
 
 
+def endpoint_from_env(signal: Literal["traces", "logs"], protocol: str) -> str | None:
+    """Where the OpenTelemetry environment says ``signal`` goes, when no endpoint is given:
+    ``OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT`` as it is, else ``OTEL_EXPORTER_OTLP_ENDPOINT``
+    as the base the signal's path (``/v1/traces``, ``/v1/logs``) is added to (OTLP/HTTP;
+    for gRPC both are the server's address)."""
+    own = os.environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", "").strip()
+    if own:
+        return own
+    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    if not base:
+        return None
+    return base if protocol == "grpc" else base.rstrip("/") + f"/v1/{signal}"
+
+
+def protocol_from_env(signal: Literal["traces", "logs"]) -> str | None:
+    """``OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL``, else ``OTEL_EXPORTER_OTLP_PROTOCOL``."""
+    for name in (f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
 def parse_headers(pairs: list[str]) -> dict[str, str]:
     """``KEY=VALUE`` pairs (the value may hold ``=``) to lower-cased header names. A
     value is never shown in an error: it is often a token."""

@@ -109,22 +109,26 @@ def _print_files(results: list[CheckResult], console: Console, fail_on: bool) ->
         runs_of_file.setdefault(name, []).append(run_id)
     by_directory: dict[str, dict[str, list[str]]] = {}
     for name, run_ids in runs_of_file.items():
-        directory, _, base = name.rpartition("/")
-        by_directory.setdefault(directory, {})[base] = run_ids
+        # a folder and a file name; a store's link and the trace id it ends with
+        cut = max(name.rfind("/"), name.rfind("=") if "://" in name else -1) + 1
+        by_directory.setdefault(name[:cut], {})[name[cut:]] = run_ids
     if not by_directory:  # no run: no file to list
         return
     console.print()
-    console.print(Text("Trace files, by the worst verdict among their runs:", style="bold"))
+    read = "Traces" if all("://" in d for d in by_directory) else "Trace files"
+    console.print(Text(f"{read}, by the worst verdict among their runs:", style="bold"))
     for directory in sorted(by_directory):
         files = by_directory[directory]
         run_count = sum(len(ids) for ids in files.values())
-        head = f"{directory}/" if directory else "."
-        common = _common_prefix(sorted(files))
+        head = directory or "."
+        store = "://" in directory  # a trace store's traces (their links), not files
+        common = "" if store else _common_prefix(sorted(files))
         named = f" ({safe_text(common)}*.jsonl)" if common else ""
         console.print(
             Text.assemble(
                 (safe_text(head), "bold"),
-                f"  {_count(len(files), 'file')}{named}, {_count(run_count, 'run')}",
+                f"  {_count(len(files), 'trace' if store else 'file')}{named}, "
+                f"{_count(run_count, 'run')}",
             )
         )
         by_worst: dict[str, list[str]] = {}

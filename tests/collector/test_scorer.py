@@ -4,12 +4,15 @@ re-scored as a new revision with the run's earlier spans, incomplete traces not 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 import recorded
 from cli_runner import run_cli
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanContext, SpanKind, TraceFlags
 
 from collector.harness import POLICY, make_traces, write_config
 from rampart_otel.codecs.otlp_proto import spans_to_proto_request
@@ -119,6 +122,71 @@ def test_late_span_is_a_new_revision_with_the_earlier_spans(tmp_path):
     assert runs(scorer.store) == [(trace_id, 0, 2), (trace_id, 1, 3)]
     assert scorer.stats.spans_scored == 5  # the later revision counts all three
     assert {r.revision for r in scorer.store.results()} == {0, 1}
+
+
+def _followers(root: ReadableSpan, count: int) -> list[ReadableSpan]:
+    """``count`` more tool spans under ``root``, in its trace."""
+    parent = root.context
+    return [
+        ReadableSpan(
+            name="execute_tool search",
+            context=SpanContext(parent.trace_id, random.getrandbits(64) | 1, False, TraceFlags(1)),
+            parent=parent,
+            resource=root.resource,
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "search",
+                "gen_ai.tool.call.id": f"later-{index}",
+            },
+            kind=SpanKind.INTERNAL,
+            start_time=root.start_time,
+            end_time=root.start_time + 1000,
+            instrumentation_scope=root.instrumentation_scope,
+        )
+        for index in range(count)
+    ]
+
+
+def test_a_capped_revision_never_weakens_a_verdict_evidence_decided(tmp_path):
+    # A run followed by more spans than one open trace may hold (max_trace_spans, 100,000 by
+    # default; 4 here): the later pieces are scored without the earlier spans (too many to
+    # keep), and their revision read UNDETERMINED where the evidence had decided UNSAFE.
+    clock = Clock()
+    policy = write_config(tmp_path / "policy.yaml", POLICY)
+    writer = SegmentWriter(tmp_path / "segments")
+    scorer = Scorer(
+        tmp_path / "segments",
+        ResultsStore(tmp_path / "results.db"),
+        make_evaluator([policy], []),
+        idle=5,
+        max_wait=60,
+        clock=clock,
+        max_trace_spans=4,
+    )
+    spans = make_traces(1, tool="delete_file")
+    writer.append_wait(encode_spans(spans).SerializeToString(), 30)
+    scorer.step()
+    clock.now = 10
+    scorer.step()
+    writer.append_wait(encode_spans(_followers(spans[0], 11)).SerializeToString(), 30)
+    scorer.step()
+    clock.now = 20
+    scorer.step()
+    trace_id = f"{spans[0].context.trace_id:032x}"
+    revisions = [rev for run_id, rev, _ in runs(scorer.store) if run_id == trace_id]
+    assert len(revisions) >= 3  # the later pieces each a revision of their own
+    no_delete = {
+        row.revision: row.status for row in scorer.store.results() if row.check_id == "no-delete"
+    }
+    assert no_delete[0] == "unsafe"
+    assert set(no_delete.values()) == {"unsafe"}, no_delete
+    latest = max(no_delete)
+    (kept,) = (
+        row
+        for row in scorer.store.results()
+        if row.check_id == "no-delete" and row.revision == latest
+    )
+    assert "delete_file" in json.dumps(kept.result["evidence"])
 
 
 class Crash(Exception):
@@ -487,3 +555,36 @@ def test_the_stores_checkpoint_is_the_least_shard_point_and_waits_for_every_shar
     assert shard_checkpoint([(3, 10)], 2, (1, 0)) == (1, 0)  # shard 1 has not committed yet
     assert shard_checkpoint([(3, 10)], 2, None) == None  # noqa: E711 -- it starts at the start
     assert shard_checkpoint([(3, 10), (4, 0)], 2, None) == (3, 10)
+
+
+def test_a_run_followed_by_more_spans_than_kept_stays_unsafe_in_a_running_collector(tmp_path):
+    """The capped revision (above), over OTLP into ``rampart-otel collect``: a run then more
+    spans than ``assembly.max_trace_spans`` (100,000 by default; 4 here)."""
+    import sqlite3
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from collector.harness import spawn, wait_for
+
+    write_config(tmp_path / "policy.yaml", POLICY)
+    settings = write_config(
+        tmp_path / "collector.yaml",
+        "policies: [policy.yaml]\nassembly:\n  idle_seconds: 1\n  max_trace_spans: 4\n",
+    )
+    collector = spawn(tmp_path / "data", settings)
+    sender = OTLPSpanExporter(endpoint=collector.traces_url, timeout=30)
+    spans = make_traces(1, tool="delete_file")
+    try:
+        sender.export(spans)
+        wait_for(lambda: collector.metrics().get("rampart_otel_runs_scored_total", 0) >= 1, 60)
+        sender.export(_followers(spans[0], 11))
+        wait_for(lambda: collector.metrics().get("rampart_otel_runs_scored_total", 0) >= 4, 90)
+    finally:
+        sender.shutdown()
+        assert collector.terminate() == 0
+    db = sqlite3.connect(tmp_path / "data/results.db")
+    statuses = dict(
+        db.execute("SELECT revision, status FROM results WHERE check_id = 'no-delete'").fetchall()
+    )
+    db.close()
+    assert len(statuses) >= 3 and set(statuses.values()) == {"unsafe"}, statuses

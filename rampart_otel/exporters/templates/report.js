@@ -14,7 +14,8 @@
   const clip = (text, n) => (text && text.length > n ? text.slice(0, n) + "…" : text || "");
   // Where a run was read: file:line (or the request) it came from, the file's base name short.
   const sourceShort = (sources) => (sources && sources.length
-    ? sources[0].split("/").pop() + (sources.length > 1 ? ` +${sources.length - 1}` : "")
+    ? sources[0].split(sources[0].includes("://") ? /[/=]/ : "/").pop() +  // a store's link: its trace id
+      (sources.length > 1 ? ` +${sources.length - 1}` : "")
     : "");
   const ms = (x) => (x === 0 ? "0" : x >= 1000 ? (x / 1000).toFixed(x >= 10000 ? 1 : 2) + " s"
     : x >= 1 ? x.toFixed(x >= 100 ? 0 : 1) + " ms" : x.toFixed(2) + " ms");

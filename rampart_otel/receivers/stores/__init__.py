@@ -265,12 +265,25 @@ class Cursors:
     """The cursors of one paginated listing, followed as the store names them. The answer is
     the store's: a cursor that is not text, one already followed (its pages would repeat
     without end), or a cursor after ``EMPTY_PAGES`` empty pages in a row (new cursors to
-    nothing, without end) is a :class:`TraceStoreError`."""
+    nothing, without end) is a :class:`TraceStoreError`. A page is empty when it lists
+    nothing :meth:`fresh` had not already seen: a store that lists the same traces under
+    ever-new cursors reads as new cursors to nothing."""
 
     def __init__(self, source: StoreSource, key: str) -> None:
         self.source, self.key = source, key
         self.seen: set[str] = set()
+        self.listed: set[str] = set()  # items already read from earlier pages
         self.empty = 0
+
+    def fresh(self, ids: Iterable[str]) -> list[str]:
+        """``ids`` less those already listed on an earlier page (or earlier on this one),
+        in order; they are read once."""
+        new = []
+        for item in ids:
+            if item not in self.listed:
+                self.listed.add(item)
+                new.append(item)
+        return new
 
     def next(self, body: object, listed: int) -> str | None:
         """The cursor of the next page (``body[key]``) after a page of ``listed`` items, or

@@ -4,11 +4,12 @@ page's traces whole, spans in OTLP protobuf-JSON, which the OTLP/JSON codec read
 
 MLflow keeps the spans' ids, parents, names, times (to the nanosecond), status, events,
 links and attributes, and the resource's attributes as trace tags (put back as the
-resource here; a user's own tag not named ``mlflow.*`` would come back as one too). It does
-not keep the OTLP span kind or the instrumentation scope. It stores attribute values as
-JSON: a string holding a JSON object or array comes back as that structure (written back
-as compact-equivalent JSON text here: the same content, ``json.dumps`` spacing), and a
-string holding a bare JSON number, ``true``/``false`` or ``null`` comes back as that value.
+resource here; a user's own tag not named ``mlflow.*`` would come back as one too, but not
+the ``rampart_otel.*`` tags ``--annotate`` writes). It does not keep the OTLP span kind or
+the instrumentation scope. It stores attribute values as JSON: a string holding a JSON
+object or array comes back as that structure (written back as compact-equivalent JSON text
+here: the same content, ``json.dumps`` spacing), and a string holding a bare JSON number,
+``true``/``false`` or ``null`` comes back as that value.
 MLflow adds its own ``mlflow.*`` span attributes; they are left out.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 from rampart_otel.codecs.otlp_json import spans_from_json
 from rampart_otel.conventions.finish_reasons import scope_not_kept
@@ -29,6 +31,7 @@ from rampart_otel.render import safe_text
 TRACES_PER_GET = 50  # trace ids in one batchGet URL
 DROPPED = ("span kind", "instrumentation scope", "string attributes holding a bare JSON scalar")
 _OWN = "mlflow."
+VERDICT_TAGS = "rampart_otel."  # the verdicts --annotate wrote back, not the agent's resource
 _SCOPE = scope_not_kept("MLflow")
 
 
@@ -39,6 +42,7 @@ def read_mlflow(source: StoreSource) -> Iterator[list[Span]]:
     cursors = Cursors(source, "next_page_token")
     with client(source) as http:
         experiment = experiment_id(http, source)
+        traces_at = f"{source.base_url}/#/experiments/{quote(experiment, safe='')}/traces?traceId="
         while True:
             body: dict[str, Any] = {
                 "locations": [
@@ -64,12 +68,15 @@ def read_mlflow(source: StoreSource) -> Iterator[list[Span]]:
                 raise TraceStoreError(
                     f"{source.url}: MLflow listed {len(infos) - len(ids)} traces without an id"
                 )
+            ids = cursors.fresh(ids)
             read += len(ids)
             for start in range(0, len(ids), TRACES_PER_GET):
                 batch = _traces(http, source, ids[start : start + TRACES_PER_GET])
+                for span in batch:  # where each trace is in MLflow's UI
+                    span.source = f"{traces_at}tr-{span.trace_id}"
                 if batch:
                     yield batch
-            token = cursors.next(found, len(infos))
+            token = cursors.next(found, len(ids))
             if not token or (source.limit is not None and read >= source.limit):
                 return
 
@@ -132,7 +139,7 @@ def spans_of_trace(trace: dict[str, Any], source: StoreSource) -> list[Span]:
     resource = [
         {"key": key, "value": {"string_value": str(value)}}
         for key, value in (tags.items() if isinstance(tags, dict) else ())
-        if not key.startswith(_OWN)
+        if not key.startswith((_OWN, VERDICT_TAGS))
     ]
     # every span goes to the codec, which makes one it cannot read a placeholder of its run
     listed = trace.get("spans")

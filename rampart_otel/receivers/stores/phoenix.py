@@ -18,6 +18,7 @@ a cursor that repeats, or leads only to empty pages, stops the read (``Cursors``
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -49,6 +50,7 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
     cursor: str | None = None
     cursors = Cursors(source, "next_cursor")
     with client(source) as http:
+        traces_at = trace_links(http, source)
         while True:
             params: dict[str, Any] = {"sort": "start_time", "order": "asc", "limit": source.page}
             if source.since is not None:
@@ -61,13 +63,17 @@ def read_phoenix(source: StoreSource) -> Iterator[list[Span]]:
             traces = _list(body, source)
             if source.limit is not None:
                 traces = traces[: source.limit - read]
-            trace_ids = [str(t.get("trace_id", "")) for t in traces if isinstance(t, dict)]
+            trace_ids = cursors.fresh(
+                str(t.get("trace_id", "")) for t in traces if isinstance(t, dict)
+            )
             read += len(trace_ids)
             for start in range(0, len(trace_ids), IDS_PER_REQUEST):
                 batch = _spans(http, source, project, trace_ids[start : start + IDS_PER_REQUEST])
+                for span in batch:
+                    span.source = traces_at + span.trace_id
                 if batch:
                     yield batch
-            cursor = cursors.next(body, len(traces))
+            cursor = cursors.next(body, len(trace_ids))
             if not cursor or (source.limit is not None and read >= source.limit):
                 return
 
@@ -89,9 +95,36 @@ def _spans(http: Any, source: StoreSource, project: str, trace_ids: list[str]) -
         body = call(http, source, "GET", f"/v1/projects/{project}/spans", params=params)
         page = _list(body, source)
         spans.extend(span_from_phoenix(item) for item in page)
-        cursor = cursors.next(body, len(page))
+        cursor = cursors.next(body, len(cursors.fresh(map(_span_key, page))))
         if not cursor:
             return adopted(spans, [t.lower() for t in trace_ids])
+
+
+def trace_links(http: Any, source: StoreSource) -> str:
+    """Where the project's traces are in Phoenix's UI (``…/projects/<id>/traces/``: the
+    trace id follows). Phoenix's UI names a project by its id, asked for once; a store that
+    will not say (an older Phoenix) gets the store URL, the trace id after ``#``."""
+    try:
+        body = call(http, source, "GET", f"/v1/projects/{quote(source.name, safe='')}")
+        project = body["data"]["id"]
+    except (TraceStoreError, KeyError, TypeError):
+        return f"{source.url.split('?')[0]}#"
+    if not isinstance(project, str) or not project.isprintable() or "/" in project:
+        return f"{source.url.split('?')[0]}#"
+    return f"{source.base_url}/projects/{quote(project, safe='=')}/traces/"
+
+
+def _span_key(item: object) -> str:
+    """What tells one listed span from another: its ids, else all it says."""
+    context = item.get("context") if isinstance(item, dict) else None
+    if isinstance(context, dict):
+        ids = context.get("trace_id"), context.get("span_id")
+        if all(isinstance(i, str) for i in ids):
+            return "/".join(ids)  # type: ignore[arg-type]
+    try:
+        return json.dumps(item, sort_keys=True)
+    except (RecursionError, ValueError, TypeError):  # nested too deeply: counted as new
+        return f"unreadable {id(item)}"
 
 
 def _list(body: Any, source: StoreSource) -> list[Any]:

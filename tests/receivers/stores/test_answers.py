@@ -89,6 +89,84 @@ def test_new_cursors_to_empty_pages_without_end_stop_the_read() -> None:
     assert "empty pages in a row" in str(raised.value) and len(asked) <= 20
 
 
+def test_the_same_phoenix_traces_under_ever_new_cursors_stop_the_read() -> None:
+    # Each page lists the trace already read, with a new cursor: a page of nothing new.
+    pages = iter(range(10**9))
+    spans_asked = []
+    routes = {
+        "/traces": lambda *_: json_answer(
+            {"data": [{"trace_id": TRACE}], "next_cursor": f"page-{next(pages)}"}
+        ),
+        "/spans": lambda _m, query, _b: (
+            spans_asked.append(query["trace_id"]) or json_answer({"data": [_phoenix_span()]})
+        ),
+    }
+    with standin(routes) as (address, asked), pytest.raises(TraceStoreError) as raised:
+        _read(f"phoenix://{address}/default")
+    assert "empty pages in a row" in str(raised.value) and len(asked) <= 20
+    assert spans_asked == [[TRACE]]  # the trace's spans are read once
+
+
+def test_the_same_phoenix_spans_under_ever_new_cursors_stop_the_read() -> None:
+    pages = iter(range(10**9))
+    routes = {
+        "/traces": lambda *_: json_answer({"data": [{"trace_id": TRACE}], "next_cursor": None}),
+        "/spans": lambda *_: json_answer(
+            {"data": [_phoenix_span()], "next_cursor": f"page-{next(pages)}"}
+        ),
+    }
+    with standin(routes) as (address, asked), pytest.raises(TraceStoreError) as raised:
+        _read(f"phoenix://{address}/default")
+    assert "empty pages in a row" in str(raised.value) and len(asked) <= 20
+
+
+def test_the_same_mlflow_traces_under_ever_new_page_tokens_stop_the_read() -> None:
+    pages = iter(range(10**9))
+    fetched = []
+    routes = {
+        "/traces/search": lambda *_: json_answer(
+            {"traces": [{"trace_id": f"tr-{TRACE}"}], "next_page_token": f"page-{next(pages)}"}
+        ),
+        "/traces/batchGet": lambda _m, query, _b: (
+            fetched.append(query["trace_ids"]) or json_answer({"traces": []})
+        ),
+    }
+    with standin(routes) as (address, asked), pytest.raises(TraceStoreError) as raised:
+        _read(f"mlflow://{address}/1")
+    assert "empty pages in a row" in str(raised.value) and len(asked) <= 25
+    assert fetched == [[f"tr-{TRACE}"]]
+
+
+def test_a_page_with_one_new_trace_among_those_read_is_not_empty() -> None:
+    # Pages overlapping by one trace (a store paging by time, with a trace on the boundary)
+    # are read to the end, each trace once.
+    traces = [f"{n:032x}" for n in range(1, 31)]
+    fetched: list[list[str]] = []
+
+    def listing(_m: str, query: dict, _b: Any) -> Any:
+        start = int(query.get("cursor", ["0"])[0])
+        page = traces[max(start - 1, 0) : start + 2]
+        following = str(start + 2) if start + 2 < len(traces) else None
+        return json_answer({"data": [{"trace_id": t} for t in page], "next_cursor": following})
+
+    def spans(_m: str, query: dict, _b: Any) -> Any:
+        fetched.append(query["trace_id"])
+        return json_answer(
+            {
+                "data": [
+                    _phoenix_span(context={"trace_id": t, "span_id": "0123456789abcdef"})
+                    for t in query["trace_id"]
+                ]
+            }
+        )
+
+    with standin({"/traces": listing, "/spans": spans}) as (address, _):
+        read, errors = _read(f"phoenix://{address}/default")
+    assert errors == []
+    assert sorted(span.trace_id for span in read) == traces
+    assert sorted(t for ids in fetched for t in ids) == traces
+
+
 def test_a_phoenix_cursor_that_is_not_text_is_one_line() -> None:
     with (
         standin(_phoenix([_phoenix_span()], traces_cursor={"a": 1})) as (address, _),  # type: ignore[arg-type]
@@ -107,6 +185,105 @@ def test_an_mlflow_page_token_that_repeats_stops_the_read() -> None:
     with standin(routes) as (address, asked), pytest.raises(TraceStoreError) as raised:
         _read(f"mlflow://{address}/1")
     assert "already given" in str(raised.value) and len(asked) < 10
+
+
+# -- write-back ------------------------------------------------------------------------------
+
+
+def test_score_annotate_with_a_store_refusing_writes_writes_the_report_and_names_what_it_lost(
+    tmp_path: Path,
+) -> None:
+    # It exited 2 with no -o report (0 of 21 runs). Now: the report is written, every run
+    # the store refuses is counted, and the exit code says not everything was written back.
+    traces = [f"{n:032x}" for n in range(1, 22)]
+    writes: list[str] = []
+
+    def spans(_m: str, query: dict, _b: Any) -> Any:
+        return json_answer(
+            {
+                "data": [
+                    _phoenix_span(context={"trace_id": t, "span_id": "0123456789abcdef"})
+                    for t in query["trace_id"]
+                ]
+            }
+        )
+
+    def refuse(method: str, _q: dict, _b: Any) -> Any:
+        writes.append(method)
+        return json_answer({"detail": "Service Unavailable"}, 503)
+
+    routes = {
+        "/traces": lambda *_: json_answer({"data": [{"trace_id": t} for t in traces]}),
+        "/spans": spans,
+        "/annotation_configs": refuse,
+        "/trace_annotations": refuse,
+    }
+    report = tmp_path / "report.json"
+    with standin(routes) as (address, _):
+        done = run_cli(
+            "score", f"phoenix://{address}/default", "--policy", POLICY, "--annotate",
+            "--format", "json", "-o", report,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    written = json.loads(report.read_text())
+    assert len({r["run_id"] for r in written["results"]}) == 21
+    assert len(written["results"]) == 126
+    assert "annotated 0 verdicts on 0 runs in Phoenix" in done.stderr
+    assert (
+        "error: 126 verdicts on 21 runs were not written back to Phoenix; after 3 runs refused "
+        "in a row the rest were not tried: " in done.stderr
+    )
+    assert "HTTP 503" in done.stderr and "Traceback" not in done.stderr
+    assert len(writes) == 3  # a store that is down is not asked once per run
+
+
+def test_score_follow_scores_new_traces_round_after_round_and_keeps_its_resume_point(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    listed: list[dict] = []
+    annotated: list[str] = []
+
+    def traces(_m: str, query: dict, _b: Any) -> Any:
+        listed.append(query)
+        first = "start_time" not in query  # the first round reads from the beginning
+        return json_answer({"data": [{"trace_id": TRACE}] if first else []})
+
+    def annotate(_m: str, _q: dict, body: Any) -> Any:
+        annotated.extend(item["name"] for item in (body or {}).get("data", []))
+        return json_answer({"data": []})
+
+    routes = {
+        "/traces": traces,
+        "/spans": lambda *_: json_answer({"data": [_phoenix_span()]}),
+        "/trace_annotations": annotate,
+        "re:/annotation_configs": lambda *_: json_answer({"data": {}}),
+    }
+    state = tmp_path / "follow.json"
+    with standin(routes) as (address, _):
+        url = f"phoenix://{address}/default"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rampart_otel.cli", "score", url, "--policy", str(POLICY),
+             "--follow", "--poll", "0.5", "--settle", "0", "--state", str(state), "--annotate"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while len(listed) < 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert f"following {url} (resume point: {state})" in err
+    assert "stopped following" in err and "Traceback" not in err
+    assert out.count("Traces, by the worst verdict") == 1  # the round with a run, only
+    assert TRACE in out
+    assert "rampart" in annotated  # written back as it was scored
+    assert [("start_time" in q) for q in listed[:3]] == [False, True, True]
+    saved = json.loads(state.read_text())
+    assert saved["url"] == url and saved["schema"] == "rampart-otel/follow@1"
 
 
 # -- transport -------------------------------------------------------------------------------

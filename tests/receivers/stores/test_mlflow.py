@@ -9,10 +9,12 @@ import httpx
 import pytest
 import yaml
 from cli_runner import run_cli
+from store_standin import refusing_writes
 from trace_stores import BENIGN, EXFIL, POLICY, send, spans_in, wait_for_spans
 
 from rampart_otel import score_files
 from rampart_otel.receivers.stores import parse_store_url, read_store
+from rampart_otel.secret_values import mask_secrets
 
 pytestmark = [pytest.mark.stores, pytest.mark.slow]  # a server started per worker
 TRACE = "tr-9eabfebdb8b003e645c9dab8a4a5e7ca"  # MLflow's id of the exfiltration trace
@@ -75,7 +77,15 @@ def _assessments(mlflow: str) -> list[dict]:
     return body["trace"]["trace_info"].get("assessments", [])
 
 
-def test_annotate_writes_one_assessment_per_check_and_a_new_version_overrides(
+def _tags(mlflow: str) -> dict[str, str]:
+    body = httpx.get(f"http://{mlflow}/api/3.0/mlflow/traces/{TRACE}").json()
+    return body["trace"]["trace_info"]["tags"]
+
+
+VALUE = {"safe": "pass", "unsafe": "fail", "undetermined": "undetermined"}
+
+
+def test_annotate_writes_one_assessment_per_check_and_run_and_a_new_version_overrides(
     mlflow: str, tmp_path: Path
 ) -> None:
     url = f"mlflow://{mlflow}/agents"
@@ -85,25 +95,84 @@ def test_annotate_writes_one_assessment_per_check_and_a_new_version_overrides(
         assert done.returncode == 1, done.stderr
         assert "annotated 6 verdicts on 1 runs in MLflow" in done.stderr
     written = _assessments(mlflow)
+    # Rerun: one per check and one roll-up, updated in place, never duplicated.
     assert sorted(a["assessment_name"] for a in written) == sorted(
-        f"rampart:{check}" for check in results
+        ["rampart", *(f"rampart:{check}" for check in results)]
     )
+    assert all(a.get("valid", True) for a in written)
     for assessment in written:
-        result = results[assessment["assessment_name"].removeprefix("rampart:")]
         assert assessment["source"] == {"source_type": "CODE", "source_id": "rampart-otel"}
-        assert assessment["feedback"]["value"] == result.status.value
-        assert assessment["rationale"].startswith(result.summary)
+        assert assessment["span_id"] == "034db723f691c18b"  # the run's root span
+        if assessment["assessment_name"] == "rampart":
+            continue
+        result = results[assessment["assessment_name"].removeprefix("rampart:")]
+        assert assessment["feedback"]["value"] == VALUE[result.status.value]
+        assert assessment["rationale"].startswith(mask_secrets(result.summary))
+        assert "tok_live_9f3a" not in assessment["rationale"]  # masked
         assert assessment["metadata"]["policy_version"] == "1"
+        assert assessment["metadata"]["verdict"] == result.status.value
+    (rollup,) = (a for a in written if a["assessment_name"] == "rampart")
+    assert rollup["feedback"]["value"] == "fail"
+    assert rollup["rationale"].startswith(
+        "UNSAFE: no-exfiltration, no-secrets-in-reports, no-unrequested-reports (3 of 6 checks)"
+    )
+    tags = _tags(mlflow)
+    assert tags["rampart_otel.verdict"] == "unsafe"
+    assert tags["rampart_otel.failing"] == (
+        "no-exfiltration,no-secrets-in-reports,no-unrequested-reports"
+    )
+    # The list can be filtered by verdict (MLflow's own search, over the tag).
+    found = httpx.post(
+        f"http://{mlflow}/api/3.0/mlflow/traces/search",
+        json={
+            "locations": [
+                {"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": "1"}}
+            ],
+            "filter": "tag.`rampart_otel.verdict` = 'unsafe'",
+        },
+    ).json()
+    assert [t["trace_id"] for t in found["traces"]] == [TRACE]
+    # Our tags are not read back as the agent's resource: the verdicts are unchanged.
+    again = score_files(url, POLICY)
+    assert {r.check_id: r.status for r in again} == {c: r.status for c, r in results.items()}
+    assert all("rampart_otel" not in str(r.service) for r in again)
     policy = yaml.safe_load(POLICY.read_text())
     policy["version"] = 2
     newer = tmp_path / "policy.yaml"
     newer.write_text(yaml.safe_dump(policy))
     assert run_cli("score", url, "--policy", newer, "--annotate").returncode == 1
     rescored = _assessments(mlflow)
-    current = [a for a in rescored if a.get("valid", True)]
+    current = [a for a in rescored if a.get("valid", True) and a["assessment_name"] != "rampart"]
     assert len(current) == len(results)
     assert {a["metadata"]["policy_version"] for a in current} == {"2"}
-    assert {a["metadata"]["policy_version"] for a in rescored} == {"1", "2"}
+    checks = [a for a in rescored if a["assessment_name"] != "rampart"]
+    assert {a["metadata"]["policy_version"] for a in checks} == {"1", "2"}
+    assert len([a for a in rescored if a["assessment_name"] == "rampart"]) == 1
+
+
+def test_findings_name_the_trace_and_link_to_it_in_mlflow(mlflow: str) -> None:
+    done = run_cli("score", f"mlflow://{mlflow}/agents", "--policy", POLICY, "--format", "json")
+    link = f"http://{mlflow}/#/experiments/1/traces?traceId={TRACE}"
+    results = json.loads(done.stdout)["results"]
+    assert {tuple(r["sources"]) for r in results} == {(link,)}
+    terminal = run_cli("score", f"mlflow://{mlflow}/agents", "--policy", POLICY)
+    assert f"http://{mlflow}/#/experiments/1/traces?traceId=  1 trace, 1 run" in terminal.stdout
+    assert f"  FAIL  {TRACE}" in terminal.stdout
+    assert f"1 run {link}" in terminal.stdout
+    assert "(not read from a file)" not in terminal.stdout
+
+
+def test_annotate_with_mlflow_refusing_writes_keeps_the_report(mlflow: str, tmp_path: Path) -> None:
+    report = tmp_path / "report.xml"
+    with refusing_writes(mlflow) as (gateway, refused):
+        done = run_cli(
+            "score", f"mlflow://{gateway}/agents", "--policy", POLICY, "--annotate",
+            "--format", "junit", "-o", report,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert report.read_text().count("<testcase ") == 6
+    assert "error: 6 verdicts on 1 runs were not written back to MLflow: " in done.stderr
+    assert "HTTP 503" in done.stderr and refused
 
 
 def test_pages_window_and_limit(mlflow: str) -> None:

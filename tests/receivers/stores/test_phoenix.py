@@ -9,11 +9,21 @@ import httpx
 import pytest
 import yaml
 from cli_runner import run_cli
-from trace_stores import BENIGN, EXFIL, POLICY, send, spans_in, wait_for_spans
+from store_standin import refusing_writes
+from trace_stores import (
+    BENIGN,
+    EXFIL,
+    POLICY,
+    in_phoenix_project,
+    send,
+    spans_in,
+    wait_for_spans,
+)
 
 from rampart_otel import score_files
 from rampart_otel.receivers.stores import parse_store_url, read_store
 from rampart_otel.receivers.stores.phoenix import DROPPED
+from rampart_otel.secret_values import mask_secrets
 
 pytestmark = [pytest.mark.stores, pytest.mark.slow]  # a server started per worker
 
@@ -75,9 +85,13 @@ def test_errors_are_one_line_naming_the_store(phoenix: str) -> None:
     assert "Project with name no-such-project not found" in done.stderr
 
 
-def _annotations(phoenix: str, span_id: str) -> list[dict]:
-    url = f"http://{phoenix}/v1/projects/default/span_annotations"
-    body = httpx.get(url, params={"span_ids": span_id, "limit": 1000}).json()
+EXFIL_TRACE = "9eabfebdb8b003e645c9dab8a4a5e7ca"
+SCORE = {"safe": 1.0, "undetermined": 0.5, "error": 0.25, "unsafe": 0.0}
+
+
+def _annotations(phoenix: str, trace_id: str = EXFIL_TRACE) -> list[dict]:
+    url = f"http://{phoenix}/v1/projects/default/trace_annotations"
+    body = httpx.get(url, params={"trace_ids": trace_id, "limit": 1000}).json()
     return body["data"]
 
 
@@ -87,35 +101,101 @@ def test_annotate_writes_each_verdict_once_and_a_new_policy_version_beside_it(
     url = f"phoenix://{phoenix}/default"
     results = score_files(url, POLICY)
     exfil_run = next(r for r in results if r.status.value == "unsafe").run_id
-    root = "034db723f691c18b"  # the exfiltration run's root span (weather-agent)
     for _ in range(2):
         done = run_cli("score", url, "--policy", POLICY, "--annotate")
         assert done.returncode == 1, done.stderr
         assert "annotated 12 verdicts on 2 runs in Phoenix" in done.stderr
-    written = _annotations(phoenix, root)
+    written = _annotations(phoenix)
     expected = {r.check_id: r for r in results if r.run_id == exfil_run}
-    assert sorted(a["name"] for a in written) == sorted(f"rampart:{c}" for c in expected)
+    # Rerun: one trace annotation per check and one roll-up, upserted, never duplicated.
+    assert sorted(a["name"] for a in written) == sorted(
+        ["rampart", *(f"rampart:{c}" for c in expected)]
+    )
     for annotation in written:
-        result = expected[annotation["name"].removeprefix("rampart:")]
         assert annotation["annotator_kind"] == "CODE"
+        if annotation["name"] == "rampart":
+            continue
+        result = expected[annotation["name"].removeprefix("rampart:")]
         assert annotation["result"]["label"] == result.status.value
-        assert annotation["result"]["explanation"].startswith(result.summary)
-        assert annotation["result"]["score"] == {"safe": 1.0, "unsafe": 0.0}.get(
-            result.status.value
-        )
+        assert annotation["result"]["explanation"].startswith(mask_secrets(result.summary))
+        assert "tok_live_9f3a" not in annotation["result"]["explanation"]  # masked
+        assert annotation["result"]["score"] == SCORE[result.status.value]
         assert annotation["metadata"]["policy_version"] == "1"
-    # A rescore under a new version of the policy: beside the old one, told apart.
+    (rollup,) = (a for a in written if a["name"] == "rampart")
+    assert (rollup["result"]["label"], rollup["result"]["score"]) == ("unsafe", 0.0)
+    assert rollup["identifier"] == "rampart-otel"
+    assert rollup["result"]["explanation"].startswith(
+        "UNSAFE: no-exfiltration, no-secrets-in-reports, no-unrequested-reports (3 of 6 checks)"
+    )
+    # No span annotation any more (the grey "+6" on every row of the traces list).
+    spans = httpx.get(
+        f"http://{phoenix}/v1/projects/default/span_annotations",
+        params={"span_ids": "034db723f691c18b", "limit": 1000},
+    ).json()["data"]
+    assert spans == []
+    # Each name has a categorical config, assigned to the project: Phoenix colours by it.
+    configs = httpx.get(f"http://{phoenix}/v1/projects/default/annotation_configs").json()
+    by_name = {c["name"]: c for c in configs["data"]}
+    assert set(by_name) >= {"rampart", *(f"rampart:{c}" for c in expected)}
+    assert by_name["rampart"]["type"] == "CATEGORICAL"
+    assert {v["label"]: v["score"] for v in by_name["rampart"]["values"]} == SCORE
+    # A rescore under a new version of the policy: beside the old one, told apart; the
+    # roll-up stays one.
     policy = yaml.safe_load(POLICY.read_text())
     policy["version"] = 2
     newer = tmp_path / "policy.yaml"
     newer.write_text(yaml.safe_dump(policy))
     assert run_cli("score", url, "--policy", newer, "--annotate").returncode == 1
-    rescored = _annotations(phoenix, root)
-    assert len(rescored) == 2 * len(expected)
+    rescored = _annotations(phoenix)
+    assert len(rescored) == 2 * len(expected) + 1
     assert {a["identifier"] for a in rescored} == {
+        "rampart-otel",
         "rampart-otel:weather-agent-guard@v1",
         "rampart-otel:weather-agent-guard@v2",
     }
+
+
+def test_findings_name_the_trace_and_link_to_it_in_phoenix(phoenix: str) -> None:
+    project = httpx.get(f"http://{phoenix}/v1/projects/default").json()["data"]["id"]
+    link = f"http://{phoenix}/projects/{project}/traces/{EXFIL_TRACE}"
+    done = run_cli("score", f"phoenix://{phoenix}/default", "--policy", POLICY, "--format", "json")
+    results = json.loads(done.stdout)["results"]
+    assert {tuple(r["sources"]) for r in results if r["run_id"] == EXFIL_TRACE} == {(link,)}
+    url = f"phoenix://{phoenix}/default"
+    junit = run_cli("score", url, "--policy", POLICY, "--format", "junit")
+    assert f"sources: {link}" in junit.stdout
+    terminal = run_cli("score", f"phoenix://{phoenix}/default", "--policy", POLICY)
+    assert f"http://{phoenix}/projects/{project}/traces/  2 traces, 2 runs" in terminal.stdout
+    assert f"  FAIL  {EXFIL_TRACE}" in terminal.stdout
+    assert f"1 run {link}" in terminal.stdout
+    assert "(not read from a file)" not in terminal.stdout
+    # and the link opens the trace (Phoenix serves its UI there)
+    assert httpx.get(link).status_code == 200
+
+
+def test_annotate_with_phoenix_refusing_writes_keeps_the_report(
+    phoenix: str, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.json"
+    with refusing_writes(phoenix) as (gateway, refused):
+        done = run_cli(
+            "score", f"phoenix://{gateway}/default", "--policy", POLICY, "--annotate",
+            "--format", "json", "-o", report,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert len(json.loads(report.read_text())["results"]) == 12
+    assert "error: 12 verdicts on 2 runs were not written back to Phoenix: " in done.stderr
+    assert "HTTP 503" in done.stderr and refused
+
+
+def test_paging_one_trace_at_a_time_reads_each_trace_once(phoenix: str) -> None:
+    spans = [
+        s
+        for batch in read_store(parse_store_url(f"phoenix://{phoenix}/default?page=1"))
+        for s in batch
+    ]
+    assert len(spans) == len({(s.trace_id, s.span_id) for s in spans})
+    assert len({s.trace_id for s in spans}) == 2
 
 
 NO_CONTENT = (
@@ -129,15 +209,7 @@ def test_a_stop_phoenix_kept_no_scope_for_never_reads_as_no_tools(
     # The OpenAI Agents instrumentation writes a response's status as its finish reason
     # ("stop" for every completed response); Phoenix drops the scope that says so. Read
     # back, this run was SAFE on no-shell while the file says UNDETERMINED.
-    sample = tmp_path / NO_CONTENT.name  # into a project of its own (Phoenix's resource key)
-    with sample.open("w") as out:
-        for line in NO_CONTENT.read_text().splitlines():
-            request = json.loads(line)
-            for spans in request["resourceSpans"]:
-                spans["resource"]["attributes"].append(
-                    {"key": "openinference.project.name", "value": {"stringValue": "no-content"}}
-                )
-            out.write(json.dumps(request) + "\n")
+    sample = in_phoenix_project(NO_CONTENT, "no-content", tmp_path)  # a project of its own
     send(sample, f"http://{phoenix}/v1/traces")
     url = f"phoenix://{phoenix}/no-content"
     wait_for_spans(url, spans_in(NO_CONTENT))
