@@ -62,7 +62,9 @@ class MlflowSeen:
     cards: list[tuple[str, str]] = field(default_factory=list)  # opened trace: (name, value)
 
 
-def phoenix_pages(browser: Any, address: str, project: str, shots: Path | None) -> PhoenixSeen:
+def phoenix_pages(
+    browser: Any, address: str, project: str, shots: Path | None, exfil_trace: str = EXFIL_TRACE
+) -> PhoenixSeen:
     """The project's traces list and the exfiltration trace opened, as Phoenix shows them."""
     import httpx
 
@@ -84,7 +86,7 @@ def phoenix_pages(browser: Any, address: str, project: str, shots: Path | None) 
     if shots is not None:
         page.screenshot(path=shots / "phoenix-traces.png")
     page.keyboard.press("Escape")
-    page.goto(f"http://{address}/projects/{project_id['id']}/traces/{EXFIL_TRACE}", timeout=WAIT_MS)
+    page.goto(f"http://{address}/projects/{project_id['id']}/traces/{exfil_trace}", timeout=WAIT_MS)
     drawer = page.get_by_test_id("application-drawer-plane")
     drawer.get_by_text("ChatCompletion").first.wait_for(timeout=WAIT_MS)
     names = drawer.locator("h3")
@@ -121,7 +123,9 @@ def _text(element: Any) -> str:
     return " ".join(element.inner_text().split())
 
 
-def mlflow_pages(browser: Any, address: str, experiment: str, shots: Path | None) -> MlflowSeen:
+def mlflow_pages(
+    browser: Any, address: str, experiment: str, shots: Path | None, exfil_trace: str = EXFIL_TRACE
+) -> MlflowSeen:
     """The experiment's traces list and the exfiltration trace opened (its assessments
     shown), as MLflow shows them."""
     seen = MlflowSeen()
@@ -148,7 +152,7 @@ def mlflow_pages(browser: Any, address: str, experiment: str, shots: Path | None
     page = browser.new_page(viewport={"width": 1700, "height": 1000})
     page.add_init_script(_MLFLOW_SEEN)
     page.goto(
-        f"http://{address}/#/experiments/{experiment}/traces?traceId=tr-{EXFIL_TRACE}",
+        f"http://{address}/#/experiments/{experiment}/traces?traceId=tr-{exfil_trace}",
         timeout=WAIT_MS,
     )
     page.get_by_text("ChatCompletion").first.wait_for(timeout=WAIT_MS)

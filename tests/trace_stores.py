@@ -12,6 +12,7 @@ launcher below rebinds it to 127.0.0.1 and changes nothing else.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -236,6 +237,33 @@ def in_phoenix_project(path: Path, project: str, out_dir: Path) -> Path:
                 spans["resource"]["attributes"].append(
                     {"key": "openinference.project.name", "value": {"stringValue": project}}
                 )
+            out.write(json.dumps(request) + "\n")
+    return copy
+
+
+def retraced_id(trace_id: str, tag: str) -> str:
+    """The trace id :func:`retraced` gives ``trace_id`` under ``tag``."""
+    return hashlib.sha256(f"{tag}:{trace_id}".encode()).hexdigest()[:32]
+
+
+def retraced(path: Path, tag: str, out_dir: Path) -> Path:
+    """A copy of the recorded trace under trace and span ids of its own (:func:`retraced_id`):
+    a store files an id once, so a sample another test already sent to the same server would
+    otherwise not be stored again (Phoenix keeps each span id once, MLflow each trace id)."""
+    copy = out_dir / f"retraced-{tag}-{path.name}"
+    with copy.open("w") as out:
+        for line in path.read_text().splitlines():
+            request = json.loads(line)
+            for resource in request["resourceSpans"]:
+                for scope in resource["scopeSpans"]:
+                    for span in scope["spans"]:
+                        span["traceId"] = retraced_id(span["traceId"], tag)
+                        for key in ("spanId", "parentSpanId"):
+                            if span.get(key):
+                                span[key] = retraced_id(span[key], tag)[:16]
+                        for link in span.get("links", ()):
+                            link["traceId"] = retraced_id(link["traceId"], tag)
+                            link["spanId"] = retraced_id(link["spanId"], tag)[:16]
             out.write(json.dumps(request) + "\n")
     return copy
 

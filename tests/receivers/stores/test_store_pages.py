@@ -15,13 +15,15 @@ from typing import Any
 
 import pytest
 from cli_runner import run_cli
-from store_pages import NO_TOOL, mlflow_pages, phoenix_pages
+from store_pages import EXFIL_TRACE, NO_TOOL, mlflow_pages, phoenix_pages
 from trace_stores import (
     BENIGN,
     EXFIL,
     POLICY,
     in_phoenix_project,
     new_mlflow_experiment,
+    retraced,
+    retraced_id,
     send,
     spans_in,
     wait_for_spans,
@@ -45,9 +47,11 @@ def test_phoenix_shows_the_worst_verdict_in_the_list_and_first_in_the_trace(
     phoenix_server: str, browser: Any, tmp_path: Path
 ) -> None:
     for sample in SAMPLES:
-        send(in_phoenix_project(sample, "screens", tmp_path), f"http://{phoenix_server}/v1/traces")
+        copy = in_phoenix_project(retraced(sample, "screens", tmp_path), "screens", tmp_path)
+        send(copy, f"http://{phoenix_server}/v1/traces")
     annotate(f"phoenix://{phoenix_server}/screens")
-    seen = phoenix_pages(browser, phoenix_server, "screens", None)
+    exfil = retraced_id(EXFIL_TRACE, "screens")
+    seen = phoenix_pages(browser, phoenix_server, "screens", None, exfil)
     # The traces list: each row's first trace annotation is the roll-up, coloured by verdict.
     assert {verdict: badge.name for verdict, badge in seen.rows.items()} == {
         "unsafe": "rampart",
@@ -79,13 +83,15 @@ def test_phoenix_shows_the_worst_verdict_in_the_list_and_first_in_the_trace(
 
 
 def test_mlflow_shows_the_worst_verdict_in_the_list_and_first_in_the_trace(
-    mlflow_server: str, browser: Any
+    mlflow_server: str, browser: Any, tmp_path: Path
 ) -> None:
     experiment = new_mlflow_experiment(mlflow_server, "screens")
     for sample in SAMPLES:
-        send(sample, f"http://{mlflow_server}/v1/traces", {"x-mlflow-experiment-id": experiment})
+        copy = retraced(sample, "screens", tmp_path)
+        send(copy, f"http://{mlflow_server}/v1/traces", {"x-mlflow-experiment-id": experiment})
     annotate(f"mlflow://{mlflow_server}/screens")
-    seen = mlflow_pages(browser, mlflow_server, experiment, None)
+    exfil = retraced_id(EXFIL_TRACE, "screens")
+    seen = mlflow_pages(browser, mlflow_server, experiment, None, exfil)
     # The traces list: the roll-up is the first assessment column, Fail in red, Pass green.
     assessments = [c for c in seen.columns if c.startswith("rampart")]
     assert assessments[0] == "rampart" and len(assessments) == 7
