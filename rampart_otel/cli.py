@@ -9,6 +9,7 @@ and ``inspect`` must not pay for gRPC, uvicorn, SQLite and the OTLP exporters.
 
 from __future__ import annotations
 
+import difflib
 import io
 import os
 import shlex
@@ -22,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
@@ -37,11 +39,39 @@ if TYPE_CHECKING:  # imported when used: the CLI starts fast
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
+try:  # typer 0.22+ parses with its own copy of click
+    from typer._click.exceptions import NoSuchOption
+except ImportError:  # pragma: no cover - older typer
+    from click.exceptions import NoSuchOption  # type: ignore[assignment]
+
+
+class _Commands(TyperGroup):
+    """A group whose mistyped option is answered with options that look like it, or none.
+
+    Click compares whole names, dashes included, so every option shares two characters
+    with any typo ('--bogus' was offered '--jobs' and '--verbose'); names are compared
+    without their dashes here.
+    """
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except NoSuchOption as error:
+            if not error.possibilities:
+                raise
+            typed = error.option_name.lstrip("-")
+            offered = {option.lstrip("-"): option for option in error.possibilities}
+            close = difflib.get_close_matches(typed, list(offered))
+            raise NoSuchOption(
+                error.option_name, possibilities=[offered[name] for name in close], ctx=error.ctx
+            ) from None
+
+
 app = typer.Typer(
     name="rampart-otel",
     help="Safety verdicts from AI agents' OpenTelemetry traces.",
+    cls=_Commands,
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -169,6 +199,12 @@ AllowEmpty = Annotated[
     bool,
     typer.Option(
         "--allow-empty", help="Input with no span at all is no error (exit 0, nothing scored)."
+    ),
+]
+ReplayAllowEmpty = Annotated[
+    bool,
+    typer.Option(
+        "--allow-empty", help="Input with no span at all is no error (exit 0, nothing sent)."
     ),
 ]
 
@@ -530,6 +566,7 @@ def _choice(option: str, value: str, allowed: tuple[str, ...]) -> None:
 
 policy_app = typer.Typer(
     name="policy",
+    cls=_Commands,
     help="Work with a policy file: write a starter one, check it (and what it can decide on "
     "your traces), or print its JSON Schema for editors.",
     no_args_is_help=True,
@@ -904,7 +941,7 @@ def replay(
     ] = None,
     timeout: Annotated[float, typer.Option(help="Per request, retries included.")] = 10.0,
     max_batch: Annotated[int, typer.Option(help="Largest request, in spans.")] = 512,
-    allow_empty: AllowEmpty = False,
+    allow_empty: ReplayAllowEmpty = False,
 ) -> None:
     """Re-send recorded traces to an OTLP endpoint with their ids and timestamps."""
     from rampart_otel.exporters.otlp_send import (  # startup

@@ -135,6 +135,7 @@ def agent_trace(request: pytest.FixtureRequest) -> Iterator[AgentTrace]:
             record=lambda results: session.record(node_id, results),
             stopped=session.errors.append,
             run_id=f"test:{node_id}",
+            node_id=node_id,
         )
 
 
@@ -163,7 +164,7 @@ def pytest_runtest_makereport(
 
         why = f"fail under --rampart-fail-on {session.fail_on}"
         report.outcome = "failed"
-        report.longrepr = "\n".join(failure_lines(results, failing, why))
+        report.longrepr = "\n".join(failure_lines(results, failing, why, item.nodeid))
     return report
 
 

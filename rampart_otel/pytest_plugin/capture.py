@@ -195,9 +195,11 @@ class AgentTrace:
         record: Callable[[Iterable[CheckResult]], None],
         stopped: Callable[[str], None] = lambda message: None,
         run_id: str = "test",
+        node_id: str = "",
     ) -> None:
         self._capture = capture
         self._run_id = run_id
+        self._node_id = node_id  # the test's: its own run goes without saying in its lines
         self._test_dir = test_dir
         self._default_policy = default_policy
         self._policies = policies
@@ -255,7 +257,8 @@ class AgentTrace:
         results = self.score(policy, assume_coverage=assume_coverage, group_by=group_by)
         failing = [result for result in results if not result]
         if failing:
-            pytest.fail("\n".join(failure_lines(results, failing, "are not safe")), pytrace=False)
+            lines = failure_lines(results, failing, "are not safe", self._node_id)
+            pytest.fail("\n".join(lines), pytrace=False)
         return results
 
     def _check_done(self) -> None:

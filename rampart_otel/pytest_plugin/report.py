@@ -20,11 +20,12 @@ from rampart_otel.render import safe_text, shown_text
 
 Scored = tuple[str, CheckResult]  # the test's node id, one of its results
 NOT_SAFE_SHOWN = 20
+RUN_SHOWN = 60  # characters of a run id
 FAILING_STYLE = "bold red"
 
 
 def failure_lines(
-    results: Sequence[CheckResult], failing: Sequence[CheckResult], why: str
+    results: Sequence[CheckResult], failing: Sequence[CheckResult], why: str, node_id: str
 ) -> list[str]:
     """Why a test failed: how many of its results ``failing`` are, then each with its summary
     (read by a person, as the session summary is: secrets masked, one line each)."""
@@ -34,10 +35,20 @@ def failure_lines(
     for result in failing:
         label = LABELS[result.status.value][0].strip()
         lines.append(
-            f"  {label}  {safe_text(result.check_id)}  run {safe_text(result.run_id, 40)}: "
+            f"  {label}  {safe_text(result.check_id)}{run_text(result.run_id, node_id)}: "
             f"{shown_text(result.summary, None)}"
         )
     return lines
+
+
+def run_text(run_id: str, node_id: str) -> str:
+    """The run a test's result is about, after the test's name: nothing when the run is the
+    whole test (the default), else its id, cut at its start if need be: ids that differ
+    differ at their end (a test's runs split by trace)."""
+    if run_id == f"test:{node_id}":
+        return ""
+    text = safe_text(run_id, None)
+    return f"  run {text if len(text) <= RUN_SHOWN else '…' + text[1 - RUN_SHOWN :]}"
 
 
 def write_terminal_summary(
@@ -70,8 +81,8 @@ def write_terminal_summary(
         reporter.write("  ")
         reporter.write(label, **{word: True for word in _markup(style)})
         reporter.write_line(
-            f"  {safe_text(result.check_id)}  {safe_text(node_id)}  "
-            f"run {safe_text(result.run_id, 40)}"
+            f"  {safe_text(result.check_id)}  {safe_text(node_id)}"
+            f"{run_text(result.run_id, node_id)}"
         )
         reporter.write_line(f"        {shown_text(result.summary, 600, words=True)}")
     hidden = len(not_safe) - NOT_SAFE_SHOWN
