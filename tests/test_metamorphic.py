@@ -88,11 +88,15 @@ _TRUNCATED_HISTORY = dict.fromkeys(
     "needs places: a model input whose history is truncated ([MaxDepth]) is a continuation",
 )
 # The sub-agent of an agent-as-tool call moved to another trace: the lead's run reads what
-# is left as the whole conversation.
-_NESTED = "nested-agent evidence: the moved sub-agent took its calls away with it"
-# Most of these now read UNDETERMINED (a call the model was sent a result for that no span
-# executed ran where the trace does not show: tool_calls is partial); these remain.
-_NESTED_MOVED = dict.fromkeys(("0940975885ca", "c8b8bf7ea59d", "aab8261d7c1f"), _NESTED)
+# is left as the whole conversation. A framework's agent-as-tool call left without its agent
+# is partial (tool_calls.nested_agent); these remain: with OpenInference's ADK instrumentor
+# the lead's invoke_agent span records only its last model turn, so the AgentTool call
+# weather_agent is known only from its execute_tool span (its request is in no output read,
+# its history entry has no id, its definition is a plain {request}): moved away, no call
+# is left to mark. (c8b8: moving fetch_weather, inside the nested agent, turns
+# no-injected-requests SAFE for the same reason: that agent's earlier turn is not read.)
+_NESTED = "nested-agent evidence: ADK's AgentTool call is read only from its moved span"
+_NESTED_MOVED = dict.fromkeys(("0940975885ca", "c8b8bf7ea59d"), _NESTED)
 
 
 def test_samples_and_policies_are_there() -> None:
@@ -263,11 +267,12 @@ def _moved_tool_mutations(run: Run) -> list[tuple[str, list[Span]]]:
 _AMBIGUOUS_TURNS = {
     "ac458758d07e": "adk-tool-error: the run ends at the request",
     "ad91838369c6": "dspy-openinference-exfil: calls read from execution spans only",
-    # Issue 43's nested agents: the delegating call's span held another agent's whole run
-    # (its model and tool calls); moved away, nothing shows those calls were made.
-    "885b1445a6d9": "needs places: nested-agent evidence (crewai-delegation-benign)",
-    "61194970e60e": "needs places: nested-agent evidence (crewai-delegation-exfil)",
-    "3ba0370c44a6": "needs places: nested-agent evidence (a2a-delegation-remote-propagated)",
+    # A delegating call moved away with the agent it ran: a framework's agent-as-tool is
+    # known by what the model was offered (conventions.agent_tools: CrewAI's coworker tools,
+    # OpenAI Agents' as_tool), so its nested agent is missing (tool_calls.nested_agent). The
+    # A2A caller's tool is the user's own code, offered as any tool: moved away with the
+    # remote's spans, it is the blind spot below.
+    "3ba0370c44a6": "the only evidence of a delegation moved with the tool (remote-propagated)",
     # The A2A caller's only tool moved away takes with it the only evidence that it delegated
     # (the agent-card GET, the client's spans): the run then reads as a plain SDK loop whose
     # one tool ran untraced, and the calls its model asked for are all it shows. No trace-only
