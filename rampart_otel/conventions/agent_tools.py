@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from rampart_otel.conventions.helpers import as_str, indexed, load_json
+from rampart_otel.conventions.helpers import as_str, indexed, load_json, tool_definition
 from rampart_otel.model import Span
 
 CREWAI_SCOPE = "openinference.instrumentation.crewai"
@@ -113,21 +113,17 @@ def requests_agent(span: Span, name: str) -> bool:
 
 
 def _definitions(span: Span) -> dict[str, dict[str, Any]]:
-    """Tool name → its parameters' schema, as OpenInference records a request's tools."""
+    """Tool name → its parameters' schema, as OpenInference records a request's tools (the
+    one family these frameworks' model requests are recorded by; ``tool_definitions`` reads
+    the others)."""
     attrs = span.attributes
     found: dict[str, dict[str, Any]] = {}
     if not any(key.startswith(_OPENINFERENCE_TOOLS) for key in attrs):
         return found
     for group in indexed(attrs, _OPENINFERENCE_TOOLS).values():
-        definition = load_json(group.get("tool.json_schema"))
-        if not isinstance(definition, dict):
-            continue
-        function = definition.get("function")
-        function = function if isinstance(function, dict) else definition
-        schema = load_json(function.get("parameters"))
-        name = as_str(function.get("name"))
-        if name and isinstance(schema, dict):
-            found.setdefault(name, schema)
+        named = tool_definition(load_json(group.get("tool.json_schema")))
+        if named is not None and isinstance(named[1], dict):
+            found.setdefault(named[0], named[1])
     return found
 
 
