@@ -297,6 +297,55 @@ def test_a_tool_traced_elsewhere_never_makes_the_agents_verdict_safe(index: int)
     assert not failures, "\n".join(failures)
 
 
+def _nested_agent_mutations(run: Run) -> list[tuple[str, list[Span]]]:
+    """For each framework's agent-as-tool call that ran: the run with its execution span
+    kept and everything under it dropped, as the lead's trace reads when the nested agent
+    was traced into a trace of its own (its context not kept)."""
+    agent = normalize(Run(run.run_id, list(run.trace_ids), run.spans, run.session_id))
+    children: dict[str, list[str]] = {}
+    for span in run.spans:
+        if span.parent_span_id:
+            children.setdefault(span.parent_span_id, []).append(span.span_id)
+    mutations: list[tuple[str, list[Span]]] = []
+    for call in agent.tool_calls:
+        if not call.agent_tool or call.executed_in is None:
+            continue
+        gone: set[str] = set()
+        stack = list(children.get(call.executed_in, ()))
+        while stack:
+            span_id = stack.pop()
+            if span_id not in gone:
+                gone.add(span_id)
+                stack.extend(children.get(span_id, ()))
+        kept = [span for span in run.spans if span.span_id not in gone]
+        mutations.append((f"{call.name}: nested agent traced elsewhere", kept))
+    return mutations
+
+
+@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+def test_a_nested_agent_traced_elsewhere_never_makes_a_verdict_safe(index: int) -> None:
+    """The delegating call is kept, the agent it ran is not: what that agent called is not
+    in the run (tool_calls.nested_agent), never "did not happen"."""
+    run = runs()[index]
+    mutations = _nested_agent_mutations(run)
+    if not mutations:
+        pytest.skip("no agent-as-tool call in this run")
+    before = verdicts(run, run.spans)
+    failures = [
+        f"{name}: {moved}" for name, spans in mutations for moved in newly_safe(run, spans, before)
+    ]
+    assert not failures, "\n".join(failures)
+
+
+def test_the_nested_agent_mutations_reach_every_framework() -> None:
+    names = {name for run in runs() for name, _ in _nested_agent_mutations(run)}
+    assert {
+        "delegate_work_to_coworker: nested agent traced elsewhere",
+        "weather_agent: nested agent traced elsewhere",
+        "weather_expert: nested agent traced elsewhere",
+    } <= names
+
+
 def test_the_io_mutations_reach_the_samples_that_matter() -> None:
     """The mutations above are not vacuous: I/O under tool calls, and MCP servers' spans."""
     names = [name for run in runs() for name, _ in _io_mutations(run)]
