@@ -87,15 +87,14 @@ _TRUNCATED_HISTORY = dict.fromkeys(
     ("392befccce40", "64fb05d57af6", "f2337ec8eae5"),
     "needs places: a model input whose history is truncated ([MaxDepth]) is a continuation",
 )
-# The sub-agent of an agent-as-tool call moved to another trace: the lead's run reads what
-# is left as the whole conversation. A framework's agent-as-tool call left without its agent
-# is partial (tool_calls.nested_agent); these remain: with OpenInference's ADK instrumentor
-# the lead's invoke_agent span records only its last model turn, so the AgentTool call
-# weather_agent is known only from its execute_tool span (its request is in no output read,
-# its history entry has no id, its definition is a plain {request}): moved away, no call
-# is left to mark. (c8b8: moving fetch_weather, inside the nested agent, turns
-# no-injected-requests SAFE for the same reason: that agent's earlier turn is not read.)
-_NESTED = "nested-agent evidence: ADK's AgentTool call is read only from its moved span"
+# A framework's agent-as-tool call left without its agent is partial
+# (tool_calls.nested_agent); with OpenInference's ADK instrumentor, a call moved away is
+# still in the model input history (adk.history). What remains: the ops agent's
+# invoke_agent span keeps the reading of the model turn that asked for save_note, and no
+# model span follows it, so with save_note's span moved away the run reads as ending at the
+# request (as adk-tool-error's below), and secrets.http-url reads SAFE. It was hidden here
+# while the AgentTool call weather_agent was a silent place.
+_NESTED = "the run ends at the request: the ops agent's one reading asked for save_note"
 _NESTED_MOVED = dict.fromkeys(("0940975885ca", "c8b8bf7ea59d"), _NESTED)
 
 
