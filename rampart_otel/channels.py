@@ -86,6 +86,7 @@ class ReasonCode(StrEnum):
     TOOL_CALLS_NO_TOOLS_ASKED = "tool_calls.no_tools_asked"
     TOOL_CALLS_REMOTE_AGENT = "tool_calls.remote_agent"
     TOOL_CALLS_RAN_ELSEWHERE = "tool_calls.ran_elsewhere"
+    TOOL_CALLS_NESTED_AGENT = "tool_calls.nested_agent"
     TOOL_CALLS_AMBIGUOUS_ID = "tool_calls.ambiguous_id"
     # tool_calls.arguments and tool_calls.results
     CALLS_TOOL_CALLS_UNOBSERVED = "calls.tool_calls_unobserved"

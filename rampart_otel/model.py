@@ -323,6 +323,10 @@ class ToolCall:
     # qualifier in its name.
     namespace: str | None = None
     local_name: str | None = None
+    # A framework ran another agent as this tool (``ToolReport.agent_tool``, from its
+    # execution span or the definition the model was offered it with): the calls that
+    # agent made are this call's own, and where they are not in the run, nothing of them is.
+    agent_tool: bool = False
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -424,6 +428,9 @@ class ScopeEvidence(StrEnum):
 MCP_SERVER = "mcp_server"  # ToolScope.remote: the call ran on an MCP server
 CHILD_PROCESS = "child_process"  # ToolScope.remote: the call started a child process
 REMOTE_AGENT = "remote_agent"  # ToolScope.remote: the call handed its task to a remote agent
+# ToolScope.remote: a framework's agent-as-tool call whose nested agent's run is not in the
+# trace (no agent or model span under its execution, or no execution span at all).
+NESTED_AGENT = "nested_agent"
 
 
 @dataclass(frozen=True, slots=True)

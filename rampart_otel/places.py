@@ -29,6 +29,7 @@ from rampart_otel.channels import (
     ReasonCode,
 )
 from rampart_otel.model import (
+    NESTED_AGENT,
     REMOTE_AGENT,
     UNPROVEN_PLACES,
     CallsUnknown,
@@ -303,4 +304,6 @@ def _gap_cause(key: str, decision: Decision, scopes: Sequence[ToolScope]) -> str
         return "client"
     if gaps and all(scope.remote == REMOTE_AGENT for scope in gaps):
         return "remote_agent"
+    if gaps and all(scope.remote == NESTED_AGENT for scope in gaps):
+        return "nested_agent"
     return "remote" if gaps else "trace"

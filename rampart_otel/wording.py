@@ -37,6 +37,7 @@ from rampart_otel.conventions.notes import cut_by_zipkin, missing_content
 from rampart_otel.model import (
     HTTP_KIND,
     MCP_SERVER,
+    NESTED_AGENT,
     REMOTE_AGENT,
     UNKNOWN_DESTINATION,
     ConflictingCopies,
@@ -179,7 +180,8 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
     remote = [s for s in scopes if s.place(kind) is PlaceState.OUT_OF_PROCESS]
     server = [s for s in remote if s.remote == MCP_SERVER]
     agent = [s for s in remote if s.remote == REMOTE_AGENT]
-    child = [s for s in remote if s.remote not in (MCP_SERVER, REMOTE_AGENT)]
+    nested = [s for s in remote if s.remote == NESTED_AGENT]
+    child = [s for s in remote if s.remote not in (MCP_SERVER, REMOTE_AGENT, NESTED_AGENT)]
     parts: list[str] = []
     if silent:
         one = len(silent) == 1
@@ -239,6 +241,11 @@ def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
             f"are not in the trace, so a {kind} call that agent made would not show: "
             "propagate the trace context to it (the A2A server's ASGI instrumentation does) "
             "and export its spans to the same place"
+        )
+    if nested:
+        parts.append(
+            f"{_scope_calls(nested)} ran another agent as the tool, and that agent's run "
+            f"is not in the trace, so a {kind} call that agent made would not show"
         )
     if child:
         parts.append(
@@ -300,6 +307,11 @@ def scope_in_words(scope: ToolScope) -> str:
             return (
                 f"out of process: handed to the remote agent {target!r}, whose spans are not "
                 "in the trace"
+            )
+        if scope.remote == NESTED_AGENT:
+            return (
+                "out of process: the framework ran another agent as this tool, and that "
+                "agent's run is not in the trace"
             )
         return "out of process: started a child process whose own spans are not in the trace"
     declared = (
@@ -387,6 +399,12 @@ REMOTE_AGENT_FIX = (
     "on the agent's server) and export its spans to the same place, so its own tool calls "
     "and side effects are in the run"
 )
+NESTED_AGENT_FIX = (
+    "trace the agent the tool runs in the same process and trace as its caller (keep the "
+    "trace context when the framework runs it: the same TracerProvider, no new root span), "
+    "or propagate the context to it where it runs elsewhere, so its own tool calls and side "
+    "effects are in the run"
+)
 TRACE_FIX = (
     "export the whole run: keep the trace context across threads and tasks (the framework's "
     "instrumentation, or contextvars copied into the worker), flush the TracerProvider "
@@ -448,6 +466,8 @@ def _fix_hint(key: str, scope_names: frozenset[str], cause: str) -> str | None:
         return TRACE_FIX
     if cause == "remote_agent":
         return REMOTE_AGENT_FIX
+    if cause == "nested_agent":
+        return NESTED_AGENT_FIX
     if cause == "ids":
         return IDS_FIX
     if cause == "repeated":
@@ -1042,6 +1062,14 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
             "tools that agent called are not read"
         ),
     ),
+    ReasonCode.TOOL_CALLS_NESTED_AGENT: _typed(
+        Scopes,
+        lambda _, data: (
+            f"{_scope_calls(list(data.scopes))} ran another agent as the tool (the "
+            "framework's agent-as-tool), and that agent's run is not in the trace (no agent "
+            "or model span under the call): the tools it called are not read"
+        ),
+    ),
     ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: _typed(Texts, _ambiguous_id),
     ReasonCode.CALLS_TOOL_CALLS_UNOBSERVED: _typed(
         Captured,
@@ -1170,6 +1198,10 @@ MEANINGS: dict[ReasonCode, str] = {
     ),
     ReasonCode.TOOL_CALLS_REMOTE_AGENT: (
         "a tool call handed its task to a remote agent whose spans are not in the trace: that "
+        "agent's own calls are not read (partial)"
+    ),
+    ReasonCode.TOOL_CALLS_NESTED_AGENT: (
+        "a framework's agent-as-tool call whose nested agent's run is not in the trace: that "
         "agent's own calls are not read (partial)"
     ),
     ReasonCode.TOOL_CALLS_AMBIGUOUS_ID: (

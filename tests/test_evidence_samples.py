@@ -220,9 +220,6 @@ def test_a_code_step_that_only_calls_a_traced_tool_is_read_whole() -> None:
 # --- 5. a CrewAI crew whose lead delegates to a coworker --------------------------------------
 
 CREWAI = "crewai-delegation"
-NESTED = pytest.mark.xfail(
-    strict=True, reason="needs places: a nested agent's tool I/O is the delegating call's evidence"
-)
 
 
 def crew_run(case: str) -> AgentRun:
@@ -264,6 +261,7 @@ def test_the_delegation_is_one_call(case: str) -> None:
     assert len(names) == 1, names
 
 
-@NESTED
 def test_a_delegation_whose_coworker_only_read_the_weather_is_safe() -> None:
+    """The coworker tool is CrewAI's agent-as-tool: the coworker's calls, with their I/O,
+    are its evidence (conventions.agent_tools); the one GET is recorded."""
     assert crew_results("benign")["no-exfiltration"].status is SAFE

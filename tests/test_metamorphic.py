@@ -87,12 +87,15 @@ _TRUNCATED_HISTORY = dict.fromkeys(
     ("392befccce40", "64fb05d57af6", "f2337ec8eae5"),
     "needs places: a model input whose history is truncated ([MaxDepth]) is a continuation",
 )
-# The sub-agent of an agent-as-tool call moved to another trace: the lead's run reads what
-# is left as the whole conversation.
-_NESTED = "nested-agent evidence: the moved sub-agent took its calls away with it"
-# Most of these now read UNDETERMINED (a call the model was sent a result for that no span
-# executed ran where the trace does not show: tool_calls is partial); these remain.
-_NESTED_MOVED = dict.fromkeys(("0940975885ca", "c8b8bf7ea59d", "aab8261d7c1f"), _NESTED)
+# A framework's agent-as-tool call left without its agent is partial
+# (tool_calls.nested_agent); with OpenInference's ADK instrumentor, a call moved away is
+# still in the model input history (adk.history). What remains: the ops agent's
+# invoke_agent span keeps the reading of the model turn that asked for save_note, and no
+# model span follows it, so with save_note's span moved away the run reads as ending at the
+# request (as adk-tool-error's below), and secrets.http-url reads SAFE. It was hidden here
+# while the AgentTool call weather_agent was a silent place.
+_NESTED = "the run ends at the request: the ops agent's one reading asked for save_note"
+_NESTED_MOVED = dict.fromkeys(("0940975885ca", "c8b8bf7ea59d"), _NESTED)
 
 
 def test_samples_and_policies_are_there() -> None:
@@ -263,11 +266,12 @@ def _moved_tool_mutations(run: Run) -> list[tuple[str, list[Span]]]:
 _AMBIGUOUS_TURNS = {
     "ac458758d07e": "adk-tool-error: the run ends at the request",
     "ad91838369c6": "dspy-openinference-exfil: calls read from execution spans only",
-    # Issue 43's nested agents: the delegating call's span held another agent's whole run
-    # (its model and tool calls); moved away, nothing shows those calls were made.
-    "885b1445a6d9": "needs places: nested-agent evidence (crewai-delegation-benign)",
-    "61194970e60e": "needs places: nested-agent evidence (crewai-delegation-exfil)",
-    "3ba0370c44a6": "needs places: nested-agent evidence (a2a-delegation-remote-propagated)",
+    # A delegating call moved away with the agent it ran: a framework's agent-as-tool is
+    # known by what the model was offered (conventions.agent_tools: CrewAI's coworker tools,
+    # OpenAI Agents' as_tool), so its nested agent is missing (tool_calls.nested_agent). The
+    # A2A caller's tool is the user's own code, offered as any tool: moved away with the
+    # remote's spans, it is the blind spot below.
+    "3ba0370c44a6": "the only evidence of a delegation moved with the tool (remote-propagated)",
     # The A2A caller's only tool moved away takes with it the only evidence that it delegated
     # (the agent-card GET, the client's spans): the run then reads as a plain SDK loop whose
     # one tool ran untraced, and the calls its model asked for are all it shows. No trace-only
@@ -290,6 +294,55 @@ def test_a_tool_traced_elsewhere_never_makes_the_agents_verdict_safe(index: int)
         for moved in newly_safe(run, spans, before)
     ]
     assert not failures, "\n".join(failures)
+
+
+def _nested_agent_mutations(run: Run) -> list[tuple[str, list[Span]]]:
+    """For each framework's agent-as-tool call that ran: the run with its execution span
+    kept and everything under it dropped, as the lead's trace reads when the nested agent
+    was traced into a trace of its own (its context not kept)."""
+    agent = normalize(Run(run.run_id, list(run.trace_ids), run.spans, run.session_id))
+    children: dict[str, list[str]] = {}
+    for span in run.spans:
+        if span.parent_span_id:
+            children.setdefault(span.parent_span_id, []).append(span.span_id)
+    mutations: list[tuple[str, list[Span]]] = []
+    for call in agent.tool_calls:
+        if not call.agent_tool or call.executed_in is None:
+            continue
+        gone: set[str] = set()
+        stack = list(children.get(call.executed_in, ()))
+        while stack:
+            span_id = stack.pop()
+            if span_id not in gone:
+                gone.add(span_id)
+                stack.extend(children.get(span_id, ()))
+        kept = [span for span in run.spans if span.span_id not in gone]
+        mutations.append((f"{call.name}: nested agent traced elsewhere", kept))
+    return mutations
+
+
+@pytest.mark.parametrize("index", range(len(runs())), ids=lambda i: runs()[i].run_id[:12])
+def test_a_nested_agent_traced_elsewhere_never_makes_a_verdict_safe(index: int) -> None:
+    """The delegating call is kept, the agent it ran is not: what that agent called is not
+    in the run (tool_calls.nested_agent), never "did not happen"."""
+    run = runs()[index]
+    mutations = _nested_agent_mutations(run)
+    if not mutations:
+        pytest.skip("no agent-as-tool call in this run")
+    before = verdicts(run, run.spans)
+    failures = [
+        f"{name}: {moved}" for name, spans in mutations for moved in newly_safe(run, spans, before)
+    ]
+    assert not failures, "\n".join(failures)
+
+
+def test_the_nested_agent_mutations_reach_every_framework() -> None:
+    names = {name for run in runs() for name, _ in _nested_agent_mutations(run)}
+    assert {
+        "delegate_work_to_coworker: nested agent traced elsewhere",
+        "weather_agent: nested agent traced elsewhere",
+        "weather_expert: nested agent traced elsewhere",
+    } <= names
 
 
 def test_the_io_mutations_reach_the_samples_that_matter() -> None:

@@ -150,15 +150,10 @@ def _expected(name: str, case: Case) -> dict[str, SafetyStatus]:
     return expected
 
 
-# (team, case, check) → the coverage rule of the places model the verdict waits on.
-_NESTED = "nested-agent evidence (an agent used as a tool: its nested calls' I/O is the call's)"
-NEEDS_PLACES: dict[tuple[str, str, str], str] = {
-    # weather_expert (Agent.as_tool) records no I/O of its own; and the hand-off's
-    # transfer_to_ops_agent has no execution span (the SDK's handoff span names no tool).
-    ("openai-agents-multi", "benign", "no-exfiltration"): f"{_NESTED}; the hand-off",
-    # The AgentTool call weather_agent records no I/O of its own.
-    ("adk-multi", "benign", "no-exfiltration"): _NESTED,
-}
+# (team, case, check) → the coverage rule of the places model the verdict waits on. None
+# now: an agent used as a tool (OpenAI Agents' as_tool, ADK's AgentTool) is delegated where
+# its nested agent's run is in the trace, its nested calls the places (conventions.agent_tools).
+NEEDS_PLACES: dict[tuple[str, str, str], str] = {}
 
 
 def _verdict_params() -> list[object]:

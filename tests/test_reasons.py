@@ -136,6 +136,14 @@ AGENT = {"gen_ai.operation.name": "invoke_agent", "final_result": "Done."}
 RESULT = {"gen_ai.tool.call.result": "ok"}
 
 
+# The tools a CrewAI model call is offered: its coworker tool, an agent-as-tool.
+_COWORKER = {"task": {}, "context": {}, "coworker": {}}
+COWORKER_OFFERED = {
+    "llm.tools.0.tool.json_schema": json.dumps(
+        {"function": {"name": "delegate_work_to_coworker", "parameters": {"properties": _COWORKER}}}
+    )
+}
+
 # A model call whose finish reason says it asked for tools, its output not captured.
 ASKED_TOOLS = chat(**{"gen_ai.response.finish_reasons": ["tool_calls"]})
 
@@ -397,6 +405,19 @@ REACH: dict[ReasonCode, Callable[[], Any]] = {
             parent="a0",
             start=30,
             end=40,
+        ),
+        mk("m2", "chat", chat(said("Done.")), parent="a0", start=70),
+    ),
+    # CrewAI's coworker tool, offered as the framework defines it, its coworker's run not here.
+    ReasonCode.TOOL_CALLS_NESTED_AGENT: lambda: run_of(
+        mk("a0", "invoke_agent", AGENT, end=1000),
+        mk(
+            "m1",
+            "chat",
+            chat(asked("delegate_work_to_coworker", "c1"), **COWORKER_OFFERED),
+            parent="a0",
+            start=10,
+            end=20,
         ),
         mk("m2", "chat", chat(said("Done.")), parent="a0", start=70),
     ),

@@ -33,6 +33,7 @@ from rampart_otel.conventions import genai, handoffs, openinference
 from rampart_otel.conventions.helpers import (
     as_str,
     as_str_list,
+    indexed,
     load_json,
     parse_arguments,
     parse_result,
@@ -207,10 +208,42 @@ def _execute_tool(span: Span) -> SpanReport:
 
 
 def history(span: Span) -> History:
-    """The history an OpenInference LLM reading on ADK's span holds (ADK's own keep none)."""
+    """The history an OpenInference LLM reading on ADK's span holds (ADK's own keep none).
+
+    That reading writes Gemini's turns: the model's as role ``model``, its calls without
+    ids, and each result as role ``tool`` named after its call. ADK's ``invoke_agent`` span
+    spans every model turn of the agent but records the last one's reading, so the calls
+    of earlier turns are in this history only: each is kept under ADK's own made-up id
+    (``<name>_<n>``, as its serializer writes), a result paired with the first call of its
+    name still without one."""
     if span.scope.name != SCOPE or openinference.SPAN_KIND not in span.attributes:
         return History({}, {})
-    return openinference.input_history(span)
+    found = openinference.input_history(span)
+    if found.arguments or found.results:
+        return found
+    arguments: dict[str, Any] = {}
+    results: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    waiting: dict[str, list[str]] = {}  # name → made-up ids of its calls with no result yet
+    for _, message in indexed(span.attributes, openinference.INPUT_MESSAGES).items():
+        role = message.get("message.role")
+        if role == "model":
+            for _, call in indexed(message, "message.tool_calls.").items():
+                name = as_str(call.get("tool_call.function.name"))
+                if not name:
+                    continue
+                call_id = f"{name}_{sum(1 for known in names.values() if known == name)}"
+                names[call_id] = name
+                waiting.setdefault(name, []).append(call_id)
+                raw = call.get("tool_call.function.arguments")
+                if openinference.captured(raw):
+                    arguments[call_id] = parse_arguments(raw)
+        elif role == "tool":
+            name = as_str(message.get("message.name"))
+            content = message.get("message.content")
+            if name and waiting.get(name) and openinference.captured(content):
+                results[waiting[name].pop(0)] = unwrap_result(content)
+    return History(arguments, results, names)
 
 
 def user_input(span: Span) -> UserInput | None:

@@ -76,6 +76,20 @@ def as_str(value: Any) -> str | None:
     return str(value)
 
 
+def tool_definition(definition: Any) -> tuple[str, Any] | None:
+    """A request's tool definition as (name, its parameters' schema, decoded): the
+    OpenAI shape ``{"type": "function", "function": {"name", "parameters"}}``, its flat form
+    ``{"name", "parameters"}``, or Anthropic's ``{"name", "input_schema"}``."""
+    if not isinstance(definition, dict):
+        return None
+    function = definition.get("function")
+    function = function if isinstance(function, dict) else definition
+    name = as_str(function.get("name"))
+    if not name:
+        return None
+    return name, load_json(function.get("parameters", function.get("input_schema")))
+
+
 def as_str_list(value: Any) -> list[str]:
     """A string-array attribute, tolerating a single string or JSON-encoded array."""
     if isinstance(value, str):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from rampart_otel.conventions.agent_tools import executes_agent, requests_agent
 from rampart_otel.conventions.finish_reasons import ToolRequest, combine
 from rampart_otel.conventions.helpers import as_str, parse_arguments, redacted
 from rampart_otel.model import Span, StatusCode
@@ -51,9 +52,11 @@ class ToolReport:
     def requested(
         cls, span: Span, convention: str, name: Any, call_id: Any, raw: Any, captured: bool
     ) -> ToolReport:
-        """A call a model asked for; ``raw`` arguments are parsed only when captured."""
+        """A call a model asked for; ``raw`` arguments are parsed only when captured. It is
+        an agent-as-tool call when the request offered the tool as one (``agent_tools``)."""
+        tool = as_str(name) or ""
         return cls(
-            name=as_str(name) or "",
+            name=tool,
             call_id=as_str(call_id) or None,
             arguments=parse_arguments(raw) if captured else None,
             arguments_captured=captured,
@@ -63,6 +66,7 @@ class ToolReport:
             error=False,
             span=span,
             convention=convention,
+            agent_tool=requests_agent(span, tool),
         )
 
     @classmethod
@@ -86,7 +90,8 @@ class ToolReport:
         recorded, even when empty). It failed when the span's status is ERROR or ``failed``,
         the family's own sign (``error.type``, a result that says so). ``ran=False``: the
         span shows the call and its outcome but did not run it (a tool span whose child
-        runs it, a call deferred for approval), so it is asked for and has no error."""
+        runs it, a call deferred for approval), so it is asked for and has no error. A
+        framework's agent-as-tool span is marked (``agent_tools``)."""
         return cls(
             name=as_str(name) or "",
             call_id=as_str(call_id) or None,
@@ -100,6 +105,7 @@ class ToolReport:
             convention=convention,
             answer=answer,
             candidate=candidate,
+            agent_tool=executes_agent(span),
         )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rampart_otel.conventions.helpers import as_str, indexed, load_json
+from rampart_otel.conventions.helpers import indexed, load_json, tool_definition
 from rampart_otel.conventions.litellm import literal
 from rampart_otel.model import Span
 
@@ -51,12 +51,10 @@ def _add_all(found: dict[str, Parameters], definitions: Any) -> None:
 
 
 def _add(found: dict[str, Parameters], definition: Any) -> None:
-    if not isinstance(definition, dict):
+    named = tool_definition(definition)
+    if named is None:
         return
-    function = definition.get("function")
-    function = function if isinstance(function, dict) else definition
-    name = as_str(function.get("name"))
-    schema = load_json(function.get("parameters", function.get("input_schema")))
+    name, schema = named
     properties = schema.get("properties") if isinstance(schema, dict) else None
-    if name and isinstance(properties, dict):
+    if isinstance(properties, dict):
         found.setdefault(name, tuple(str(key) for key in properties))

@@ -30,6 +30,7 @@ from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.conventions.finish_reasons import ToolRequest
 from rampart_otel.conventions.notes import missing_content
 from rampart_otel.model import (
+    NESTED_AGENT,
     REMOTE_AGENT,
     IntegrityFinding,
     Response,
@@ -129,6 +130,8 @@ def _gap_cause(key: str, decision: Decision) -> str:
     codes = {why.code for why in decision.whys}
     if ReasonCode.TOOL_CALLS_REMOTE_AGENT in codes:
         return "remote_agent"
+    if ReasonCode.TOOL_CALLS_NESTED_AGENT in codes:
+        return "nested_agent"
     if key == "input" and codes & _NO_MODEL_SPAN:
         # Only an agent span's record: the model calls' own spans are what is missing.
         return "models" if ReasonCode.INPUT_AGENT_ONLY_READ in codes else "models+content"
@@ -257,7 +260,8 @@ def _end(span: Span) -> int:
 
 def _tool_calls_decision(facts: RunFacts) -> Decision:
     """The calls the run's spans show; partial where a call handed its task to a remote
-    agent whose spans are not in the trace (that agent's own calls are not read)."""
+    agent whose spans are not in the trace, or to a nested agent whose run is not in it
+    (that agent's own calls are not read)."""
     decision = _calls_read(facts)
     if decision.state is UNOBSERVED:
         return decision
@@ -270,13 +274,22 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
         ids = tuple(scope.span_id for scope in remote if scope.span_id)
         why = Why(ReasonCode.TOOL_CALLS_REMOTE_AGENT, data=Scopes(tuple(remote)), ids=ids)
         decision = decision.with_why(why, PARTIAL)
+    # A framework's agent-as-tool call whose nested agent's run is not in the run: the
+    # calls that agent made are not read, whether or not the run records tool executions.
+    nested = tuple(scope for scope in facts.scopes if scope.remote == NESTED_AGENT)
+    if nested:
+        ids = tuple(scope.span_id for scope in nested if scope.span_id)
+        why = Why(ReasonCode.TOOL_CALLS_NESTED_AGENT, data=Scopes(nested), ids=ids)
+        decision = decision.with_why(why, PARTIAL)
     # A call the model was sent a result for that no span of a run recording its tool runs
     # executed ran where the trace does not show: what it called there (an agent's calls,
     # a delegation's) is not read.
     elsewhere = tuple(
         scope
         for scope in facts.scopes
-        if scope.span_id is None and scope.state is not ScopeState.DECLARED
+        if scope.span_id is None
+        and scope.state is not ScopeState.DECLARED
+        and scope.remote != NESTED_AGENT
     )
     if elsewhere and facts.tool_spans:
         why = Why(ReasonCode.TOOL_CALLS_RAN_ELSEWHERE, data=Scopes(elsewhere))

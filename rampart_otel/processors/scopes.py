@@ -18,6 +18,11 @@ tool call is judged on its own:
 - a call run in another process (an MCP server) is watched only where that process's
   spans are in the trace (``OUT_OF_PROCESS`` otherwise); a child process a tool spawned
   is recorded by its ``process_exec`` span, its own effects are not;
+- a framework's agent-as-tool call (``ToolCall.agent_tool``) is ``DELEGATED`` where the
+  nested agent's run is under its execution span (that agent's calls are places of their
+  own); where it is not (no agent or model span under the call, or no execution span at
+  all) the agent ran in a part of the run the trace does not hold: ``OUT_OF_PROCESS``
+  (``NESTED_AGENT``), and ``tool_calls`` is partial (``coverage``);
 - a declaration closes the gap: ``rampart_otel.declare`` on the tool's span, the
   process-wide ``rampart.coverage`` resource attribute (for the kinds it names), a
   framework's built-in pseudo-tool, or the policy's ``tools:`` (an overlay:
@@ -51,6 +56,7 @@ from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
 from rampart_otel.model import (
     CHILD_PROCESS,
     MCP_SERVER,
+    NESTED_AGENT,
     REMOTE_AGENT,
     UNKNOWN_DESTINATION,
     Destination,
@@ -176,12 +182,14 @@ def tool_scopes(
                 remote_target=agent_url,
                 evidence=None,
             )
-        elif (
-            execution is not None
-            and execution.execution is not None
-            and (execution.execution.agent_tool and index in inside.nested_agents)
-        ):
+        elif call.agent_tool and execution is not None and index in inside.nested_agents:
             scope = dataclasses.replace(scope, state=ScopeState.DELEGATED)
+        elif call.agent_tool:
+            # The framework ran another agent as this tool, and that agent's run is not here
+            # (traced elsewhere, or its spans lost): what it called is not read.
+            scope = dataclasses.replace(
+                scope, state=ScopeState.OUT_OF_PROCESS, remote=NESTED_AGENT, evidence=None
+            )
         elif children and not any(e.span_id in remote_seen for e in children):
             # The child process is recorded by its process_exec span; what it did is not.
             scope = dataclasses.replace(

@@ -557,6 +557,7 @@ def _meaning(reading: SpanReading) -> tuple[Any, ...]:
             report.error,
             report.answer,
             report.candidate,
+            report.agent_tool,
         )
 
     out = reading.output
@@ -756,6 +757,7 @@ def _fill_report(into: ToolReport, other: ToolReport) -> None:
     into.error = into.error or other.error
     into.executed = into.executed and other.executed
     into.answer = into.answer or other.answer
+    into.agent_tool = into.agent_tool or other.agent_tool
 
 
 def _overlap(a: Span, b: Span) -> bool:

@@ -434,6 +434,7 @@ class _CallMerger:
             call.result, call.result_captured = report.result, True
         if report.steps is not None:
             self._steps.setdefault(index, (report.span.span_id, report.steps))
+        call.agent_tool = call.agent_tool or report.agent_tool
         self._seen(index, report.span, report.convention)
 
     def _seen(self, index: int, span: Span, convention: str) -> None:

@@ -355,3 +355,33 @@ def test_unknown_adk_span_is_not_understood() -> None:
 
 def test_spans_of_another_scope_are_not_read() -> None:
     assert adk.read(mk("x", "call_llm", {adk.LLM_RESPONSE: "{}"})) is None
+
+
+def test_an_openinference_reading_on_adks_span_keeps_its_earlier_turns_calls() -> None:
+    """OpenInference's reading on ADK's invoke_agent span writes Gemini's turns (role
+    ``model``, calls without ids, results by name): the earlier turn's calls are read under
+    ADK's own made-up ids, each result with the first call of its name."""
+    call = "llm.input_messages.1.message.tool_calls."
+    reading = {
+        "openinference.span.kind": "LLM",
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": "Weather in Paris?",
+        "llm.input_messages.1.message.role": "model",
+        f"{call}0.tool_call.function.name": "weather_agent",
+        f"{call}0.tool_call.function.arguments": '{"request": "Paris"}',
+        f"{call}1.tool_call.function.name": "weather_agent",
+        f"{call}1.tool_call.function.arguments": '{"request": "Rome"}',
+        "llm.input_messages.2.message.role": "tool",
+        "llm.input_messages.2.message.name": "weather_agent",
+        "llm.input_messages.2.message.content": '{"result": "Paris: 18C"}',
+    }
+    found = adk.history(adk_span("a1", "invoke_agent lead_agent", reading))
+    assert found.names == {"weather_agent_0": "weather_agent", "weather_agent_1": "weather_agent"}
+    assert found.arguments == {
+        "weather_agent_0": {"request": "Paris"},
+        "weather_agent_1": {"request": "Rome"},
+    }
+    assert found.results == {"weather_agent_0": "Paris: 18C"}
+    # ADK's own spans keep no history; nor does another scope's
+    assert adk.history(adk_span("a2", "invoke_agent", {})) == ({}, {}, {})
+    assert adk.history(mk("a3", "invoke_agent", reading)) == ({}, {}, {})

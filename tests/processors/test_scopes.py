@@ -11,7 +11,7 @@ from typing import Any
 
 from span_factory import mk
 
-from rampart_otel.channels import ChannelState, CoverageSource
+from rampart_otel.channels import ChannelState, CoverageSource, ReasonCode
 from rampart_otel.declare import TOOL_SIDE_EFFECTS_ATTRIBUTE as TOOL_DECLARATION_KEY
 from rampart_otel.evaluation.assume import declare_run_tools
 from rampart_otel.model import (
@@ -509,3 +509,110 @@ def test_the_process_declaration_answers_a_destination_no_request_reached() -> N
     state, why = channel(agent, HTTP)
     assert state is OBSERVED, why
     assert "evil.example" not in why
+
+
+# --- a framework's agent-as-tool call (conventions.agent_tools) ---------------------------
+
+CREWAI = "openinference.instrumentation.crewai"
+COWORKER = {
+    "task": {"type": "string"},
+    "context": {"type": "string"},
+    "coworker": {"type": "string"},
+}
+
+
+def _offering_coworker(**attributes: Any) -> dict[str, Any]:
+    """A model call's attributes with CrewAI's coworker tool among the tools it offered."""
+    definition = {
+        "type": "function",
+        "function": {"name": "delegate_work_to_coworker", "parameters": {"properties": COWORKER}},
+    }
+    return {**attributes, "llm.tools.0.tool.json_schema": json.dumps(definition)}
+
+
+def _coworker_tool(span_id: str, **options: Any) -> Span:
+    """CrewAI's ``Delegate work to coworker`` tool span, as its instrumentor records it."""
+    schema = {"properties": COWORKER, "title": "DelegateWorkToolSchema", "type": "object"}
+    attributes = {
+        "openinference.span.kind": "TOOL",
+        "tool.name": "Delegate work to coworker",
+        "tool.parameters": json.dumps(schema),
+        "input.value": '{"task": "weather", "context": "", "coworker": "reporter"}',
+        "output.value": "Paris: 18C",
+    }
+    return mk(span_id, "Delegate work to coworker.run", attributes, scope=CREWAI, **options)
+
+
+def _lead(*inside: Span, executed: bool = True) -> AgentRun:
+    """A lead agent whose model delegates to a coworker, then answers; ``inside``: spans
+    under the delegating call's execution span (``t1``), if it has one."""
+    asking = _offering_coworker(**chat_asking(("delegate_work_to_coworker", "c1")))
+    spans = [
+        mk("a0", "invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, end=1000),
+        mk("m1", "chat", asking, parent="a0", start=1, end=10),
+        *([_coworker_tool("t1", parent="a0", start=20, end=90)] if executed else []),
+        *inside,
+        mk("m2", "chat", _offering_coworker(**chat_answer()), parent="a0", start=100),
+    ]
+    return run_of(*spans)
+
+
+def _coworkers_run() -> list[Span]:
+    """The coworker's own model call and tool run, with its GET, under ``t1``."""
+    return [
+        mk("m3", "chat", chat_asking(("get_weather", "c3")), parent="t1", start=21, end=30),
+        mk("t3", "execute_tool get_weather", execute("get_weather", "c3"), parent="t1",
+           start=31, end=60),
+        mk("h3", "GET", GET, parent="t3", kind="CLIENT", start=32),
+        mk("m4", "chat", chat_answer(), parent="t1", start=61, end=80),
+    ]  # fmt: skip
+
+
+def test_an_agent_tool_holding_its_nested_agents_run_is_delegated() -> None:
+    """The coworker's calls, with their I/O, are the delegating call's evidence."""
+    agent = _lead(*_coworkers_run())
+    assert scope_states(agent) == {
+        "delegate_work_to_coworker": ScopeState.DELEGATED,
+        "get_weather": ScopeState.RECORDED,
+    }
+    assert channel(agent, "tool_calls")[0] is OBSERVED
+    assert channel(agent, HTTP)[0] is OBSERVED
+
+
+def test_an_agent_tool_with_no_execution_span_leaves_its_agents_calls_unread() -> None:
+    """The delegating call's whole subtree traced elsewhere: only the model's request is
+    left, which the framework's definition shows is an agent-as-tool call."""
+    agent = _lead(executed=False)
+    (scope,) = agent.tool_scopes
+    assert scope.state is ScopeState.OUT_OF_PROCESS and scope.remote == "nested_agent"
+    state, why = channel(agent, "tool_calls")
+    assert state is PARTIAL
+    assert "'delegate_work_to_coworker' (no execution span) ran another agent as the tool" in why
+    assert "trace the agent the tool runs in the same process and trace as its caller" in why
+    codes = [reason.code for reason in agent.coverage.get("tool_calls").codes]
+    assert ReasonCode.TOOL_CALLS_NESTED_AGENT in codes
+    assert channel(agent, "tool_calls.arguments")[0] is PARTIAL
+    state, why = channel(agent, HTTP)
+    assert state is not OBSERVED and "that agent's run is not in the trace" in why
+
+
+def test_an_agent_tool_whose_span_holds_no_agent_or_model_span_is_not_delegated() -> None:
+    """I/O under the call without the nested agent's model calls: what that agent called
+    is not in the run, and the I/O vouches for none of it."""
+    agent = _lead(mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=40))
+    (scope,) = agent.tool_scopes
+    assert scope.state is ScopeState.OUT_OF_PROCESS and scope.remote == "nested_agent"
+    assert channel(agent, "tool_calls")[0] is PARTIAL
+    state, why = channel(agent, HTTP)
+    assert state is PARTIAL and "(span t1) ran another agent as the tool" in why
+
+
+def test_a_users_tool_that_calls_a_model_is_no_agent_tool() -> None:
+    """A tool of the user's with model spans under it is judged as any tool: its own POST
+    through an uninstrumented client is not vouched for by the model's spans."""
+    spans = [s for s in two_tools() if s.span_id != "m2"]
+    agent = run_of(*spans, mk("m3", "chat", chat_answer(), parent="t2", start=71, end=80),
+                   mk("h1", "GET", GET, parent="t1", kind="CLIENT", start=31),
+                   mk("m2", "chat", chat_answer(), parent="a0", start=110))  # fmt: skip
+    assert scope_states(agent)["send_report"] is ScopeState.SILENT
+    assert channel(agent, HTTP)[0] is PARTIAL
