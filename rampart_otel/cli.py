@@ -545,14 +545,16 @@ def _cpus() -> int:
 
 def _workers(jobs: int, group_by: str) -> int:
     """``--jobs`` checked: how many worker processes ``score`` uses (1: none)."""
-    from rampart_otel.parallel import fork_available
-
     if jobs < 0:
         raise UsageError(f"--jobs: {jobs} is negative; give 0 (one per CPU) or a count")
     count = jobs or _cpus()
-    if count > 1 and group_by != "trace":
+    if count == 1:
+        return count  # startup: no multiprocessing to import for one process
+    from rampart_otel.parallel import fork_available
+
+    if group_by != "trace":
         raise UsageError("--jobs: only with --group-by trace (a conversation is scored whole)")
-    if count > 1 and not fork_available():
+    if not fork_available():
         raise UsageError("--jobs: worker processes need fork(), which this platform lacks")
     return count
 

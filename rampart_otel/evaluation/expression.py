@@ -20,7 +20,6 @@ from rampart_otel.evaluation.evaluators.before import before, event_operand
 from rampart_otel.evaluation.evaluators.counts import at_least, at_most, repeated
 from rampart_otel.evaluation.evaluators.flows import flows
 from rampart_otel.evaluation.evaluators.input_contains import input_contains
-from rampart_otel.evaluation.evaluators.judge import judge
 from rampart_otel.evaluation.evaluators.response_contains import response_contains
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
@@ -451,6 +450,8 @@ class _Builder:
                     "judge() needs a judge endpoint: add a `judge:` block (base_url, model) "
                     "to the policy; see docs/policy.md",
                 )
+            from rampart_otel.evaluation.evaluators.judge import judge  # startup: judge checks
+
             return judge(question, over=over.get("over", "response"), client=self.judge)
         if name == "regex":
             return m.regex(self.literal_str(arg, "the regex pattern"))

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from functools import cached_property
 from os import PathLike
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -31,7 +31,7 @@ from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
-from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
+from rampart_otel.evaluation.judge_config import JudgeConfig
 from rampart_otel.evaluation.matchers import compared_literals, uses_secret
 from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
 from rampart_otel.evaluation.packs import PackCheck, expand, members, pack_of, reference_problem
@@ -54,6 +54,9 @@ from rampart_otel.vocabulary import (
     number_detail_problem,
     unknown,
 )
+
+if TYPE_CHECKING:  # the client is imported when a policy has a judge: block (startup)
+    from rampart_otel.evaluation.judge_endpoint import JudgeClient
 
 Polarity = Literal["attack", "probe"]
 
@@ -285,6 +288,8 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     _check_assumptions(document, data.get("assume_coverage"), declared)
     client = None
     if data.get("judge") is not None:
+        from rampart_otel.evaluation.judge_endpoint import JudgeClient  # startup: HTTP, TLS
+
         try:
             client = JudgeClient(JudgeConfig.model_validate(data["judge"]))
         except ValidationError as exc:
