@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from rampart_otel import __version__
@@ -247,6 +246,8 @@ def inspect(
         write_json(runs, stats.errors, sys.stdout)
     else:
         with secrets_shown(show_secrets):
+            from rich.console import Console  # startup: rich for the terminal only
+
             write_terminal(runs, Console(highlight=False, soft_wrap=True))
     check_read(stats, allow_empty)
 
@@ -400,7 +401,9 @@ def score(
         return
     if workers > 1 and loaded.judge_client is not None:
         # One client counts every call and keeps the concurrency bound the policy sets.
-        Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
+        print(
+            "rampart-otel: judge(...) checks: scoring in one process", file=sys.stderr, flush=True
+        )
         workers = 1
     with (
         report_output(output, inputs=paths) as out,
@@ -613,6 +616,8 @@ def policy_check(
     if json_output:
         write_json(document, sys.stdout)
     else:
+        from rich.console import Console  # startup: rich for the terminal only
+
         write_terminal(document, Console(highlight=False, soft_wrap=True))
     if traces and unreadable(stats):
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")

@@ -12,8 +12,6 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, Literal
 
-from rich.console import Console
-
 from rampart_otel.exporters.report_json import (
     JsonReportWriter,
     run_line,
@@ -108,6 +106,8 @@ class TerminalSink(_ResultsKept):
         self.command = command
 
     def close(self, closing: Closing) -> None:
+        from rich.console import Console  # startup: rich for the terminal only
+
         from rampart_otel.exporters.terminal_report import (  # startup: terminal only
             write_compact_report,
             write_terminal_report,
