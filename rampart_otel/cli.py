@@ -9,7 +9,6 @@ and ``inspect`` must not pay for gRPC, uvicorn, SQLite and the OTLP exporters.
 
 from __future__ import annotations
 
-import difflib
 import io
 import os
 import shlex
@@ -27,12 +26,12 @@ from typer.core import TyperGroup
 from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
 from rampart_otel.exporters.output import report_output, standard_output
-from rampart_otel.model import InputError
 from rampart_otel.render import safe_text, secrets_shown
 from rampart_otel.vocabulary import unknown
 
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
+    from rampart_otel.model import InputError
     from rampart_otel.reading import ReadStats
     from rampart_otel.sinks import ResultSink
 
@@ -58,6 +57,8 @@ class _Commands(TyperGroup):
         except NoSuchOption as error:
             if not error.possibilities:
                 raise
+            import difflib  # startup: only for a mistyped option
+
             typed = error.option_name.lstrip("-")
             offered = {option.lstrip("-"): option for option in error.possibilities}
             close = difflib.get_close_matches(typed, list(offered))
