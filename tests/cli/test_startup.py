@@ -47,6 +47,7 @@ NOT_FOR_JSON_LINES_TO_JSON = {
     "jinja2": "--format html",
     "rich.console": "--format terminal",
     "rampart_otel.evaluation.evaluators.flows": "a flows(...) check",
+    "rampart_otel.evaluation.packs": "a policy that includes a pack",
 }
 
 
@@ -120,6 +121,7 @@ def _flows_policy(path: Path) -> Path:
         ("--format junit", ["xml.etree.ElementTree"]),
         ("--format terminal", ["rich.console"]),
         ("a flows check", ["rampart_otel.evaluation.evaluators.flows"]),
+        ("a pack", ["rampart_otel.evaluation.packs"]),
     ],
 )
 def test_what_a_command_needs_it_imports(case: str, needed: list[str], tmp_path: Path) -> None:
@@ -132,6 +134,8 @@ def test_what_a_command_needs_it_imports(case: str, needed: list[str], tmp_path:
         policy = _judge_policy(tmp_path / "judged.yaml")
     elif case == "a flows check":
         policy = _flows_policy(tmp_path / "flows.yaml")
+    elif case == "a pack":
+        policy = REPO / "samples" / "policy-packs.yaml"
     else:
         options = ["--format", case.split()[-1]]
     modules = imported("score", trace, "--policy", policy, *options, "-o", tmp_path / "out")
