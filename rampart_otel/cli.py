@@ -9,7 +9,6 @@ and ``inspect`` must not pay for gRPC, uvicorn, SQLite and the OTLP exporters.
 
 from __future__ import annotations
 
-import difflib
 import io
 import os
 import shlex
@@ -22,18 +21,17 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from rampart_otel import __version__
 from rampart_otel.errors import EmptyInput, UsageError, UserError
 from rampart_otel.exporters.output import report_output, standard_output
-from rampart_otel.model import InputError
 from rampart_otel.render import safe_text, secrets_shown
 from rampart_otel.vocabulary import unknown
 
 if TYPE_CHECKING:  # imported when used: the CLI starts fast
     from rampart_otel.exporters.store_annotations import AnnotationSink
+    from rampart_otel.model import InputError
     from rampart_otel.reading import ReadStats
     from rampart_otel.sinks import ResultSink
 
@@ -59,6 +57,8 @@ class _Commands(TyperGroup):
         except NoSuchOption as error:
             if not error.possibilities:
                 raise
+            import difflib  # startup: only for a mistyped option
+
             typed = error.option_name.lstrip("-")
             offered = {option.lstrip("-"): option for option in error.possibilities}
             close = difflib.get_close_matches(typed, list(offered))
@@ -247,6 +247,8 @@ def inspect(
         write_json(runs, stats.errors, sys.stdout)
     else:
         with secrets_shown(show_secrets):
+            from rich.console import Console  # startup: rich for the terminal only
+
             write_terminal(runs, Console(highlight=False, soft_wrap=True))
     check_read(stats, allow_empty)
 
@@ -400,7 +402,9 @@ def score(
         return
     if workers > 1 and loaded.judge_client is not None:
         # One client counts every call and keeps the concurrency bound the policy sets.
-        Console(stderr=True).print("rampart-otel: judge(...) checks: scoring in one process")
+        print(
+            "rampart-otel: judge(...) checks: scoring in one process", file=sys.stderr, flush=True
+        )
         workers = 1
     with (
         report_output(output, inputs=paths) as out,
@@ -545,14 +549,16 @@ def _cpus() -> int:
 
 def _workers(jobs: int, group_by: str) -> int:
     """``--jobs`` checked: how many worker processes ``score`` uses (1: none)."""
-    from rampart_otel.parallel import fork_available
-
     if jobs < 0:
         raise UsageError(f"--jobs: {jobs} is negative; give 0 (one per CPU) or a count")
     count = jobs or _cpus()
-    if count > 1 and group_by != "trace":
+    if count == 1:
+        return count  # startup: no multiprocessing to import for one process
+    from rampart_otel.parallel import fork_available
+
+    if group_by != "trace":
         raise UsageError("--jobs: only with --group-by trace (a conversation is scored whole)")
-    if count > 1 and not fork_available():
+    if not fork_available():
         raise UsageError("--jobs: worker processes need fork(), which this platform lacks")
     return count
 
@@ -611,6 +617,8 @@ def policy_check(
     if json_output:
         write_json(document, sys.stdout)
     else:
+        from rich.console import Console  # startup: rich for the terminal only
+
         write_terminal(document, Console(highlight=False, soft_wrap=True))
     if traces and unreadable(stats):
         fail(f"no spans could be read from the input ({len(stats.errors)} errors)")

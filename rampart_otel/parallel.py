@@ -52,7 +52,6 @@ from typing import Any
 
 from rampart_otel.channels import ChannelCoverage, Coverage, Reason
 from rampart_otel.codecs.otlp_json import trace_ids_of_json
-from rampart_otel.codecs.otlp_proto import trace_ids_of_proto
 from rampart_otel.errors import RampartOtelError
 from rampart_otel.evaluation import CheckResult, Tally
 from rampart_otel.evaluation.outcome import Evidence
@@ -723,6 +722,8 @@ def _route(record: Record, workers: int) -> tuple[list[int], int | None]:
     ):
         found = trace_ids_of_json(record.payload)
     elif record.kind is RecordKind.PROTO:
+        from rampart_otel.codecs.otlp_proto import trace_ids_of_proto  # startup: protobuf
+
         found = trace_ids_of_proto(record.payload)
     if found is None:
         return list(range(workers)), None

@@ -28,7 +28,6 @@ from rampart_otel.engine import score_run_with_view
 from rampart_otel.evaluation import CheckResult, Policy, SafetyStatus, Tally
 from rampart_otel.evaluation.plan import FULL_READING, scoring_plan
 from rampart_otel.model import InputError, Run
-from rampart_otel.parallel import ScoredRun, score_in_parallel
 from rampart_otel.processors.assemble import DEFAULT_IDLE_SPANS, GroupBy
 from rampart_otel.reading import ReadStats, agent_runs, runs
 from rampart_otel.sinks import Closing, Opening, ResultSink, Scored
@@ -219,6 +218,8 @@ class Pipeline:
         return [sink.prepare(scored) for sink in self.sinks]
 
     def _run_in_parallel(self, source: FileSource) -> None:
+        from rampart_otel.parallel import ScoredRun, score_in_parallel  # startup: -j N only
+
         for item in score_in_parallel(
             [str(path) for path in source.paths],
             jobs=self.jobs,

@@ -14,9 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
 from rampart_otel.engine import checked_assumptions, fewer_young_collections
 from rampart_otel.evaluation import Policy, load_policy
 from rampart_otel.model import InputError, Run
@@ -71,6 +68,9 @@ class _Watched(FileSource):
 
 
 def _with_progress(assembled: Iterator[Run], stats: ReadStats) -> Iterator[Run]:
+    from rich.console import Console  # startup: a live count only when a person watches
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("scoring", total=None)

@@ -252,6 +252,9 @@ def channel_keys(kinds: Iterable[str] = STANDARD_KINDS) -> tuple[str, ...]:
 
 # Adding a top-level key is one line here (and its field on ``Policy``, its schema in
 # ``evaluation.policy_schema``).
+# A policy path or include naming a built-in pack: ``builtin:<pack>`` (``evaluation.packs``).
+PACK_PREFIX = "builtin:"
+
 POLICY_KEYS: tuple[Key, ...] = (
     Key("policy", "the policy's name (one line)", "yes"),
     Key("version", "an integer or a string, reported with the results", "no, default `1`"),

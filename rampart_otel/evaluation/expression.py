@@ -17,14 +17,9 @@ from rampart_otel import vocabulary
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.before import before, event_operand
-from rampart_otel.evaluation.evaluators.counts import at_least, at_most, repeated
-from rampart_otel.evaluation.evaluators.flows import flows
-from rampart_otel.evaluation.evaluators.input_contains import input_contains
-from rampart_otel.evaluation.evaluators.judge import judge
 from rampart_otel.evaluation.evaluators.response_contains import response_contains
 from rampart_otel.evaluation.evaluators.side_effect import side_effect
 from rampart_otel.evaluation.evaluators.tool_called import tool_called
-from rampart_otel.evaluation.evaluators.tool_result import tool_result
 from rampart_otel.vocabulary import (
     detail_problem,
     kind_problem,
@@ -401,6 +396,8 @@ class _Builder:
             kwargs = {k.arg: self.matcher(k.value, inner) for k in keywords if k.arg}
             if name == "tool_called":
                 return tool_called(first, **kwargs)
+            from rampart_otel.evaluation.evaluators.tool_result import tool_result  # startup
+
             text = self.text_query(args[1], inner, name) if len(args) > 1 else None
             return tool_result(first, text, **kwargs)
         if name == "side_effect":
@@ -410,12 +407,18 @@ class _Builder:
             return side_effect(kind, **kwargs)
         if name in ("response_contains", "input_contains"):
             text = self.text_query(arg, inner, name)
-            return response_contains(text) if name == "response_contains" else input_contains(text)
+            if name == "response_contains":
+                return response_contains(text)
+            from rampart_otel.evaluation.evaluators.input_contains import input_contains  # startup
+
+            return input_contains(text)
         if name in ("before", "flows"):
             first_event = self.event(args[0], inner, name, "first")
             second_event = self.event(args[1], inner, name, "second")
             if name == "before":
                 return before(first_event, second_event)
+            from rampart_otel.evaluation.evaluators.flows import flows  # startup: flows checks
+
             options = {k.arg: self.whole_number(k.value, k.arg) for k in keywords if k.arg}
             try:
                 return flows(first_event, second_event, **options)
@@ -423,6 +426,8 @@ class _Builder:
                 self.fail(args[1] if "sink" in str(exc) else args[0], str(exc))
             except ValueError as exc:
                 self.fail(keywords[0].value, str(exc))
+        if name in ("repeated", "at_least", "at_most"):  # startup: counting checks only
+            from rampart_otel.evaluation.evaluators.counts import at_least, at_most, repeated
         if name == "repeated":
             n = self.whole_number(arg, "the count")
             try:
@@ -451,6 +456,8 @@ class _Builder:
                     "judge() needs a judge endpoint: add a `judge:` block (base_url, model) "
                     "to the policy; see docs/policy.md",
                 )
+            from rampart_otel.evaluation.evaluators.judge import judge  # startup: judge checks
+
             return judge(question, over=over.get("over", "response"), client=self.judge)
         if name == "regex":
             return m.regex(self.literal_str(arg, "the regex pattern"))

@@ -35,7 +35,6 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
-    field_validator,
 )
 
 from rampart_otel import __version__
@@ -50,6 +49,7 @@ from rampart_otel.bounded_http import (
     retry_after,
 )
 from rampart_otel.errors import Unavailable
+from rampart_otel.evaluation.judge_config import JudgeConfig
 from rampart_otel.evaluation.judge_prompt import SYSTEM_PROMPT, user_message
 from rampart_otel.render import safe_text
 from rampart_otel.secret_values import redact_credentials
@@ -84,40 +84,6 @@ ANSWER_SCHEMA: dict[str, Any] = {
 class JudgeUnavailable(Unavailable):
     """The judge could not give a valid answer (unreachable, HTTP error, out of format) and
     the policy did not say that this means UNDETERMINED: the check's result is ERROR."""
-
-
-class JudgeConfig(BaseModel):
-    """A policy's ``judge:`` block."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    base_url: str = Field(min_length=1)
-    model: str = Field(min_length=1)
-    api_key_env: str | None = None  # the variable holding the key; None: no key sent
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    samples: int = Field(default=1, ge=1, le=15)
-    timeout: float = Field(default=30.0, gt=0, le=600)
-    max_concurrency: int = Field(default=4, ge=1, le=64)
-    retries: int = Field(default=2, ge=0, le=10)
-    cache: str | None = None  # the cache file; "off" disables it
-    # What a judge that cannot answer makes of its checks: ERROR (the default), or
-    # UNDETERMINED when the policy says so.
-    on_unavailable: Literal["error", "undetermined"] = "error"
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _key_is_set(cls, name: str | None) -> str | None:
-        if name is not None and not os.environ.get(name):
-            raise ValueError(
-                f"the environment variable {name!r} is not set: set it, or remove "
-                "api_key_env for an endpoint that takes no key"
-            )
-        return name
-
-    @property
-    def deadline_seconds(self) -> float:
-        """How long one check may wait for the judge, retries and Retry-After included."""
-        return self.timeout * (self.retries + 1)
 
 
 class JudgeAnswer(BaseModel):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from functools import cached_property
 from os import PathLike
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -31,10 +31,8 @@ from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
-from rampart_otel.evaluation.judge_endpoint import JudgeClient, JudgeConfig
+from rampart_otel.evaluation.judge_config import JudgeConfig
 from rampart_otel.evaluation.matchers import compared_literals, uses_secret
-from rampart_otel.evaluation.packs import PREFIX as PACK_PREFIX
-from rampart_otel.evaluation.packs import PackCheck, expand, members, pack_of, reference_problem
 from rampart_otel.evaluation.yaml_source import (
     Document,
     boolean_hint,
@@ -44,8 +42,8 @@ from rampart_otel.evaluation.yaml_source import (
 )
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import CHECK_KEYS as _CHECK_KEYS
-from rampart_otel.vocabulary import POLICY_KEYS as _POLICY_KEYS
 from rampart_otel.vocabulary import (
+    PACK_PREFIX,
     channel_problem,
     declared_kind_problem,
     detail_problem,
@@ -54,6 +52,11 @@ from rampart_otel.vocabulary import (
     number_detail_problem,
     unknown,
 )
+from rampart_otel.vocabulary import POLICY_KEYS as _POLICY_KEYS
+
+if TYPE_CHECKING:  # startup: the judge's client and the packs, when a policy uses them
+    from rampart_otel.evaluation.judge_endpoint import JudgeClient
+    from rampart_otel.evaluation.packs import PackCheck
 
 Polarity = Literal["attack", "probe"]
 
@@ -285,6 +288,8 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     _check_assumptions(document, data.get("assume_coverage"), declared)
     client = None
     if data.get("judge") is not None:
+        from rampart_otel.evaluation.judge_endpoint import JudgeClient  # startup: HTTP, TLS
+
         try:
             client = JudgeClient(JudgeConfig.model_validate(data["judge"]))
         except ValidationError as exc:
@@ -443,6 +448,8 @@ def _included(
     stand; and each check id with the line of the include that brought it."""
     if entries is None:
         return [], {}
+    from rampart_otel.evaluation.packs import expand, members, pack_of, reference_problem
+
     if not isinstance(entries, list):
         message = "include: a list of packs, e.g. [builtin:agent-baseline]"
         raise document.error(message, document.nodes[("include",)])
@@ -535,6 +542,7 @@ def builtin_policy(reference: str) -> Policy:
     """The built-in pack ``builtin:<name>`` as a policy of its own, every parameter at its
     default; its version is rampart-otel's, which ships the pack."""
     from rampart_otel import __version__
+    from rampart_otel.evaluation.packs import expand, pack_of, reference_problem
 
     problem = reference_problem(reference)
     if problem:
@@ -551,6 +559,8 @@ def builtin_policy(reference: str) -> Policy:
 def _brings_nothing(reference: str) -> str:
     """Why a pack taken with these parameters brings no check: the parameters its checks
     require, and how to set one."""
+    from rampart_otel.evaluation.packs import members, pack_of
+
     pack = pack_of(reference)
     needed = sorted({c.requires for m in members(pack) for c in m.checks if c.requires})
     if not needed:

@@ -10,21 +10,19 @@ import io
 import queue
 import threading
 from collections.abc import Iterator, Sequence
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from rich.console import Console
-
-from rampart_otel.evaluation import CheckResult, Policy
-from rampart_otel.exporters.junit import write_junit
 from rampart_otel.exporters.report_json import (
     JsonReportWriter,
     run_line,
     runs_footer,
     runs_header,
 )
-from rampart_otel.exporters.terminal_report import write_compact_report, write_terminal_report
 from rampart_otel.model import InputError
 from rampart_otel.sinks import Closing, Opening, ResultSink, Scored
+
+if TYPE_CHECKING:  # startup: each format's writer is imported when its sink writes
+    from rampart_otel.evaluation import CheckResult, Policy
 
 Format = Literal["terminal", "json", "jsonl", "junit", "html"]
 HTML_VIEWS_PER_HANDOFF = 16  # views handed to the page's thread at once: few thread switches
@@ -108,6 +106,13 @@ class TerminalSink(_ResultsKept):
         self.command = command
 
     def close(self, closing: Closing) -> None:
+        from rich.console import Console  # startup: rich for the terminal only
+
+        from rampart_otel.exporters.terminal_report import (  # startup: terminal only
+            write_compact_report,
+            write_terminal_report,
+        )
+
         policy = self._policy()
         kept = self.kept
         console = Console(file=self.out, highlight=False, soft_wrap=True)
@@ -149,6 +154,8 @@ class JunitSink(_ResultsKept):
         self.fail_on_undetermined = fail_on_undetermined
 
     def close(self, closing: Closing) -> None:
+        from rampart_otel.exporters.junit import write_junit  # startup: XML for JUnit only
+
         write_junit(self.kept, self.out, self._policy().name, self.fail_on_undetermined)
 
 

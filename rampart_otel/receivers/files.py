@@ -63,7 +63,6 @@ from rampart_otel.codecs.otlp_json import (
     spans_from_json_bytes,
     without_trailing_whitespace,
 )
-from rampart_otel.codecs.otlp_proto import readable_spans, spans_from_proto_bytes
 from rampart_otel.errors import DecodeError
 from rampart_otel.model import InputError, Span
 
@@ -705,6 +704,8 @@ def _read_exact(stream: _Stream, size: int) -> bytes:
 
 
 def _decode_record(payload: bytes, where: str) -> Iterator[Item]:
+    from rampart_otel.codecs.otlp_proto import spans_from_proto_bytes  # startup: protobuf
+
     try:
         if payload.startswith(_ZSTD_MAGIC):
             raise DecodeError("zstd-compressed record; not supported, decompress it first")
@@ -729,6 +730,8 @@ def _salvaged(payload: bytes, where: str, error: DecodeError) -> Iterator[Item]:
     own, and a placeholder for each one that does not (``codecs/otlp_salvage``), which
     keeps its run short of complete; the InputError says how many, and how many were in no
     run. A record none of whose spans can be placed in a trace is refused whole."""
+    from rampart_otel.codecs.otlp_proto import readable_spans  # startup: protobuf
+
     spans, unreadable, lost = readable_spans(payload)
     if not spans:
         yield InputError(where, error.message)

@@ -25,9 +25,9 @@ from typing import Any
 
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.yaml_source import compose
+from rampart_otel.vocabulary import PACK_PREFIX as PREFIX
 from rampart_otel.vocabulary import unknown
 
-PREFIX = "builtin:"
 PACK_KEYS = ("pack", "version", "description", "parameters", "include", "defaults", "checks")
 PARAMETER_KEYS = ("type", "default", "description")
 CHECK_KEYS = ("id", "polarity", "harm_category", "description", "owasp", "requires", "detect")
