@@ -112,6 +112,13 @@ NATIVE: tuple[tuple[str, str, str], ...] = (
     ("multiprocessing.popen_forkserver", PROCESS, "unseen_processes:multiprocessing"),
 )
 
+# A native library loaded while a span is open (a tool that imports its database client when
+# it runs): the spans started before it carry no blind code for it, so the load is a watched
+# span of its own under the current span, naming the code (``IMPORT``; coverage then takes
+# nothing the watcher saw in that call as attested).
+IMPORT = "import"
+NATIVE_MODULE = "rampart.watch.native_module"
+
 # SQLite writes its files in C: the database named at ``sqlite3.connect`` (recorded), and any a
 # statement names (ATTACH, VACUUM INTO), which only a db_query span shows. Blind from the first
 # connect seen, or from the start when sqlite3 was loaded before the watcher.
@@ -213,7 +220,10 @@ class Watcher:
         """The audit hook: a set lookup for every other event; never raises, never blocks."""
         if event not in self.events:
             return
-        if event == "open":  # (path, mode, flags): most events of all, imports included
+        if event == IMPORT:  # (module, filename, ...): every module loaded, few of them native
+            if not args or not isinstance(args[0], str) or args[0] not in _NATIVE_MODULES:
+                return
+        elif event == "open":  # (path, mode, flags): most events of all, imports included
             flags = args[2] if len(args) > 2 else None
             if not (isinstance(flags, int) and flags & _WRITE_FLAGS):
                 return  # a read
@@ -588,6 +598,20 @@ class Watcher:
             self._native_seen = -1
         self._emit(f"sqlite3.connect {name}", self._internal_kind, attributes)
 
+    def _native_import(self, event: str, args: tuple[Any, ...]) -> None:
+        module = args[0]
+        codes = [code for kind, code in _NATIVE_MODULES[module] if kind in self.kinds]
+        if not codes or not self._trace.get_current_span().is_recording():
+            return  # not a kind watched, or no span open: spans started later see it loaded
+        if module == "_sqlite3":
+            self.sqlite_used = True
+        self._native_seen = -1  # the static blind codes are read again for later spans
+        attributes = {EVENT: event, NATIVE_MODULE: module}
+        span = self._start(f"load {module}", self._internal_kind, attributes)
+        blind = [str(code) for code in span.attributes.get(BLIND) or ()]
+        span.set_attribute(BLIND, [*blind, *(code for code in codes if code not in blind)])
+        span.end()
+
     # --- attestation --------------------------------------------------------------------------
 
     def attestation(self) -> dict[str, Any]:
@@ -649,8 +673,17 @@ class Watcher:
 
 
 def _events_of(kinds: Iterable[str]) -> frozenset[str]:
-    return frozenset(event for kind in kinds for event in KIND_EVENTS[kind])
+    kinds = frozenset(kinds)
+    events = {event for kind in kinds for event in KIND_EVENTS[kind]}
+    if any(kind in kinds for module in _NATIVE_MODULES.values() for kind, _ in module):
+        events.add(IMPORT)
+    return frozenset(events)
 
+
+# The import event's module names that load a native library: (kind, blind code) of each.
+_NATIVE_MODULES: dict[str, tuple[tuple[str, str], ...]] = {}
+for _module, _kind, _code in (*NATIVE, ("_sqlite3", FILE_WRITE, SQLITE_FILES)):
+    _NATIVE_MODULES[_module] = (*_NATIVE_MODULES.get(_module, ()), (_kind, _code))
 
 _HANDLERS: dict[str, Callable[[Watcher, str, tuple[Any, ...]], None]] = {
     **dict.fromkeys(CONNECT_EVENTS, Watcher._connect),
@@ -659,6 +692,7 @@ _HANDLERS: dict[str, Callable[[Watcher, str, tuple[Any, ...]], None]] = {
     **dict.fromkeys(PROCESS_EVENTS, Watcher._process),
     **dict.fromkeys(FILE_EVENTS, Watcher._file),
     "sqlite3.connect": Watcher._sqlite,
+    IMPORT: Watcher._native_import,
 }
 
 

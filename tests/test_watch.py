@@ -13,6 +13,7 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry import context
@@ -25,6 +26,7 @@ from rampart_otel.watch import (
     BLIND,
     EVENT,
     EVENTS_UNDER,
+    NATIVE_MODULE,
     OPEN_MODE,
     REQUEST_BODY,
     REQUEST_BODY_SIZE,
@@ -267,3 +269,49 @@ def test_a_connection_is_named_by_what_resolved_to_its_address_never_by_a_guess(
     for number in range(20):
         watcher.note_resolution(f"n{number}.example", _answer("7.7.7.7"))
     assert len(watcher._resolved["7.7.7.7"]) == 8  # bounded
+
+
+def _tool_call_attested(w: Any, tool: str) -> tuple[str, ...]:
+    (run,) = [normalize(r) for r in span_runs(w.spans(), one_run="t")]
+    (scope,) = [s for s in run.tool_scopes if s.tool == tool]
+    return tuple(scope.attested)
+
+
+TOOL = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "save_note"}
+
+
+def test_a_native_client_loaded_inside_a_call_takes_its_attestation_away() -> None:
+    # The call's span was stamped before the module loaded (no blind code for it): a client
+    # that opens its sockets in C (libpq) would then send unseen under an attested call.
+    with watching() as w:
+        with (
+            w.tracer.start_as_current_span("agent"),
+            w.tracer.start_as_current_span("execute_tool save_note", attributes=TOOL),
+        ):
+            w.watcher.hook("import", ("psycopg2", None, [], [], []))  # as CPython raises it
+        (loaded,) = w.watched()
+        assert loaded.name == "load psycopg2"
+        assert loaded.attributes[EVENT] == "import"
+        assert loaded.attributes[NATIVE_MODULE] == "psycopg2"
+        assert "native_sockets:psycopg2" in loaded.attributes[BLIND]
+        assert _tool_call_attested(w, "save_note") == ()
+    with watching() as w:  # the same call without the load: what this process can attest
+        with (
+            w.tracer.start_as_current_span("agent"),
+            w.tracer.start_as_current_span("execute_tool save_note", attributes=TOOL),
+        ):
+            pass
+        assert "process_exec" in _tool_call_attested(w, "save_note")
+
+
+def test_only_native_loads_inside_a_span_are_recorded() -> None:
+    with watching() as w:
+        w.watcher.hook("import", ("psycopg2", None, [], [], []))  # no span open
+        with w.tracer.start_as_current_span("tool"):
+            w.watcher.hook("import", ("json", None, [], [], []))  # pure Python
+            w.watcher.hook("import", (["not", "a", "name"],))  # a hostile value: ignored
+        assert w.watched() == []
+    with watching(kinds=("process",)) as w:  # a socket library, sockets not watched
+        with w.tracer.start_as_current_span("tool"):
+            w.watcher.hook("import", ("grpc", None, [], [], []))
+        assert w.watched() == []
