@@ -25,6 +25,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
 from rampart_otel.codecs.otlp_ids import UNDECODABLE_KEY, traceless, undecodable_why
+from rampart_otel.codecs.sender import read_varint
 
 _LEN = 2  # wire type of length-delimited fields (messages, bytes, strings)
 _RESOURCE_SPANS, _SCOPE_SPANS, _SPANS = 1, 2, 2  # field numbers of the nested lists
@@ -185,13 +186,7 @@ def _fields(message: bytes) -> Iterator[tuple[int, bytes, bytes | None]]:
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if position >= len(data) or shift > 63:
-            raise WireError("truncated or overlong varint")
-        byte = data[position]
-        position += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, position
-        shift += 7
+    try:
+        return read_varint(data, position)
+    except ValueError as error:  # the framing itself is broken
+        raise WireError(str(error)) from None

@@ -56,11 +56,13 @@ def noted(payload: bytes, note: SenderNote) -> bytes:
     return payload + _TAG_BYTES + _varint(len(body)) + body
 
 
-def _read_varint(data: bytes | memoryview, at: int) -> tuple[int, int]:
+def read_varint(data: bytes | memoryview, at: int) -> tuple[int, int]:
+    """A protobuf varint at ``at``: its value and the position after it (ValueError when
+    cut short or longer than 64 bits)."""
     value = shift = 0
     while True:
         if at >= len(data) or shift > 63:
-            raise ValueError("varint")
+            raise ValueError("truncated or overlong varint")
         byte = data[at]
         at += 1
         value |= (byte & 0x7F) << shift
@@ -77,15 +79,15 @@ def sender_note(data: bytes | bytearray | memoryview) -> SenderNote | None:
     found: tuple[int, int] | None = None
     try:
         while at < end:
-            tag, at = _read_varint(view, at)
+            tag, at = read_varint(view, at)
             wire = tag & 7
             if wire == 2:
-                size, at = _read_varint(view, at)
+                size, at = read_varint(view, at)
                 if tag == _TAG:
                     found = (at, at + size)
                 at += size
             elif wire == 0:
-                _, at = _read_varint(view, at)
+                _, at = read_varint(view, at)
             elif wire == 1:
                 at += 8
             elif wire == 5:

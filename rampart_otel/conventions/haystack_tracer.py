@@ -37,7 +37,7 @@ from rampart_otel.conventions import (
     parse_result,
 )
 from rampart_otel.conventions.labels import HAYSTACK
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.model import Span
 
 SCOPE = "haystack"
 AGENT = "haystack.agent.run"
@@ -107,17 +107,15 @@ def tool_execution(span: Span) -> ToolReport:
     attrs = span.attributes
     arguments = attrs.get(f"{TOOL}.input")
     result = attrs.get(f"{TOOL}.output")
-    return ToolReport(
-        name=as_str(attrs.get(TOOL_NAME)) or "",
-        call_id=None,
+    return ToolReport.execution(
+        span,
+        HAYSTACK,
+        attrs.get(TOOL_NAME),
+        None,
         arguments=parse_arguments(arguments),
         arguments_captured=arguments is not None,
         result=parse_result(result) if result is not None else None,
         result_captured=result is not None,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR,
-        span=span,
-        convention=HAYSTACK,
     )
 
 

@@ -44,7 +44,7 @@ from rampart_otel.conventions.interface import (
     UserInput,
 )
 from rampart_otel.conventions.labels import MASTRA
-from rampart_otel.model import Span, StatusCode
+from rampart_otel.model import Span
 
 SCOPE = "@mastra/otel-exporter"
 SCOPE_0_24 = "@mastra/otel"
@@ -143,17 +143,15 @@ def _tool_call_0_24(span: Span) -> ToolReport:
     attrs = span.attributes
     arguments = attrs.get(INPUT, attrs.get(TOOL_INPUT_0_24))
     result = attrs.get(OUTPUT, attrs.get(TOOL_OUTPUT_0_24))
-    return ToolReport(
-        name=as_str(attrs.get(genai.TOOL_NAME)) or span.name.removeprefix("tool.execute "),
-        call_id=None,
+    return ToolReport.execution(
+        span,
+        MASTRA,
+        as_str(attrs.get(genai.TOOL_NAME)) or span.name.removeprefix("tool.execute "),
+        None,
         arguments=parse_arguments(arguments),
         arguments_captured=arguments is not None,
         result=parse_result(result) if result is not None else None,
         result_captured=result is not None,
-        executed=True,
-        error=span.status_code == StatusCode.ERROR,
-        span=span,
-        convention=MASTRA,
     )
 
 
