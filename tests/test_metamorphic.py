@@ -210,14 +210,7 @@ def _other_process_below(spans: list[Span], top: Span) -> set[str]:
 _HIDDEN_IO_GAPS: dict[str, str] = {}
 
 
-def _hidden_io_gap(index: int) -> object:
-    run_id = runs()[index].run_id[:12]
-    reason = _HIDDEN_IO_GAPS.get(run_id)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(index, marks=marks, id=run_id)
-
-
-@pytest.mark.parametrize("index", [_hidden_io_gap(i) for i in range(len(runs()))])
+@pytest.mark.parametrize("index", [_known_gap(i, _HIDDEN_IO_GAPS) for i in range(len(runs()))])
 def test_hiding_one_tool_calls_io_never_makes_a_verdict_safe(index: int) -> None:
     run = runs()[index]
     before = verdicts(run, run.spans)
@@ -452,14 +445,7 @@ def _remote_agent_mutations(run: Run) -> list[tuple[str, list[Span]]]:
 _NEEDS_PLACES: dict[str, str] = {}
 
 
-def _needs_places(index: int) -> object:
-    run_id = runs()[index].run_id[:12]
-    reason = _NEEDS_PLACES.get(run_id)
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(index, marks=marks, id=run_id)
-
-
-@pytest.mark.parametrize("index", [_needs_places(i) for i in range(len(runs()))])
+@pytest.mark.parametrize("index", [_known_gap(i, _NEEDS_PLACES) for i in range(len(runs()))])
 def test_dropping_one_kind_under_a_call_never_makes_a_verdict_safe(index: int) -> None:
     run = runs()[index]
     mutations = _one_kind_mutations(run) + _remote_agent_mutations(run)
