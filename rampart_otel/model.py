@@ -451,7 +451,7 @@ UNKNOWN_DESTINATION = Destination("", "")
 class ToolScope:
     """One executed tool call as the places side effects could happen, and what it shows.
 
-    Evidence is per side-effect kind (``place``): a DB span under the call says nothing
+    Evidence is per side-effect kind (``places.place``): a DB span under the call says nothing
     about its HTTP. ``kinds``: the kinds of the I/O spans in its scope. ``exempt_kinds``:
     kinds this scope does not leave unproven (the kinds its process declared, or
     ``process_exec`` recorded for a child process that is not traced; ``*`` every kind).
@@ -474,28 +474,6 @@ class ToolScope:
     attested: tuple[str, ...] = ()
     unmet: tuple[Destination, ...] = ()
     remote_target: str | None = None
-
-    def place(self, kind: str) -> PlaceState:
-        """What this call shows of side effects of ``kind``."""
-        if self.state is ScopeState.DECLARED:
-            return PlaceState.DECLARED
-        if self.state is ScopeState.DELEGATED:
-            return PlaceState.DELEGATED
-        exempt = kind in self.exempt_kinds or "*" in self.exempt_kinds
-        if self.state is ScopeState.OUT_OF_PROCESS:
-            return PlaceState.DECLARED if exempt else PlaceState.OUT_OF_PROCESS
-        if kind in self.kinds:
-            # A destination no request reached is a gap unless something vouches that every
-            # request of the kind here was recorded: a watcher, or the process's declaration
-            # (which closes the place of a call that recorded nothing just the same).
-            vouched = kind in self.attested or exempt
-            unmet = self.unmet and kind == HTTP_KIND and not vouched
-            return PlaceState.UNMET if unmet else PlaceState.RECORDED
-        if kind in self.attested:
-            return PlaceState.ATTESTED
-        if exempt:
-            return PlaceState.DECLARED
-        return PlaceState.SILENT
 
 
 HTTP_KIND = "http_request"  # the kind a destination handed to a call is claimed of

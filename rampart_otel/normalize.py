@@ -135,7 +135,7 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
     """What the agent did in ``run`` and what the trace can attest: ``JOBS``, in order."""
     classes = classified(run)
     calls = merge_tool_calls(classes)
-    tool_spans = calls.execution_spans(classes)
+    tool_spans = list(calls.execution_spans)
     turns = read_turns(classes, calls, bool(tool_spans))
     side_effects = agent_side_effects(classes, calls, turns)
     joined = frozenset(stitch.trace_id for stitch in run.stitched)

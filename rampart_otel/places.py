@@ -25,10 +25,12 @@ from rampart_otel.channels import (
     PARTIAL,
     SIDE_EFFECT_PREFIX,
     UNOBSERVED,
+    ChannelState,
     CoverageSource,
     ReasonCode,
 )
 from rampart_otel.model import (
+    HTTP_KIND,
     NESTED_AGENT,
     REMOTE_AGENT,
     UNPROVEN_PLACES,
@@ -44,6 +46,7 @@ from rampart_otel.model import (
 )
 from rampart_otel.reasons import (
     Decision,
+    Finding,
     Fix,
     Kind,
     KindEffects,
@@ -51,7 +54,6 @@ from rampart_otel.reasons import (
     Scopes,
     Service,
     Why,
-    finding_why,
 )
 from rampart_otel.vocabulary import STANDARD_KINDS
 
@@ -65,6 +67,62 @@ class Overlay:
 
 
 NO_OVERLAY = Overlay()
+
+
+def place(scope: ToolScope, kind: str) -> PlaceState:
+    """What the call ``scope`` stands for shows of side effects of ``kind``: the one rule
+    every channel, report and view reads a place by."""
+    state = scope.state
+    if state is ScopeState.DECLARED:
+        return PlaceState.DECLARED
+    if state is ScopeState.DELEGATED:
+        return PlaceState.DELEGATED
+    exempt = kind in scope.exempt_kinds or "*" in scope.exempt_kinds
+    if state is ScopeState.OUT_OF_PROCESS:
+        return PlaceState.DECLARED if exempt else PlaceState.OUT_OF_PROCESS
+    if kind in scope.kinds:
+        # A destination no request reached is a gap unless something vouches that every
+        # request of the kind here was recorded: a watcher, or the process's declaration
+        # (which closes the place of a call that recorded nothing just the same).
+        vouched = kind in scope.attested or exempt
+        unmet = scope.unmet and kind == HTTP_KIND and not vouched
+        return PlaceState.UNMET if unmet else PlaceState.RECORDED
+    if kind in scope.attested:
+        return PlaceState.ATTESTED
+    if exempt:
+        return PlaceState.DECLARED
+    return PlaceState.SILENT
+
+
+def run_decisions(conversation: dict[str, Decision], places: RunPlaces) -> dict[str, Decision]:
+    """Every channel of the run: the conversation's channels (decided by
+    ``processors.coverage``) capped by the run's integrity findings, each left short of
+    observed with its way to close the gap, and the side-effect channels decided from the
+    places (``side_effect_decisions``)."""
+    channels = dict(conversation)
+    capped_by = capped(channels, places.findings)
+    for key, decision in list(channels.items()):
+        if decision.state is not OBSERVED and places.plan.hints(key):
+            cause = capped_by.get(key) or _conversation_gap(key, decision)
+            channels[key] = with_fix(decision, key, cause, places.scope_names)
+    channels.update(side_effect_decisions(places))
+    return channels
+
+
+def _with_why(decision: Decision, why: Why, state: ChannelState | None = None) -> Decision:
+    """``decision`` with one more reason, at ``state`` when given."""
+    return Decision(
+        decision.state if state is None else state,
+        (*decision.whys, why),
+        decision.source,
+        decision.unread_only,
+    )
+
+
+def _finding_why(finding: IntegrityFinding) -> Why:
+    """The reason a finding adds to each channel it caps (``finding.<kind>``)."""
+    code = ReasonCode(f"finding.{finding.kind.value}")
+    return Why(code, data=Finding(finding), ids=tuple(finding.span_ids))
 
 
 def side_effect_decisions(places: RunPlaces, overlay: Overlay = NO_OVERLAY) -> dict[str, Decision]:
@@ -116,7 +174,7 @@ def declared_by_policy(
 def unproven(scopes: Sequence[ToolScope], kind: str) -> list[ToolScope]:
     """The scopes that leave side effects of ``kind`` unproven: their place for the kind is
     silent, out of process, or a destination they were handed is not met."""
-    return [scope for scope in scopes if scope.place(kind) in UNPROVEN_PLACES]
+    return [scope for scope in scopes if place(scope, kind) in UNPROVEN_PLACES]
 
 
 # --- findings and the ways to close a gap: every channel's, not only the side effects' ------
@@ -129,11 +187,11 @@ def capped(channels: dict[str, Decision], findings: Sequence[IntegrityFinding]) 
     lost; ``trace``: a channel that was observed)."""
     capped_by: dict[str, str] = {}
     for finding in findings:
-        why = finding_why(finding)
+        why = _finding_why(finding)
         for key, decision in list(channels.items()):
             if decision.state is UNOBSERVED or not _matches(key, finding.channels):
                 continue
-            channels[key] = decision.with_why(why, PARTIAL)
+            channels[key] = _with_why(decision, why, PARTIAL)
             cause = _FINDING_CAUSES.get(finding.kind)
             if cause is not None:
                 capped_by.setdefault(key, cause)
@@ -155,7 +213,7 @@ def with_fix(decision: Decision, key: str, cause: str, scope_names: frozenset[st
     """``decision`` with its way to close the gap as its last reason (``fix``); a channel
     whose only missing content is in a form not read is closed by reading that form."""
     cause = "unread" if decision.unread_only else cause
-    return decision.with_why(Why(ReasonCode.FIX, data=Fix(key, cause, scope_names)))
+    return _with_why(decision, Why(ReasonCode.FIX, data=Fix(key, cause, scope_names)))
 
 
 def _matches(key: str, patterns: list[str]) -> bool:
@@ -195,7 +253,7 @@ def _cap_unknown_calls(unknown: CallsUnknown | None, channels: dict[str, Decisio
     for key, decision in list(channels.items()):
         if key.startswith(SIDE_EFFECT_PREFIX) and decision.state is OBSERVED:
             why = Why(unknown.code, unknown.turns, Kind(key[len(SIDE_EFFECT_PREFIX) :]))
-            channels[key] = decision.with_why(why, PARTIAL)
+            channels[key] = _with_why(decision, why, PARTIAL)
 
 
 def _apply_declarations(
@@ -214,7 +272,7 @@ def _apply_declarations(
             created.add((key, service))
         elif (key, service) not in created:
             why = Why(ReasonCode.SIDE_EFFECT_ALSO_DECLARED, data=Service(service))
-            channels[key] = current.with_why(why)
+            channels[key] = _with_why(current, why)
 
 
 # A place that leaves nothing of its kind unseen without a span of the kind.
@@ -231,9 +289,9 @@ def _attest(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
         current = channels.get(key)
         if current is not None and current.state is not UNOBSERVED:
             continue
-        if not all(scope.place(kind) in _WATCHED_PLACES for scope in scopes):
+        if not all(place(scope, kind) in _WATCHED_PLACES for scope in scopes):
             continue
-        watched = tuple(scope for scope in scopes if scope.place(kind) is PlaceState.ATTESTED)
+        watched = tuple(scope for scope in scopes if place(scope, kind) is PlaceState.ATTESTED)
         ids = tuple(scope.span_id for scope in watched if scope.span_id)
         why = Why(ReasonCode.SIDE_EFFECT_ATTESTED, data=ScopeGaps(kind, watched), ids=ids)
         channels[key] = Decision(OBSERVED, (why,))
@@ -251,7 +309,7 @@ def _name_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) 
         gaps = unproven(scopes, kind)
         decision = channels.get(key) or _unobserved(kind)
         if gaps and decision.state is UNOBSERVED:
-            channels[key] = decision.with_why(_scope_gaps(kind, gaps))
+            channels[key] = _with_why(decision, _scope_gaps(kind, gaps))
 
 
 def _unobserved(kind: str) -> Decision:
@@ -268,11 +326,11 @@ def _cap_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -
         kind = key[len(SIDE_EFFECT_PREFIX) :]
         gaps = unproven(scopes, kind)
         if gaps:
-            channels[key] = decision.with_why(_scope_gaps(kind, gaps), PARTIAL)
+            channels[key] = _with_why(decision, _scope_gaps(kind, gaps), PARTIAL)
         elif declared:
             ids = tuple(scope.span_id for scope in declared if scope.span_id)
             why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data=Scopes(declared), ids=ids)
-            channels[key] = decision.with_why(why)
+            channels[key] = _with_why(decision, why)
 
 
 def _every_tool_declared(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
@@ -290,6 +348,32 @@ def _every_tool_declared(scopes: Sequence[ToolScope], channels: dict[str, Decisi
 _CALLS_UNKNOWN = (ReasonCode.SIDE_EFFECT_UNSEEN_CALLS, ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED)
 
 
+# The input channel is short because no model call was recorded as a span.
+_NO_MODEL_SPAN = frozenset(
+    (
+        ReasonCode.INPUT_NO_MODEL_SPAN,
+        ReasonCode.INPUT_AGENT_ONLY_READ,
+        ReasonCode.INPUT_AGENT_ONLY_WITHHELD,
+    )
+)
+
+
+def _conversation_gap(key: str, decision: Decision) -> str:
+    """Why a channel of the conversation falls short. The input channel of a run with no
+    model span: the model calls were not recorded (``models``; ``models+content`` where the
+    agent span's record hid its content too); otherwise content or calls went unrecorded
+    (``client``: the hint is the instrumentation's capture setting)."""
+    codes = {why.code for why in decision.whys}
+    if ReasonCode.TOOL_CALLS_REMOTE_AGENT in codes:
+        return "remote_agent"
+    if ReasonCode.TOOL_CALLS_NESTED_AGENT in codes:
+        return "nested_agent"
+    if key == "input" and codes & _NO_MODEL_SPAN:
+        # Only an agent span's record: the model calls' own spans are what is missing.
+        return "models" if ReasonCode.INPUT_AGENT_ONLY_READ in codes else "models+content"
+    return "client"
+
+
 def _gap_cause(key: str, decision: Decision, scopes: Sequence[ToolScope]) -> str:
     """Why a side-effect channel falls short: a call could go unrecorded (``client``: no
     span of the kind, or a silent tool), the calls that ran are not known (``calls``), a
@@ -300,7 +384,7 @@ def _gap_cause(key: str, decision: Decision, scopes: Sequence[ToolScope]) -> str
         return "calls"
     kind = key[len(SIDE_EFFECT_PREFIX) :]
     gaps = unproven(scopes, kind)
-    if any(scope.place(kind) is not PlaceState.OUT_OF_PROCESS for scope in gaps):
+    if any(place(scope, kind) is not PlaceState.OUT_OF_PROCESS for scope in gaps):
         return "client"
     if gaps and all(scope.remote == REMOTE_AGENT for scope in gaps):
         return "remote_agent"

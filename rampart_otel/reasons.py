@@ -180,21 +180,6 @@ class Decision:
     source: CoverageSource = CoverageSource.INFERRED
     unread_only: bool = False
 
-    def with_why(self, why: Why, state: ChannelState | None = None) -> Decision:
-        """This decision with one more reason, at ``state`` when given."""
-        return Decision(
-            self.state if state is None else state,
-            (*self.whys, why),
-            self.source,
-            self.unread_only,
-        )
-
     @property
     def codes(self) -> list[Reason]:
         return [why.reason() for why in self.whys]
-
-
-def finding_why(finding: IntegrityFinding) -> Why:
-    """The reason a finding adds to each channel it caps (``finding.<kind>``)."""
-    code = ReasonCode(f"finding.{finding.kind.value}")
-    return Why(code, data=Finding(finding), ids=tuple(finding.span_ids))

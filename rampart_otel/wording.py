@@ -60,6 +60,7 @@ from rampart_otel.model import (
     ToolScope,
     UndecodableSpans,
 )
+from rampart_otel.places import place
 from rampart_otel.reasons import (
     AnswerTools,
     AnswerUnread,
@@ -169,15 +170,15 @@ def counted(items: list, noun: str) -> str:
 def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
     """Why ``side_effects.<kind>`` is unproven: the tool calls whose place for the kind was
     not watched, each with the way to close the gap."""
-    silent = [s for s in scopes if s.place(kind) is PlaceState.SILENT and not s.kinds]
-    other_kinds = [s for s in scopes if s.place(kind) is PlaceState.SILENT and s.kinds]
+    silent = [s for s in scopes if place(s, kind) is PlaceState.SILENT and not s.kinds]
+    other_kinds = [s for s in scopes if place(s, kind) is PlaceState.SILENT and s.kinds]
     # A destination handed to a call is a claim of HTTP only: named in that kind's reason.
     unmet = [
         s
         for s in scopes
-        if kind == HTTP_KIND and s.unmet and s.place(kind) in (PlaceState.UNMET, PlaceState.SILENT)
+        if kind == HTTP_KIND and s.unmet and place(s, kind) in (PlaceState.UNMET, PlaceState.SILENT)
     ]
-    remote = [s for s in scopes if s.place(kind) is PlaceState.OUT_OF_PROCESS]
+    remote = [s for s in scopes if place(s, kind) is PlaceState.OUT_OF_PROCESS]
     server = [s for s in remote if s.remote == MCP_SERVER]
     agent = [s for s in remote if s.remote == REMOTE_AGENT]
     nested = [s for s in remote if s.remote == NESTED_AGENT]

@@ -20,7 +20,7 @@ from rampart_otel.model import (
     SideEffect,
     ToolScope,
 )
-from rampart_otel.places import side_effect_decisions, unproven
+from rampart_otel.places import place, side_effect_decisions, unproven
 from rampart_otel.reasons import Decision, Fix
 from rampart_otel.wording import REMOTE_AGENT_FIX, REMOTE_FIX, worded
 
@@ -63,7 +63,7 @@ def fix_of(decision: Decision) -> Fix:
 
 def test_a_recorded_call_is_recorded_for_its_kinds_and_silent_for_the_others() -> None:
     scope = recorded(0, "fetch", "t1", "http_request")
-    assert [scope.place(kind) for kind in KINDS] == [
+    assert [place(scope, kind) for kind in KINDS] == [
         PlaceState.RECORDED,
         PlaceState.SILENT,
         PlaceState.SILENT,
@@ -76,28 +76,28 @@ def test_an_unmet_destination_leaves_only_the_http_place_open() -> None:
         recorded(0, "send", "t1", "http_request", "db_query"),
         unmet=(Destination("url", "evil.example"),),
     )
-    assert scope.place("http_request") is PlaceState.UNMET
-    assert scope.place("db_query") is PlaceState.RECORDED
+    assert place(scope, "http_request") is PlaceState.UNMET
+    assert place(scope, "db_query") is PlaceState.RECORDED
     assert unproven([scope], "http_request") == [scope] and unproven([scope], "db_query") == []
     # A watcher that sees the call's HTTP whole closes the claim; so does the process's
     # declaration of the kind (as it closes a call that recorded nothing).
     attested = replace(scope, attested=("http_request",))
-    assert attested.place("http_request") is PlaceState.RECORDED
+    assert place(attested, "http_request") is PlaceState.RECORDED
     declared = replace(scope, exempt_kinds=("http_request",))
-    assert declared.place("http_request") is PlaceState.RECORDED
+    assert place(declared, "http_request") is PlaceState.RECORDED
     assert unproven([declared], "http_request") == []
 
 
 def test_a_process_declaration_and_a_child_process_are_declared_for_their_kinds_only() -> None:
     silent = ToolScope(0, "run", ScopeState.SILENT, exempt_kinds=("db_query",))
-    assert [silent.place(kind) for kind in KINDS] == [
+    assert [place(silent, kind) for kind in KINDS] == [
         PlaceState.SILENT,
         PlaceState.DECLARED,
         PlaceState.SILENT,
     ]
     child = ToolScope(0, "run", ScopeState.OUT_OF_PROCESS, remote="child_process",
                       exempt_kinds=("process_exec",), kinds=("process_exec",))  # fmt: skip
-    assert [child.place(kind) for kind in KINDS] == [
+    assert [place(child, kind) for kind in KINDS] == [
         PlaceState.OUT_OF_PROCESS,
         PlaceState.OUT_OF_PROCESS,
         PlaceState.DECLARED,
@@ -105,12 +105,12 @@ def test_a_process_declaration_and_a_child_process_are_declared_for_their_kinds_
 
 
 def test_a_declared_or_delegated_call_is_so_for_every_kind() -> None:
-    for state, place in (
+    for state, expected in (
         (ScopeState.DECLARED, PlaceState.DECLARED),
         (ScopeState.DELEGATED, PlaceState.DELEGATED),
     ):
         scope = ToolScope(0, "t", state, kinds=("http_request",))
-        assert {scope.place(kind) for kind in KINDS} == {place}
+        assert {place(scope, kind) for kind in KINDS} == {expected}
         assert all(unproven([scope], kind) == [] for kind in KINDS)
 
 
@@ -121,7 +121,7 @@ def test_a_call_handed_to_a_remote_agent_is_out_of_process_for_every_kind() -> N
     """The planner ran elsewhere, its spans not in the trace: a kind seen at another call is
     partial, one seen nowhere stays unobserved, each naming the agent, with its own fix."""
     scope = remote_agent(1, "ask_planner", "t2")
-    assert {scope.place(kind) for kind in KINDS} == {PlaceState.OUT_OF_PROCESS}
+    assert {place(scope, kind) for kind in KINDS} == {PlaceState.OUT_OF_PROCESS}
     channels = side_effect_decisions(
         places(recorded(0, "fetch", "t1", "http_request"), scope, effects=(get("h1", 0),))
     )
@@ -155,8 +155,8 @@ def test_a_remote_agent_beside_an_mcp_server_is_closed_by_the_remote_fix() -> No
 
 def test_a_remote_agent_whose_process_declared_the_kind_is_declared() -> None:
     scope = replace(remote_agent(0, "ask", "t1"), exempt_kinds=("http_request",))
-    assert scope.place("http_request") is PlaceState.DECLARED
-    assert scope.place("db_query") is PlaceState.OUT_OF_PROCESS
+    assert place(scope, "http_request") is PlaceState.DECLARED
+    assert place(scope, "db_query") is PlaceState.OUT_OF_PROCESS
 
 
 # --- an agent run as a tool ------------------------------------------------------------------

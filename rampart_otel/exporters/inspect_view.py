@@ -18,6 +18,7 @@ from rampart_otel.channels import SIDE_EFFECT_PREFIX, ChannelState
 from rampart_otel.conventions.side_effects import unrecorded_payload
 from rampart_otel.exporters.serialize import agent_run_to_dict, jsonable, ns_to_iso
 from rampart_otel.model import AgentRun, InputError, PlaceState, ScopeState, ToolScope
+from rampart_otel.places import place
 from rampart_otel.render import safe_text, shown_text
 from rampart_otel.run_graph import run_graph
 from rampart_otel.vocabulary import STANDARD_KINDS
@@ -89,9 +90,9 @@ def _places(scope: ToolScope) -> list[str | tuple[str, str]]:
     """Each standard side-effect kind's place at this call: ``http_request recorded, ...``."""
     parts: list[str | tuple[str, str]] = []
     for position, kind in enumerate(STANDARD_KINDS):
-        place = scope.place(kind)
+        state = place(scope, kind)
         parts.append(("" if position == 0 else ", ") + kind + " ")
-        parts.append((place.value, _PLACE_STYLE.get(place, "")))
+        parts.append((state.value, _PLACE_STYLE.get(state, "")))
     return parts
 
 

@@ -21,6 +21,7 @@ from rampart_otel.channels import (
 )
 from rampart_otel.conventions.side_effects import unrecorded_payload
 from rampart_otel.model import AgentRun, SideEffect, ToolCall, ToolScope
+from rampart_otel.places import place
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import STANDARD_KINDS
 
@@ -206,7 +207,7 @@ def tool_scope_to_dict(scope: ToolScope) -> dict[str, Any]:
         "unmet": [{"argument": d.argument, "host": d.host} for d in scope.unmet],
         "remote_target": scope.remote_target,
         # Each standard side-effect kind's place at this call (recorded, attested, ...).
-        "places": {kind: scope.place(kind).value for kind in STANDARD_KINDS},
+        "places": {kind: place(scope, kind).value for kind in STANDARD_KINDS},
     }
 
 

@@ -40,7 +40,7 @@ from rampart_otel.model import (
     ToolCall,
     ToolCallStatus,
 )
-from rampart_otel.places import CallsUnknown, RunPlaces, capped, side_effect_decisions, with_fix
+from rampart_otel.places import CallsUnknown, RunPlaces, run_decisions
 from rampart_otel.processors.integrity import integrity, understanding
 from rampart_otel.processors.run_facts import RunFacts
 from rampart_otel.processors.scopes import resource_declarations
@@ -87,11 +87,6 @@ def infer_coverage(
             )
     findings = integrity(facts) + understanding(facts)
     names = scope_names(facts.spans)
-    capped_by = capped(channels, findings)
-    for key, decision in list(channels.items()):
-        if decision.state is not OBSERVED and plan.hints(key):
-            cause = capped_by.get(key) or _gap_cause(key, decision)
-            channels[key] = with_fix(decision, key, cause, names)
     places = RunPlaces(
         scopes=tuple(facts.scopes),
         calls=tuple(calls),
@@ -103,39 +98,12 @@ def infer_coverage(
         scope_names=names,
         plan=plan,
     )
-    channels.update(side_effect_decisions(places))
-    return channels, findings, places
+    return run_decisions(channels, places), findings, places
 
 
 def scope_names(spans: list[Span]) -> frozenset[str]:
     """The instrumentation scope names of ``spans``: which instrumentations are in use."""
     return frozenset({span.scope.name for span in spans if span.scope.name})
-
-
-# The input channel is short because no model call was recorded as a span.
-_NO_MODEL_SPAN = frozenset(
-    (
-        ReasonCode.INPUT_NO_MODEL_SPAN,
-        ReasonCode.INPUT_AGENT_ONLY_READ,
-        ReasonCode.INPUT_AGENT_ONLY_WITHHELD,
-    )
-)
-
-
-def _gap_cause(key: str, decision: Decision) -> str:
-    """Why a channel of the conversation falls short. The input channel of a run with no
-    model span: the model calls were not recorded (``models``; ``models+content`` where the
-    agent span's record hid its content too); otherwise content or calls went unrecorded
-    (``client``: the hint is the instrumentation's capture setting)."""
-    codes = {why.code for why in decision.whys}
-    if ReasonCode.TOOL_CALLS_REMOTE_AGENT in codes:
-        return "remote_agent"
-    if ReasonCode.TOOL_CALLS_NESTED_AGENT in codes:
-        return "nested_agent"
-    if key == "input" and codes & _NO_MODEL_SPAN:
-        # Only an agent span's record: the model calls' own spans are what is missing.
-        return "models" if ReasonCode.INPUT_AGENT_ONLY_READ in codes else "models+content"
-    return "client"
 
 
 # --- input -------------------------------------------------------------------------------
@@ -265,6 +233,7 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     decision = _calls_read(facts)
     if decision.state is UNOBSERVED:
         return decision
+    short: list[Why] = []
     remote = [
         scope
         for scope in facts.scopes
@@ -273,14 +242,14 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     if remote:
         ids = tuple(scope.span_id for scope in remote if scope.span_id)
         why = Why(ReasonCode.TOOL_CALLS_REMOTE_AGENT, data=Scopes(tuple(remote)), ids=ids)
-        decision = decision.with_why(why, PARTIAL)
+        short.append(why)
     # A framework's agent-as-tool call whose nested agent's run is not in the run: the
     # calls that agent made are not read, whether or not the run records tool executions.
     nested = tuple(scope for scope in facts.scopes if scope.remote == NESTED_AGENT)
     if nested:
         ids = tuple(scope.span_id for scope in nested if scope.span_id)
         why = Why(ReasonCode.TOOL_CALLS_NESTED_AGENT, data=Scopes(nested), ids=ids)
-        decision = decision.with_why(why, PARTIAL)
+        short.append(why)
     # A call the model was sent a result for that no span of a run recording its tool runs
     # executed ran where the trace does not show: what it called there (an agent's calls,
     # a delegation's) is not read.
@@ -293,15 +262,17 @@ def _tool_calls_decision(facts: RunFacts) -> Decision:
     )
     if elsewhere and facts.tool_spans:
         why = Why(ReasonCode.TOOL_CALLS_RAN_ELSEWHERE, data=Scopes(elsewhere))
-        decision = decision.with_why(why, PARTIAL)
+        short.append(why)
     for call_id, calls in _ambiguous(facts.calls).items():
         # Two tools claim one id in one turn: which request each execution answers, and so
         # which arguments and results are whose, the trace cannot tell.
         tools = tuple(dict.fromkeys(call.name for call in calls))
         spans = tuple(_call_spans(calls, facts))
         why = Why(ReasonCode.TOOL_CALLS_AMBIGUOUS_ID, spans, Texts((call_id, *tools)))
-        decision = decision.with_why(why, PARTIAL)
-    return decision
+        short.append(why)
+    if not short:
+        return decision
+    return replace(decision, state=PARTIAL, whys=(*decision.whys, *short))
 
 
 def _ambiguous(calls: list[ToolCall]) -> dict[str, list[ToolCall]]:
@@ -520,7 +491,7 @@ def _calls_unknown(facts: RunFacts, tool_calls: Decision) -> CallsUnknown | None
             span_id
             for why in tool_calls.whys
             if why.code is ReasonCode.TOOL_CALLS_ASKED_WITHOUT_EXECUTION
-            for span_id in why.reason().span_ids
+            for span_id in why.ids or tuple(span.span_id for span in why.spans)
         }
         # Turns whose finish reason says they asked; and one that may have asked ('stop'
         # where it can mean either) when the conversation went on after it: the model is

@@ -131,7 +131,7 @@ def span_roles(views: tuple[SpanRecord, ...], calls: ToolCalls) -> dict[str, Spa
     """Roles of the spans that have one; a span left out is generic (feeds every channel)."""
     roles: dict[str, SpanRole] = {}
     for view in views:
-        tool = calls.executes(view)
+        tool = view.span.span_id in calls.executing
         if view.model or view.agent or tool or view.effects or view.in_model:
             roles[view.span.span_id] = SpanRole(
                 view.model,

@@ -239,7 +239,7 @@ def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
     for view in run.records:
         if view.reading.handoff is not None:
             inside.handoffs.add(view.reading.handoff)
-        index = calls.call_index(view)
+        index = calls.call_at.get(view.span.span_id)
         if index is None:
             continue
         span_id = view.span.span_id

@@ -48,7 +48,7 @@ def agent_side_effects(run: ClassifiedRun, calls: ToolCalls, turns: Turns) -> Si
             for kind, *_ in view.effects:
                 transport.setdefault(kind, []).append(view.span)
             continue
-        call_index = calls.call_index(view)
+        call_index = calls.call_at.get(view.span.span_id)
         if call_index is None and windows and view.span.trace_id in lost:
             call_index = window_call(windows, view.span)
             if call_index is not None:
@@ -120,7 +120,7 @@ def lost_context_traces(run: ClassifiedRun, calls: ToolCalls) -> set[str]:
     agentic = {
         view.span.trace_id
         for view in run.records
-        if view.model or view.agent or calls.executes(view)
+        if view.model or view.agent or view.span.span_id in calls.executing
     }
     return {span.trace_id for span in run.graph.spans} - agentic
 

@@ -22,7 +22,8 @@ from rampart_otel.run_graph import RunGraph
 
 @dataclass(frozen=True, slots=True)
 class ToolCalls:
-    """The run's tool calls, and which span runs which call."""
+    """The run's tool calls, and which span runs which call: plain data, made once by
+    ``merge_tool_calls`` and read by every later job."""
 
     calls: list[ToolCall]
     # Span id → index of the call it executes (a plain span named like the call included).
@@ -31,34 +32,13 @@ class ToolCalls:
     dropped: frozenset[str]
     # Span id → the execution span at or above it (``RunGraph.nearest``).
     owner: Mapping[str, str]
-
-    def executes(self, record: SpanRecord) -> bool:
-        """Whether the span is a tool execution (not a traced function no model asked for)."""
-        return record.execution is not None and record.span.span_id not in self.dropped
-
-    def call_index(self, record: SpanRecord) -> int | None:
-        """The call whose execution span holds ``record`` (or is it)."""
-        owner = self.owner.get(record.span.span_id)
-        return None if owner is None else self.call_of[owner]
-
-    def execution_spans(self, run: ClassifiedRun) -> list[Span]:
-        """The spans that ran a call, one per call (an MCP span inside an execute_tool span
-        of the same call is not a second one; the answer tool's is no call)."""
-        return [
-            view.span
-            for view in run.records
-            if self.executes(view)
-            and view.execution is not None
-            and not view.execution.answer
-            and self.first_of_call(run, view)
-        ]
-
-    def first_of_call(self, run: ClassifiedRun, record: SpanRecord) -> bool:
-        """Not a tool span inside another tool span reporting the same call (MCP in
-        execute_tool)."""
-        parent = run.graph.parent_id(record.span.span_id)
-        owner = self.owner.get(parent) if parent is not None else None
-        return owner is None or self.call_of[owner] != self.call_of.get(record.span.span_id)
+    # Span id → index of the call whose execution span holds the span (or is it).
+    call_at: Mapping[str, int]
+    # Span ids of the spans that execute a call (not a traced function no model asked for).
+    executing: frozenset[str]
+    # The spans that ran a call, one per call (an MCP span inside an execute_tool span of
+    # the same call is not a second one; the answer tool's is no call), in time order.
+    execution_spans: tuple[Span, ...]
 
 
 def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
@@ -92,7 +72,34 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     calls.mark_ambiguous()
     _name_single_arguments(calls.calls, run.records)
     owner = run.graph.nearest(calls.call_of)
-    return ToolCalls(calls.calls, calls.call_of, frozenset(dropped), owner)
+    call_of = calls.call_of
+    call_at = {span_id: call_of[found] for span_id, found in owner.items()}
+    executing = frozenset(
+        record.span.span_id
+        for record in run.records
+        if record.execution is not None and record.span.span_id not in dropped
+    )
+    graph = run.graph
+    execution_spans = []
+    for record in run.records:
+        span_id = record.span.span_id
+        if span_id not in executing or record.execution is None or record.execution.answer:
+            continue
+        # Not a tool span inside another tool span reporting the same call (MCP in
+        # execute_tool).
+        parent = graph.parent_id(span_id)
+        above = call_at.get(parent) if parent is not None else None
+        if above is None or above != call_of.get(span_id):
+            execution_spans.append(record.span)
+    return ToolCalls(
+        calls.calls,
+        call_of,
+        frozenset(dropped),
+        owner,
+        call_at,
+        executing,
+        tuple(execution_spans),
+    )
 
 
 def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:

@@ -27,7 +27,7 @@ from rampart_otel.model import (
     ToolScope,
 )
 from rampart_otel.normalize import normalize
-from rampart_otel.places import Overlay, declared_by_policy, side_effect_decisions
+from rampart_otel.places import Overlay, declared_by_policy, place, side_effect_decisions
 from rampart_otel.wording import worded
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -313,7 +313,7 @@ def test_the_policys_declaration_names_a_call_by_any_of_its_names() -> None:
 
 def places_of(agent: AgentRun, tool: str) -> dict[str, PlaceState]:
     (scope,) = [s for s in agent.tool_scopes if s.tool == tool]
-    return {kind: scope.place(kind) for kind in ("http_request", "db_query")}
+    return {kind: place(scope, kind) for kind in ("http_request", "db_query")}
 
 
 def test_a_call_is_recorded_for_its_kinds_and_silent_for_the_others() -> None:
@@ -389,8 +389,8 @@ def test_a_url_handed_to_a_call_that_no_request_reached_is_unmet() -> None:
     scope = report_scope(agent)
     assert scope.state is ScopeState.RECORDED
     assert scope.unmet == (Destination("endpoint", "evil.example"),)
-    assert scope.place("http_request") is PlaceState.UNMET
-    assert scope.place("db_query") is PlaceState.SILENT  # the claim is of HTTP only
+    assert place(scope, "http_request") is PlaceState.UNMET
+    assert place(scope, "db_query") is PlaceState.SILENT  # the claim is of HTTP only
     state, why = channel(agent, HTTP)
     assert state is PARTIAL
     assert (
@@ -412,7 +412,7 @@ def test_a_url_a_request_of_the_call_reached_is_met() -> None:
         mk("h2", "POST", post, parent="t2", kind="CLIENT", start=71),
     )
     scope = report_scope(agent)
-    assert scope.unmet == () and scope.place("http_request") is PlaceState.RECORDED
+    assert scope.unmet == () and place(scope, "http_request") is PlaceState.RECORDED
     assert channel(agent, HTTP)[0] is OBSERVED
 
 
@@ -423,7 +423,7 @@ def test_a_bare_host_argument_is_a_destination_wherever_it_sits() -> None:
     )
     scope = report_scope(agent)
     assert scope.unmet == (Destination("to.hosts[0]", "backup.example.org"),)
-    assert scope.place("http_request") is PlaceState.UNMET
+    assert place(scope, "http_request") is PlaceState.UNMET
     state, why = channel(agent, HTTP)
     assert state is PARTIAL
     assert "'send_report' was handed 'backup.example.org' (argument 'to.hosts[0]')" in why
@@ -436,7 +436,7 @@ def test_a_file_name_or_a_url_in_a_sentence_is_no_destination() -> None:
         mk("h2", "POST", POST, parent="t2", kind="CLIENT", start=71),
     )
     scope = report_scope(agent)
-    assert scope.unmet == () and scope.place("http_request") is PlaceState.RECORDED
+    assert scope.unmet == () and place(scope, "http_request") is PlaceState.RECORDED
     assert channel(agent, HTTP)[0] is OBSERVED
 
 
@@ -448,7 +448,7 @@ def test_a_destination_handed_to_a_call_that_recorded_no_http_is_named_too() -> 
         mk("d2", "INSERT", INSERT, parent="t2", kind="CLIENT", start=71),
     )
     scope = report_scope(agent)
-    assert scope.place("http_request") is PlaceState.SILENT
+    assert place(scope, "http_request") is PlaceState.SILENT
     state, why = channel(agent, HTTP)
     assert state is PARTIAL
     assert "tool call 'send_report' (span t2) recorded db_query but no http_request" in why
@@ -477,7 +477,7 @@ def test_the_policys_declaration_closes_a_recorded_calls_other_kinds() -> None:
     (declared,) = declared_by_policy(
         [report_scope(agent)], {"send_report": "instrumented"}, agent.tool_calls
     )
-    assert {kind: declared.place(kind) for kind in ("http_request", "db_query")} == dict.fromkeys(
+    assert {kind: place(declared, kind) for kind in ("http_request", "db_query")} == dict.fromkeys(
         ("http_request", "db_query"), PlaceState.DECLARED
     )
 
@@ -505,7 +505,7 @@ def test_the_process_declaration_answers_a_destination_no_request_reached() -> N
     scope = report_scope(agent)
     assert scope.unmet == (Destination("endpoint", "evil.example"),)
     assert scope.exempt_kinds == ("http_request",)
-    assert scope.place("http_request") is PlaceState.RECORDED
+    assert place(scope, "http_request") is PlaceState.RECORDED
     state, why = channel(agent, HTTP)
     assert state is OBSERVED, why
     assert "evil.example" not in why
