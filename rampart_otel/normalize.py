@@ -17,9 +17,11 @@ it, and a test holds ``normalize`` to it):
 7. user input: the user's messages, from the model and agent spans' inputs
    (``user_input``);
 8. facts: what the jobs found, gathered for coverage (``run_facts``);
-9. coverage: each channel decided as data, the integrity findings, the run's places
-   (``coverage``; the side-effect channels are ``places.side_effect_decisions``);
-10. words: the decisions and findings in words (``wording``), the only English.
+9. integrity: what the trace lost, and what it holds that is not understood
+   (``integrity``);
+10. coverage: each channel decided as data, capped by the findings, and the run's places
+    (``coverage``; every channel's last step is ``places.run_decisions``);
+11. words: the decisions and findings in words (``wording``), the only English.
 
 ``plan`` (``scoring_plan``): what to produce. The full reading (``inspect``, and every
 output that shows a run's coverage) decides every channel; a narrowed plan, built from the
@@ -34,11 +36,12 @@ from typing import Any
 
 from rampart_otel.model import AgentRun, Run
 from rampart_otel.processors.coverage import infer_coverage
+from rampart_otel.processors.integrity import integrity_findings
 from rampart_otel.processors.response import final_response
 from rampart_otel.processors.run_facts import run_facts
 from rampart_otel.processors.scopes import tool_scopes
 from rampart_otel.processors.side_effects import agent_side_effects
-from rampart_otel.processors.span_views import classified, convention_uses
+from rampart_otel.processors.span_views import classified
 from rampart_otel.processors.tool_calls import merge_tool_calls
 from rampart_otel.processors.turns import read_turns
 from rampart_otel.processors.user_input import collect_user_input
@@ -115,11 +118,18 @@ JOBS: tuple[Job, ...] = (
         "what the jobs found, as coverage reads it",
     ),
     Job(
+        "integrity",
+        integrity_findings,
+        ("facts",),
+        "findings",
+        "what the trace lost, and what it holds that is not understood",
+    ),
+    Job(
         "coverage",
         infer_coverage,
-        ("facts", "response", "calls"),
+        ("facts", "findings", "response", "calls"),
         "decisions",
-        "each channel decided as data, the integrity findings, and the run's places",
+        "each channel decided as data, capped by the findings, and the run's places",
     ),
     Job(
         "words",
@@ -155,7 +165,8 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         (model_inputs, agent_inputs),
         joined,
     )
-    decisions, findings, places = infer_coverage(facts, response, calls.calls, plan)
+    findings = integrity_findings(facts)
+    decisions, places = infer_coverage(facts, findings, response, calls.calls, plan)
     coverage = worded_coverage(decisions)
     graph = classes.graph
     root = graph.roots[0] if graph.roots else None
@@ -169,9 +180,9 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         side_effects=side_effects.effects,
         coverage=coverage,
         integrity=worded_findings(findings),
-        conventions=convention_uses(classes),
+        conventions=facts.conventions,
         user_input=user_input,
-        tool_scopes=scopes,
+        tool_scopes=scopes.scopes,
         places=places,
     )
 

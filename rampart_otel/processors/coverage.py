@@ -41,9 +41,7 @@ from rampart_otel.model import (
     ToolCallStatus,
 )
 from rampart_otel.places import CallsUnknown, RunPlaces, run_decisions
-from rampart_otel.processors.integrity import integrity, understanding
 from rampart_otel.processors.run_facts import RunFacts
-from rampart_otel.processors.scopes import resource_declarations
 from rampart_otel.processors.user_input import fully_read
 from rampart_otel.reasons import (
     AnswerTools,
@@ -69,11 +67,16 @@ ANSWER_KEYS = ("output", "choice", "completion", "response")
 
 
 def infer_coverage(
-    facts: RunFacts, response: Response, calls: list[ToolCall], plan: ScoringPlan = FULL_READING
-) -> tuple[dict[str, Decision], list[IntegrityFinding], RunPlaces]:
-    """Every channel's decision with its reasons, the integrity findings that capped them,
-    and the run's places (side-effect channels are ``places.side_effect_decisions`` of
-    them). ``plan``: the channels to decide (``scoring_plan``); the others are left out."""
+    facts: RunFacts,
+    findings: list[IntegrityFinding],
+    response: Response,
+    calls: list[ToolCall],
+    plan: ScoringPlan = FULL_READING,
+) -> tuple[dict[str, Decision], RunPlaces]:
+    """Every channel's decision with its reasons, capped by the run's integrity
+    ``findings``, and the run's places (side-effect channels are
+    ``places.side_effect_decisions`` of them). ``plan``: the channels to decide
+    (``scoring_plan``); the others are left out."""
     channels: dict[str, Decision] = {}
     if plan.decides("input"):
         channels["input"] = _input_decision(facts)
@@ -85,20 +88,19 @@ def infer_coverage(
             channels[f"tool_calls.{part}"] = _captured_decision(
                 part, calls, tool_calls.state, facts
             )
-    findings = integrity(facts) + understanding(facts)
     names = scope_names(facts.spans)
     places = RunPlaces(
         scopes=tuple(facts.scopes),
         calls=tuple(calls),
         effects=_by_kind(facts.effects),
         transport={kind: tuple(spans) for kind, spans in facts.transport_spans.items()},
-        declarations=tuple(_declarations(facts)),
+        declarations=tuple(facts.declarations),
         calls_unknown=_calls_unknown(facts, tool_calls),
         findings=tuple(findings),
         scope_names=names,
         plan=plan,
     )
-    return run_decisions(channels, places), findings, places
+    return run_decisions(channels, places), places
 
 
 def scope_names(spans: list[Span]) -> frozenset[str]:
@@ -513,20 +515,3 @@ def _calls_unknown(facts: RunFacts, tool_calls: Decision) -> CallsUnknown | None
     if facts.model_outputs:
         return CallsUnknown(ReasonCode.SIDE_EFFECT_UNSEEN_CALLS)
     return CallsUnknown(ReasonCode.SIDE_EFFECT_NO_CALLS_RECORDED)
-
-
-def _declarations(facts: RunFacts) -> list[tuple[str, str]]:
-    """(key, service) declared by the resources of the agent's own spans (else of any span)
-    of the run's own traces: a trace stitched onto the run is a piece anyone could send
-    claiming the run's service, and it declares nothing for the run."""
-    own = [span for span in facts.spans if span.trace_id not in facts.joined]
-    agentic = [
-        span
-        for span in own
-        if (role := facts.roles.get(span.span_id)) is not None
-        and (role.model or role.agent or role.tool)
-    ]
-    return [
-        (key, service or "unknown service")
-        for key, service in resource_declarations(agentic or own)
-    ]

@@ -37,6 +37,12 @@ from rampart_otel.processors.run_facts import RunFacts, SpanRole
 FRAGMENT_IDS = 3  # span ids a fragment finding names: its first spans
 
 
+def integrity_findings(facts: RunFacts) -> list[IntegrityFinding]:
+    """Every integrity finding of the run: what the trace lost (``integrity``), then what
+    it holds that is not understood (``understanding``)."""
+    return integrity(facts) + understanding(facts)
+
+
 def integrity(facts: RunFacts) -> list[IntegrityFinding]:
     """Lost spans (a trace in pieces), spans never ended, dropped attributes or events."""
     refused = [span for span in facts.spans if span.refused]

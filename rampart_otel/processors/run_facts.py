@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from rampart_otel.conventions import ModelOutput, UserInput
-from rampart_otel.model import SideEffect, Span, ToolCall, ToolScope
+from rampart_otel.model import ConventionUse, SideEffect, Span, ToolCall, ToolScope
+from rampart_otel.processors.scopes import RunScopes
 from rampart_otel.processors.side_effects import SideEffects
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 from rampart_otel.processors.tool_calls import ToolCalls
@@ -65,6 +66,10 @@ class RunFacts:
     joined: frozenset[str] = frozenset()
     # Every tool call of the run (``tool_calls``), as merged.
     calls: list[ToolCall] = field(default_factory=list)
+    # (channel key, service) the run's processes declared (``scopes.RunScopes``).
+    declarations: list[tuple[str, str]] = field(default_factory=list)
+    # Spans each convention read, and did not understand (``inspect`` lists them).
+    conventions: dict[str, ConventionUse] = field(default_factory=dict)
 
     @property
     def spans(self) -> list[Span]:
@@ -88,7 +93,7 @@ def run_facts(
     tool_spans: list[Span],
     turns: Turns,
     side_effects: SideEffects,
-    scopes: list[ToolScope],
+    scopes: RunScopes,
     response_view: SpanRecord | None,
     inputs: tuple[list[SpanInput], list[tuple[Span, UserInput]]],
     joined: frozenset[str] = frozenset(),
@@ -120,11 +125,27 @@ def run_facts(
         ],
         model_inputs=model_inputs,
         agent_inputs=agent_inputs,
-        scopes=scopes,
+        scopes=scopes.scopes,
+        declarations=scopes.declarations,
         history_calls=[call for call in calls.calls if call.from_history],
         joined=joined,
         calls=calls.calls,
+        conventions=convention_uses(views),
     )
+
+
+def convention_uses(views: tuple[SpanRecord, ...]) -> dict[str, ConventionUse]:
+    """Spans each convention read, and did not understand, in the run (for ``inspect``).
+
+    A family no convention reads has spans not understood and none read.
+    """
+    uses: dict[str, ConventionUse] = {}
+    for view in views:
+        for name in view.readers:
+            uses.setdefault(name, ConventionUse()).spans += 1
+        for name in view.unread_by:
+            uses.setdefault(name, ConventionUse()).not_understood += 1
+    return uses
 
 
 def span_roles(views: tuple[SpanRecord, ...], calls: ToolCalls) -> dict[str, SpanRole]:

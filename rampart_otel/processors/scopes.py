@@ -41,6 +41,7 @@ import re
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rampart_otel import watch
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
@@ -114,16 +115,26 @@ def declared_kinds(spans: Iterable[Span]) -> dict[str | None, set[str]]:
     return found
 
 
+class RunScopes(NamedTuple):
+    """The places job's output: each executed call's scope, and what the run's processes
+    declared (channel key, service) in the resources of the agent's own spans (else of any
+    span) of the run's own traces."""
+
+    scopes: list[ToolScope]
+    declarations: list[tuple[str, str]]
+
+
 def tool_scopes(
     run: ClassifiedRun,
     tool_calls: ToolCalls,
     turns: Turns,
     side_effects: SideEffects,
     joined: AbstractSet[str] = frozenset(),
-) -> list[ToolScope]:
-    """Each executed call's scope, with its evidence per side-effect kind. ``joined``: the
-    traces stitched onto the run; what their resources declare vouches for nothing here
-    (a piece anyone can send, claiming the run's service, never declares for it)."""
+) -> RunScopes:
+    """Each executed call's scope, with its evidence per side-effect kind, and the run's
+    declarations. ``joined``: the traces stitched onto the run; what their resources
+    declare vouches for nothing here (a piece anyone can send, claiming the run's service,
+    never declares for it)."""
     calls = tool_calls.calls
     effects, windowed, executed = side_effects.effects, side_effects.windowed, turns.executed
     by_id = run.record
@@ -210,7 +221,17 @@ def tool_scopes(
             else:
                 scope = dataclasses.replace(scope, state=ScopeState.SILENT, evidence=None)
         scopes.append(scope)
-    return scopes
+    own = [view for view in run.records if view.span.trace_id not in joined]
+    agentic = [
+        view.span
+        for view in own
+        if view.model or view.agent or view.span.span_id in tool_calls.executing
+    ]
+    declarations = [
+        (key, service or "unknown service")
+        for key, service in resource_declarations(agentic or [view.span for view in own])
+    ]
+    return RunScopes(scopes, declarations)
 
 
 @dataclass(frozen=True, slots=True)

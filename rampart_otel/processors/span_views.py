@@ -37,7 +37,7 @@ from rampart_otel.conventions.side_effects import (
     request_endpoint,
     same_endpoint,
 )
-from rampart_otel.model import ConventionUse, Run, Scope, Span
+from rampart_otel.model import Run, Scope, Span
 from rampart_otel.run_graph import RunGraph, run_graph
 
 _Readers = tuple[
@@ -769,20 +769,6 @@ def _overlap(a: Span, b: Span) -> bool:
 
 _CLASSIFIED = "classified"
 _READINGS = "readings"
-
-
-def convention_uses(run: ClassifiedRun) -> dict[str, ConventionUse]:
-    """Spans each convention read, and did not understand, in the run (for ``inspect``).
-
-    A family no convention reads has spans not understood and none read.
-    """
-    uses: dict[str, ConventionUse] = {}
-    for view in run.records:
-        for name in view.readers:
-            uses.setdefault(name, ConventionUse()).spans += 1
-        for name in view.unread_by:
-            uses.setdefault(name, ConventionUse()).not_understood += 1
-    return uses
 
 
 def classified(run: Run) -> ClassifiedRun:
