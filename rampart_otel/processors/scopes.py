@@ -49,8 +49,6 @@ from rampart_otel.conventions import mcp
 from rampart_otel.conventions.pseudo_tools import pseudo_tool
 from rampart_otel.conventions.side_effects import (
     PROCESS,
-    model_endpoint,
-    request_endpoint,
     url_host,
 )
 from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
@@ -313,9 +311,11 @@ def _unmet(call: ToolCall, found: list[SideEffect], run: ClassifiedRun) -> tuple
         record = run.record(effect.span_id)
         if record is None:
             continue
-        endpoint = request_endpoint(effect.kind, effect.details, record.span)
-        if endpoint is not None:
-            reached.add(endpoint[0])
+        for (kind, details, *_), endpoint in zip(
+            record.effects, record.reading.endpoints, strict=False
+        ):
+            if endpoint is not None and kind == effect.kind and details is effect.details:
+                reached.add(endpoint[0])
     return tuple(claim for claim in claims if claim.host not in reached)
 
 
@@ -482,16 +482,18 @@ def _model_hosts(run: ClassifiedRun, side_effects: SideEffects) -> frozenset[str
     found: set[str] = set()
     for view in run.records:
         if view.model:
-            endpoint = model_endpoint(view.span)
-            if endpoint is not None and endpoint[1] is not None:
-                found.add(f"{endpoint[0]}:{endpoint[1]}")
+            found.update(
+                f"{host}:{port}"
+                for host, port in filter(None, view.reading.endpoints)
+                if port is not None
+            )
     for spans in side_effects.transport.values():
         for span in spans:
             record = run.record(span.span_id)
-            for effect_kind, details, *_ in record.effects if record is not None else ():
-                endpoint = request_endpoint(effect_kind, details, span)
-                if endpoint is not None and endpoint[1] is not None:
-                    found.add(f"{endpoint[0]}:{endpoint[1]}")
+            endpoints = record.reading.endpoints if record is not None else ()
+            found.update(
+                f"{host}:{port}" for host, port in filter(None, endpoints) if port is not None
+            )
     return frozenset(found)
 
 

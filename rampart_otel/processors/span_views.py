@@ -33,6 +33,7 @@ from rampart_otel.conventions.notes import UNNAMED_SCOPE, cut_by_zipkin, scope_l
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL, SCOPE_DEPENDENT
 from rampart_otel.conventions.side_effects import (
     TRANSPORT_KINDS,
+    Endpoint,
     model_endpoint,
     request_endpoint,
     same_endpoint,
@@ -150,6 +151,9 @@ class SpanReading(NamedTuple):
     # The agent a hand-off on this span moves the conversation to (``SpanReport.handoff``;
     # "" when its name is not recorded): an agent boundary, not a tool call of the user's.
     handoff: str | None = None
+    # The servers the span's requests went to, where it names them: a model span's
+    # (``model_endpoint``: one), else each of ``effects``' in its order (``request_endpoint``).
+    endpoints: tuple[Endpoint | None, ...] = ()
 
 
 class SpanRecord(NamedTuple):
@@ -494,7 +498,15 @@ def _classify(span: Span) -> SpanReading:
     """Every convention's report on one span, merged into one reading; a model span's
     message history is read here too, once (the stitcher and the tool calls use it)."""
     readers = _span_readers(span)
-    return _understood(span, _read(span, readers[0], readers[1]))
+    reading = _understood(span, _read(span, readers[0], readers[1]))
+    if reading.model:
+        return reading._replace(endpoints=(model_endpoint(span),))
+    if reading.effects:
+        endpoints = tuple(
+            request_endpoint(kind, details, span) for kind, details, *_ in reading.effects
+        )
+        return reading._replace(endpoints=endpoints)
+    return reading
 
 
 def _understood(span: Span, reading: SpanReading) -> SpanReading:
