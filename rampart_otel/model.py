@@ -387,7 +387,7 @@ class FindingKind(StrEnum):
 
 class ScopeState(StrEnum):
     """What one executed tool call's scope shows of its side effects, as a whole (each kind's
-    place: ``ToolScope.place``)."""
+    place: ``places.place``)."""
 
     RECORDED = "recorded"  # I/O spans of an instrumented client in its scope (of some kinds)
     DECLARED = "declared"  # declared side-effect free, or all its I/O instrumented

@@ -10,7 +10,7 @@ tool call is judged on its own:
   ``side_effects``);
 - with at least one, the call's client was instrumented (``RECORDED``); with none and no
   declaration it is ``SILENT``: the client it used may not be. Evidence is per kind
-  (``ToolScope.place``): a DB span says nothing of HTTP, and a connection or a file write
+  (``places.place``): a DB span says nothing of HTTP, and a connection or a file write
   the watcher recorded (``network_connect``, ``file_write``) vouches for no other kind: a
   raw connection shows no request. Where the watcher's attestation (``rampart.watch`` on
   the call's span) says it sees a kind and nothing of it went unexplained in the call,
