@@ -150,9 +150,9 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
     side_effects = agent_side_effects(classes, calls, turns)
     joined = frozenset(stitch.trace_id for stitch in run.stitched)
     scopes = tool_scopes(classes, calls, turns, side_effects, joined)
-    response, response_view = final_response(classes, calls.dropped)
+    response, response_view = final_response(classes, calls.same_call)
     user_input, model_inputs, agent_inputs = (
-        collect_user_input(classes, calls.dropped) if plan.decides("input") else ([], [], [])
+        collect_user_input(classes, calls.same_call) if plan.decides("input") else ([], [], [])
     )
     facts = run_facts(
         classes,

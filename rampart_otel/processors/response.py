@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping
 
 from rampart_otel.model import Response
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 
 
 def final_response(
-    run: ClassifiedRun, no_call: Set[str] = frozenset()
+    run: ClassifiedRun, same_call: Mapping[str, frozenset[str]]
 ) -> tuple[Response, SpanRecord | None]:
     """The top agent span's answer, else the last model span's text; earlier texts kept.
 
-    ``no_call``: execution spans that ran no call (``tool_calls.ToolCalls.dropped``)."""
+    ``same_call``: the model spans of each model call (``tool_calls.ToolCalls.same_call``)."""
     views = run.records
     texts: list[tuple[int, str, SpanRecord]] = []  # (end time, text, span record)
     spoken: list[tuple[SpanRecord, str]] = []  # model records whose text is in ``texts``
@@ -21,17 +21,16 @@ def final_response(
         output = view.output
         if output is None or not output.text_captured or not output.text:
             continue
+        fellows = same_call.get(view.span.span_id, ())
         if any(
-            run.same_model_call(view, other, no_call)
+            other.span.span_id in fellows
             and (other.span.span_id in view.layers or text == output.text)
             for other, text in spoken
         ):
             continue  # another layer of the same model call gave this text
         spoken.append((view, output.text))
         texts.append((_end(view), output.text, view))
-    top_agents = [
-        view for view in views if view.agent and not any(up.agent for up in run.ancestors(view))
-    ]
+    top_agents = [view for view in views if view.agent and not view.under_agent]
     final: tuple[str, SpanRecord] | None = None
     for position, view in enumerate(top_agents):
         text = view.answer
@@ -47,7 +46,9 @@ def final_response(
         if model_views and model_views[-1].output is not None:
             # The last model call, read through whichever of its layers captured the text;
             # a turn that asked for tools is not the answer, even when nothing followed it.
-            for last in (model_views[-1], *run.layers(model_views[-1])):
+            last_call = model_views[-1]
+            layers = (run.record(span_id) for span_id in last_call.layers)
+            for last in (last_call, *filter(None, layers)):
                 if last.output is not None and last.output.text_captured:
                     if not last.output.requests:
                         final = (last.output.text or "", last)

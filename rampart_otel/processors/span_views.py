@@ -154,6 +154,9 @@ class SpanReading(NamedTuple):
     # The servers the span's requests went to, where it names them: a model span's
     # (``model_endpoint``: one), else each of ``effects``' in its order (``request_endpoint``).
     endpoints: tuple[Endpoint | None, ...] = ()
+    # A model or agent span's user-input readers: those of the conventions that read it,
+    # that may find any input on it (``processors.user_input``).
+    input_readers: tuple[Callable[[Span], UserInput | None], ...] = ()
 
 
 class SpanRecord(NamedTuple):
@@ -177,6 +180,11 @@ class SpanRecord(NamedTuple):
     read_through: bool  # unreadable model span read through another layer of its call
     layers: tuple[str, ...]  # span ids of sibling spans of the same model call
     reading: SpanReading  # what the conventions read on the span alone
+    under_agent: bool  # an agent span is above it
+    # A model span's candidates for its model call above it: each model span above it, up
+    # to the first agent span, with the execution spans between them (the calls job keeps
+    # those with no span that ran a call between: ``tool_calls.ToolCalls.same_call``).
+    models_above: tuple[tuple[str, tuple[str, ...]], ...]
 
     @property
     def span_id(self) -> str:
@@ -310,6 +318,7 @@ class _Classifier:
             self.read_through,
             self.layers,
         )
+        under_agent = self._under_agent()
         records = []
         for reading in self.readings:
             span_id = reading.span.span_id
@@ -332,9 +341,42 @@ class _Classifier:
                 span_id in through,
                 tuple(linked) if linked else (),
                 reading,
+                span_id in under_agent,
+                self._models_above(span_id) if model[span_id] else (),
             )
             records.append(record)
         return ClassifiedRun(self.graph, tuple(records))
+
+    def _models_above(self, span_id: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Each model span above ``span_id`` up to the first agent span, with the execution
+        spans between them (``SpanRecord.models_above``)."""
+        found: list[tuple[str, tuple[str, ...]]] = []
+        between: tuple[str, ...] = ()
+        model, by_id = self.model, self.by_id
+        for above in self.graph.ancestors(span_id):
+            above_id = above.span_id
+            if model[above_id]:
+                found.append((above_id, between))
+            reading = by_id[above_id]
+            if reading.agent:
+                break
+            if reading.execution is not None:
+                between = (*between, above_id)
+        return tuple(found)
+
+    def _under_agent(self) -> set[str]:
+        """The spans an agent span is above (each agent's subtree, walked once)."""
+        agents = [reading.span.span_id for reading in self.readings if reading.agent]
+        found: set[str] = set()
+        children = self.graph.children
+        for agent in agents:
+            stack = [child.span_id for child in children(agent)]
+            while stack:
+                span_id = stack.pop()
+                if span_id not in found:
+                    found.add(span_id)
+                    stack.extend(child.span_id for child in children(span_id))
+        return found
 
     def _resolve_in_model(self, span_id: str) -> bool:
         """Is this span the model's own transport (a model span: nested in another model span)?
@@ -500,12 +542,13 @@ def _classify(span: Span) -> SpanReading:
     readers = _span_readers(span)
     reading = _understood(span, _read(span, readers[0], readers[1]))
     if reading.model:
-        return reading._replace(endpoints=(model_endpoint(span),))
-    if reading.effects:
-        endpoints = tuple(
-            request_endpoint(kind, details, span) for kind, details, *_ in reading.effects
-        )
-        return reading._replace(endpoints=endpoints)
+        return reading._replace(endpoints=(model_endpoint(span),), input_readers=readers[2])
+    effects = reading.effects
+    if effects:
+        endpoints = tuple(request_endpoint(kind, details, span) for kind, details, *_ in effects)
+        reading = reading._replace(endpoints=endpoints)
+    if reading.agent:
+        reading = reading._replace(input_readers=readers[2])
     return reading
 
 

@@ -39,6 +39,9 @@ class ToolCalls:
     # The spans that ran a call, one per call (an MCP span inside an execute_tool span of
     # the same call is not a second one; the answer tool's is no call), in time order.
     execution_spans: tuple[Span, ...]
+    # Model span id → the other model spans of the same model call
+    # (``ClassifiedRun.same_model_call`` with the calls' ``dropped``), both ways.
+    same_call: Mapping[str, frozenset[str]]
 
 
 def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
@@ -70,7 +73,6 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     calls.adopt_code_steps()
     calls.mark_when(models)
     calls.mark_ambiguous()
-    _name_single_arguments(calls.calls, run.records)
     owner = run.graph.nearest(calls.call_of)
     call_of = calls.call_of
     call_at = {span_id: call_of[found] for span_id, found in owner.items()}
@@ -91,6 +93,8 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
         above = call_at.get(parent) if parent is not None else None
         if above is None or above != call_of.get(span_id):
             execution_spans.append(record.span)
+    same_call = _same_call(run, executing)
+    _name_single_arguments(calls.calls, run.records)
     return ToolCalls(
         calls.calls,
         call_of,
@@ -99,7 +103,30 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
         call_at,
         executing,
         tuple(execution_spans),
+        same_call,
     )
+
+
+def _same_call(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Each model span's fellow spans of one model call: a model span above it with no
+    agent or tool span between them (a traced function that ran no call is none), a model
+    span it is above so, and its layers (siblings reporting the same response). Made once,
+    so later jobs read the relation instead of walking the graph for each pair."""
+    found: dict[str, set[str]] = {}
+    for record in run.records:
+        if not record.model:
+            continue
+        span_id = record.span.span_id
+        mine = found.setdefault(span_id, set())
+        for layer in record.layers:
+            mine.add(layer)
+            found.setdefault(layer, set()).add(span_id)
+        for above_id, between in record.models_above:
+            if any(span in executing for span in between):
+                break
+            mine.add(above_id)
+            found.setdefault(above_id, set()).add(span_id)
+    return {span_id: frozenset(ids - {span_id}) for span_id, ids in found.items() if ids}
 
 
 def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:

@@ -9,21 +9,21 @@ spans started. What each span showed is kept for coverage (``coverage._input``).
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Callable, Mapping
 
 from rampart_otel.conventions import UserInput
 from rampart_otel.model import InputMessage, Span
-from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, input_readers
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 
 SpanInput = tuple[Span, UserInput | None]  # None: the span records no input messages
 
 
 def collect_user_input(
-    run: ClassifiedRun, no_call: Set[str] = frozenset()
+    run: ClassifiedRun, same_call: Mapping[str, frozenset[str]]
 ) -> tuple[list[InputMessage], list[SpanInput], list[tuple[Span, UserInput]]]:
     """The run's user messages; each model call's input reading (one per call: a layer of
     a call whose input another layer read is left out); the agent spans' caller inputs.
-    ``no_call``: execution spans that ran no call (``tool_calls.ToolCalls.dropped``)."""
+    ``same_call``: the model spans of each model call (``tool_calls.ToolCalls.same_call``)."""
     messages: list[InputMessage] = []
     seen: set[str] = set()
     models: list[tuple[SpanRecord, UserInput | None]] = []
@@ -31,7 +31,7 @@ def collect_user_input(
     for view in run.records:
         if not (view.model or view.agent):
             continue
-        found = read_span(view.span)
+        found = read_span(view.span, view.reading.input_readers)
         if view.model:
             models.append((view, found))
         elif found is not None:
@@ -42,11 +42,11 @@ def collect_user_input(
             if text not in seen:
                 seen.add(text)
                 messages.append(InputMessage(text, view.span.span_id, view.span.trace_id))
-    read = [view for view, found in models if fully_read(found)]
+    read = {view.span.span_id for view, found in models if fully_read(found)}
     calls = [
         (view.span, found)
         for view, found in models
-        if fully_read(found) or not any(run.same_model_call(view, other, no_call) for other in read)
+        if fully_read(found) or not (read & same_call.get(view.span.span_id, frozenset()))
     ]
     withheld = next((span for span, found in calls if found and found.withheld), None)
     if withheld is None and not messages:
@@ -56,10 +56,13 @@ def collect_user_input(
     return messages, calls, agents
 
 
-def read_span(span: Span) -> UserInput | None:
-    """Every reading convention's account of one span's user input, merged."""
+def read_span(
+    span: Span, readers: tuple[Callable[[Span], UserInput | None], ...]
+) -> UserInput | None:
+    """Every reading convention's account of one span's user input (``readers``: those of
+    the conventions that read the span, ``SpanReading.input_readers``), merged."""
     merged: UserInput | None = None
-    for reader in input_readers(span):
+    for reader in readers:
         found = reader(span)
         if found is None:
             continue
