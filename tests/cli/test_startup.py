@@ -161,7 +161,7 @@ def test_no_module_compiles_a_pattern_at_import() -> None:
         for path in sorted(package.rglob("*.py"))
         for name in _compiled_at_import(path)
     }
-    assert found == COMPILED_AT_IMPORT
+    assert found == COMPILED_AT_IMPORT, "use lazy_regex.LazyPattern, compiled at first use"
 
 
 def test_the_guard_sees_a_pattern_compiled_at_import(tmp_path: Path) -> None:
