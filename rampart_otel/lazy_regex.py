@@ -6,7 +6,8 @@ compiling all their patterns at import cost each process ~10 ms of CPU before it
 span, for patterns most runs never use (a Claude Code header, a SQL statement, a Haystack
 role). ``LazyPattern`` holds the source and compiles it at the first method called; the
 compiled pattern's methods are then the instance's own attributes, so a pattern used on
-every span pays no more per call than a module-level ``re.compile``.
+every span pays an attribute lookup more per call than a module-level ``re.compile``
+(~8 ns on a 150 ns search).
 
     _WORD = LazyPattern(r"\\w+")
     _WORD.fullmatch(text)  # compiled here, once
