@@ -8,11 +8,12 @@ the model, processors, evaluation and hosts all read channels through this modul
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
+
+from rampart_otel.lazy_regex import LazyPattern
 
 TOOL_CHANNELS = ("tool_calls", "tool_calls.arguments", "tool_calls.results")
 CHANNEL_KEYS_CORE = ("input", "response", *TOOL_CHANNELS)  # every key but the side effects'
@@ -25,7 +26,7 @@ EVERY_SIDE_EFFECT = SIDE_EFFECT_PREFIX + "*"
 # The resource attribute an agent declares its side-effect coverage in (see ``declare``).
 DECLARATION_KEY = "rampart.coverage"
 
-_SIDE_EFFECT_KIND = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SIDE_EFFECT_KIND = LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ChannelState(StrEnum):

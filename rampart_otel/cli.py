@@ -9,6 +9,7 @@ and ``inspect`` must not pay for gRPC, uvicorn, SQLite and the OTLP exporters.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import shlex
@@ -1022,6 +1023,39 @@ def _warn(message: str) -> None:
     print(f"rampart-otel: warning: {message}", file=sys.stderr, flush=True)
 
 
+def _app_for(args: list[str]) -> typer.Typer:
+    """``app`` with only the command ``args`` names (its first word), else the whole ``app``.
+
+    typer builds the click command of every command it holds, each option's type and help,
+    at each start (~10 ms of CPU): a process that runs ``score`` builds ``score``'s alone.
+    The group's own options (``--version``, completion) and the command's usage, help and
+    errors are those of the whole app; a first word that is no command's name (an option,
+    a typo) gets the whole app, which lists them.
+    """
+    if not args:
+        return app
+    chosen = [
+        info
+        for info in app.registered_commands
+        if (
+            info.name
+            or typer.main.get_command_name(info.callback.__name__ if info.callback else "")
+        )
+        == args[0]
+    ]
+    groups = [
+        info
+        for info in app.registered_groups
+        if info.typer_instance is not None and info.typer_instance.info.name == args[0]
+    ]
+    if len(chosen) + len(groups) != 1:
+        return app
+    only = copy.copy(app)
+    only.registered_commands = chosen
+    only.registered_groups = groups
+    return only
+
+
 def main() -> None:
     # A report on stdout survives any character trace data holds, as one written to a file,
     # and a write that fails (a full disk) is one line, as for a file.
@@ -1029,7 +1063,7 @@ def main() -> None:
         sys.stdout = standard_output(sys.stdout)
     try:
         try:
-            app()
+            _app_for(sys.argv[1:])()
         finally:
             sys.stdout.flush()  # what is still buffered fails here, not unreported at exit
     except UserError as error:

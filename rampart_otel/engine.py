@@ -9,7 +9,6 @@ the reason, and the other runs and policies are scored as usual.
 from __future__ import annotations
 
 import gc
-import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,8 +27,6 @@ from rampart_otel.model import AgentRun, Run
 from rampart_otel.normalize import normalize
 from rampart_otel.render import safe_text
 from rampart_otel.vocabulary import channel_problem
-
-log = logging.getLogger(__name__)
 
 # Scoring holds many spans open (the assembler's idle window, 50,000 by default; the
 # collector's open traces) and allocates millions of small acyclic objects: at the default
@@ -105,7 +102,11 @@ def score_run_with_view(
     try:
         agent_run = normalize(run, plan)
     except Exception as error:
-        log.exception("normalize failed for run %s", safe_text(run.run_id, 80))
+        import logging  # startup: only when a run cannot be read
+
+        logging.getLogger(__name__).exception(
+            "normalize failed for run %s", safe_text(run.run_id, 80)
+        )
         return None, [
             _error_result(run, policy, check, "Run could not be read", error)
             for policy in policies

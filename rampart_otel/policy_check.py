@@ -11,7 +11,6 @@ misspelt one) decides nothing.
 from __future__ import annotations
 
 import difflib
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -29,6 +28,7 @@ from rampart_otel.evaluation.evaluators.tool_called import ToolCalled
 from rampart_otel.evaluation.evaluators.tool_result import ToolResult
 from rampart_otel.evaluation.matchers import Equals, Matcher, OneOf
 from rampart_otel.exporters.report_json import input_error_to_dict
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import AgentRun, InputError
 from rampart_otel.pipeline import FileSource, Pipeline
 from rampart_otel.reading import ReadStats
@@ -41,8 +41,8 @@ TOOL, KIND = "tool", "side-effect kind"
 # Why a check could not decide a run, from the data of its result.
 FRAGMENT = "the run is a fragment (no agent, model or tool span): it cannot show a SAFE"
 UNRECORDED = "a value it reads was not recorded: "
-_SPANS = re.compile(r" \(span [^)]*\)")
-_COUNT = re.compile(r"\b\d+\b")
+_SPANS = LazyPattern(r" \(span [^)]*\)")
+_COUNT = LazyPattern(r"\b\d+\b")
 REASON_LIMIT = 200
 
 

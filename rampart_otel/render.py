@@ -21,31 +21,32 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.secret_values import mask_secrets
 
 DEFAULT_LIMIT = 200
 
 # CSI / OSC / other ESC sequences first, then any remaining C0/C1 control or bidi/format char.
-_ESCAPE_SEQUENCE = re.compile(
+_ESCAPE_SEQUENCE = LazyPattern(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, BEL- or ST-terminated
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC
     r"|\x1b[@-Z\\-_]"  # two-byte sequences
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
 )
-_CONTROL = re.compile(
+_CONTROL = LazyPattern(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ufdd0-\ufdef\ufffe\uffff]"
 )
 # A lone surrogate cannot be encoded (stdout, files, XML): shown as the replacement character.
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-_NEWLINES = re.compile(r"[\r\n\t\u2028\u2029]+")
+_SURROGATE = LazyPattern(r"[\ud800-\udfff]")
+_NEWLINES = LazyPattern(r"[\r\n\t\u2028\u2029]+")
 
 
 # Every character any substitution below matches (escape sequences start with ESC or the
 # 8-bit CSI, both controls): text without one is returned as it is, or clipped to the limit
 # (the substitutions would change nothing in it). Reports render several short, nearly always
 # plain strings per check, and coverage reasons longer than the limit.
-_UNSAFE = re.compile(
+_UNSAFE = LazyPattern(
     r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\u2028\u2029"
     r"\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff]"
 )
@@ -110,8 +111,8 @@ def without_password(url: str) -> str:
     return _URL_SECRET_PARAM.sub(r"\1=***", _URL_PASSWORD.sub(r"\1:***@", url))
 
 
-_URL_PASSWORD = re.compile(r"^([a-zA-Z][\w+.-]*://[^:/@]*):[^@/]*@")
-_URL_SECRET_PARAM = re.compile(
+_URL_PASSWORD = LazyPattern(r"^([a-zA-Z][\w+.-]*://[^:/@]*):[^@/]*@")
+_URL_SECRET_PARAM = LazyPattern(
     r"([?&;][^=&;#]*(?:pass|pwd|token|secret|key|auth|sig|credential)[^=&;#]*)=[^&;#]*",
     re.IGNORECASE,
 )

@@ -27,10 +27,11 @@ samples' strings. Issue #37 will expose
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import re2
+
+from rampart_otel.lazy_regex import LazyPattern
 
 __all__ = [
     "DETECTORS",
@@ -167,10 +168,10 @@ _VALUE_GROUP = [_COMBINED.groupindex[f"v{index}"] for index in range(len(DETECTO
 _NAME_GROUP = _COMBINED.groupindex["k"]
 # RE2 reads UTF-8, which cannot hold a lone surrogate (JSON text can carry one): scanned as
 # U+FFFD, one character for one, so offsets stay those of the text.
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-_HEX_ID = re.compile(r"[0-9a-fA-F-]+")
-_DIGIT = re.compile(r"\d")
-_LETTER = re.compile(r"[A-Za-z]")
+_SURROGATE = LazyPattern(r"[\ud800-\udfff]")
+_HEX_ID = LazyPattern(r"[0-9a-fA-F-]+")
+_DIGIT = LazyPattern(r"\d")
+_LETTER = LazyPattern(r"[A-Za-z]")
 # Values a secret-named assignment often holds that are not secrets.
 _PLACEHOLDERS = frozenset({"null", "none", "true", "false", "undefined", "redacted", "masked"})
 
@@ -244,7 +245,7 @@ def mask_secrets(text: str) -> str:
 
 REDACTED = "[redacted]"
 # A bearer token of any length (RFC 6750's b64token): what an endpoint echoes of our header.
-_BEARER = re.compile(r"\b([Bb][Ee][Aa][Rr][Ee][Rr])([ \t]+)[A-Za-z0-9\-._~+/]+=*")
+_BEARER = LazyPattern(r"\b([Bb][Ee][Aa][Rr][Ee][Rr])([ \t]+)[A-Za-z0-9\-._~+/]+=*")
 
 
 def redact_credentials(text: str, known: tuple[str, ...] = ()) -> str:

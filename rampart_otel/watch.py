@@ -36,6 +36,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rampart_otel.lazy_regex import LazyPattern
+
 SCOPE = "rampart_otel.watch"
 
 # --- the contract: attribute keys (docs/watch.md, "Contract") ---------------------------------
@@ -150,7 +152,7 @@ _FLAG_NAMES = tuple(
     for name in ("O_WRONLY", "O_RDWR", "O_APPEND", "O_CREAT", "O_TRUNC", "O_EXCL")
     if hasattr(os, name)
 )
-_REQUEST_LINE = re.compile(rb"([A-Z]{3,10}) (\S+) HTTP/1\.[01]\Z")
+_REQUEST_LINE = LazyPattern(rb"([A-Z]{3,10}) (\S+) HTTP/1\.[01]\Z")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 

@@ -7,14 +7,14 @@ weeks (Monday), so one bucket means the same span of time in every report.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 from rampart_otel.errors import AuditError
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.storage.audit_queries import Buckets
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+_DURATION = LazyPattern(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 
 HOUR = Buckets("hour", 3600.0)
 DAY = Buckets("day", 86400.0)

@@ -21,17 +21,18 @@ import re
 import zlib
 
 from rampart_otel.codecs.otlp_ids import undecodable
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Resource, Scope, Span
 
 __all__ = ["salvaged_spans"]
 
-_OTLP = re.compile(rb'"resource_?spans"\s*:', re.IGNORECASE)
+_OTLP = LazyPattern(rb'"resource_?spans"\s*:', re.IGNORECASE)
 # One token: a string (group 1; group 2 when it is a key: a colon follows), an opening or
 # closing bracket (group 3), or a number (group 4). Anything else is stepped over. A string
 # left open runs to the end of the text, a lone backslash included, taken whole and never
 # tried again from inside (text cut in a long value of escaped quotes would otherwise be
 # scanned once per quote).
-_TOKEN = re.compile(rb'"((?:[^"\\]|\\.?)*+)(?:"|\Z)(\s*:)?|([][{}])|(-?[0-9]+)')
+_TOKEN = LazyPattern(rb'"((?:[^"\\]|\\.?)*+)(?:"|\Z)(\s*:)?|([][{}])|(-?[0-9]+)')
 _FIELDS = {
     b"traceId": "trace",
     b"trace_id": "trace",
@@ -48,7 +49,7 @@ _SPANS = b"spans"  # the array of span objects (in ``scopeSpans`` or ``scope_spa
 # OTLP's span objects stand 6 containers deep; deeper ones are only counted, so hostile
 # nesting (a line of brackets) costs no memory.
 _DEPTH = 32
-_HEX = re.compile(rb"[0-9a-fA-F]+")
+_HEX = LazyPattern(rb"[0-9a-fA-F]+")
 
 
 def salvaged_spans(data: bytes | bytearray | memoryview, why: str) -> list[Span]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -32,6 +31,7 @@ from rampart_otel.codecs.otlp_json import repeated_keys
 from rampart_otel.codecs.otlp_salvage import WireError, salvage
 from rampart_otel.codecs.sender import sender_note
 from rampart_otel.errors import DecodeError
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Attributes, Event, Link, Resource, Scope, Span, SpanKind, StatusCode
 
 __all__ = [
@@ -309,7 +309,7 @@ def spans_to_proto_request(spans: Iterable[Span]) -> ExportTraceServiceRequest:
 
 # A protobuf string must be valid UTF-8; text decoded from OTLP/JSON can hold a lone
 # surrogate ("\ud800"). Such text is sent with U+FFFD in its place (the rare path only).
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
 
 
 def _scrub(value: Any) -> Any:

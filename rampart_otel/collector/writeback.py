@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -42,6 +41,7 @@ from rampart_otel.exporters.store_annotations import (
     annotations_for,
     run_annotation,
 )
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.sinks import Scored, SinkDefaults
 from rampart_otel.storage.outbox import Due, Item, Outbox
 
@@ -53,7 +53,7 @@ BATCH = 50  # items taken per round
 FIRST_RETRY = 1.0  # seconds; doubled per failure up to delivery.retry_max_seconds
 WARN_EVERY = 60.0  # seconds between warnings about one target's failures
 ITEM_RETRY_MAX = 600.0  # an item the receiver refuses on its own (a trace not in the store)
-_ITEM_REFUSED = re.compile(r"HTTP 4(?!08|29)\d\d")  # 4xx but timeout / too many requests
+_ITEM_REFUSED = LazyPattern(r"HTTP 4(?!08|29)\d\d")  # 4xx but timeout / too many requests
 
 
 def receiver_down(reason: str) -> bool:

@@ -40,6 +40,7 @@ from rampart_otel.conventions.interface import (
 )
 from rampart_otel.conventions.labels import CLAUDE_CODE
 from rampart_otel.conventions.side_effects import PROCESS
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Span
 
 SCOPE = "com.anthropic.claude_code.tracing"
@@ -65,10 +66,10 @@ ARGV0 = "bash_argv0"
 REDACTED = "<REDACTED>"
 TRUNCATED = "_truncated"
 
-_INPUT_HEADER = re.compile(r"\[TOOL INPUT: [^\]\n]*\]\n")
-_RESULT_HEADER = re.compile(r"\[TOOL RESULT: [^\]\n]*\]\n")
+_INPUT_HEADER = LazyPattern(r"\[TOOL INPUT: [^\]\n]*\]\n")
+_RESULT_HEADER = LazyPattern(r"\[TOOL RESULT: [^\]\n]*\]\n")
 # One part of a request's new_context: "[USER]", "[TOOL RESULT: toolu_…]", ... on its line.
-_PART_HEADER = re.compile(r"^\[([A-Z][A-Z _]*(?:: [^\]\n]+)?)\]$", re.MULTILINE)
+_PART_HEADER = LazyPattern(r"^\[([A-Z][A-Z _]*(?:: [^\]\n]+)?)\]$", re.MULTILINE)
 
 
 def read(span: Span) -> SpanReport | None:

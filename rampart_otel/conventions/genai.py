@@ -10,7 +10,6 @@ events. With content capture off, instrumentations still list the parts, only wi
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from rampart_otel.conventions import envelopes, handoffs
@@ -33,6 +32,7 @@ from rampart_otel.conventions.interface import (
     UserInput,
 )
 from rampart_otel.conventions.labels import GEN_AI
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Event, Span
 
 OPERATION = "gen_ai.operation.name"
@@ -54,7 +54,7 @@ SK_FINISH_REASON = "gen_ai.response.finish_reason"
 # its chat spans record. A plugin name has no hyphen (``PLUGIN_NAME_REGEX``), so the first
 # one ends it, as SK's ``FunctionCallContent`` splits the name; a function may hold one.
 SK_SEPARATOR = "-"
-SK_PLUGIN_NAME = re.compile(r"[0-9A-Za-z_]+")
+SK_PLUGIN_NAME = LazyPattern(r"[0-9A-Za-z_]+")
 RESPONSE_ID = "gen_ai.response.id"
 TOOL_NAME = "gen_ai.tool.name"
 TOOL_CALL_ID = "gen_ai.tool.call.id"

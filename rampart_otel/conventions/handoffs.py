@@ -27,10 +27,10 @@ framework's bookkeeping, not a tool call of an earlier, unrecorded conversation:
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rampart_otel.conventions import as_str, load_json
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Span
 
 OPENAI_AGENTS_SCOPE = "openinference.instrumentation.openai_agents"
@@ -44,7 +44,7 @@ _LANGGRAPH_PARENT = "__parent__"
 HAND_BACK_PREFIX = "transfer_back_to_"
 _HAND_BACK_TEXT = "Transferring back to "
 _HAND_BACK_RESULT = "Successfully transferred back to "
-_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE = LazyPattern(r"\s+")
 
 
 def openai_agents(span: Span, output: Any) -> str | None:

@@ -22,18 +22,18 @@ is evaluated. A message in another shape is not read.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
 from rampart_otel.conventions.helpers import as_str, load_json, parse_result
 from rampart_otel.conventions.interface import History, ToolReport, UserInput
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Span
 
 SCOPE = "openinference.instrumentation.haystack"
 # The Agent component's span: the component's class name and the method the pipeline ran.
 AGENT_SPANS = ("Agent.run", "Agent.run_async")
 
-_ROLE = re.compile(r"<ChatRole\.[A-Z_]+: ('[a-z_]+')>")
+_ROLE = LazyPattern(r"<ChatRole\.[A-Z_]+: ('[a-z_]+')>")
 _MAX_LENGTH = 1_000_000  # a longer repr is not parsed
 
 

@@ -40,6 +40,7 @@ from typing import Any
 
 from rampart_otel.conventions import envelopes, haystack
 from rampart_otel.conventions.helpers import load_json
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Span
 
 
@@ -59,8 +60,8 @@ def _no_code(text: str) -> str | None:
 CODE_TOOL = "python_interpreter"
 # CodeAgent's code block tags: its default ``<code>…</code>``, and its 'markdown' option.
 _CODE_BLOCKS = (
-    re.compile(r"<code>\s*\n?(.*?)\n?\s*</code>", re.DOTALL),
-    re.compile(r"```(?:python|py)\s*\n(.*?)\n```", re.DOTALL),
+    LazyPattern(r"<code>\s*\n?(.*?)\n?\s*</code>", re.DOTALL),
+    LazyPattern(r"```(?:python|py)\s*\n(.*?)\n```", re.DOTALL),
 )
 
 
@@ -91,7 +92,7 @@ class Dialect:
     code_action: Callable[[str], str | None] = _no_code
     # The CHAIN spans (by name) in which a code agent's model writes its action and the agent
     # runs it: the span that executes the code call (smolagents' ``Step N``).
-    code_steps: re.Pattern[str] | None = None
+    code_steps: LazyPattern[str] | None = None
     # Where a TOOL span also records the call's arguments (not the tool's schema): read
     # when ``input.value`` is hidden (``OPENINFERENCE_HIDE_INPUTS``).
     arguments_key: str | None = None
@@ -110,7 +111,7 @@ DIALECTS: dict[str, Dialect] = {
         arguments=envelopes.bound_kwargs,
         answer_tool="final_answer",
         code_action=smolagents_code,
-        code_steps=re.compile(r"Step \d+"),
+        code_steps=LazyPattern(r"Step \d+"),
     ),
     LLAMA_INDEX: Dialect(
         arguments=envelopes.bound_kwargs,

@@ -18,7 +18,6 @@ Whether a side effect belongs to the agent (not the model's transport) is normal
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,6 +36,7 @@ from rampart_otel.conventions.labels import (
     RPC_SEMCONV,
     SEMCONV,
 )
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Ambiguous, Span, SpanKind
 from rampart_otel.vocabulary import (
     DB_QUERY,
@@ -547,7 +547,7 @@ PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
 }
 # A statement with bound parameters: its values are not in the text (``?``, ``%s``,
 # ``%(name)s``, ``$1``, ``:name``, ``@name``).
-_PLACEHOLDER = re.compile(r"\?|%s|%\(\w+\)s|\$\d+|(?<![:\w]):[A-Za-z_]\w*|(?<!\w)@[A-Za-z_]\w*")
+_PLACEHOLDER = LazyPattern(r"\?|%s|%\(\w+\)s|\$\d+|(?<![:\w]):[A-Za-z_]\w*|(?<!\w)@[A-Za-z_]\w*")
 
 
 # How a body recorded only in part says so (``SideEffect.derived``).

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from itertools import islice
 
+from rampart_otel.lazy_regex import LazyPattern
+
 # db.system(.name) values whose statements this reader understands.
 SQL_SYSTEMS = frozenset(
     {
@@ -116,10 +118,10 @@ def summarize(statement: str) -> StatementSummary:
 # The skeleton of a statement: its text with every string literal replaced by ``''``, every
 # quoted identifier by a placeholder and comments by a space, so that what is left can be
 # split on ``;`` and read word by word. Each step is a plain search: linear on any text.
-_PLAIN = re.compile(r"(?:[^'\"`\[$#/-]|/(?!\*)|-(?!-))+")
-_DOLLAR = re.compile(r"\$(?:[A-Za-z_]\w*)?\$")
-_IDENT = re.compile(r"[^\W\d][\w$]*")
-_TOKENS = re.compile(r"[^\W\d][\w$]*|\d+|\x00\d+\x00|\S")
+_PLAIN = LazyPattern(r"(?:[^'\"`\[$#/-]|/(?!\*)|-(?!-))+")
+_DOLLAR = LazyPattern(r"\$(?:[A-Za-z_]\w*)?\$")
+_IDENT = LazyPattern(r"[^\W\d][\w$]*")
+_TOKENS = LazyPattern(r"[^\W\d][\w$]*|\d+|\x00\d+\x00|\S")
 _CLOSING = {"'": "'", '"': '"', "`": "`", "[": "]"}
 MAX_LENGTH = 100_000  # characters; a longer statement is not read
 HEAD_TOKENS = 64

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rampart_otel.conventions.helpers import REDACTED_MARKERS
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import Span
 
 # Attribute-key prefixes of agent telemetry families; a span carrying one that no convention
@@ -53,14 +54,14 @@ def agent_family(span: Span) -> str | None:
 
 
 # The last segment of an attribute key that holds content (messages, arguments, results...).
-_CONTENT_SEGMENT = re.compile(
+_CONTENT_SEGMENT = LazyPattern(
     r"(?:^|[._])(messages?|prompts?|completions?|contents?|arguments|args|input|output|result|"
     r"results|response|text|choices?|parts|llm_request|llm_response|tool_call_args|"
     r"tool_response|body)$",
     re.IGNORECASE,
 )
 _NO_CONTENT = (None, "", "[]", "{}", *REDACTED_MARKERS)
-_METADATA = re.compile(r"token|usage", re.IGNORECASE)  # llm.token_count.prompt is a number
+_METADATA = LazyPattern(r"token|usage", re.IGNORECASE)  # llm.token_count.prompt is a number
 EXCEPTION_EVENT = "exception"  # OTel's record of an error: its message is not content
 
 

@@ -37,12 +37,13 @@ from rampart_otel.evaluation.matchers import (
     Regex,
     any_match,
 )
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import ToolCall
 
 # Separators frameworks put between a qualifier and a tool's own name: Semantic Kernel's
 # ``-``, Claude Code's MCP tools ``mcp__<server>__<tool>``, dotted and path-like names.
 SEPARATORS = ("__", "-", ".", "/", ":")
-_SPLIT = re.compile("|".join(re.escape(s) for s in SEPARATORS))
+_SPLIT = LazyPattern("|".join(re.escape(s) for s in SEPARATORS))
 
 
 def tool_name_problem(function: str, name: object) -> None:

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -16,6 +15,7 @@ from rampart_otel.channels import ChannelCoverage, Coverage, CoverageSource, Obs
 from rampart_otel.evaluation.assume import assume_run, declare_run_tools
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import AgentRun, IntegrityFinding
 from rampart_otel.render import clipped, safe_text
 from rampart_otel.secret_values import mask_secrets
@@ -143,7 +143,7 @@ def _evaluated(run: AgentRun, check: Check, head: _RunHead | None) -> CheckResul
 
 # A clipped evidence text's last token, which may be the start of a secret cut too short for
 # a detector to know it.
-_CUT_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]{1,256}…$")
+_CUT_TOKEN = LazyPattern(r"[A-Za-z0-9_\-+/=.~]{1,256}…$")
 
 
 def _masked(text: str) -> str:

@@ -11,7 +11,6 @@ masked unless ``--show-secrets`` (a page like this one is meant to be shared).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
@@ -25,6 +24,7 @@ from rampart_otel.exporters.html_page import (
 )
 from rampart_otel.exporters.reasons import headline, split_fix, undetermined
 from rampart_otel.exporters.serialize import jsonable, ns_to_iso, side_effect_to_dict
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import AgentRun, InputError, Span
 from rampart_otel.render import shown
 from rampart_otel.run_graph import run_graph
@@ -80,7 +80,7 @@ def _span_view(span: Span, depth: int, origin: int) -> dict[str, Any]:
 
 
 # A part of a permalink kept as it is: what is safe in a URL fragment and an HTML id alike.
-_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_PLAIN_ID = LazyPattern(r"[A-Za-z0-9_-]{1,100}")
 
 
 def anchor(kind: str, *parts: str) -> str:

@@ -9,16 +9,16 @@ whole) and its fix (the channel's hint) on a line of its own. Operands that name
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from rampart_otel.channels import ChannelCoverage, ReasonCode
 from rampart_otel.evaluation import CheckResult, SafetyStatus
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.render import safe_text, shown_text
 
 # How a reason names a channel: "side_effects.db_query is unobserved (...)".
-_NAMED_CHANNEL = re.compile(
+_NAMED_CHANNEL = LazyPattern(
     r"\b((?:side_effects\.[A-Za-z_][\w-]*)|tool_calls(?:\.\w+)?|response|input)"
     r" is (?:unobserved|partial)"
 )

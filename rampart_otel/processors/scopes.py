@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import re
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ from rampart_otel.conventions.side_effects import (
     url_host,
 )
 from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import (
     CHILD_PROCESS,
     MCP_SERVER,
@@ -286,7 +286,7 @@ def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
 
 # A bare host name handed to a tool: dotted labels ending in letters (not a file name), or
 # an IPv4 address, or localhost.
-_HOST_NAME = re.compile(
+_HOST_NAME = LazyPattern(
     r"(?i)(?:localhost|(?:\d{1,3}\.){3}\d{1,3}|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})"
 )
 _FILE_ENDINGS = frozenset(

@@ -43,7 +43,6 @@ import io
 import itertools
 import json
 import os
-import re
 import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -64,6 +63,7 @@ from rampart_otel.codecs.otlp_json import (
     without_trailing_whitespace,
 )
 from rampart_otel.errors import DecodeError
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import InputError, Span
 
 # An opened trace file: the file itself, or the gzip stream over it (both can peek).
@@ -118,12 +118,12 @@ _CHUNK = 1 << 24  # read big records in pieces: a bogus length must not allocate
 _READ_SIZE = 1 << 20
 MAX_LINE_BYTES = 64 << 20
 MAX_DOCUMENT_BYTES = 256 << 20
-_NOT_BLANK = re.compile(rb"[^ \t\r\n]")
-_BLANK_RUN = re.compile(rb"\n(?:[ \t\r]*\n)+")  # a newline, then one blank line or more
+_NOT_BLANK = LazyPattern(rb"[^ \t\r\n]")
+_BLANK_RUN = LazyPattern(rb"\n(?:[ \t\r]*\n)+")  # a newline, then one blank line or more
 _MAX_INDENT = 4096
 _BLANK_BYTES = frozenset(_JSON_WS)
-_WS_RE = re.compile(r"[ \t\r\n]*")
-_CONTROL_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # what JSON text never holds raw
+_WS_RE = LazyPattern(r"[ \t\r\n]*")
+_CONTROL_RE = LazyPattern(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # what JSON text never holds raw
 _DECODER = json.JSONDecoder()
 # What a failing read raises: OSError (incl. BadGzipFile), EOFError (truncated gzip),
 # zlib.error (corrupt deflate data).

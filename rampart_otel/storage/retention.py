@@ -25,15 +25,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.storage.pg_results import DEFAULT_INSTANCE
 from rampart_otel.storage.pg_results import checkpoint_segment as pg_checkpoint_segment
 from rampart_otel.storage.segments import fsync_dir, list_segments
 
 log = logging.getLogger(__name__)
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_DURATION = LazyPattern(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
+_SIZE = LazyPattern(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)\s*$", re.IGNORECASE)
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
 
 

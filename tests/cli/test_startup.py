@@ -3,15 +3,19 @@
 the first span, so a JSON Lines file scored to JSON must not load protobuf, multiprocessing,
 the judge's HTTP client, rich, XML or Jinja. Each case runs the real command in a fresh
 interpreter and reads its ``sys.modules`` at the end: no timing. The counterparts show the
-probe sees each module where the command does need it.
+probe sees each module where the command does need it. The probe also counts the work done
+at start whatever is imported: the regular expressions compiled (``lazy_regex``: at first
+use, not at import) and the click commands typer built (the one run, not all of them).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,13 +29,24 @@ POLICY = REPO / "samples" / "policy.yaml"
 # The command run in-process in a fresh interpreter, then the modules it imported.
 PROBE = """
 import json, sys
-from rampart_otel import cli
+import typer.main
+from rampart_otel import cli, lazy_regex
+built = []
+build = typer.main.get_command_from_info
+def counted(command_info, **kwargs):
+    built.append(command_info.name or command_info.callback.__name__)
+    return build(command_info, **kwargs)
+typer.main.get_command_from_info = counted
 sys.argv = ["rampart-otel", *sys.argv[1:]]
 try:
     cli.main()
 except SystemExit:
     pass
-print(json.dumps(sorted(sys.modules)))
+print(json.dumps({
+    "modules": sorted(sys.modules),
+    "patterns": lazy_regex.compiled_count,
+    "built": built,
+}))
 """
 
 # Each: a module, and the case that needs it.
@@ -48,10 +63,25 @@ NOT_FOR_JSON_LINES_TO_JSON = {
     "rich.console": "--format terminal",
     "rampart_otel.evaluation.evaluators.flows": "a flows(...) check",
     "rampart_otel.evaluation.packs": "a policy that includes a pack",
+    "logging": "a run that cannot be read (engine logs it)",
+}
+
+# The patterns a JSON Lines file scored to JSON compiles (of the ~40 its modules define):
+# render's and the file reader's, channel and host names, a tool name's separators.
+PATTERNS_FOR_JSON_LINES_TO_JSON = 7
+
+# Patterns compiled at import, on purpose: RE2's union of the secret formats, which masks
+# every report's evidence (secret_values); the flows evaluator's, a module imported only for
+# a flows(...) check, which reads every text with them.
+COMPILED_AT_IMPORT = {
+    ("rampart_otel/secret_values.py", "_COMBINED"),
+    ("rampart_otel/evaluation/evaluators/flows.py", "_URL"),
+    ("rampart_otel/evaluation/evaluators/flows.py", "_EMAIL"),
+    ("rampart_otel/evaluation/evaluators/flows.py", "_HOST"),
 }
 
 
-def imported(*args: str | Path, cwd: Path = REPO) -> set[str]:
+def probe(*args: str | Path, cwd: Path = REPO) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *map(str, args)],
         capture_output=True,
@@ -60,17 +90,88 @@ def imported(*args: str | Path, cwd: Path = REPO) -> set[str]:
         cwd=cwd,
     )
     assert done.returncode == 0, done.stderr
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    found: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return found
+
+
+def imported(*args: str | Path, cwd: Path = REPO) -> set[str]:
+    return set(probe(*args, cwd=cwd)["modules"])
 
 
 def test_scoring_json_lines_to_json_imports_only_what_it_needs(tmp_path: Path) -> None:
-    modules = imported(
-        "score", TRACE, "--policy", POLICY, "--format", "json", "-o", tmp_path / "r.json"
-    )
+    found = probe("score", TRACE, "--policy", POLICY, "--format", "json", "-o", tmp_path / "r.json")
+    modules = set(found["modules"])
     assert json.loads((tmp_path / "r.json").read_text())["results"]  # it did score
     assert "rampart_otel.evaluation.policy" in modules  # the probe sees what was imported
     loaded = {name: why for name, why in NOT_FOR_JSON_LINES_TO_JSON.items() if name in modules}
     assert loaded == {}, f"imported, though only needed for: {loaded}"
+    # Start-up work that importing does not show: what is compiled and built.
+    assert found["patterns"] == PATTERNS_FOR_JSON_LINES_TO_JSON
+    assert found["built"] == ["score"]  # not the other commands' options and help
+
+
+def test_a_command_typer_cannot_name_builds_the_whole_app() -> None:
+    """A first word that names no command (a typo) gets every command built, so the error
+    lists and suggests them as before; the probe counts the commands built."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "scor", str(TRACE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "No such command 'scor'. Did you mean 'score'" in done.stderr
+    built = json.loads(done.stdout.splitlines()[-1])["built"]
+    assert {"score", "rescore", "inspect"} <= set(built)
+
+
+def _compiled_at_import(path: Path) -> list[str]:
+    """The names bound to ``re.compile``/``re2.compile`` run at import in ``path``: in the
+    module's or a class's body, not in a function's."""
+    found: list[str] = []
+
+    def visit(node: ast.AST, bound: str) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            bound = ast.unparse(target)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "compile"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in ("re", "re2")
+        ):
+            found.append(bound)
+        for child in ast.iter_child_nodes(node):
+            visit(child, bound)
+
+    visit(ast.parse(path.read_text(), str(path)), "?")
+    return found
+
+
+def test_no_module_compiles_a_pattern_at_import() -> None:
+    """Each process imports every convention, codec and evaluator a run may meet; their
+    patterns are ``LazyPattern`` (compiled at first use), not ``re.compile`` at import."""
+    package = REPO / "rampart_otel"
+    found = {
+        (str(path.relative_to(REPO)), name)
+        for path in sorted(package.rglob("*.py"))
+        for name in _compiled_at_import(path)
+    }
+    assert found == COMPILED_AT_IMPORT, "use lazy_regex.LazyPattern, compiled at first use"
+
+
+def test_the_guard_sees_a_pattern_compiled_at_import(tmp_path: Path) -> None:
+    source = tmp_path / "module.py"
+    source.write_text(
+        "import re\n_A = re.compile('a')\nclass K:\n    B = re.compile('b')\n"
+        "    def m(self):\n        return re.compile('m')\n"
+        "_T = (re.compile('t'),)\ndef f():\n    return re.compile('c')\n"
+    )
+    assert _compiled_at_import(source) == ["_A", "B", "_T"]
 
 
 def _protobuf_file(path: Path) -> Path:

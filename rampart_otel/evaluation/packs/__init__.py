@@ -25,6 +25,7 @@ from typing import Any
 
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.yaml_source import compose
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.vocabulary import PACK_PREFIX as PREFIX
 from rampart_otel.vocabulary import unknown
 
@@ -33,8 +34,8 @@ PARAMETER_KEYS = ("type", "default", "description")
 CHECK_KEYS = ("id", "polarity", "harm_category", "description", "owasp", "requires", "detect")
 # ``{{name}}``: the value as a literal; ``{{+name}}``: a list's items, each after a comma, to
 # extend a list literal of the pack's own (nothing for an empty list).
-_PLACEHOLDER = re.compile(r"\{\{\s*(\+?)([a-z_][a-z0-9_]*)\s*\}\}")
-_HOST = re.compile(r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?)+$|^\[?[0-9a-f:.]+\]?$")
+_PLACEHOLDER = LazyPattern(r"\{\{\s*(\+?)([a-z_][a-z0-9_]*)\s*\}\}")
+_HOST = LazyPattern(r"^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?)+$|^\[?[0-9a-f:.]+\]?$")
 
 
 # --- parameter types ------------------------------------------------------------------------

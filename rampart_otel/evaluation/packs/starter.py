@@ -12,7 +12,6 @@ so the file loads as written and no name can add a line to it.
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,12 +19,13 @@ from typing import Any
 
 from rampart_otel.evaluation.matchers import address_range
 from rampart_otel.evaluation.packs import PREFIX, Parameter, load_pack, members
+from rampart_otel.lazy_regex import LazyPattern
 
 BASELINE = "agent-baseline"
 REVIEW = "# review"
 # The parameters a draft from traces fills in, and what was seen for them.
 DRAFTED = {"allowed_hosts": "hosts", "allowed_tools": "tools"}
-_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_NAME = LazyPattern(r"[^A-Za-z0-9._-]+")
 
 SHOWN = 3  # files, and flagged runs, named per entry; the rest counted
 

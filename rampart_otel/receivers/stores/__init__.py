@@ -22,7 +22,6 @@ from the stores' own environment variables, never from the URL: ``PHOENIX_API_KE
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -40,6 +39,7 @@ from rampart_otel.codecs.otlp_ids import (
     undecodable_why,
 )
 from rampart_otel.errors import UserError
+from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_paths
 from rampart_otel.render import safe_text
@@ -113,7 +113,7 @@ def is_store_url(text: object) -> bool:
     return text.split("://", 1)[0].lower() in _SCHEMES
 
 
-_URL_LIKE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+_URL_LIKE = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]+://")
 
 
 def is_url_like(text: object) -> bool:
