@@ -255,7 +255,15 @@ def _name_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) 
 
 
 def _unobserved(kind: str) -> Decision:
+    return _UNOBSERVED.get(kind) or _no_span(kind)
+
+
+def _no_span(kind: str) -> Decision:
     return Decision(UNOBSERVED, (Why(ReasonCode.SIDE_EFFECT_NONE, data=Kind(kind)),))
+
+
+# The same for every run (decisions are immutable): built once per standard kind.
+_UNOBSERVED = {kind: _no_span(kind) for kind in STANDARD_KINDS}
 
 
 def _cap_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
