@@ -19,7 +19,8 @@ it, and a test holds ``normalize`` to it):
 8. facts: what the jobs found, gathered for coverage (``run_facts``);
 9. coverage: each channel decided as data, the integrity findings, the run's places
    (``coverage``; the side-effect channels are ``places.side_effect_decisions``);
-10. words: the decisions and findings in words (``wording``), the only English.
+10. words: the decisions and findings in words (``wording``), the only English; for a
+    narrowed plan (no output shows coverage) a channel is worded when first read.
 
 ``plan`` (``scoring_plan``): what to produce. The full reading (``inspect``, and every
 output that shows a run's coverage) decides every channel; a narrowed plan, built from the
@@ -156,7 +157,8 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         joined,
     )
     decisions, findings, places = infer_coverage(facts, response, calls.calls, plan)
-    coverage = worded_coverage(decisions)
+    # A narrowed plan serves outputs that show no coverage: words only for what is read.
+    coverage = worded_coverage(decisions, deferred=not plan.full)
     graph = classes.graph
     root = graph.roots[0] if graph.roots else None
     starts = [span.start_ns for span in graph.spans if span.start_ns is not None]

@@ -22,7 +22,6 @@ from rampart_otel.channels import (
     SIDE_EFFECT_PREFIX,
     ChannelCoverage,
     Coverage,
-    Reason,
     ReasonCode,
     observability_level,
 )
@@ -739,25 +738,35 @@ def continuation(calls: list[ToolCall]) -> str:
 # --- coverage decisions in words -------------------------------------------------------------
 
 
-def worded(decision: Decision) -> ChannelCoverage:
+def worded(decision: Decision, deferred: bool = False) -> ChannelCoverage:
     """A channel's coverage: ``decision``'s state with each reason worded and coded; the
     hint is the ``fix`` reason's (or, where only content in a form not read is missing,
-    the upgrade hint)."""
-    hint = UNREAD_FIX if decision.unread_only else None
-    reasons: list[str] = []
-    codes: list[Reason] = []
-    for why in decision.whys:
-        text = _WORDS[why.code](why)
-        reasons.append(text)
-        codes.append(why.reason())
-        if why.code is ReasonCode.FIX:
-            hint = text[len(FIX) :]
+    the upgrade hint). ``deferred``: worded when first read (``ChannelCoverage.deferred``),
+    for a reading whose outputs show no coverage: only what a check reads is worded."""
+    codes = [why.reason() for why in decision.whys]
+    if deferred:
+        return ChannelCoverage.deferred(
+            decision.state, decision.source, codes, lambda: _reasons_and_hint(decision)
+        )
+    reasons, hint = _reasons_and_hint(decision)
     return ChannelCoverage(decision.state, reasons, decision.source, hint, codes)
 
 
-def worded_coverage(decisions: Mapping[str, Decision]) -> Coverage:
-    """Every channel's coverage in words, from the processors' decisions."""
-    channels = {key: worded(decision) for key, decision in decisions.items()}
+def _reasons_and_hint(decision: Decision) -> tuple[list[str], str | None]:
+    hint = UNREAD_FIX if decision.unread_only else None
+    reasons: list[str] = []
+    for why in decision.whys:
+        text = _WORDS[why.code](why)
+        reasons.append(text)
+        if why.code is ReasonCode.FIX:
+            hint = text[len(FIX) :]
+    return reasons, hint
+
+
+def worded_coverage(decisions: Mapping[str, Decision], deferred: bool = False) -> Coverage:
+    """Every channel's coverage in words, from the processors' decisions (``deferred``:
+    worded when first read, as ``worded``)."""
+    channels = {key: worded(decision, deferred) for key, decision in decisions.items()}
     return Coverage(channels, observability_level(channels))
 
 
