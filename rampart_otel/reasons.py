@@ -168,7 +168,11 @@ class Why:
     def reason(self) -> Reason:
         """The code with its evidence span ids, as reports carry it."""
         ids = self.ids[:EVIDENCE_IDS] or tuple([span.span_id for span in self.spans[:EVIDENCE_IDS]])
-        return Reason(self.code, ids)
+        return Reason(self.code, ids) if ids else _BARE[self.code]
+
+
+# A code with no evidence span, one value per code (immutable: shared by every run).
+_BARE = {code: Reason(code) for code in ReasonCode}
 
 
 @dataclass(frozen=True, slots=True)
