@@ -8,8 +8,8 @@ the model, processors, evaluation and hosts all read channels through this modul
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
@@ -144,15 +144,112 @@ class Reason:
         return Reason(code, tuple(list(span_ids)[:EVIDENCE_IDS]))
 
 
-@dataclass(slots=True)
+Words = Callable[[], tuple[list[str], str | None]]  # a channel's reasons and hint, worded
+
+
+class _Worded:
+    """A channel's words made at most once, on first read, however many copies read them."""
+
+    __slots__ = ("_done", "_words")
+
+    def __init__(self, words: Words) -> None:
+        self._words: Words | None = words
+        self._done: tuple[list[str], str | None] = ([], None)
+
+    def __call__(self) -> tuple[list[str], str | None]:
+        if self._words is not None:
+            self._done, self._words = self._words(), None
+        return self._done
+
+
 class ChannelCoverage:
-    state: ChannelState
-    reasons: list[str]
-    source: CoverageSource = CoverageSource.INFERRED
-    # How to close the gap of a channel not observed (its last reason says it too).
-    hint: str | None = None
-    # One code per reason, in the same order: what each reason says, for tools to act on.
-    codes: list[Reason] = field(default_factory=list)
+    """A channel's state, its reasons in words (one per code, in the same order), where it
+    came from, and how to close its gap (``hint``: its ``fix`` reason's words).
+
+    The words may be deferred (``deferred``): the decisions stay data until an output or a
+    check reads ``reasons`` or ``hint``, so a run whose channels no output prints (a
+    terminal overview, a check that reads one channel) words only what is read."""
+
+    __slots__ = ("_hint", "_reasons", "_words", "codes", "source", "state")
+
+    def __init__(
+        self,
+        state: ChannelState,
+        reasons: list[str],
+        source: CoverageSource = CoverageSource.INFERRED,
+        hint: str | None = None,
+        codes: list[Reason] | None = None,
+    ) -> None:
+        self.state = state
+        self._reasons = reasons
+        self.source = source
+        self._hint = hint
+        # One code per reason, in the same order: what each reason says, for tools to act on.
+        self.codes: list[Reason] = [] if codes is None else codes
+        self._words: _Worded | None = None
+
+    @classmethod
+    def deferred(
+        cls, state: ChannelState, source: CoverageSource, codes: list[Reason], words: Words
+    ) -> ChannelCoverage:
+        """A channel whose reasons and hint ``words`` makes when first read."""
+        channel = cls(state, [], source, None, codes)
+        channel._words = _Worded(words)
+        return channel
+
+    def _word(self) -> None:
+        if self._words is not None:
+            reasons, hint = self._words()
+            self._reasons, self._hint, self._words = list(reasons), hint, None
+
+    @property
+    def reasons(self) -> list[str]:
+        self._word()
+        return self._reasons
+
+    @reasons.setter
+    def reasons(self, value: list[str]) -> None:
+        self._word()
+        self._reasons = value
+
+    @property
+    def hint(self) -> str | None:
+        """How to close the gap of a channel not observed (its last reason says it too)."""
+        self._word()
+        return self._hint
+
+    @hint.setter
+    def hint(self, value: str | None) -> None:
+        self._word()
+        self._hint = value
+
+    def copy(self) -> ChannelCoverage:
+        """An independent copy (its own lists), its words still deferred when they are."""
+        channel = ChannelCoverage(
+            self.state, list(self._reasons), self.source, self._hint, list(self.codes)
+        )
+        channel._words = self._words  # one _Worded: the words are made once for both
+        return channel
+
+    def __reduce__(self) -> tuple[type[ChannelCoverage], tuple[object, ...]]:
+        """Pickled (a worker's results, a copy) with its words made: a closure does not travel."""
+        return (ChannelCoverage, (self.state, self.reasons, self.source, self.hint, self.codes))
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.state, self.reasons, self.source, self.hint, self.codes)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ChannelCoverage):
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return (
+            f"ChannelCoverage(state={self.state!r}, reasons={self.reasons!r}, "
+            f"source={self.source!r}, hint={self.hint!r}, codes={self.codes!r})"
+        )
 
 
 @dataclass(slots=True)

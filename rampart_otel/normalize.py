@@ -21,7 +21,8 @@ it, and a test holds ``normalize`` to it):
    (``integrity``);
 10. coverage: each channel decided as data, capped by the findings, and the run's places
     (``coverage``; every channel's last step is ``places.run_decisions``);
-11. words: the decisions and findings in words (``wording``), the only English.
+11. words: the decisions and findings in words (``wording``), the only English; for a
+    narrowed plan (no output shows coverage) a channel is worded when first read.
 
 ``plan`` (``scoring_plan``): what to produce. The full reading (``inspect``, and every
 output that shows a run's coverage) decides every channel; a narrowed plan, built from the
@@ -167,7 +168,8 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
     )
     findings = integrity_findings(facts)
     decisions, places = infer_coverage(facts, findings, response, calls.calls, plan)
-    coverage = worded_coverage(decisions)
+    # A narrowed plan serves outputs that show no coverage: words only for what is read.
+    coverage = worded_coverage(decisions, deferred=not plan.full)
     graph = classes.graph
     root = graph.roots[0] if graph.roots else None
     starts = [span.start_ns for span in graph.spans if span.start_ns is not None]

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
-from rampart_otel.channels import ChannelCoverage, Coverage, Reason
+from rampart_otel.channels import Coverage, Reason
 from rampart_otel.codecs.otlp_json import trace_ids_of_json
 from rampart_otel.errors import RampartOtelError
 from rampart_otel.evaluation import CheckResult, Tally
@@ -109,8 +109,9 @@ def _pickled_by_fields(cls: type) -> None:
     ForkingPickler.register(cls, reduce)
 
 
-for _cls in (ScoredRun, CheckResult, Coverage, ChannelCoverage, Reason, Evidence):
+for _cls in (ScoredRun, CheckResult, Coverage, Reason, Evidence):
     _pickled_by_fields(_cls)
+# ChannelCoverage pickles by its own ``__reduce__`` (its words made, its fields to __init__).
 
 
 class WorkerFailed(RampartOtelError):

@@ -132,18 +132,19 @@ def side_effect_decisions(places: RunPlaces, overlay: Overlay = NO_OVERLAY) -> d
     kind, then by the integrity findings, each left short of observed with its way to
     close the gap. ``overlay``: the policy's declarations, applied to the places first."""
     scopes = declared_by_policy(places.scopes, overlay.tools, places.calls)
+    gaps = _Gaps(scopes)
     channels = _seen(places)
     _cap_unknown_calls(places.calls_unknown, channels)
     _apply_declarations(places.declarations, channels)
     _attest(scopes, channels)
-    _name_unwatched(scopes, channels)
-    _cap_unwatched(scopes, channels)
+    _name_unwatched(gaps, channels)
+    _cap_unwatched(scopes, gaps, channels)
     if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
         _every_tool_declared(scopes, channels)
     capped_by = capped(channels, places.findings)
     for key, decision in list(channels.items()):
         if decision.state is not OBSERVED and places.plan.hints(key):
-            cause = capped_by.get(key) or _gap_cause(key, decision, scopes)
+            cause = capped_by.get(key) or _gap_cause(key, decision, gaps)
             channels[key] = with_fix(decision, key, cause, places.scope_names)
     return channels
 
@@ -175,6 +176,31 @@ def unproven(scopes: Sequence[ToolScope], kind: str) -> list[ToolScope]:
     """The scopes that leave side effects of ``kind`` unproven: their place for the kind is
     silent, out of process, or a destination they were handed is not met."""
     return [scope for scope in scopes if place(scope, kind) in UNPROVEN_PLACES]
+
+
+class _Gaps:
+    """``unproven`` of one run's scopes, each kind's found once (every kind is read by the
+    channel's decision, its cap and its way to close the gap)."""
+
+    __slots__ = ("_found", "scopes")
+
+    def __init__(self, scopes: Sequence[ToolScope]) -> None:
+        self.scopes = scopes
+        self._found: dict[str, list[ToolScope]] = {}
+
+    def of(self, kind: str) -> list[ToolScope]:
+        found = self._found.get(kind)
+        if found is None:
+            found = self._found[kind] = [
+                scope
+                for scope in self.scopes
+                if (
+                    scope.state is ScopeState.SILENT
+                    and not (scope.kinds or scope.attested or scope.exempt_kinds)
+                )
+                or place(scope, kind) in UNPROVEN_PLACES
+            ]  # a silent call with nothing of any kind to vouch for it: silent for every kind
+        return found
 
 
 # --- findings and the ways to close a gap: every channel's, not only the side effects' ------
@@ -302,21 +328,29 @@ def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
     return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data=ScopeGaps(kind, tuple(gaps)), ids=ids)
 
 
-def _name_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
+def _name_unwatched(gaps: _Gaps, channels: dict[str, Decision]) -> None:
     """Unobserved kinds: say which tool calls could have hidden one."""
     for kind in STANDARD_KINDS:
         key = SIDE_EFFECT_PREFIX + kind
-        gaps = unproven(scopes, kind)
+        found = gaps.of(kind)
         decision = channels.get(key) or _unobserved(kind)
-        if gaps and decision.state is UNOBSERVED:
-            channels[key] = _with_why(decision, _scope_gaps(kind, gaps))
+        if found and decision.state is UNOBSERVED:
+            channels[key] = _with_why(decision, _scope_gaps(kind, found))
 
 
 def _unobserved(kind: str) -> Decision:
+    return _UNOBSERVED.get(kind) or _no_span(kind)
+
+
+def _no_span(kind: str) -> Decision:
     return Decision(UNOBSERVED, (Why(ReasonCode.SIDE_EFFECT_NONE, data=Kind(kind)),))
 
 
-def _cap_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
+# The same for every run (decisions are immutable): built once per standard kind.
+_UNOBSERVED = {kind: _no_span(kind) for kind in STANDARD_KINDS}
+
+
+def _cap_unwatched(scopes: Sequence[ToolScope], gaps: _Gaps, channels: dict[str, Decision]) -> None:
     """A kind seen is partial while a tool call's scope was not watched for it; else the
     declarations that explain the silent calls join its reasons."""
     declared = tuple(scope for scope in scopes if scope.state is ScopeState.DECLARED)
@@ -324,9 +358,9 @@ def _cap_unwatched(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -
         if not key.startswith(SIDE_EFFECT_PREFIX) or decision.state is UNOBSERVED:
             continue
         kind = key[len(SIDE_EFFECT_PREFIX) :]
-        gaps = unproven(scopes, kind)
-        if gaps:
-            channels[key] = _with_why(decision, _scope_gaps(kind, gaps), PARTIAL)
+        found = gaps.of(kind)
+        if found:
+            channels[key] = _with_why(decision, _scope_gaps(kind, found), PARTIAL)
         elif declared:
             ids = tuple(scope.span_id for scope in declared if scope.span_id)
             why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data=Scopes(declared), ids=ids)
@@ -374,7 +408,7 @@ def _conversation_gap(key: str, decision: Decision) -> str:
     return "client"
 
 
-def _gap_cause(key: str, decision: Decision, scopes: Sequence[ToolScope]) -> str:
+def _gap_cause(key: str, decision: Decision, gaps_of: _Gaps) -> str:
     """Why a side-effect channel falls short: a call could go unrecorded (``client``: no
     span of the kind, or a silent tool), the calls that ran are not known (``calls``), a
     tool ran out of process (``remote``), or the trace itself is incomplete (``trace``)."""
@@ -383,7 +417,7 @@ def _gap_cause(key: str, decision: Decision, scopes: Sequence[ToolScope]) -> str
     if any(why.code in _CALLS_UNKNOWN for why in decision.whys):
         return "calls"
     kind = key[len(SIDE_EFFECT_PREFIX) :]
-    gaps = unproven(scopes, kind)
+    gaps = gaps_of.of(kind)
     if any(place(scope, kind) is not PlaceState.OUT_OF_PROCESS for scope in gaps):
         return "client"
     if gaps and all(scope.remote == REMOTE_AGENT for scope in gaps):

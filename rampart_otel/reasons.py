@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rampart_otel.channels import ChannelState, CoverageSource, Reason, ReasonCode
+from rampart_otel.channels import EVIDENCE_IDS, ChannelState, CoverageSource, Reason, ReasonCode
 from rampart_otel.conventions import ModelOutput, ToolReport
 from rampart_otel.model import IntegrityFinding, SideEffect, Span, ToolCall, ToolScope
 
@@ -167,7 +167,12 @@ class Why:
 
     def reason(self) -> Reason:
         """The code with its evidence span ids, as reports carry it."""
-        return Reason.of(self.code, self.ids or tuple(span.span_id for span in self.spans))
+        ids = self.ids[:EVIDENCE_IDS] or tuple([span.span_id for span in self.spans[:EVIDENCE_IDS]])
+        return Reason(self.code, ids) if ids else _BARE[self.code]
+
+
+# A code with no evidence span, one value per code (immutable: shared by every run).
+_BARE = {code: Reason(code) for code in ReasonCode}
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,19 +170,31 @@ def counted(items: list, noun: str) -> str:
 def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
     """Why ``side_effects.<kind>`` is unproven: the tool calls whose place for the kind was
     not watched, each with the way to close the gap."""
-    silent = [s for s in scopes if place(s, kind) is PlaceState.SILENT and not s.kinds]
-    other_kinds = [s for s in scopes if place(s, kind) is PlaceState.SILENT and s.kinds]
-    # A destination handed to a call is a claim of HTTP only: named in that kind's reason.
-    unmet = [
-        s
-        for s in scopes
-        if kind == HTTP_KIND and s.unmet and place(s, kind) in (PlaceState.UNMET, PlaceState.SILENT)
-    ]
-    remote = [s for s in scopes if place(s, kind) is PlaceState.OUT_OF_PROCESS]
-    server = [s for s in remote if s.remote == MCP_SERVER]
-    agent = [s for s in remote if s.remote == REMOTE_AGENT]
-    nested = [s for s in remote if s.remote == NESTED_AGENT]
-    child = [s for s in remote if s.remote not in (MCP_SERVER, REMOTE_AGENT, NESTED_AGENT)]
+    # One pass, each place read once (a run's scope gaps are worded for every kind).
+    silent: list[ToolScope] = []
+    other_kinds: list[ToolScope] = []
+    unmet: list[ToolScope] = []  # a destination handed to a call is a claim of HTTP only
+    server: list[ToolScope] = []
+    agent: list[ToolScope] = []
+    nested: list[ToolScope] = []
+    child: list[ToolScope] = []
+    http = kind == HTTP_KIND
+    for s in scopes:
+        state = place(s, kind)
+        if state is PlaceState.SILENT:
+            (other_kinds if s.kinds else silent).append(s)
+        elif state is PlaceState.OUT_OF_PROCESS:
+            remote = s.remote
+            if remote == MCP_SERVER:
+                server.append(s)
+            elif remote == REMOTE_AGENT:
+                agent.append(s)
+            elif remote == NESTED_AGENT:
+                nested.append(s)
+            else:
+                child.append(s)
+        if http and s.unmet and state in (PlaceState.UNMET, PlaceState.SILENT):
+            unmet.append(s)
     parts: list[str] = []
     if silent:
         one = len(silent) == 1
@@ -263,14 +275,22 @@ def _remote_targets(scopes: list[ToolScope]) -> str:
 
 
 def _scope_calls(scopes: list[ToolScope]) -> str:
-    named = ", ".join(
-        f"{safe_text(scope.tool, 40)!r}"
-        + (f" (span {scope.span_id})" if scope.span_id else " (no execution span)")
-        for scope in scopes[:NAMED]
-    )
+    named = ", ".join([_scope_call(scope.tool, scope.span_id) for scope in scopes[:NAMED]])
     more = f" and {len(scopes) - NAMED} more" if len(scopes) > NAMED else ""
     noun = "tool call" if len(scopes) == 1 else "tool calls"
     return f"{noun} {named}{more}"
+
+
+def _scope_call(tool: str, span_id: str | None) -> str:
+    """One tool call named (a run's calls are named once for each kind they leave unproven)."""
+    where = f" (span {span_id})" if span_id else " (no execution span)"
+    return _tool_name(tool) + where
+
+
+@lru_cache(maxsize=1024)
+def _tool_name(tool: str) -> str:
+    """A tool's name as the reasons quote it (an agent's runs name the same few tools)."""
+    return repr(safe_text(tool, 40))
 
 
 _EVIDENCE_WORDS = {
@@ -719,23 +739,35 @@ def continuation(calls: list[ToolCall]) -> str:
 # --- coverage decisions in words -------------------------------------------------------------
 
 
-def worded(decision: Decision) -> ChannelCoverage:
+def worded(decision: Decision, deferred: bool = False) -> ChannelCoverage:
     """A channel's coverage: ``decision``'s state with each reason worded and coded; the
     hint is the ``fix`` reason's (or, where only content in a form not read is missing,
-    the upgrade hint)."""
+    the upgrade hint). ``deferred``: worded when first read (``ChannelCoverage.deferred``),
+    for a reading whose outputs show no coverage: only what a check reads is worded."""
+    codes = [why.reason() for why in decision.whys]
+    if deferred:
+        return ChannelCoverage.deferred(
+            decision.state, decision.source, codes, lambda: _reasons_and_hint(decision)
+        )
+    reasons, hint = _reasons_and_hint(decision)
+    return ChannelCoverage(decision.state, reasons, decision.source, hint, codes)
+
+
+def _reasons_and_hint(decision: Decision) -> tuple[list[str], str | None]:
     hint = UNREAD_FIX if decision.unread_only else None
     reasons: list[str] = []
     for why in decision.whys:
-        text = reason_text(why)
+        text = _WORDS[why.code](why)
         reasons.append(text)
         if why.code is ReasonCode.FIX:
             hint = text[len(FIX) :]
-    return ChannelCoverage(decision.state, reasons, decision.source, hint, decision.codes)
+    return reasons, hint
 
 
-def worded_coverage(decisions: Mapping[str, Decision]) -> Coverage:
-    """Every channel's coverage in words, from the processors' decisions."""
-    channels = {key: worded(decision) for key, decision in decisions.items()}
+def worded_coverage(decisions: Mapping[str, Decision], deferred: bool = False) -> Coverage:
+    """Every channel's coverage in words, from the processors' decisions (``deferred``:
+    worded when first read, as ``worded``)."""
+    channels = {key: worded(decision, deferred) for key, decision in decisions.items()}
     return Coverage(channels, observability_level(channels))
 
 

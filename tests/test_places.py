@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rampart_otel import places as places_module
 from rampart_otel.channels import OBSERVED, PARTIAL, UNOBSERVED, ReasonCode
 from rampart_otel.model import (
     MCP_SERVER,
@@ -177,3 +178,28 @@ def test_a_delegated_agent_tool_leaves_its_places_to_its_nested_calls() -> None:
     assert "tool call 'save' (span t3) recorded no I/O span" in reasons(http)
     assert "researcher" not in reasons(http)
     assert unproven([agent_tool, fetch, save], "db_query") == [fetch, save]
+
+
+def test_each_place_is_read_at_most_once_per_kind(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A run's unproven calls per kind are found once, however many steps read them (the
+    channel's gaps, its cap, the cause its fix names), and a silent call that nothing
+    vouches for is silent for every kind without a look at each: counted, not timed."""
+    reads: list[str] = []
+    real = places_module.place
+
+    def counted(scope: ToolScope, kind: str) -> PlaceState:
+        reads.append(kind)
+        return real(scope, kind)
+
+    monkeypatch.setattr(places_module, "place", counted)
+    silent = [ToolScope(i, f"tool{i}", ScopeState.SILENT, span_id=f"s{i}") for i in range(20)]
+    calls = [*silent, recorded(20, "fetch", "f", "http_request"), remote_agent(21, "ask", "r")]
+    decided = side_effect_decisions(places(*calls, effects=(get("g", 20),)))
+    assert decided[HTTP].state is PARTIAL
+    assert decided[DB].state is UNOBSERVED
+    kinds = {key.removeprefix("side_effects.") for key in decided}
+    assert len(kinds) >= 8
+    # The two calls that are not plainly silent, each kind at most once per step that
+    # must tell their place apart (the gaps, and the fix's cause of a partial channel).
+    assert len(reads) <= 2 * 2 * len(kinds)
+    assert all(unproven(silent, kind) == silent for kind in kinds)

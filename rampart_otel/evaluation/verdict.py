@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from rampart_otel.channels import ChannelCoverage, Coverage, CoverageSource, ObservabilityLevel
+from rampart_otel.channels import Coverage, CoverageSource, ObservabilityLevel
 from rampart_otel.evaluation.assume import assume_run, declare_run_tools
 from rampart_otel.evaluation.outcome import EvalOutcome, EvalResult, Evidence
 from rampart_otel.evaluation.policy import Check, Policy
@@ -203,16 +203,7 @@ def snapshot(run: AgentRun) -> Coverage | None:
     """A copy of the run's coverage, as a result reports it; None for a malformed run."""
     try:
         return Coverage(
-            {
-                key: ChannelCoverage(
-                    channel.state,
-                    list(channel.reasons),
-                    channel.source,
-                    channel.hint,
-                    list(channel.codes),
-                )
-                for key, channel in run.coverage.channels.items()
-            },
+            {key: channel.copy() for key, channel in run.coverage.channels.items()},
             run.coverage.level,
         )
     except Exception:  # a malformed run still gets a result; evaluation will report the error

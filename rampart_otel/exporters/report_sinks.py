@@ -10,6 +10,7 @@ import io
 import queue
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 from rampart_otel.exporters.report_json import (
@@ -63,14 +64,16 @@ def _first_policy(opening: Opening) -> Policy:
 class _ResultsKept:
     """Formats that need every result before they write (terminal, JUnit): the results.
     Neither shows a run's coverage (the verdicts, their summaries and the observability
-    level only), so scoring reads only the channels the checks read."""
+    level only; the terminal's every result, ``verbose``, the gaps of the channels a check
+    read), so scoring reads only the channels the checks read."""
 
     needs_agent_run = False
     shows_coverage = False
 
-    def __init__(self) -> None:
+    def __init__(self, keeps_coverage: bool = False) -> None:
         self.kept: list[CheckResult] = []
         self.policy: Policy | None = None
+        self.keeps_coverage = keeps_coverage
 
     def open(self, opening: Opening) -> None:
         self.policy = _first_policy(opening)
@@ -79,8 +82,14 @@ class _ResultsKept:
         return scored.results
 
     def write(self, batch: Sequence[list[CheckResult]]) -> None:
+        # Kept without their coverage, which neither shows: every run's channels (and the
+        # decisions their words are made from, ``ChannelCoverage.deferred``) are not held
+        # to the end of the input. A copy: another sink may hold the same results.
         for results in batch:
-            self.kept.extend(results)
+            if self.keeps_coverage:
+                self.kept.extend(results)
+            else:
+                self.kept.extend([replace(result, coverage=None) for result in results])
 
     def _policy(self) -> Policy:
         if self.policy is None:
@@ -99,7 +108,7 @@ class TerminalSink(_ResultsKept):
         verbose: bool = False,
         command: str = "rampart-otel score ...",
     ) -> None:
-        super().__init__()
+        super().__init__(keeps_coverage=verbose)  # every result shows its gaps
         self.out = out
         self.fail_on_undetermined = fail_on_undetermined
         self.verbose = verbose

@@ -36,7 +36,6 @@ them unproven (``places.side_effect_decisions``); the words are ``wording``'s.
 from __future__ import annotations
 
 import ast
-import dataclasses
 from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -151,73 +150,62 @@ def tool_scopes(
         anchor = execution or (by_id(call.requested_in) if call.requested_in else None)
         service = anchor.span.resource.service_name if anchor is not None else None
         found = io.get(index, [])
-        scope = ToolScope(
-            call_index=index,
-            tool=call.name,
-            state=ScopeState.RECORDED,
-            io_span_ids=tuple(dict.fromkeys(effect.span_id for effect in found)),
-            evidence=(
-                ScopeEvidence.TIME_WINDOW
-                if found and all(effect.span_id in windowed for effect in found)
-                else ScopeEvidence.SUBTREE
-            ),
-            span_id=execution.span.span_id if execution is not None else None,
-            kinds=tuple(sorted({effect.kind for effect in found})),
-            exempt_kinds=tuple(sorted(process_kinds.get(service, ()))),
-            unmet=_unmet(call, found, run),
-            attested=(
-                _attested(execution.span, found, run, model_hosts)
-                if execution is not None and not watch_lost and index not in inside.watch_unread
-                else ()
-            ),
+        # The scope's state and evidence, decided before it is built (once: a run of many
+        # calls builds many scopes).
+        state, remote, remote_target = ScopeState.RECORDED, None, None
+        evidence: ScopeEvidence | None = (
+            ScopeEvidence.TIME_WINDOW
+            if found and all(effect.span_id in windowed for effect in found)
+            else ScopeEvidence.SUBTREE
         )
+        exempt_kinds = tuple(sorted(process_kinds.get(service, ())))
         declared = inside.declared.get(index)
         remote_seen = inside.other_process.get(index, set())
         children = [e for e in found if e.kind == PROCESS]
         agent_url = inside.remote_agents.get(index)
         if declared is not None:
-            scope = dataclasses.replace(
-                scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.SPAN
-            )
+            state, evidence = ScopeState.DECLARED, ScopeEvidence.SPAN
         elif index in inside.mcp and not remote_seen:
-            scope = dataclasses.replace(
-                scope, state=ScopeState.OUT_OF_PROCESS, remote=MCP_SERVER, evidence=None
-            )
+            state, remote, evidence = ScopeState.OUT_OF_PROCESS, MCP_SERVER, None
         elif agent_url is not None and not remote_seen:
-            scope = dataclasses.replace(
-                scope,
-                state=ScopeState.OUT_OF_PROCESS,
-                remote=REMOTE_AGENT,
-                remote_target=agent_url,
-                evidence=None,
-            )
+            state, remote, evidence = ScopeState.OUT_OF_PROCESS, REMOTE_AGENT, None
+            remote_target = agent_url
         elif call.agent_tool and execution is not None and index in inside.nested_agents:
-            scope = dataclasses.replace(scope, state=ScopeState.DELEGATED)
+            state = ScopeState.DELEGATED
         elif call.agent_tool:
             # The framework ran another agent as this tool, and that agent's run is not here
             # (traced elsewhere, or its spans lost): what it called is not read.
-            scope = dataclasses.replace(
-                scope, state=ScopeState.OUT_OF_PROCESS, remote=NESTED_AGENT, evidence=None
-            )
+            state, remote, evidence = ScopeState.OUT_OF_PROCESS, NESTED_AGENT, None
         elif children and not any(e.span_id in remote_seen for e in children):
             # The child process is recorded by its process_exec span; what it did is not.
-            scope = dataclasses.replace(
-                scope,
-                state=ScopeState.OUT_OF_PROCESS,
-                remote=CHILD_PROCESS,
-                exempt_kinds=(PROCESS,),
-            )
+            state, remote, exempt_kinds = ScopeState.OUT_OF_PROCESS, CHILD_PROCESS, (PROCESS,)
         elif not found:
             if (
                 pseudo_tool(call.name, execution.span if execution is not None else None)
                 or _answers_only(call)
                 or _hands_off(call, inside.handoffs)
             ):
-                scope = dataclasses.replace(
-                    scope, state=ScopeState.DECLARED, evidence=ScopeEvidence.PSEUDO_TOOL
-                )
+                state, evidence = ScopeState.DECLARED, ScopeEvidence.PSEUDO_TOOL
             else:
-                scope = dataclasses.replace(scope, state=ScopeState.SILENT, evidence=None)
+                state, evidence = ScopeState.SILENT, None
+        scope = ToolScope(
+            index,
+            call.name,
+            state,
+            tuple(dict.fromkeys(effect.span_id for effect in found)),
+            evidence,
+            exempt_kinds,
+            remote,
+            execution.span.span_id if execution is not None else None,
+            tuple(sorted({effect.kind for effect in found})),
+            (
+                _attested(execution.span, found, run, model_hosts)
+                if execution is not None and not watch_lost and index not in inside.watch_unread
+                else ()
+            ),
+            _unmet(call, found, run),
+            remote_target,
+        )
         scopes.append(scope)
     own = [view for view in run.records if view.span.trace_id not in joined]
     agentic = [

@@ -84,8 +84,14 @@ def pack(documents: dict[str, dict[str, Any]]) -> bytes:
     ``shared`` has each key every document holds with one value; ``checks`` maps a check to
     its other values, and to its own key order when that differs from ``order``.
     """
-    deflate = zlib.compressobj(_LEVEL, zdict=_newest())
+    deflate = _primed().copy()  # as a new compressobj(_LEVEL, zdict=...), without its set-up
     return deflate.compress(packed_text(documents).encode()) + deflate.flush()
+
+
+@cache
+def _primed() -> Any:
+    """A compressor with the newest dictionary set and nothing fed: each pack copies it."""
+    return zlib.compressobj(_LEVEL, zdict=_newest())
 
 
 def _inflate(blob: bytes) -> bytes:
