@@ -151,7 +151,8 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
     side_effects = agent_side_effects(classes, calls, turns)
     joined = frozenset(stitch.trace_id for stitch in run.stitched)
     scopes = tool_scopes(classes, calls, turns, side_effects, joined)
-    response, response_view = final_response(classes, calls.same_call)
+    answer = final_response(classes, calls.same_call)
+    response = answer.response
     user_input, model_inputs, agent_inputs = (
         collect_user_input(classes, calls.same_call) if plan.decides("input") else ([], [], [])
     )
@@ -162,7 +163,7 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
         turns,
         side_effects,
         scopes,
-        response_view,
+        answer,
         (model_inputs, agent_inputs),
         joined,
     )

@@ -33,7 +33,7 @@ from rampart_otel.conventions.fix_hints import (
     clients_of,
     content_settings,
 )
-from rampart_otel.conventions.notes import cut_by_zipkin, missing_content
+from rampart_otel.conventions.notes import ANSWER_KEYS, cut_by_zipkin, missing_content
 from rampart_otel.model import (
     HTTP_KIND,
     MCP_SERVER,
@@ -94,8 +94,8 @@ NOT_RECORDED = (
     "not recorded in the trace: content capture off, or not recorded by this instrumentation"
 )
 REDACTED = "content was redacted by the instrumentation"
-# Words of the keys that hold what a reason is about, so it names the redaction it means.
-ANSWER_KEYS = ("output", "choice", "completion", "response")
+# Words of the keys that hold what a reason is about, so it names the redaction it means
+# (the answer's: ``notes.ANSWER_KEYS``).
 ARGUMENT_KEYS = ("argument", "input", "args", "tool.message")
 RESULT_KEYS = ("result", "output", "choice", "response")
 INPUT_KEYS = ("input", "prompt", "user", "context")

@@ -32,6 +32,10 @@ def cut_by_zipkin(keys: tuple[str, ...]) -> str:
     return f"Zipkin tags cut at a length limit? {shown}"
 
 
+# Words of the keys that hold the agent's answer, so a redaction marker found is the answer's.
+ANSWER_KEYS = ("output", "choice", "completion", "response")
+
+
 def missing_content(
     spans: list[Span], prefer: tuple[str, ...] = ()
 ) -> tuple[str, Span, Any] | None:

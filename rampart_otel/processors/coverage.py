@@ -28,7 +28,6 @@ from rampart_otel.channels import (
 )
 from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.conventions.finish_reasons import ToolRequest
-from rampart_otel.conventions.notes import missing_content
 from rampart_otel.model import (
     NESTED_AGENT,
     REMOTE_AGENT,
@@ -61,9 +60,6 @@ from rampart_otel.reasons import (
 )
 from rampart_otel.run_graph import RunGraph
 from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
-
-# Words of the keys that hold the answer, so a redaction marker found is the answer's.
-ANSWER_KEYS = ("output", "choice", "completion", "response")
 
 
 def infer_coverage(
@@ -214,7 +210,7 @@ def _answer_not_read(facts: RunFacts) -> Why:
     stopped there (no answer to read), or its text was not read."""
     last, output, _ = sorted(facts.model_outputs, key=lambda item: _end(item[0]))[-1]
     agents = facts.agent_spans
-    if output.requests and missing_content([last, *agents], ANSWER_KEYS) is None:
+    if output.requests and facts.answer_unmarked:
         asked = AskedTools(tuple(output.requests), tuple(agents))
         return Why(ReasonCode.RESPONSE_ENDED_ASKING_TOOLS, (last,), asked)
     models = tuple(span for span, _, _ in facts.model_outputs)

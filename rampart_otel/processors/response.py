@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
+from rampart_otel.conventions.notes import ANSWER_KEYS, missing_content
 from rampart_otel.model import Response
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 
 
-def final_response(
-    run: ClassifiedRun, same_call: Mapping[str, frozenset[str]]
-) -> tuple[Response, SpanRecord | None]:
+class Answer(NamedTuple):
+    """The response job's output: the response, the span it was read from, and, when no
+    answer was read, whether the spans that would hold it show no trace of content missing
+    (no redaction marker, nothing cut or unread: the answer was not recorded at all)."""
+
+    response: Response
+    view: SpanRecord | None
+    unmarked: bool = False
+
+
+def final_response(run: ClassifiedRun, same_call: Mapping[str, frozenset[str]]) -> Answer:
     """The top agent span's answer, else the last model span's text; earlier texts kept.
 
     ``same_call``: the model spans of each model call (``tool_calls.ToolCalls.same_call``)."""
@@ -41,6 +51,7 @@ def final_response(
         else:
             texts.append((_end(view), text, view))
     texts.sort(key=lambda item: item[0])
+    last_call: SpanRecord | None = None
     if final is None:
         model_views = sorted((v for v in views if v.output is not None), key=_end)
         if model_views and model_views[-1].output is not None:
@@ -61,9 +72,17 @@ def final_response(
         elif text in earlier:
             earlier.remove(text)
         deduped = [t for i, t in enumerate(earlier) if i == 0 or earlier[i - 1] != t]
-        return Response(text=text, earlier=deduped, span_id=view.span.span_id), view
+        return Answer(Response(text=text, earlier=deduped, span_id=view.span.span_id), view)
     deduped = [t for i, t in enumerate(earlier) if i == 0 or earlier[i - 1] != t]
-    return Response(text=None, earlier=deduped), None
+    # No answer: the last model call asked for tools, and nothing shows its answer hidden?
+    unmarked = (
+        last_call is not None
+        and last_call.output is not None
+        and bool(last_call.output.requests)
+        and missing_content([last_call.span, *(v.span for v in views if v.agent)], ANSWER_KEYS)
+        is None
+    )
+    return Answer(Response(text=None, earlier=deduped), None, unmarked)
 
 
 def _end(view: SpanRecord) -> int:

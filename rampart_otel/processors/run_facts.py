@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from rampart_otel.conventions import ModelOutput, UserInput
 from rampart_otel.model import ConventionUse, SideEffect, Span, ToolCall, ToolScope
+from rampart_otel.processors.response import Answer
 from rampart_otel.processors.scopes import RunScopes
 from rampart_otel.processors.side_effects import SideEffects
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
@@ -44,6 +45,9 @@ class RunFacts:
     effects: list[SideEffect]  # the agent's side effects (the model's transport left out)
     transport_spans: dict[str, list[Span]]  # kind → spans inside model spans (left out)
     response_span: Span | None
+    # No answer read, the last model call asked for tools, and no span that would hold the
+    # answer shows a trace of content missing (``response.Answer.unmarked``).
+    answer_unmarked: bool = False
     # (span, what on it was not understood): unknown span families, kinds, content forms.
     not_understood: list[tuple[Span, list[str]]] = field(default_factory=list)
     # Spans of the framework's answer tool (smolagents' final_answer): no tool call, but
@@ -94,7 +98,7 @@ def run_facts(
     turns: Turns,
     side_effects: SideEffects,
     scopes: RunScopes,
-    response_view: SpanRecord | None,
+    answer: Answer,
     inputs: tuple[list[SpanInput], list[tuple[Span, UserInput]]],
     joined: frozenset[str] = frozenset(),
 ) -> RunFacts:
@@ -112,7 +116,8 @@ def run_facts(
         continued=turns.continued,
         effects=side_effects.effects,
         transport_spans=side_effects.transport,
-        response_span=response_view.span if response_view else None,
+        response_span=answer.view.span if answer.view else None,
+        answer_unmarked=answer.unmarked,
         not_understood=[
             (view.span, notes)
             for view in views
