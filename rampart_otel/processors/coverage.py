@@ -17,6 +17,7 @@ channels they feed at partial; partial never upgrades unobserved. Decisions are 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Mapping
 from dataclasses import replace
 
 from rampart_otel.channels import (
@@ -58,7 +59,6 @@ from rampart_otel.reasons import (
     Why,
     Withheld,
 )
-from rampart_otel.run_graph import RunGraph
 from rampart_otel.scoring_plan import FULL_READING, ScoringPlan
 
 
@@ -383,13 +383,13 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
         ((span.trace_id, span.start_ns or 0, span) for span, _, _ in facts.model_outputs),
         key=_trace_start,
     )
-    graph = facts.graph
+    above = facts.models_above
     executions = [*facts.tool_spans, *facts.answer_tool_spans]
     tools = sorted((span.trace_id, span.start_ns or 0) for span in executions)
     unmatched: list[Span] = []
     for span in asking:
         begin = span.start_ns or 0
-        until = _next_turn(models, span, graph)
+        until = _next_turn(models, span, above)
         # The first tool span of this trace starting at or after the turn (a bisection):
         # the turn ran a tool when it starts before the next turn.
         first = bisect_left(tools, (span.trace_id, begin))
@@ -407,13 +407,16 @@ def _trace_start(item: tuple[str, int, Span]) -> tuple[str, int]:
     return item[0], item[1]
 
 
-def _next_turn(models: list[tuple[str, int, Span]], span: Span, graph: RunGraph) -> int | None:
-    """Start of the first model span after ``span``'s start that is not nested in it."""
+def _next_turn(
+    models: list[tuple[str, int, Span]], span: Span, above: Mapping[str, frozenset[str]]
+) -> int | None:
+    """Start of the first model span after ``span``'s start that is not nested in it
+    (``above``: each model span's model spans above it)."""
     first = bisect_right(models, (span.trace_id, span.start_ns or 0), key=_trace_start)
     for trace, start, other in models[first:]:
         if trace != span.trace_id:
             return None
-        if not graph.is_ancestor(span.span_id, other.span_id):
+        if span.span_id not in above.get(other.span_id, ()):
             return start
     return None
 

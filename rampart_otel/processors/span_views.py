@@ -181,10 +181,11 @@ class SpanRecord(NamedTuple):
     layers: tuple[str, ...]  # span ids of sibling spans of the same model call
     reading: SpanReading  # what the conventions read on the span alone
     under_agent: bool  # an agent span is above it
-    # A model span's candidates for its model call above it: each model span above it, up
-    # to the first agent span, with the execution spans between them (the calls job keeps
-    # those with no span that ran a call between: ``tool_calls.ToolCalls.same_call``).
-    models_above: tuple[tuple[str, tuple[str, ...]], ...]
+    # A model span's model spans above it, nearest first, each with what lies between them:
+    # whether an agent span does, and the execution spans that do (the calls job keeps, as
+    # the same model call, those with neither a span that ran a call nor an agent between:
+    # ``tool_calls.ToolCalls.same_call``).
+    models_above: tuple[tuple[str, bool, tuple[str, ...]], ...]
 
     @property
     def span_id(self) -> str:
@@ -347,19 +348,19 @@ class _Classifier:
             records.append(record)
         return ClassifiedRun(self.graph, tuple(records))
 
-    def _models_above(self, span_id: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """Each model span above ``span_id`` up to the first agent span, with the execution
-        spans between them (``SpanRecord.models_above``)."""
-        found: list[tuple[str, tuple[str, ...]]] = []
+    def _models_above(self, span_id: str) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
+        """Each model span above ``span_id``, with whether an agent span is between them and
+        the execution spans between them (``SpanRecord.models_above``)."""
+        found: list[tuple[str, bool, tuple[str, ...]]] = []
+        agent = False
         between: tuple[str, ...] = ()
         model, by_id = self.model, self.by_id
         for above in self.graph.ancestors(span_id):
             above_id = above.span_id
             if model[above_id]:
-                found.append((above_id, between))
+                found.append((above_id, agent, between))
             reading = by_id[above_id]
-            if reading.agent:
-                break
+            agent = agent or reading.agent
             if reading.execution is not None:
                 between = (*between, above_id)
         return tuple(found)

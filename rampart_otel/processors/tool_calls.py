@@ -121,8 +121,8 @@ def _same_call(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, froze
         for layer in record.layers:
             mine.add(layer)
             found.setdefault(layer, set()).add(span_id)
-        for above_id, between in record.models_above:
-            if any(span in executing for span in between):
+        for above_id, agent_between, between in record.models_above:
+            if agent_between or any(span in executing for span in between):
                 break
             mine.add(above_id)
             found.setdefault(above_id, set()).add(span_id)
