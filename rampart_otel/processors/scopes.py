@@ -43,7 +43,6 @@ from typing import NamedTuple
 
 from rampart_otel import watch
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
-from rampart_otel.conventions import mcp
 from rampart_otel.conventions.pseudo_tools import pseudo_tool
 from rampart_otel.conventions.side_effects import (
     PROCESS,
@@ -250,7 +249,7 @@ def _inside_calls(run: ClassifiedRun, calls: ToolCalls) -> _Inside:
         if index is None:
             continue
         span_id = view.span.span_id
-        if span_id in calls.call_of and mcp.runs_elsewhere(view.span):
+        if span_id in calls.call_of and view.reading.runs_elsewhere:
             inside.mcp.add(index)
         if (
             view.span.scope.name == watch.SCOPE

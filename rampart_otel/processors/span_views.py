@@ -28,6 +28,7 @@ from rampart_otel.conventions import (
     ToolReport,
     UserInput,
     agent_family,
+    mcp,
 )
 from rampart_otel.conventions.notes import UNNAMED_SCOPE, cut_by_zipkin, scope_lost
 from rampart_otel.conventions.registry import BY_SCOPE, GENERAL, SCOPE_DEPENDENT
@@ -154,6 +155,9 @@ class SpanReading(NamedTuple):
     # The servers the span's requests went to, where it names them: a model span's
     # (``model_endpoint``: one), else each of ``effects``' in its order (``request_endpoint``).
     endpoints: tuple[Endpoint | None, ...] = ()
+    # An execution span of a call that runs in another process (an MCP client's tool call:
+    # ``mcp.runs_elsewhere``): what the tool did shows only in that process's spans.
+    runs_elsewhere: bool = False
     # A model or agent span's user-input readers: those of the conventions that read it,
     # that may find any input on it (``processors.user_input``).
     input_readers: tuple[Callable[[Span], UserInput | None], ...] = ()
@@ -550,6 +554,8 @@ def _classify(span: Span) -> SpanReading:
         reading = reading._replace(endpoints=endpoints)
     if reading.agent:
         reading = reading._replace(input_readers=readers[2])
+    if reading.execution is not None and mcp.runs_elsewhere(span):
+        reading = reading._replace(runs_elsewhere=True)
     return reading
 
 
