@@ -81,18 +81,7 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
         for record in run.records
         if record.execution is not None and record.span.span_id not in dropped
     )
-    graph = run.graph
-    execution_spans = []
-    for record in run.records:
-        span_id = record.span.span_id
-        if span_id not in executing or record.execution is None or record.execution.answer:
-            continue
-        # Not a tool span inside another tool span reporting the same call (MCP in
-        # execute_tool).
-        parent = graph.parent_id(span_id)
-        above = call_at.get(parent) if parent is not None else None
-        if above is None or above != call_of.get(span_id):
-            execution_spans.append(record.span)
+    execution_spans = _execution_spans(run, executing, call_of, call_at)
     same_call = _same_call(run, executing)
     _name_single_arguments(calls.calls, run.records)
     return ToolCalls(
@@ -102,9 +91,30 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
         owner,
         call_at,
         executing,
-        tuple(execution_spans),
+        execution_spans,
         same_call,
     )
+
+
+def _execution_spans(
+    run: ClassifiedRun,
+    executing: frozenset[str],
+    call_of: Mapping[str, int],
+    call_at: Mapping[str, int],
+) -> tuple[Span, ...]:
+    """The spans that ran a call, one per call: not the answer tool's, and not a tool span
+    inside another tool span reporting the same call (MCP in execute_tool)."""
+    graph = run.graph
+    found: list[Span] = []
+    for record in run.records:
+        span_id = record.span.span_id
+        if span_id not in executing or record.execution is None or record.execution.answer:
+            continue
+        parent = graph.parent_id(span_id)
+        above = call_at.get(parent) if parent is not None else None
+        if above is None or above != call_of.get(span_id):
+            found.append(record.span)
+    return tuple(found)
 
 
 def _same_call(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, frozenset[str]]:
