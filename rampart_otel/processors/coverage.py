@@ -42,6 +42,7 @@ from rampart_otel.model import (
 )
 from rampart_otel.places import CallsUnknown, RunPlaces, run_decisions
 from rampart_otel.processors.run_facts import RunFacts
+from rampart_otel.processors.span_views import inside
 from rampart_otel.processors.user_input import fully_read
 from rampart_otel.reasons import (
     AnswerTools,
@@ -383,13 +384,13 @@ def _asked_without_execution(facts: RunFacts, asking: list[Span]) -> list[Span]:
         ((span.trace_id, span.start_ns or 0, span) for span, _, _ in facts.model_outputs),
         key=_trace_start,
     )
-    above = facts.models_above
+    tours = facts.model_tours
     executions = [*facts.tool_spans, *facts.answer_tool_spans]
     tools = sorted((span.trace_id, span.start_ns or 0) for span in executions)
     unmatched: list[Span] = []
     for span in asking:
         begin = span.start_ns or 0
-        until = _next_turn(models, span, above)
+        until = _next_turn(models, span, tours)
         # The first tool span of this trace starting at or after the turn (a bisection):
         # the turn ran a tool when it starts before the next turn.
         first = bisect_left(tools, (span.trace_id, begin))
@@ -408,15 +409,17 @@ def _trace_start(item: tuple[str, int, Span]) -> tuple[str, int]:
 
 
 def _next_turn(
-    models: list[tuple[str, int, Span]], span: Span, above: Mapping[str, frozenset[str]]
+    models: list[tuple[str, int, Span]], span: Span, tours: Mapping[str, tuple[int, int]]
 ) -> int | None:
     """Start of the first model span after ``span``'s start that is not nested in it
-    (``above``: each model span's model spans above it)."""
+    (``tours``: each model span's place in the run's depth-first walk)."""
     first = bisect_right(models, (span.trace_id, span.start_ns or 0), key=_trace_start)
+    here = tours.get(span.span_id)
     for trace, start, other in models[first:]:
         if trace != span.trace_id:
             return None
-        if span.span_id not in above.get(other.span_id, ()):
+        there = tours.get(other.span_id)
+        if here is None or there is None or not inside(there, here):
             return start
     return None
 

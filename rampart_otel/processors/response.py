@@ -8,6 +8,7 @@ from typing import NamedTuple
 from rampart_otel.conventions.notes import ANSWER_KEYS, missing_content
 from rampart_otel.model import Response
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
+from rampart_otel.processors.tool_calls import one_model_call
 
 
 class Answer(NamedTuple):
@@ -20,10 +21,10 @@ class Answer(NamedTuple):
     unmarked: bool = False
 
 
-def final_response(run: ClassifiedRun, same_call: Mapping[str, frozenset[str]]) -> Answer:
+def final_response(run: ClassifiedRun, call_tops: Mapping[str, tuple[int, int]]) -> Answer:
     """The top agent span's answer, else the last model span's text; earlier texts kept.
 
-    ``same_call``: the model spans of each model call (``tool_calls.ToolCalls.same_call``)."""
+    ``call_tops``: where each model call ends above (``tool_calls.ToolCalls.call_tops``)."""
     views = run.records
     texts: list[tuple[int, str, SpanRecord]] = []  # (end time, text, span record)
     spoken: list[tuple[SpanRecord, str]] = []  # model records whose text is in ``texts``
@@ -31,9 +32,8 @@ def final_response(run: ClassifiedRun, same_call: Mapping[str, frozenset[str]]) 
         output = view.output
         if output is None or not output.text_captured or not output.text:
             continue
-        fellows = same_call.get(view.span.span_id, ())
         if any(
-            other.span.span_id in fellows
+            one_model_call(view, other, call_tops)
             and (other.span.span_id in view.layers or text == output.text)
             for other, text in spoken
         ):

@@ -70,8 +70,8 @@ class RunFacts:
     joined: frozenset[str] = frozenset()
     # Every tool call of the run (``tool_calls``), as merged.
     calls: list[ToolCall] = field(default_factory=list)
-    # Model span id → the model spans above it (``SpanRecord.models_above``).
-    models_above: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Each model span's place in the run's depth-first walk (``SpanRecord.tour``).
+    model_tours: dict[str, tuple[int, int]] = field(default_factory=dict)
     # (channel key, service) the run's processes declared (``scopes.RunScopes``).
     declarations: list[tuple[str, str]] = field(default_factory=list)
     # Spans each convention read, and did not understand (``inspect`` lists them).
@@ -134,11 +134,7 @@ def run_facts(
         agent_inputs=agent_inputs,
         scopes=scopes.scopes,
         declarations=scopes.declarations,
-        models_above={
-            view.span.span_id: frozenset(above for above, _, _ in view.models_above)
-            for view in views
-            if view.models_above
-        },
+        model_tours={view.span.span_id: view.tour for view in views if view.model},
         history_calls=[call for call in calls.calls if call.from_history],
         joined=joined,
         calls=calls.calls,

@@ -14,6 +14,7 @@ from them (``ClassifiedRun``), so the order of the jobs does not matter.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -185,11 +186,9 @@ class SpanRecord(NamedTuple):
     layers: tuple[str, ...]  # span ids of sibling spans of the same model call
     reading: SpanReading  # what the conventions read on the span alone
     under_agent: bool  # an agent span is above it
-    # A model span's model spans above it, nearest first, each with what lies between them:
-    # whether an agent span does, and the execution spans that do (the calls job keeps, as
-    # the same model call, those with neither a span that ran a call nor an agent between:
-    # ``tool_calls.ToolCalls.same_call``).
-    models_above: tuple[tuple[str, bool, tuple[str, ...]], ...]
+    # Its place in a depth-first walk of the run's spans: (its number, the last number in
+    # its subtree), so whether one span is above another is two comparisons (``inside``).
+    tour: tuple[int, int]
 
     @property
     def span_id(self) -> str:
@@ -256,6 +255,11 @@ class ClassifiedRun:
         return False
 
 
+def inside(tour: tuple[int, int], above: tuple[int, int]) -> bool:
+    """Whether the span at ``tour`` is under the span at ``above`` (``SpanRecord.tour``)."""
+    return above[0] < tour[0] <= above[1]
+
+
 def read_span(span: Span, readings: Mapping[str, SpanReading] | None = None) -> SpanReading:
     """The conventions' reading of ``span``: from ``readings`` when it holds this very span."""
     if readings is not None:
@@ -316,7 +320,8 @@ class _Classifier:
             else:  # neither a model span nor a request: never the model's transport
                 in_model[span_id] = False
         self._link_same_responses()
-        self._mark_read_through()
+        tours = self._tours()
+        self._mark_read_through(tours)
         output, holds_work, through, layers = (
             self.output,
             self.holds_work,
@@ -347,27 +352,29 @@ class _Classifier:
                 tuple(linked) if linked else (),
                 reading,
                 span_id in under_agent,
-                self._models_above(span_id) if model[span_id] else (),
+                tours[span_id],
             )
             records.append(record)
         return ClassifiedRun(self.graph, tuple(records))
 
-    def _models_above(self, span_id: str) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
-        """Each model span above ``span_id``, with whether an agent span is between them and
-        the execution spans between them (``SpanRecord.models_above``)."""
-        found: list[tuple[str, bool, tuple[str, ...]]] = []
-        agent = False
-        between: tuple[str, ...] = ()
-        model, by_id = self.model, self.by_id
-        for above in self.graph.ancestors(span_id):
-            above_id = above.span_id
-            if model[above_id]:
-                found.append((above_id, agent, between))
-            reading = by_id[above_id]
-            agent = agent or reading.agent
-            if reading.execution is not None:
-                between = (*between, above_id)
-        return tuple(found)
+    def _tours(self) -> dict[str, tuple[int, int]]:
+        """Each span's (number, last number in its subtree) in a depth-first walk from the
+        roots: one pass, each span entered once."""
+        tours: dict[str, tuple[int, int]] = {}
+        children = self.graph.children
+        count = 0
+        for root in self.graph.roots:
+            stack: list[tuple[str, bool]] = [(root.span_id, False)]
+            while stack:
+                span_id, done = stack.pop()
+                if done:
+                    tours[span_id] = (tours[span_id][0], count)
+                    continue
+                count += 1
+                tours[span_id] = (count, count)
+                stack.append((span_id, True))
+                stack.extend((child.span_id, False) for child in reversed(children(span_id)))
+        return tours
 
     def _under_agent(self) -> set[str]:
         """The spans an agent span is above (each agent's subtree, walked once)."""
@@ -473,7 +480,7 @@ class _Classifier:
                         self.layers.setdefault(span.span_id, []).append(other.span_id)
                         self.layers.setdefault(other.span_id, []).append(span.span_id)
 
-    def _mark_read_through(self) -> None:
+    def _mark_read_through(self, tours: Mapping[str, tuple[int, int]]) -> None:
         """An unreadable model span nested in (or around) a readable one is read through it.
 
         pydantic-ai's chat span around OpenInference's or OpenLLMetry's span for the same
@@ -508,25 +515,28 @@ class _Classifier:
                         reasons.append(reason)
                 provider = provider or other.provider
             outputs[span_id] = replace(output, finish_reasons=reasons, provider=provider)
+        # A model span above a readable one, or under one, is read through it: found from
+        # the depth-first walk's numbers (a bisection each) and one walk down, never by
+        # walking up from every span.
+        readable = sorted(
+            tours[span_id][0] for span_id, o in outputs.items() if o is not None and o.readable
+        )
+        for span_id, output in outputs.items():
+            if output is None or output.readable:
+                continue
+            first, last = tours[span_id]
+            below = bisect_right(readable, first)
+            if below < len(readable) and readable[below] <= last:
+                through.add(span_id)
         graph = self.graph
-        for reading in self.readings:
-            output = outputs[reading.span.span_id]
-            if output is None or not output.readable:
-                continue
-            for parent in graph.ancestors(reading.span.span_id):
-                above = outputs[parent.span_id]
-                if above is not None and not above.readable:
-                    through.add(parent.span_id)
-        for reading in self.readings:
-            span_id = reading.span.span_id
+        stack = [(root.span_id, False) for root in graph.roots]
+        while stack:
+            span_id, read_above = stack.pop()
             output = outputs[span_id]
-            if output is None or output.readable or span_id in through:
-                continue
-            for parent in graph.ancestors(span_id):
-                above = outputs[parent.span_id]
-                if above is not None and above.readable:
-                    through.add(span_id)
-                    break
+            if output is not None and not output.readable and read_above:
+                through.add(span_id)
+            above = read_above or (output is not None and output.readable)
+            stack.extend((child.span_id, above) for child in graph.children(span_id))
 
 
 def history_readers(span: Span) -> tuple[tuple[str, Callable[[Span], History]], ...]:

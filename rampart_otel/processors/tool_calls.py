@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rampart_otel.conventions import ToolReport
 from rampart_otel.conventions.tool_definitions import tool_parameters
 from rampart_otel.model import Span, ToolCall, ToolCallStatus
-from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
+from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, inside
 from rampart_otel.run_graph import RunGraph
 
 
@@ -39,9 +39,10 @@ class ToolCalls:
     # The spans that ran a call, one per call (an MCP span inside an execute_tool span of
     # the same call is not a second one; the answer tool's is no call), in time order.
     execution_spans: tuple[Span, ...]
-    # Model span id → the other model spans of the same model call
-    # (``ClassifiedRun.same_model_call`` with the calls' ``dropped``), both ways.
-    same_call: Mapping[str, frozenset[str]]
+    # Model span id → the walk position (``SpanRecord.tour``) of the highest model span of
+    # its model call: the model spans above it up to there, with no agent and no span that
+    # ran a call between, are the same model call (``one_model_call``).
+    call_tops: Mapping[str, tuple[int, int]]
 
 
 def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
@@ -82,7 +83,7 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
         if record.execution is not None and record.span.span_id not in dropped
     )
     execution_spans = _execution_spans(run, executing, call_of, call_at)
-    same_call = _same_call(run, executing)
+    call_tops = _call_tops(run, executing)
     _name_single_arguments(calls.calls, run.records)
     return ToolCalls(
         calls.calls,
@@ -92,7 +93,7 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
         call_at,
         executing,
         execution_spans,
-        same_call,
+        call_tops,
     )
 
 
@@ -117,26 +118,48 @@ def _execution_spans(
     return tuple(found)
 
 
-def _same_call(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, frozenset[str]]:
-    """Each model span's fellow spans of one model call: a model span above it with no
-    agent or tool span between them (a traced function that ran no call is none), a model
-    span it is above so, and its layers (siblings reporting the same response). Made once,
-    so later jobs read the relation instead of walking the graph for each pair."""
-    found: dict[str, set[str]] = {}
-    for record in run.records:
-        if not record.model:
+def _call_tops(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, tuple[int, int]]:
+    """Each model span's highest model span of its model call (``ToolCalls.call_tops``):
+    one walk down from the roots, each span's nearest model span above it and whether an
+    agent or a span that ran a call lies between them carried down to its children."""
+    top: dict[str, str] = {}
+    graph, record = run.graph, run.record
+    # (span, nearest model span above it, an agent or a span that ran a call between)
+    stack: list[tuple[str, str | None, bool]] = [
+        (root.span_id, None, False) for root in graph.roots
+    ]
+    while stack:
+        span_id, above, blocked = stack.pop()
+        view = record(span_id)
+        if view is None:
             continue
-        span_id = record.span.span_id
-        mine = found.setdefault(span_id, set())
-        for layer in record.layers:
-            mine.add(layer)
-            found.setdefault(layer, set()).add(span_id)
-        for above_id, agent_between, between in record.models_above:
-            if agent_between or any(span in executing for span in between):
-                break
-            mine.add(above_id)
-            found.setdefault(above_id, set()).add(span_id)
-    return {span_id: frozenset(ids - {span_id}) for span_id, ids in found.items() if ids}
+        if view.model:
+            if above is None or blocked:
+                top[span_id] = span_id
+            else:
+                outer = record(above)
+                stops = outer is None or outer.agent or above in executing
+                top[span_id] = above if stops else top[above]
+            below: tuple[str | None, bool] = (span_id, False)
+        else:
+            below = (above, blocked or view.agent or span_id in executing)
+        stack.extend((child.span_id, *below) for child in graph.children(span_id))
+    return {span_id: found.tour for span_id, high in top.items() if (found := record(high))}
+
+
+def one_model_call(a: SpanRecord, b: SpanRecord, call_tops: Mapping[str, tuple[int, int]]) -> bool:
+    """Two model spans of one model call: one under the other with no agent and no span
+    that ran a call between them (``ToolCalls.call_tops``), or siblings that report the
+    same response (layers)."""
+    if a is b or not (a.model and b.model):
+        return False
+    if b.span.span_id in a.layers:
+        return True
+    for inner, outer in ((a, b), (b, a)):
+        top = call_tops.get(inner.span.span_id)
+        if top is not None and inside(inner.tour, outer.tour) and not inside(top, outer.tour):
+            return True
+    return False
 
 
 def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:

@@ -14,16 +14,17 @@ from collections.abc import Callable, Mapping
 from rampart_otel.conventions import UserInput
 from rampart_otel.model import InputMessage, Span
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
+from rampart_otel.processors.tool_calls import one_model_call
 
 SpanInput = tuple[Span, UserInput | None]  # None: the span records no input messages
 
 
 def collect_user_input(
-    run: ClassifiedRun, same_call: Mapping[str, frozenset[str]]
+    run: ClassifiedRun, call_tops: Mapping[str, tuple[int, int]]
 ) -> tuple[list[InputMessage], list[SpanInput], list[tuple[Span, UserInput]]]:
     """The run's user messages; each model call's input reading (one per call: a layer of
     a call whose input another layer read is left out); the agent spans' caller inputs.
-    ``same_call``: the model spans of each model call (``tool_calls.ToolCalls.same_call``)."""
+    ``call_tops``: where each model call ends above (``tool_calls.ToolCalls.call_tops``)."""
     messages: list[InputMessage] = []
     seen: set[str] = set()
     models: list[tuple[SpanRecord, UserInput | None]] = []
@@ -42,11 +43,11 @@ def collect_user_input(
             if text not in seen:
                 seen.add(text)
                 messages.append(InputMessage(text, view.span.span_id, view.span.trace_id))
-    read = {view.span.span_id for view, found in models if fully_read(found)}
+    read = [view for view, found in models if fully_read(found)]
     calls = [
         (view.span, found)
         for view, found in models
-        if fully_read(found) or not (read & same_call.get(view.span.span_id, frozenset()))
+        if fully_read(found) or not any(one_model_call(view, other, call_tops) for other in read)
     ]
     withheld = next((span for span, found in calls if found and found.withheld), None)
     if withheld is None and not messages:
