@@ -8,7 +8,7 @@ from typing import NamedTuple
 from rampart_otel.conventions.notes import ANSWER_KEYS, missing_content
 from rampart_otel.model import Response
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
-from rampart_otel.processors.tool_calls import one_model_call
+from rampart_otel.processors.tool_calls import fellows_above
 
 
 class Answer(NamedTuple):
@@ -27,18 +27,18 @@ def final_response(run: ClassifiedRun, call_tops: Mapping[str, tuple[int, int]])
     ``call_tops``: where each model call ends above (``tool_calls.ToolCalls.call_tops``)."""
     views = run.records
     texts: list[tuple[int, str, SpanRecord]] = []  # (end time, text, span record)
-    spoken: list[tuple[SpanRecord, str]] = []  # model records whose text is in ``texts``
+    spoken: dict[str, str] = {}  # model span id → its text, in ``texts``
     for view in views:
         output = view.output
         if output is None or not output.text_captured or not output.text:
             continue
         if any(
-            one_model_call(view, other, call_tops)
-            and (other.span.span_id in view.layers or text == output.text)
-            for other, text in spoken
+            (said := spoken.get(other.span.span_id)) is not None
+            and (other.span.span_id in view.layers or said == output.text)
+            for other in fellows_above(run, view, call_tops)
         ):
             continue  # another layer of the same model call gave this text
-        spoken.append((view, output.text))
+        spoken[view.span.span_id] = output.text
         texts.append((_end(view), output.text, view))
     top_agents = [view for view in views if view.agent and not view.under_agent]
     final: tuple[str, SpanRecord] | None = None

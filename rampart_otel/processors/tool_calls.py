@@ -10,7 +10,7 @@ A single argument recorded without its name takes the name of the tool's only pa
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 
 from rampart_otel.conventions import ToolReport
@@ -41,7 +41,7 @@ class ToolCalls:
     execution_spans: tuple[Span, ...]
     # Model span id → the walk position (``SpanRecord.tour``) of the highest model span of
     # its model call: the model spans above it up to there, with no agent and no span that
-    # ran a call between, are the same model call (``one_model_call``).
+    # ran a call between, are the same model call (``fellows_above``).
     call_tops: Mapping[str, tuple[int, int]]
 
 
@@ -147,19 +147,28 @@ def _call_tops(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, tuple
     return {span_id: found.tour for span_id, high in top.items() if (found := record(high))}
 
 
-def one_model_call(a: SpanRecord, b: SpanRecord, call_tops: Mapping[str, tuple[int, int]]) -> bool:
-    """Two model spans of one model call: one under the other with no agent and no span
-    that ran a call between them (``ToolCalls.call_tops``), or siblings that report the
-    same response (layers)."""
-    if a is b or not (a.model and b.model):
-        return False
-    if b.span.span_id in a.layers:
-        return True
-    for inner, outer in ((a, b), (b, a)):
-        top = call_tops.get(inner.span.span_id)
-        if top is not None and inside(inner.tour, outer.tour) and not inside(top, outer.tour):
-            return True
-    return False
+def fellows_above(
+    run: ClassifiedRun, view: SpanRecord, call_tops: Mapping[str, tuple[int, int]]
+) -> Iterator[SpanRecord]:
+    """The other model spans of ``view``'s model call but those under it: its layers, and
+    the model spans above it up to its call's highest one (no agent and no span that ran a
+    call between them). What a job that keeps one reading per model call compares ``view`` with,
+    instead of every other model span (a long session has thousands)."""
+    if not view.model:
+        return
+    for layer in view.layers:
+        found = run.record(layer)
+        if found is not None and found.model:
+            yield found
+    top = call_tops.get(view.span.span_id)
+    if top is None:
+        return
+    for span in run.graph.ancestors(view.span.span_id):
+        above = run.record(span.span_id)
+        if above is None or inside(top, above.tour):
+            return  # past the call's highest model span
+        if above.model:
+            yield above
 
 
 def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from rampart_otel.conventions import UserInput
 from rampart_otel.model import InputMessage, Span
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
-from rampart_otel.processors.tool_calls import one_model_call
+from rampart_otel.processors.tool_calls import fellows_above
 
 SpanInput = tuple[Span, UserInput | None]  # None: the span records no input messages
 
@@ -43,11 +43,23 @@ def collect_user_input(
             if text not in seen:
                 seen.add(text)
                 messages.append(InputMessage(text, view.span.span_id, view.span.trace_id))
-    read = [view for view, found in models if fully_read(found)]
+    # Model spans another span of their model call, under them, was read whole on.
+    found_on = {view.span.span_id: found for view, found in models}
+    read: set[str] = set()
+    for view, found in models:
+        if fully_read(found):
+            read.update(other.span.span_id for other in fellows_above(run, view, call_tops))
     calls = [
         (view.span, found)
         for view, found in models
-        if fully_read(found) or not any(one_model_call(view, other, call_tops) for other in read)
+        if fully_read(found)
+        or not (
+            view.span.span_id in read
+            or any(
+                fully_read(found_on.get(other.span.span_id))
+                for other in fellows_above(run, view, call_tops)
+            )
+        )
     ]
     withheld = next((span for span, found in calls if found and found.withheld), None)
     if withheld is None and not messages:

@@ -20,7 +20,16 @@ from work_count import PER_DOUBLING, growth, shape_spans
 from rampart_otel import run_graph
 from rampart_otel.model import Run, Span
 from rampart_otel.normalize import normalize
-from rampart_otel.processors import coverage, scopes, span_views, stitch, tool_calls, turns
+from rampart_otel.processors import (
+    coverage,
+    response,
+    scopes,
+    span_views,
+    stitch,
+    tool_calls,
+    turns,
+    user_input,
+)
 from rampart_otel.processors.span_views import classified
 from rampart_otel.processors.stitch import assemble
 from rampart_otel.processors.tool_calls import merge_tool_calls
@@ -195,3 +204,41 @@ def test_classifying_and_merging_a_deeply_nested_run_is_linear() -> None:
         return lambda: merge_tool_calls(classified(run))
 
     assert growth(classify_and_merge, 600, [span_views, tool_calls]) <= PER_DOUBLING
+
+
+def chatty_session(size: int) -> Run:
+    """One agent's long session: ``size`` model turns under the agent span, each with its
+    text and its input messages read whole."""
+    spans = [
+        mk(
+            "a",
+            "invoke_agent bot",
+            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bot"},
+            end=10 * size + 10,
+        )
+    ]
+    for turn in range(size):
+        attributes = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "m",
+            "gen_ai.input.messages": '[{"role": "user", "parts": [{"type": "text", '
+            f'"content": "question {turn}"}}]}}]',
+            "gen_ai.output.messages": '[{"role": "assistant", "parts": [{"type": "text", '
+            f'"content": "reply {turn}"}}]}}]',
+        }
+        start = 10 * turn + 1
+        spans.append(mk(f"m{turn}", "chat m", attributes, parent="a", start=start, end=start + 4))
+    return Run("chatty", ["chatty"], spans)
+
+
+def test_a_long_sessions_response_and_user_input_are_linear() -> None:
+    """Each model turn compared only with the spans of its own model call (its layers and
+    the model spans above it), never with every turn before it: a session of 4,000 turns
+    with texts took 2.9 s of CPU to normalize, 0.08 s now."""
+
+    def read(size: int) -> Callable[[], object]:
+        run = chatty_session(size)
+        classified(run)
+        return lambda: normalize(run)
+
+    assert growth(read, 500, [response, user_input, tool_calls]) <= PER_DOUBLING
