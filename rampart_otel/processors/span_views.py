@@ -437,16 +437,14 @@ class _Classifier:
         effects = reading.effects
         if not effects or any(kind not in TRANSPORT_KINDS for kind, *_ in effects):
             return False
-        endpoints = []
+        endpoints: list[Endpoint] = []
         layer: Span | None = self.graph.span(anchor)
         while layer is not None and self.model[layer.span_id]:  # the call's layers, innermost first
-            endpoint = model_endpoint(layer)
-            if endpoint is not None:
-                endpoints.append(endpoint)
+            endpoints.extend(filter(None, self.by_id[layer.span_id].endpoints))
             layer = self.graph.parent(layer.span_id)
         if endpoints:
-            for kind, details, *_ in effects:
-                request = request_endpoint(kind, details, reading.span)
+            # Each request's endpoint, read at classification (``SpanReading.endpoints``).
+            for request in reading.endpoints:
                 if request is None or not any(same_endpoint(request, e) for e in endpoints):
                     return False
             return True
