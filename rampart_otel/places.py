@@ -15,7 +15,7 @@ Decisions here are data (``reasons``); ``wording`` words them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rampart_otel.channels import (
@@ -100,11 +100,7 @@ def run_decisions(conversation: dict[str, Decision], places: RunPlaces) -> dict[
     observed with its way to close the gap, and the side-effect channels decided from the
     places (``side_effect_decisions``)."""
     channels = dict(conversation)
-    capped_by = capped(channels, places.findings)
-    for key, decision in list(channels.items()):
-        if decision.state is not OBSERVED and places.plan.hints(key):
-            cause = capped_by.get(key) or _conversation_gap(key, decision)
-            channels[key] = with_fix(decision, key, cause, places.scope_names)
+    _cap_and_fix(channels, places, _conversation_gap)
     channels.update(side_effect_decisions(places))
     return channels
 
@@ -141,12 +137,20 @@ def side_effect_decisions(places: RunPlaces, overlay: Overlay = NO_OVERLAY) -> d
     _cap_unwatched(scopes, gaps, channels)
     if scopes and all(scope.state is ScopeState.DECLARED for scope in scopes):
         _every_tool_declared(scopes, channels)
+    _cap_and_fix(channels, places, lambda key, decision: _gap_cause(key, decision, gaps))
+    return channels
+
+
+def _cap_and_fix(
+    channels: dict[str, Decision], places: RunPlaces, gap_cause: Callable[[str, Decision], str]
+) -> None:
+    """Cap ``channels`` by the run's findings (in place), then give each channel left short
+    of observed its way to close the gap: the finding's cause, else ``gap_cause``'s."""
     capped_by = capped(channels, places.findings)
     for key, decision in list(channels.items()):
         if decision.state is not OBSERVED and places.plan.hints(key):
-            cause = capped_by.get(key) or _gap_cause(key, decision, gaps)
+            cause = capped_by.get(key) or gap_cause(key, decision)
             channels[key] = with_fix(decision, key, cause, places.scope_names)
-    return channels
 
 
 def declared_by_policy(
