@@ -320,7 +320,7 @@ class _Classifier:
             else:  # neither a model span nor a request: never the model's transport
                 in_model[span_id] = False
         self._link_same_responses()
-        tours = self._tours()
+        tours, under_agent = self._walk()
         self._mark_read_through(tours)
         output, holds_work, through, layers = (
             self.output,
@@ -328,7 +328,6 @@ class _Classifier:
             self.read_through,
             self.layers,
         )
-        under_agent = self._under_agent()
         records = []
         for reading in self.readings:
             span_id = reading.span.span_id
@@ -357,38 +356,29 @@ class _Classifier:
             records.append(record)
         return ClassifiedRun(self.graph, tuple(records))
 
-    def _tours(self) -> dict[str, tuple[int, int]]:
-        """Each span's (number, last number in its subtree) in a depth-first walk from the
-        roots: one pass, each span entered once."""
+    def _walk(self) -> tuple[dict[str, tuple[int, int]], set[str]]:
+        """One depth-first walk from the roots: each span's (number, last number in its
+        subtree), and the spans an agent span is above."""
         tours: dict[str, tuple[int, int]] = {}
-        children = self.graph.children
+        under_agent: set[str] = set()
+        children, by_id = self.graph.children, self.by_id
         count = 0
         for root in self.graph.roots:
-            stack: list[tuple[str, bool]] = [(root.span_id, False)]
+            # (span, an agent above it, its subtree done)
+            stack: list[tuple[str, bool, bool]] = [(root.span_id, False, False)]
             while stack:
-                span_id, done = stack.pop()
+                span_id, agent_above, done = stack.pop()
                 if done:
                     tours[span_id] = (tours[span_id][0], count)
                     continue
                 count += 1
                 tours[span_id] = (count, count)
-                stack.append((span_id, True))
-                stack.extend((child.span_id, False) for child in reversed(children(span_id)))
-        return tours
-
-    def _under_agent(self) -> set[str]:
-        """The spans an agent span is above (each agent's subtree, walked once)."""
-        agents = [reading.span.span_id for reading in self.readings if reading.agent]
-        found: set[str] = set()
-        children = self.graph.children
-        for agent in agents:
-            stack = [child.span_id for child in children(agent)]
-            while stack:
-                span_id = stack.pop()
-                if span_id not in found:
-                    found.add(span_id)
-                    stack.extend(child.span_id for child in children(span_id))
-        return found
+                if agent_above:
+                    under_agent.add(span_id)
+                stack.append((span_id, agent_above, True))
+                below = agent_above or by_id[span_id].agent
+                stack.extend((child.span_id, below, False) for child in reversed(children(span_id)))
+        return tours, under_agent
 
     def _resolve_in_model(self, span_id: str) -> bool:
         """Is this span the model's own transport (a model span: nested in another model span)?
