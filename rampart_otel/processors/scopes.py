@@ -139,7 +139,8 @@ def tool_scopes(
         if effect.tool_call_index is not None:
             io.setdefault(effect.tool_call_index, []).append(effect)
     inside = _inside_calls(run, tool_calls)
-    process_kinds = declared_kinds(span for span in run.graph.spans if span.trace_id not in joined)
+    own = [view for view in run.records if view.span.trace_id not in joined]
+    process_kinds = declared_kinds(view.span for view in own)
     model_hosts = _model_hosts(run, side_effects)
     watch_lost = _watched_events_lost(run)
     scopes: list[ToolScope] = []
@@ -188,25 +189,24 @@ def tool_scopes(
             else:
                 state, evidence = ScopeState.SILENT, None
         scope = ToolScope(
-            index,
-            call.name,
-            state,
-            tuple(dict.fromkeys(effect.span_id for effect in found)),
-            evidence,
-            exempt_kinds,
-            remote,
-            execution.span.span_id if execution is not None else None,
-            tuple(sorted({effect.kind for effect in found})),
-            (
+            call_index=index,
+            tool=call.name,
+            state=state,
+            io_span_ids=tuple(dict.fromkeys(effect.span_id for effect in found)),
+            evidence=evidence,
+            exempt_kinds=exempt_kinds,
+            remote=remote,
+            span_id=execution.span.span_id if execution is not None else None,
+            kinds=tuple(sorted({effect.kind for effect in found})),
+            attested=(
                 _attested(execution.span, found, run, model_hosts)
                 if execution is not None and not watch_lost and index not in inside.watch_unread
                 else ()
             ),
-            _unmet(call, found, run),
-            remote_target,
+            unmet=_unmet(call, found, run),
+            remote_target=remote_target,
         )
         scopes.append(scope)
-    own = [view for view in run.records if view.span.trace_id not in joined]
     agentic = [
         view.span
         for view in own
