@@ -231,9 +231,6 @@ class ClassifiedRun:
     def is_ancestor(self, ancestor: SpanRecord, record: SpanRecord) -> bool:
         return self.graph.is_ancestor(ancestor.span.span_id, record.span.span_id)
 
-    def layers(self, record: SpanRecord) -> list[SpanRecord]:
-        return [self._by_id[span_id] for span_id in record.layers]
-
     def same_model_call(
         self, a: SpanRecord, b: SpanRecord, no_call: Set[str] = frozenset()
     ) -> bool:
