@@ -744,7 +744,7 @@ def worded(decision: Decision, deferred: bool = False) -> ChannelCoverage:
     hint is the ``fix`` reason's (or, where only content in a form not read is missing,
     the upgrade hint). ``deferred``: worded when first read (``ChannelCoverage.deferred``),
     for a reading whose outputs show no coverage: only what a check reads is worded."""
-    codes = [why.reason() for why in decision.whys]
+    codes = decision.codes
     if deferred:
         return ChannelCoverage.deferred(
             decision.state, decision.source, codes, lambda: _reasons_and_hint(decision)
@@ -757,7 +757,7 @@ def _reasons_and_hint(decision: Decision) -> tuple[list[str], str | None]:
     hint = UNREAD_FIX if decision.unread_only else None
     reasons: list[str] = []
     for why in decision.whys:
-        text = _WORDS[why.code](why)
+        text = reason_text(why)
         reasons.append(text)
         if why.code is ReasonCode.FIX:
             hint = text[len(FIX) :]
