@@ -160,7 +160,12 @@ def test_collect_alerts_and_annotate_from_the_environment(
     clean_env.setenv("RAMPART_OTEL_ALERT_WEBHOOK", "http://127.0.0.1:9/alerts")
     collector = spawn(tmp_path / "data", None, "--policy", str(policy))
     try:
-        log = collector.log.read_text()
+        # The banner's lines after the address are written after spawn sees the address.
+        def banner() -> str | None:
+            text = collector.log.read_text()
+            return text if "alerts    " in text else None
+
+        log = wait_for(banner, timeout=30, what="the collector's banner")
         assert "annotate  mlflow://127.0.0.1:5000/agents (queued, retried while down)" in log
         assert "alerts    http://127.0.0.1:9/alerts: unsafe (json, queued" in log
     finally:
