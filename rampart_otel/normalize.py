@@ -151,10 +151,10 @@ def normalize(run: Run, plan: ScoringPlan = FULL_READING) -> AgentRun:
     side_effects = agent_side_effects(classes, calls, turns)
     joined = frozenset(stitch.trace_id for stitch in run.stitched)
     scopes = tool_scopes(classes, calls, turns, side_effects, joined)
-    answer = final_response(classes, calls.call_tops)
+    answer = final_response(classes, calls)
     response = answer.response
     user_input, model_inputs, agent_inputs = (
-        collect_user_input(classes, calls.call_tops) if plan.decides("input") else ([], [], [])
+        collect_user_input(classes, calls) if plan.decides("input") else ([], [], [])
     )
     facts = run_facts(
         classes,

@@ -28,33 +28,24 @@ Parameters = tuple[str, ...]
 def tool_parameters(span: Span) -> dict[str, Parameters]:
     """Tool name → its parameters' names, for every tool definition ``span`` records."""
     attrs = span.attributes
-    found: dict[str, Parameters] = {}
+    definitions: list[Any] = []
     for key in _LISTS:
-        if key in attrs:
-            _add_all(found, literal(attrs[key]))
+        if key in attrs and isinstance(found := literal(attrs[key]), list):
+            definitions += found
     langfuse_input = load_json(attrs.get(_LANGFUSE_INPUT))
-    if isinstance(langfuse_input, dict):
-        _add_all(found, langfuse_input.get("tools"))
+    if isinstance(langfuse_input, dict) and isinstance(found := langfuse_input.get("tools"), list):
+        definitions += found
     if any(key.startswith(_OPENINFERENCE) for key in attrs):
         for group in indexed(attrs, _OPENINFERENCE).values():
-            _add(found, load_json(group.get("tool.json_schema")))
+            definitions.append(load_json(group.get("tool.json_schema")))
     if any(key.startswith(_OPENLLMETRY) for key in attrs):
         for group in indexed(attrs, _OPENLLMETRY).values():
-            _add(found, {"name": group.get("name"), "parameters": group.get("parameters")})
-    return found
-
-
-def _add_all(found: dict[str, Parameters], definitions: Any) -> None:
-    if isinstance(definitions, list):
-        for definition in definitions:
-            _add(found, definition)
-
-
-def _add(found: dict[str, Parameters], definition: Any) -> None:
-    named = tool_definition(definition)
-    if named is None:
-        return
-    name, schema = named
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    if isinstance(properties, dict):
-        found.setdefault(name, tuple(str(key) for key in properties))
+            definitions.append({"name": group.get("name"), "parameters": group.get("parameters")})
+    parameters: dict[str, Parameters] = {}
+    for named in map(tool_definition, definitions):
+        if named is not None:
+            name, schema = named
+            properties = schema.get("properties") if isinstance(schema, dict) else None
+            if isinstance(properties, dict):
+                parameters.setdefault(name, tuple(str(key) for key in properties))
+    return parameters

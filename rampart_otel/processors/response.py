@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from rampart_otel.conventions.notes import ANSWER_KEYS, missing_content
 from rampart_otel.model import Response
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
-from rampart_otel.processors.tool_calls import fellows_above
+from rampart_otel.processors.tool_calls import ToolCalls
 
 
 class Answer(NamedTuple):
@@ -21,10 +21,11 @@ class Answer(NamedTuple):
     unmarked: bool = False
 
 
-def final_response(run: ClassifiedRun, call_tops: Mapping[str, tuple[int, int]]) -> Answer:
+def final_response(run: ClassifiedRun, calls: ToolCalls) -> Answer:
     """The top agent span's answer, else the last model span's text; earlier texts kept.
 
-    ``call_tops``: where each model call ends above (``tool_calls.ToolCalls.call_tops``)."""
+    A model span's text is kept once per model call: not when a layer of its call, or a
+    model span above it in its call (``ToolCalls.model_above``), gave it."""
     views = run.records
     texts: list[tuple[int, str, SpanRecord]] = []  # (end time, text, span record)
     spoken: dict[str, str] = {}  # model span id → its text, in ``texts``
@@ -32,13 +33,14 @@ def final_response(run: ClassifiedRun, call_tops: Mapping[str, tuple[int, int]])
         output = view.output
         if output is None or not output.text_captured or not output.text:
             continue
-        if any(
-            (said := spoken.get(other.span.span_id)) is not None
-            and (other.span.span_id in view.layers or said == output.text)
-            for other in fellows_above(run, view, call_tops)
+        span_id = view.span.span_id
+        if view.model and any(
+            (said := spoken.get(other)) is not None
+            and (other in view.layers or said == output.text)
+            for other in fellows_above(run, view, calls)
         ):
             continue  # another layer of the same model call gave this text
-        spoken[view.span.span_id] = output.text
+        spoken[span_id] = output.text
         texts.append((_end(view), output.text, view))
     top_agents = [view for view in views if view.agent and not view.under_agent]
     final: tuple[str, SpanRecord] | None = None
@@ -83,6 +85,20 @@ def final_response(run: ClassifiedRun, call_tops: Mapping[str, tuple[int, int]])
         is None
     )
     return Answer(Response(text=None, earlier=deduped), None, unmarked)
+
+
+def fellows_above(run: ClassifiedRun, view: SpanRecord, calls: ToolCalls) -> Iterator[str]:
+    """The other model spans of a model span's call but those under it: its layers, and the
+    model spans above it up to its call's highest one."""
+    for layer in view.layers:
+        found = run.record(layer)
+        if found is not None and found.model:
+            yield layer
+    span_id = view.span.span_id
+    top = calls.call_top.get(span_id, span_id)
+    while span_id != top:
+        span_id = calls.model_above[span_id]
+        yield span_id
 
 
 def _end(view: SpanRecord) -> int:

@@ -43,7 +43,6 @@ from typing import NamedTuple
 
 from rampart_otel import watch
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
-from rampart_otel.conventions.pseudo_tools import pseudo_tool
 from rampart_otel.conventions.side_effects import (
     PROCESS,
     url_host,
@@ -181,7 +180,7 @@ def tool_scopes(
             state, remote, exempt_kinds = ScopeState.OUT_OF_PROCESS, CHILD_PROCESS, (PROCESS,)
         elif not found:
             if (
-                pseudo_tool(call.name, execution.span if execution is not None else None)
+                index in tool_calls.pseudo_tools
                 or _answers_only(call)
                 or _hands_off(call, inside.handoffs)
             ):

@@ -15,7 +15,7 @@ from them (``ClassifiedRun``), so the order of the jobs does not matter.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -227,29 +227,6 @@ class ClassifiedRun:
         """The record's parent, its parent's parent, ... (the graph's walk up)."""
         by_id = self._by_id
         return (by_id[span.span_id] for span in self.graph.ancestors(record.span.span_id))
-
-    def is_ancestor(self, ancestor: SpanRecord, record: SpanRecord) -> bool:
-        return self.graph.is_ancestor(ancestor.span.span_id, record.span.span_id)
-
-    def same_model_call(
-        self, a: SpanRecord, b: SpanRecord, no_call: Set[str] = frozenset()
-    ) -> bool:
-        """Two model spans of one call: one inside the other with no tool or agent span
-        between them, or siblings that report the same response. ``no_call``: execution
-        spans that ran no call (``tool_calls.ToolCalls.dropped``), no tool span here."""
-        if a is b or not (a.model and b.model):
-            return False
-        if b.span.span_id in a.layers:
-            return True
-        inner, outer = (a, b) if self.is_ancestor(b, a) else (b, a)
-        for current in self.ancestors(inner):
-            if current is outer:
-                return True
-            if current.agent or (
-                current.execution is not None and current.span.span_id not in no_call
-            ):
-                return False
-        return False
 
 
 def inside(tour: tuple[int, int], above: tuple[int, int]) -> bool:

@@ -10,10 +10,11 @@ A single argument recorded without its name takes the name of the tool's only pa
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 from rampart_otel.conventions import ToolReport
+from rampart_otel.conventions.pseudo_tools import PseudoTool, pseudo_tool
 from rampart_otel.conventions.tool_definitions import tool_parameters
 from rampart_otel.model import Span, ToolCall, ToolCallStatus
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, inside
@@ -39,10 +40,16 @@ class ToolCalls:
     # The spans that ran a call, one per call (an MCP span inside an execute_tool span of
     # the same call is not a second one; the answer tool's is no call), in time order.
     execution_spans: tuple[Span, ...]
-    # Model span id → the walk position (``SpanRecord.tour``) of the highest model span of
-    # its model call: the model spans above it up to there, with no agent and no span that
-    # ran a call between, are the same model call (``fellows_above``).
-    call_tops: Mapping[str, tuple[int, int]]
+    # A model span's other spans of its model call but those under it are its layers and
+    # the model spans above it up to its call's highest one (no agent and no span that ran
+    # a call between): what a job keeping one reading per model call compares it with,
+    # instead of every other model span (a long session has thousands). Model span id →
+    # the next model span above it in its call (none for the highest), and → the highest.
+    model_above: Mapping[str, str]
+    call_top: Mapping[str, str]
+    # Call index → the framework's pseudo-tool row its execution span matches (a hand-off,
+    # a delegation, the answer tool: ``conventions.pseudo_tools``), for the calls that ran.
+    pseudo_tools: Mapping[int, PseudoTool]
 
 
 def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
@@ -83,8 +90,15 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
         if record.execution is not None and record.span.span_id not in dropped
     )
     execution_spans = _execution_spans(run, executing, call_of, call_at)
-    call_tops = _call_tops(run, executing)
+    model_above, call_top = _model_calls(run, executing)
     _name_single_arguments(calls.calls, run.records)
+    pseudo = {
+        index: row
+        for index, call in enumerate(calls.calls)
+        if call.executed_in
+        and (execution := run.record(call.executed_in)) is not None
+        and (row := pseudo_tool(call.name, execution.span)) is not None
+    }
     return ToolCalls(
         calls.calls,
         call_of,
@@ -93,7 +107,9 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
         call_at,
         executing,
         execution_spans,
-        call_tops,
+        model_above,
+        call_top,
+        pseudo,
     )
 
 
@@ -118,10 +134,14 @@ def _execution_spans(
     return tuple(found)
 
 
-def _call_tops(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, tuple[int, int]]:
-    """Each model span's highest model span of its model call (``ToolCalls.call_tops``):
-    one walk down from the roots, each span's nearest model span above it and whether an
-    agent or a span that ran a call lies between them carried down to its children."""
+def _model_calls(
+    run: ClassifiedRun, executing: frozenset[str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Each model span's next model span above it in its model call, and its call's highest
+    model span (``ToolCalls.model_above``, ``ToolCalls.call_top``): one walk down from the
+    roots, each span's nearest model span above it and whether an agent or a span that ran
+    a call lies between them carried down to its children."""
+    above_of: dict[str, str] = {}
     top: dict[str, str] = {}
     graph, record = run.graph, run.record
     # (span, nearest model span above it, an agent or a span that ran a call between)
@@ -137,6 +157,7 @@ def _call_tops(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, tuple
             if above is None or blocked:
                 top[span_id] = span_id
             else:
+                above_of[span_id] = above
                 outer = record(above)
                 stops = outer is None or outer.agent or above in executing
                 top[span_id] = above if stops else top[above]
@@ -144,31 +165,7 @@ def _call_tops(run: ClassifiedRun, executing: frozenset[str]) -> dict[str, tuple
         else:
             below = (above, blocked or view.agent or span_id in executing)
         stack.extend((child.span_id, *below) for child in graph.children(span_id))
-    return {span_id: found.tour for span_id, high in top.items() if (found := record(high))}
-
-
-def fellows_above(
-    run: ClassifiedRun, view: SpanRecord, call_tops: Mapping[str, tuple[int, int]]
-) -> Iterator[SpanRecord]:
-    """The other model spans of ``view``'s model call but those under it: its layers, and
-    the model spans above it up to its call's highest one (no agent and no span that ran a
-    call between them). What a job that keeps one reading per model call compares ``view`` with,
-    instead of every other model span (a long session has thousands)."""
-    if not view.model:
-        return
-    for layer in view.layers:
-        found = run.record(layer)
-        if found is not None and found.model:
-            yield found
-    top = call_tops.get(view.span.span_id)
-    if top is None:
-        return
-    for span in run.graph.ancestors(view.span.span_id):
-        above = run.record(span.span_id)
-        if above is None or inside(top, above.tour):
-            return  # past the call's highest model span
-        if above.model:
-            yield above
+    return above_of, top
 
 
 def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:
@@ -645,9 +642,7 @@ class _CallMerger:
             ):
                 continue  # this convention on this span already reported that one
             if report.call_id and call_id is not None and call_id != report.call_id:
-                if any(
-                    self.run.same_model_call(view, other, self.dropped) for other, _ in requests
-                ):
+                if any(self._one_model_call(view, other) for other, _ in requests):
                     return index  # two ids of one call: the outer layer's is kept
                 continue  # otherwise, two different ids are two calls
             if any(self._related(view, other) for other, _ in requests):
@@ -708,10 +703,29 @@ class _CallMerger:
         return next(iter(alike)) if len(alike) == 1 else ""
 
     def _related(self, a: SpanRecord, b: SpanRecord) -> bool:
-        run = self.run
         return (
-            a is b or b.span.span_id in a.layers or run.is_ancestor(a, b) or run.is_ancestor(b, a)
+            a is b or b.span.span_id in a.layers or inside(a.tour, b.tour) or inside(b.tour, a.tour)
         )
+
+    def _one_model_call(self, a: SpanRecord, b: SpanRecord) -> bool:
+        """Two model spans of one call: layers of it, or one inside the other with no agent
+        span and no span that ran a call between them. Asked while merging, so a traced
+        function no model asked for (``dropped``, decided so far) is no tool span here."""
+        if a is b or not (a.model and b.model):
+            return False
+        if b.span.span_id in a.layers:
+            return True
+        inner, outer = (a, b) if inside(a.tour, b.tour) else (b, a)
+        if not inside(inner.tour, outer.tour):
+            return False
+        for current in self.run.ancestors(inner):
+            if current is outer:
+                return True
+            if current.agent or (
+                current.execution is not None and current.span.span_id not in self.dropped
+            ):
+                return False
+        return False
 
 
 class _Waiting:

@@ -9,22 +9,23 @@ spans started. What each span showed is kept for coverage (``coverage._input``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from rampart_otel.conventions import UserInput
 from rampart_otel.model import InputMessage, Span
+from rampart_otel.processors.response import fellows_above
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
-from rampart_otel.processors.tool_calls import fellows_above
+from rampart_otel.processors.tool_calls import ToolCalls
 
 SpanInput = tuple[Span, UserInput | None]  # None: the span records no input messages
 
 
 def collect_user_input(
-    run: ClassifiedRun, call_tops: Mapping[str, tuple[int, int]]
+    run: ClassifiedRun, tool_calls: ToolCalls
 ) -> tuple[list[InputMessage], list[SpanInput], list[tuple[Span, UserInput]]]:
     """The run's user messages; each model call's input reading (one per call: a layer of
     a call whose input another layer read is left out); the agent spans' caller inputs.
-    ``call_tops``: where each model call ends above (``tool_calls.ToolCalls.call_tops``)."""
+    ``tool_calls``: the calls job's output, for each model span's other spans of its call."""
     messages: list[InputMessage] = []
     seen: set[str] = set()
     models: list[tuple[SpanRecord, UserInput | None]] = []
@@ -48,7 +49,7 @@ def collect_user_input(
     read: set[str] = set()
     for view, found in models:
         if fully_read(found):
-            read.update(other.span.span_id for other in fellows_above(run, view, call_tops))
+            read.update(fellows_above(run, view, tool_calls))
     calls = [
         (view.span, found)
         for view, found in models
@@ -56,8 +57,7 @@ def collect_user_input(
         or not (
             view.span.span_id in read
             or any(
-                fully_read(found_on.get(other.span.span_id))
-                for other in fellows_above(run, view, call_tops)
+                fully_read(found_on.get(other)) for other in fellows_above(run, view, tool_calls)
             )
         )
     ]
