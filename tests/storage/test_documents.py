@@ -230,9 +230,7 @@ def test_documents_read_back_the_same_whichever_encoder_wrote_them():
     it, by json.dumps with ``default=str``: either way the document read is json's."""
     import datetime
 
-    plain = {
-        "c1": {"summary": "caf\u00e9 \u2026 \"quoted\"", "n": 2**63 - 1, "x": [1.5, None, True]}
-    }
+    plain = {"c1": {"summary": 'caf\u00e9 \u2026 "quoted"', "n": 2**63 - 1, "x": [1.5, None, True]}}
     assert unpack(pack(plain)) == plain
     odd = {"c1": {"big": 2**70, "when": datetime.datetime(2024, 1, 2, 3, 4, 5)}}
     assert unpack(pack(odd)) == json.loads(json.dumps(odd, default=str))
