@@ -68,15 +68,19 @@ def _encode(value: Any) -> bytes:
         return json.dumps(value, default=str).encode()
 
 
+_ABSENT = object()
+
+
 def _shared_and_own(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
     docs = list(documents.values())
     first = docs[0]
     order = list(first)
-    shared = {
-        key: value
-        for key, value in first.items()
-        if all(key in doc and (doc[key] is value or doc[key] == value) for doc in docs[1:])
-    }
+    shared = dict(first)  # narrowed document by document: no generator per key
+    for doc in docs[1:]:
+        for key, value in list(shared.items()):
+            other = doc.get(key, _ABSENT)
+            if other is not value and (other is _ABSENT or other != value):
+                del shared[key]
     checks: dict[str, Any] = {}
     for check, doc in documents.items():
         own = {key: value for key, value in doc.items() if key not in shared}
