@@ -36,10 +36,11 @@ GC_YOUNG_THRESHOLD = 50_000
 
 
 @contextmanager
-def fewer_young_collections() -> Iterator[None]:
-    """Collect the youngest generation less often while scoring; never lowers the threshold."""
+def fewer_young_collections(threshold: int = GC_YOUNG_THRESHOLD) -> Iterator[None]:
+    """Collect the youngest generation less often while scoring (every ``threshold`` more
+    objects held); never lowers the threshold."""
     saved = gc.get_threshold()
-    gc.set_threshold(max(saved[0], GC_YOUNG_THRESHOLD), *saved[1:])
+    gc.set_threshold(max(saved[0], threshold), *saved[1:])
     try:
         yield
     finally:

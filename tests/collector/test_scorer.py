@@ -412,6 +412,34 @@ def test_a_trace_that_never_stops_receiving_spans_is_scored_within_max_wait(tmp_
         assert collector.terminate() == 0, collector.log.read_text()
 
 
+def test_the_scorer_process_collects_young_objects_every_million_and_restores_the_threshold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It holds seconds of open traces: at ``score``'s 50,000 nearly every young object
+    outlives a collection, and is traversed for nothing."""
+    import gc
+    from multiprocessing import Pipe
+
+    from rampart_otel.collector import scorer as scorer_module
+    from rampart_otel.collector.config import CollectorConfig
+
+    policy = write_config(tmp_path / "policy.yaml", POLICY)
+    seen: list[int] = []
+    monkeypatch.setattr(Scorer, "step", lambda self, budget=0: seen.append(gc.get_threshold()[0]))
+    monkeypatch.setattr(Scorer, "drain", lambda self: None)
+    config = CollectorConfig.model_validate({"data_dir": str(tmp_path), "policies": [policy]})
+    ours, theirs = Pipe()
+    ours.send("drain")
+    saved = gc.get_threshold()
+    store = ResultsStore(tmp_path / "results.db")
+    scorer_module._score_until_drained(
+        config, theirs, store, make_evaluator([policy], []), [], None
+    )
+    assert seen == [scorer_module.SCORER_GC_YOUNG_THRESHOLD] == [1_000_000]
+    assert gc.get_threshold() == saved
+    store.close()
+
+
 # -- shards (scoring.workers) --------------------------------------------------------------
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"

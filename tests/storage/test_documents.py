@@ -201,18 +201,36 @@ def test_a_document_is_compressed_with_the_shipped_dictionary_and_older_ones_sti
 
     from rampart_otel.storage import documents
 
-    assert documents.SHIPPED_DICTIONARIES == (1,)
-    assert list(documents.dictionaries()) == [0x9D4C32DF]  # document-dictionary-1.bin
+    assert documents.SHIPPED_DICTIONARIES == (1, 2)
+    # document-dictionary-1.bin, -2.bin
+    assert list(documents.dictionaries()) == [0x9D4C32DF, 0x9549045C]
     entries = {
         "c1": {"run_id": "r", "check": "c1", "coverage": {"input": {"state": "observed"}}},
         "c2": {"run_id": "r", "check": "c2", "coverage": {"input": {"state": "observed"}}},
     }
     blob = documents.pack(entries)
-    assert blob[1] & 0x20 and int.from_bytes(blob[2:6], "big") == 0x9D4C32DF
+    assert blob[1] & 0x20 and int.from_bytes(blob[2:6], "big") == 0x9549045C
     assert documents.unpack(blob) == entries
-    plain = zlib.compress(documents.packed_text(entries).encode())  # schema 3 before it
+    # As dictionary 1's versions wrote it: json.dumps's text, level 6.
+    first = zlib.compressobj(6, zdict=documents.dictionaries()[0x9D4C32DF])
+    text = json.dumps(json.loads(documents.packed_text(entries))).encode()
+    older = first.compress(text) + first.flush()
+    assert documents.unpack(older) == entries
+    plain = zlib.compress(documents.packed_text(entries))  # schema 3 before it
     assert documents.unpack(plain) == entries
     foreign = zlib.compressobj(zdict=b"another dictionary")
-    unknown = foreign.compress(documents.packed_text(entries).encode()) + foreign.flush()
+    unknown = foreign.compress(documents.packed_text(entries)) + foreign.flush()
     with pytest.raises(zlib.error, match="dictionary this version does not have"):
         documents.unpack(unknown)
+
+
+def test_documents_read_back_the_same_whichever_encoder_wrote_them():
+    """orjson writes plain documents (compact, UTF-8); what it would write its own way (an
+    int past 64 bits, a datetime) is written as the store always wrote
+    it, by json.dumps with ``default=str``: either way the document read is json's."""
+    import datetime
+
+    plain = {"c1": {"summary": 'caf\u00e9 \u2026 "quoted"', "n": 2**63 - 1, "x": [1.5, None, True]}}
+    assert unpack(pack(plain)) == plain
+    odd = {"c1": {"big": 2**70, "when": datetime.datetime(2024, 1, 2, 3, 4, 5)}}
+    assert unpack(pack(odd)) == json.loads(json.dumps(odd, default=str))
