@@ -140,10 +140,10 @@ class Policy(BaseModel):
     name: Label
     version: int | str = 1
     checks: list[Check] = Field(min_length=1)
-    assume_coverage: list[ChannelKey] = Field(default_factory=list)
-    tools: dict[Label, ToolDeclaration] = Field(default_factory=dict)  # by tool name
+    assume_coverage: list[ChannelKey] = []
+    tools: dict[Label, ToolDeclaration] = {}  # by tool name
     # Side-effect kinds of the user's own (``rampart.side_effect.kind`` spans): any detail key.
-    side_effect_kinds: list[SideEffectKind] = Field(default_factory=list)
+    side_effect_kinds: list[SideEffectKind] = []
     judge: JudgeConfig | None = None  # the endpoint judge(...) asks
 
     _judge_client: JudgeClient | None = PrivateAttr(default=None)
