@@ -1,7 +1,7 @@
 """Wire-independent data types that flow through the pipeline.
 
 Hot-path types are plain slotted classes (decode and normalize build millions of them);
-pydantic lives at the boundaries (policy files, reports, configuration).
+pydantic validates at the boundaries (policy files, configuration).
 """
 
 from __future__ import annotations
