@@ -6,7 +6,6 @@ pydantic validates at the boundaries (policy files, configuration).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -251,6 +250,8 @@ def copy_id(span: Span) -> str:
         sorted(span.attributes.items()), span.events, span.links,
         sorted(span.resource.attributes.items()), span.refused, span.source, span.sender,
     )  # fmt: skip
+    import hashlib  # startup: OpenSSL's bindings, for the collector's and rescore's conflicts
+
     return hashlib.blake2b(repr(content).encode(), digest_size=8).hexdigest()
 
 
