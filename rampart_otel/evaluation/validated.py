@@ -6,7 +6,9 @@ model machinery, which is about a quarter of the CPU a ``score`` spends before i
 span (docs/performance.md). Here the core schema is written beside the dataclass and
 pydantic-core validates with it, as it does for a model: the same ``ValidationError``
 (pydantic's is pydantic-core's), with the same messages and locations. The dataclass gives
-the attributes, equality, hashing and the signature type checkers read;
+the attributes, equality, hashing and the signature type checkers read (pydantic-core
+also keeps its three ``__pydantic_*__`` entries in each instance's ``__dict__``, which
+equality, ``repr`` and ``dataclasses.asdict`` do not read);
 ``tests/evaluation/test_validated.py`` keeps each schema's fields and defaults equal to its
 dataclass's.
 """
