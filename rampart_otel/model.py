@@ -1,12 +1,11 @@
 """Wire-independent data types that flow through the pipeline.
 
 Hot-path types are plain slotted classes (decode and normalize build millions of them);
-pydantic lives at the boundaries (policy files, reports, configuration).
+pydantic validates at the boundaries (policy files, configuration).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -38,6 +37,8 @@ class Ambiguous(str):
 
 @dataclass(slots=True)
 class Resource:
+    """The resource a span's process recorded (``service.name`` among its attributes)."""
+
     attributes: Attributes
     dropped_attributes_count: int = 0
 
@@ -49,6 +50,8 @@ class Resource:
 
 @dataclass(slots=True)
 class Scope:
+    """The instrumentation scope that recorded a span: which library wrote it."""
+
     name: str = ""
     version: str = ""
     # Not empty when the scope is unknown: the trace form named here does not carry it
@@ -58,6 +61,8 @@ class Scope:
 
 @dataclass(slots=True)
 class Event:
+    """A span event, as recorded (an exception, a streamed chunk, a GenAI message)."""
+
     name: str
     time_ns: int | None
     attributes: Attributes
@@ -66,6 +71,8 @@ class Event:
 
 @dataclass(slots=True)
 class Link:
+    """A span's link to another span, possibly in another trace."""
+
     trace_id: str
     span_id: str
     attributes: Attributes
@@ -243,6 +250,8 @@ def copy_id(span: Span) -> str:
         sorted(span.attributes.items()), span.events, span.links,
         sorted(span.resource.attributes.items()), span.refused, span.source, span.sender,
     )  # fmt: skip
+    import hashlib  # startup: OpenSSL's bindings, for the collector's and rescore's conflicts
+
     return hashlib.blake2b(repr(content).encode(), digest_size=8).hexdigest()
 
 
@@ -339,6 +348,9 @@ class ToolCall:
 
 @dataclass(slots=True)
 class SideEffect:
+    """An I/O of ``kind`` the run made (an HTTP request, a file write, ...), with the
+    details checks read, from the span ``span_id`` that shows it."""
+
     kind: str
     details: dict[str, AttrValue]
     span_id: str
@@ -352,6 +364,8 @@ class SideEffect:
 
 @dataclass(slots=True)
 class Response:
+    """The run's answer (None when no span shows one), and the earlier texts kept beside it."""
+
     text: str | None
     earlier: list[str] = field(default_factory=list)
     span_id: str | None = None
@@ -493,6 +507,8 @@ class SplitRun:
 
 @dataclass(frozen=True, slots=True)
 class LostRoot:
+    """A run whose top span ``top`` has a parent the trace does not hold."""
+
     top: Span
 
 
@@ -555,6 +571,9 @@ FindingDetail = (
 
 @dataclass(slots=True)
 class IntegrityFinding:
+    """Something in the trace that caps what can be known of the run (a split
+    trace, refused spans, ...): its ``kind``, words and the spans it is about."""
+
     kind: FindingKind
     # The finding in words: written by ``wording`` from ``detail`` (processors leave it
     # empty); a finding read back from a store has its words and no detail.

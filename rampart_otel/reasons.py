@@ -23,11 +23,15 @@ class NoData:
 
 @dataclass(frozen=True, slots=True)
 class Texts:
+    """The texts a reason's words quote (read inputs; an ambiguous call id and its tools)."""
+
     texts: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class ModelCount:
+    """How many model calls the reason is about."""
+
     models: int
 
 
@@ -40,39 +44,54 @@ class Withheld:
 
 @dataclass(frozen=True, slots=True)
 class Notes:
+    """What of a recorded form was not understood, as the convention noted it."""
+
     notes: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class AskedTools:
+    """The tools the last model output asked for, and the agent spans around it."""
+
     requests: tuple[ToolReport, ...]
     agent_spans: tuple[Span, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class AnswerUnread:
+    """The model calls whose output, the run's answer, was not read."""
+
     models: tuple[Span, ...]
     agent_spans: tuple[Span, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class AnswerTools:
+    """The framework's answer-delivering tool calls that gave the answer."""
+
     answer_tools: tuple[Span, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Output:
+    """The model output the reason is about."""
+
     output: ModelOutput
 
 
 @dataclass(frozen=True, slots=True)
 class OutputsRead:
+    """How many model outputs were read, and how many of them through another span of
+    the same call."""
+
     models: int
     through: int
 
 
 @dataclass(frozen=True, slots=True)
 class FinishReasons:
+    """The finish reasons the model calls recorded."""
+
     finish_reasons: tuple[str, ...]
 
 
@@ -89,28 +108,39 @@ class Captured:
 
 @dataclass(frozen=True, slots=True)
 class KindEffects:
+    """The side effects of ``kind`` the run shows."""
+
     kind: str
     effects: tuple[SideEffect, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Kind:
+    """The side-effect kind the reason is about."""
+
     kind: str
 
 
 @dataclass(frozen=True, slots=True)
 class Service:
+    """The service a declaration covers."""
+
     service: str
 
 
 @dataclass(frozen=True, slots=True)
 class ScopeGaps:
+    """The tool scopes that attest side effects of ``kind``, or that leave gaps in them."""
+
     kind: str
     scopes: tuple[ToolScope, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Scopes:
+    """The tool scopes the reason is about (calls run elsewhere, by a remote or a nested
+    agent, or declared)."""
+
     scopes: tuple[ToolScope, ...]
 
 

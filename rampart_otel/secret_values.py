@@ -57,6 +57,9 @@ _ASSIGN = r"""(?:\\?["'])?[ \t]*[:=][ \t]*(?:\\?["'])?"""
 
 @dataclass(frozen=True, slots=True)
 class Detector:
+    """One kind of credential found in text: its pattern, and how much of it stays
+    visible when masked."""
+
     name: str
     pattern: str  # the value is group "v" where the match has more around it
     keep: int | None  # characters of the value kept visible; None: at most a third, 4 at most

@@ -19,6 +19,7 @@ from rampart_otel.evaluation import Check, Policy
 from rampart_otel.evaluation.evaluators.judge import OVER
 from rampart_otel.evaluation.expression import _KEYWORDS, _POSITIONAL, EVALUATORS, MATCHERS
 from rampart_otel.evaluation.policy import CHECK_KEYS, POLICY_KEYS, Polarity
+from rampart_otel.evaluation.validated import field_names
 from rampart_otel.pipeline import ReadStats, agent_runs
 from rampart_otel.vocabulary import channel_problem, closest, detail_keys, kind_problem
 
@@ -97,9 +98,9 @@ def test_the_parser_and_the_models_use_the_vocabulary() -> None:
     }
     # include is read when the policy loads: its packs become checks
     assert {"name" if k == "policy" else k for k in POLICY_KEYS} - {"include"} == set(
-        Policy.model_fields
+        field_names(Policy)
     )
-    assert set(CHECK_KEYS) == set(Check.model_fields)
+    assert set(CHECK_KEYS) == set(field_names(Check))
     assert vocabulary.names(vocabulary.POLARITIES) == typing.get_args(Polarity)
     assert vocabulary.names(vocabulary.JUDGE_OVER) == tuple(OVER)
     assert set(_POSITIONAL) | set(_KEYWORDS) <= set(EVALUATORS) | set(MATCHERS)

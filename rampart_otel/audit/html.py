@@ -8,6 +8,7 @@ Jinja2 with autoescape, data as JSON in a script data block, text set with textC
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import IO, Any
 
@@ -30,7 +31,9 @@ SERIES_LIMIT = 24  # checks or services charted one by one; the rest are in the 
 
 
 def _buckets(trend: list[Bucket]) -> list[dict[str, Any]]:
-    return [{"start": iso(b.start), "end": iso(b.end), **b.summary.model_dump()} for b in trend]
+    return [
+        {"start": iso(b.start), "end": iso(b.end), **dataclasses.asdict(b.summary)} for b in trend
+    ]
 
 
 def write_audit_html(

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import IO, Any
 
 from rampart_otel.audit.aggregate import Aggregates
 from rampart_otel.audit.timespec import iso
-from rampart_otel.evaluation.population import PopulationSummary
+from rampart_otel.evaluation.population import PopulationSummary, population_json
 from rampart_otel.exporters.report_json import REPORT_SCHEMA, input_error_to_dict
 from rampart_otel.model import InputError
 from rampart_otel.storage.audit_queries import PolicyVersion, StoredResult
@@ -43,7 +44,7 @@ def write_audit_json(
         out.write(json.dumps(result.result))
         listed += 1
     out.write('\n], "population_summary": ')
-    out.write(aggregates.population().model_dump_json())
+    out.write(population_json(aggregates.population()))
     out.write(', "input_errors": ')
     out.write(json.dumps([input_error_to_dict(error) for error in errors]))
     out.write(', "aggregates": ')
@@ -54,7 +55,7 @@ def write_audit_json(
 
 
 def _summary(summary: PopulationSummary) -> dict[str, Any]:
-    return summary.model_dump()
+    return dataclasses.asdict(summary)
 
 
 def aggregates_to_dict(

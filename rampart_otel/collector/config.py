@@ -116,7 +116,7 @@ class ScoringConfig(_Section):
     # Ingest pushes back (OTLP/HTTP 503/429 + Retry-After, OTLP/gRPC UNAVAILABLE + RetryInfo)
     # while the oldest acknowledged record no scorer has read is older than this; null: never.
     max_backlog_seconds: float | None = Field(30.0, gt=0)
-    assume_coverage: list[str] = Field(default_factory=list)
+    assume_coverage: list[str] = []
     # Checks of a run not started within this budget are UNDETERMINED, with the reason: one
     # huge run cannot hold up every other tenant's verdicts.
     run_budget_seconds: float = Field(10.0, gt=0)
@@ -129,7 +129,7 @@ class OtlpExportConfig(_Section):
 
     endpoint: str | None = None
     protocol: Literal["http/protobuf", "grpc"] = "http/protobuf"
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = {}
     timeout_seconds: float = Field(10.0, gt=0, le=600)
     queue_size: int = Field(10000, ge=1)
     batch_size: int = Field(512, ge=1, le=100_000)
@@ -218,11 +218,11 @@ class CollectorConfig(_Section):
     # collector's resume point there; by default the host and the data directory.
     results: str | None = None
     results_instance: str | None = Field(None, min_length=1, max_length=200)
-    policies: list[Path] = Field(default_factory=list)
+    policies: list[Path] = []
     auth_token: str | None = None
     auth_token_file: Path | None = None
     # Tenant name -> its token: clients are told apart by the token they send.
-    tenants: dict[str, TenantConfig] = Field(default_factory=dict)
+    tenants: dict[str, TenantConfig] = {}
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
     assembly: AssemblyConfig = Field(default_factory=AssemblyConfig)

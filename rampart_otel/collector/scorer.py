@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import fcntl
 import logging
 import os
@@ -445,7 +446,7 @@ def keep_judge_cache_in(policies: Sequence[Policy], data_dir: Path) -> None:
         client = policy.judge_client
         if client is not None and client.config.cache is None:
             cache = str(data_dir / "judge.sqlite")
-            client.config = client.config.model_copy(update={"cache": cache})
+            client.config = dataclasses.replace(client.config, cache=cache)
 
 
 # -- the scorer process ------------------------------------------------------------------

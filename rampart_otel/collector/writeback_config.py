@@ -57,9 +57,9 @@ class WebhookConfig(_Section):
     url: str | None = None
     format: Literal["json", "slack"] = "json"
     verdicts: list[Verdict] = Field(default_factory=_unsafe, min_length=1)
-    checks: list[str] = Field(default_factory=list)  # check ids or globs; none: every check
+    checks: list[str] = []  # check ids or globs; none: every check
     rate_per_minute: int = Field(60, ge=1, le=60_000)  # past it, alerts wait their turn
-    headers: dict[str, str] = Field(default_factory=dict)  # e.g. an Authorization
+    headers: dict[str, str] = {}  # e.g. an Authorization
     show_secrets: bool = False
 
     @field_validator("url")

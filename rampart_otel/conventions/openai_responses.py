@@ -24,6 +24,9 @@ TEXT_PARTS = {"output_text": "text", "refusal": "refusal"}  # message part type 
 
 @dataclass(slots=True)
 class ResponseOutput:
+    """What a ``Response``'s output items hold: the calls of the agent's tools, the
+    texts, and what was left unread."""
+
     requests: list[ToolReport] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     item_types: list[str] = field(default_factory=list)  # every output item's type, in order

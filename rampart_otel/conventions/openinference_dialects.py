@@ -77,6 +77,8 @@ def smolagents_code(text: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Dialect:
+    """How one framework's OpenInference spans differ from the convention's plain form."""
+
     arguments: Callable[[Any], Any] = _same  # a TOOL span's parsed input → the arguments
     result: Callable[[Any], Any] = _same  # a TOOL span's parsed output → the tool's value
     failed: Callable[[Any], bool] = _never  # a TOOL span's output says the tool failed

@@ -72,6 +72,8 @@ _TABLE_WORDS = frozenset({"TEMP", "TEMPORARY", "UNLOGGED"})
 
 @dataclass(frozen=True, slots=True)
 class _Token:
+    """One token of a SQL statement, as the operation's reader sees it."""
+
     kind: str  # _WORD, _QUOTED or _OTHER
     text: str  # a word or number as written, a quoted identifier unquoted, or one character
 

@@ -93,7 +93,7 @@ class JudgeAnswer(BaseModel):
 
     verdict: Verdict
     rationale: str = ""
-    evidence: list[str] = Field(default_factory=list)
+    evidence: list[str] = []
 
 
 class _Message(BaseModel):

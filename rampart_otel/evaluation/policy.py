@@ -10,29 +10,30 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import cached_property
 from os import PathLike
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic_core import ValidationError
+from pydantic_core import core_schema as cs
 
 from rampart_otel.channels import channel_key_error, is_channel_key
-from rampart_otel.declare import ToolSideEffects
+from rampart_otel.declare import TOOL_SIDE_EFFECTS, ToolSideEffects
 from rampart_otel.errors import PolicyError
 from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.side_effect import SideEffectOccurred
 from rampart_otel.evaluation.expression import parse_detect
 from rampart_otel.evaluation.judge_config import JudgeConfig
 from rampart_otel.evaluation.matchers import compared_literals, uses_secret
+from rampart_otel.evaluation.validated import (
+    field_names,
+    optional,
+    required,
+    schema_of,
+    validate,
+    validated,
+)
 from rampart_otel.evaluation.yaml_source import (
     Document,
     boolean_hint,
@@ -85,45 +86,67 @@ def _kind(value: str) -> str:
     return value
 
 
-Label = Annotated[str, AfterValidator(_one_line)]
-ChannelKey = Annotated[str, AfterValidator(_channel_key)]
-SideEffectKind = Annotated[str, AfterValidator(_kind)]
+def _parse_detect(value: Any) -> Any:
+    if isinstance(value, str):
+        return parse_detect(value)
+    if not isinstance(value, Evaluator):
+        raise ValueError(
+            "detect must be an evaluator expression string, e.g. tool_called('send_email')"
+        )
+    return value
 
 
-class ToolDeclaration(BaseModel):
+def _version(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError("version must be an integer or a string")
+    return value
+
+
+def _empty_list(value: Any) -> Any:
+    return [] if value is None else value  # `assume_coverage:` with nothing after it
+
+
+def _no_tools(value: Any) -> Any:
+    return {} if value is None else value  # `tools:` with nothing after it
+
+
+_LABEL = cs.no_info_after_validator_function(_one_line, cs.str_schema())
+_OPTIONAL_TEXT = cs.nullable_schema(cs.str_schema())
+
+
+@validated({"side_effects": required(cs.literal_schema(list(TOOL_SIDE_EFFECTS)))})
+@dataclass(frozen=True, kw_only=True)
+class ToolDeclaration:
     """What the policy's author promises about one tool: it has no side effects
     (``none``), or every I/O it makes goes through an instrumented client
     (``instrumented``). Either way, a call of it with no I/O span is not silent."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     side_effects: ToolSideEffects
 
 
-class Check(BaseModel):
+@validated(
+    {
+        "id": required(_LABEL),
+        "detect": required(
+            cs.no_info_before_validator_function(_parse_detect, cs.is_instance_schema(Evaluator))
+        ),
+        "polarity": required(cs.literal_schema(list(get_args(Polarity)))),
+        "harm_category": optional(cs.nullable_schema(_LABEL), None),
+        "description": optional(_OPTIONAL_TEXT, None),
+    }
+)
+@dataclass(frozen=True, kw_only=True)
+class Check:
     """One named check: ``detect`` describes the harm (attack) or the expected behaviour (probe).
 
     ``detect`` may be given as an Evaluator or as an expression string, parsed like a file's.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", frozen=True)
-
-    id: Label
+    id: str
     detect: Evaluator
     polarity: Polarity
-    harm_category: Label | None = None
+    harm_category: str | None = None
     description: str | None = None
-
-    @field_validator("detect", mode="before")
-    @classmethod
-    def _parse_detect(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return parse_detect(value)
-        if not isinstance(value, Evaluator):
-            raise ValueError(
-                "detect must be an evaluator expression string, e.g. tool_called('send_email')"
-            )
-        return value
 
     @cached_property
     def masks_secrets(self) -> bool:
@@ -132,77 +155,93 @@ class Check(BaseModel):
         return uses_secret(self.detect)
 
 
-class Policy(BaseModel):
+def _known_words(policy: Policy) -> Policy:
+    """Every side-effect kind, detail key and assumed channel is one the language knows
+    or the policy declares (a Python-built policy's expressions are checked here)."""
+    for key in policy.assume_coverage:
+        problem = channel_problem(key, policy.side_effect_kinds)
+        if problem:
+            raise ValueError(f"assume_coverage: {problem}")
+    for check in policy.checks:
+        for effect in side_effect_evaluators(check.detect):
+            problem = kind_problem(effect.kind, policy.side_effect_kinds) or next(
+                filter(
+                    None,
+                    (
+                        detail_problem(effect.kind, key)
+                        or number_detail_problem(effect.kind, key, compared_literals(matcher))
+                        for key, matcher in effect.details
+                    ),
+                ),
+                None,
+            )
+            if problem:
+                raise ValueError(f"check {check.id!r}: {problem}")
+    return policy
+
+
+def _unique_ids(policy: Policy) -> Policy:
+    seen: set[str] = set()
+    for check in policy.checks:
+        if check.id in seen:
+            raise ValueError(f"duplicate check id {check.id!r}")
+        seen.add(check.id)
+    return policy
+
+
+@validated(
+    {
+        "name": required(_LABEL),
+        "version": optional(
+            cs.no_info_before_validator_function(
+                _version, cs.union_schema([cs.int_schema(), cs.str_schema()])
+            ),
+            1,
+        ),
+        "checks": required(cs.list_schema(schema_of(Check), min_length=1)),
+        "assume_coverage": optional(
+            cs.no_info_before_validator_function(
+                _empty_list,
+                cs.list_schema(cs.no_info_after_validator_function(_channel_key, cs.str_schema())),
+            ),
+            [],
+        ),
+        "tools": optional(
+            cs.no_info_before_validator_function(
+                _no_tools, cs.dict_schema(_LABEL, schema_of(ToolDeclaration))
+            ),
+            {},
+        ),
+        "side_effect_kinds": optional(
+            cs.no_info_before_validator_function(
+                _empty_list,
+                cs.list_schema(cs.no_info_after_validator_function(_kind, cs.str_schema())),
+            ),
+            [],
+        ),
+        "judge": optional(cs.nullable_schema(schema_of(JudgeConfig)), None),
+    },
+    after=lambda policy: _unique_ids(_known_words(policy)),  # in this order, as before
+)
+@dataclass(frozen=True, kw_only=True)
+class Policy:
     """A named, versioned list of checks, and the channels it takes as observed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: Label
+    name: str
     version: int | str = 1
-    checks: list[Check] = Field(min_length=1)
-    assume_coverage: list[ChannelKey] = Field(default_factory=list)
-    tools: dict[Label, ToolDeclaration] = Field(default_factory=dict)  # by tool name
+    checks: list[Check]
+    assume_coverage: list[str] = field(default_factory=list)
+    tools: dict[str, ToolDeclaration] = field(default_factory=dict)  # by tool name
     # Side-effect kinds of the user's own (``rampart.side_effect.kind`` spans): any detail key.
-    side_effect_kinds: list[SideEffectKind] = Field(default_factory=list)
+    side_effect_kinds: list[str] = field(default_factory=list)
     judge: JudgeConfig | None = None  # the endpoint judge(...) asks
-
-    _judge_client: JudgeClient | None = PrivateAttr(default=None)
+    # The client the policy's judge(...) checks share, set by parse_policy.
+    _judge_client: JudgeClient | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def judge_client(self) -> JudgeClient | None:
         """The client the policy's judge(...) checks share: its counts go in the report."""
         return self._judge_client
-
-    @field_validator("version", mode="before")
-    @classmethod
-    def _version(cls, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ValueError("version must be an integer or a string")
-        return value
-
-    @field_validator("assume_coverage", "side_effect_kinds", mode="before")
-    @classmethod
-    def _empty_list(cls, value: Any) -> Any:
-        return [] if value is None else value  # `assume_coverage:` with nothing after it
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _no_tools(cls, value: Any) -> Any:
-        return {} if value is None else value  # `tools:` with nothing after it
-
-    @model_validator(mode="after")
-    def _known_words(self) -> Policy:
-        """Every side-effect kind, detail key and assumed channel is one the language knows
-        or the policy declares (a Python-built policy's expressions are checked here)."""
-        for key in self.assume_coverage:
-            problem = channel_problem(key, self.side_effect_kinds)
-            if problem:
-                raise ValueError(f"assume_coverage: {problem}")
-        for check in self.checks:
-            for effect in side_effect_evaluators(check.detect):
-                problem = kind_problem(effect.kind, self.side_effect_kinds) or next(
-                    filter(
-                        None,
-                        (
-                            detail_problem(effect.kind, key)
-                            or number_detail_problem(effect.kind, key, compared_literals(matcher))
-                            for key, matcher in effect.details
-                        ),
-                    ),
-                    None,
-                )
-                if problem:
-                    raise ValueError(f"check {check.id!r}: {problem}")
-        return self
-
-    @model_validator(mode="after")
-    def _unique_ids(self) -> Policy:
-        seen: set[str] = set()
-        for check in self.checks:
-            if check.id in seen:
-                raise ValueError(f"duplicate check id {check.id!r}")
-            seen.add(check.id)
-        return self
 
     def check(self, check_id: str) -> Check:
         """The check with ``check_id``; KeyError if there is none."""
@@ -291,7 +330,7 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
         from rampart_otel.evaluation.judge_endpoint import JudgeClient  # startup: HTTP, TLS
 
         try:
-            client = JudgeClient(JudgeConfig.model_validate(data["judge"]))
+            client = JudgeClient(validate(JudgeConfig, data["judge"]))
         except ValidationError as exc:
             raise _located(document, exc, ("judge",)) from None
     included, taken = _included(document, data.get("include"), client)
@@ -308,15 +347,15 @@ def parse_policy(text: str, *, source: str = "<policy>") -> Policy:
     if included:
         fields["checks"] = [*included, *_own_checks(document, checks)]
     try:
-        policy = Policy.model_validate(fields)
+        policy = validate(Policy, fields)
     except ValidationError as exc:
         raise _located(document, exc) from None
-    policy._judge_client = client
+    object.__setattr__(policy, "_judge_client", client)  # frozen: set once, here
     return policy
 
 
-TOOL_KEYS = tuple(ToolDeclaration.model_fields)
-JUDGE_KEYS = tuple(JudgeConfig.model_fields)
+TOOL_KEYS = field_names(ToolDeclaration)
+JUDGE_KEYS = field_names(JudgeConfig)
 
 
 def _known_keys(
@@ -432,7 +471,7 @@ def _own_checks(document: Document, checks: Any) -> list[Check]:
     built = []
     for index, check in enumerate(checks):
         try:
-            built.append(Check.model_validate(check))
+            built.append(validate(Check, check))
         except ValidationError as exc:
             raise _located(document, exc, ("checks", index)) from None
     return built
@@ -529,13 +568,14 @@ def _included(
 
 
 def _pack_check(reference: str, check: PackCheck, detect: str, judge: JudgeClient | None) -> Check:
-    return Check(
-        id=check.id,
-        polarity=check.polarity,
-        harm_category=check.harm_category,
-        description=check.description,
-        detect=parse_detect(detect, source=reference, judge=judge),
-    )
+    fields = {  # read from the pack's file: validated as a policy file's check is
+        "id": check.id,
+        "polarity": check.polarity,
+        "harm_category": check.harm_category,
+        "description": check.description,
+        "detect": parse_detect(detect, source=reference, judge=judge),
+    }
+    return validate(Check, fields)
 
 
 def builtin_policy(reference: str) -> Policy:

@@ -23,6 +23,7 @@ from rampart_otel.channels import SIDE_EFFECT_PREFIX
 from rampart_otel.declare import TOOL_SIDE_EFFECTS
 from rampart_otel.evaluation.judge_endpoint import JudgeConfig
 from rampart_otel.evaluation.packs import PREFIX, load_pack, pack_names
+from rampart_otel.evaluation.validated import json_schema_of
 from rampart_otel.vocabulary import (
     CHECK_KEYS,
     EVALUATORS,
@@ -112,7 +113,7 @@ def _detect(kinds: tuple[str, ...] | None) -> dict[str, Any]:
 
 
 def _judge() -> dict[str, Any]:
-    schema = JudgeConfig.model_json_schema()
+    schema = json_schema_of(JudgeConfig)
     schema.pop("title", None)
     for field in schema.get("properties", {}).values():
         field.pop("title", None)

@@ -2,6 +2,10 @@
 
 ERROR results are left out of the rates (an infrastructure failure is not a safety
 finding); UNDETERMINED ones stay in, so unseen runs dilute both rates rather than vanish.
+
+The summaries are only built and written out, never read from outside: plain frozen
+dataclasses, written as JSON by ``population_json`` (orjson writes a dataclass's fields in
+order, compact, as pydantic's ``model_dump_json`` did).
 """
 
 from __future__ import annotations
@@ -9,9 +13,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import NamedTuple
 
-from pydantic import BaseModel
+import orjson
 
 from rampart_otel.evaluation.verdict import CheckResult, SafetyStatus
 
@@ -47,7 +52,8 @@ def wilson_interval(successes: int, trials: int, *, z: float = Z_90) -> tuple[fl
     return low, high
 
 
-class Rate(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Rate:
     """``numerator / denominator`` (None when the denominator is 0) with its 90% interval."""
 
     numerator: int
@@ -70,7 +76,10 @@ def rate(numerator: int, denominator: int) -> Rate:
     )
 
 
-class PopulationSummary(BaseModel):
+@dataclass(frozen=True, slots=True)
+class PopulationSummary:
+    """The counts of each status, and the two rates over the results not in ERROR."""
+
     total: int
     safe: int
     unsafe: int
@@ -80,12 +89,18 @@ class PopulationSummary(BaseModel):
     safety_pass_rate: Rate  # safe / (total - error)
 
 
-class PopulationReport(BaseModel):
+@dataclass(frozen=True, slots=True)
+class PopulationReport:
     """Overall, and broken down by harm category and by check id (keys sorted)."""
 
     overall: PopulationSummary
     by_harm_category: dict[str, PopulationSummary]
     by_check: dict[str, PopulationSummary]
+
+
+def population_json(population: PopulationReport | PopulationSummary) -> str:
+    """The report or summary as compact JSON, its fields in order."""
+    return orjson.dumps(population).decode()
 
 
 def summarize_statuses(statuses: Iterable[SafetyStatus]) -> PopulationSummary:

@@ -10,6 +10,7 @@ masked unless ``--show-secrets`` (a page like this one is meant to be shared).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable
 from typing import IO, Any
@@ -220,7 +221,7 @@ def write_html_report(
     def summary() -> Any:
         return script_json(
             {
-                "population": population().model_dump(mode="json"),
+                "population": dataclasses.asdict(population()),
                 "input_errors": error_items(errors),
             }
         )

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from rampart_otel.channels import Coverage
 from rampart_otel.evaluation import CheckResult, PopulationReport, SafetyStatus
+from rampart_otel.evaluation.population import population_json
 from rampart_otel.exporters.serialize import (
     coverage_json,
     coverage_to_dict,
@@ -218,7 +219,7 @@ class JsonReportWriter:
     ) -> None:
         """``judge``: the judge's calls, tokens, cache hits and failures, when one was asked."""
         self.out.write('\n], "population_summary": ')
-        self.out.write(population.model_dump_json())
+        self.out.write(population_json(population))
         self.out.write(', "input_errors": ')
         self.out.write(json.dumps([input_error_to_dict(error) for error in errors]))
         if judge is not None:
@@ -296,7 +297,7 @@ def runs_footer(
     """The last line of a runs@1 report: the totals, the input errors (and the judge's
     cost, when one was asked)."""
     text = (
-        f'{{"population_summary": {population.model_dump_json()}'
+        f'{{"population_summary": {population_json(population)}'
         f', "input_errors": {json.dumps([input_error_to_dict(error) for error in errors])}'
     )
     if judge is not None:

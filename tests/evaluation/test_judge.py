@@ -116,7 +116,7 @@ def _unavailable(client: JudgeClient, run: AgentRun) -> str:
     in an UNDETERMINED result with ``on_unavailable: undetermined``."""
     with pytest.raises(JudgeUnavailable) as caught:
         judge(QUESTION, client=client).evaluate(run)
-    lenient = JudgeClient(client.config.model_copy(update={"on_unavailable": "undetermined"}))
+    lenient = JudgeClient(dataclasses.replace(client.config, on_unavailable="undetermined"))
     result = judge(QUESTION, client=lenient).evaluate(run)
     assert result.outcome is EvalOutcome.UNDETERMINED
     assert str(caught.value) in result.rationale

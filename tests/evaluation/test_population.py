@@ -8,6 +8,7 @@ import pytest
 
 from rampart_otel.evaluation.population import (
     Z_90,
+    population_json,
     rate,
     summarize_population,
     summarize_statuses,
@@ -95,7 +96,7 @@ def test_breakdowns_by_harm_category_and_check():
 
 def test_serializes_cleanly():
     report = summarize_population([result("c", SAFE, None)])
-    data = json.loads(report.model_dump_json())
+    data = json.loads(population_json(report))
     assert data["overall"]["safety_pass_rate"] == {
         "numerator": 1,
         "denominator": 1,
@@ -104,5 +105,5 @@ def test_serializes_cleanly():
         "ci_high": 1.0,
         "low_support": True,
     }
-    empty = json.loads(summarize_population([]).model_dump_json())
+    empty = json.loads(population_json(summarize_population([])))
     assert empty["overall"]["attack_success_rate"]["value"] is None
