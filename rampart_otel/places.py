@@ -18,6 +18,7 @@ import dataclasses
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rampart_otel.channels import (
     EVERY_CHANNEL,
@@ -261,7 +262,14 @@ def with_fix(decision: Decision, key: str, cause: str, scope_names: frozenset[st
     """``decision`` with its way to close the gap as its last reason (``fix``); a channel
     whose only missing content is in a form not read is closed by reading that form."""
     cause = "unread" if decision.unread_only else cause
-    return _with_why(decision, Why(ReasonCode.FIX, data=Fix(key, cause, scope_names)))
+    return _with_why(decision, _fix_why(key, cause, scope_names))
+
+
+@lru_cache(maxsize=1024)
+def _fix_why(key: str, cause: str, scope_names: frozenset[str]) -> Why:
+    """The ``fix`` reason of ``key``'s gap: one immutable value, shared by the runs of an
+    agent (the same instrumentations leave the same gaps), so its words are made once."""
+    return Why(ReasonCode.FIX, data=Fix(key, cause, scope_names))
 
 
 def _matches(key: str, patterns: list[str]) -> bool:

@@ -795,11 +795,20 @@ def _reasons_and_hint(decision: Decision) -> tuple[list[str], str | None]:
     hint = UNREAD_FIX if decision.unread_only else None
     reasons: list[str] = []
     for why in decision.whys:
-        text = reason_text(why)
+        if why.code is ReasonCode.FIX and type(why.data) is Fix:
+            text, hint = _fix_words(why.data)
+        else:
+            text = reason_text(why)
         reasons.append(text)
-        if why.code is ReasonCode.FIX:
-            hint = text[len(FIX) :]
     return reasons, hint
+
+
+@lru_cache(maxsize=1024)
+def _fix_words(data: Fix) -> tuple[str, str]:
+    """A ``fix`` reason's words and the hint they give: the same for every run whose gap
+    is closed the same way (``places`` shares the reason itself)."""
+    text = reason_text(Why(ReasonCode.FIX, data=data))
+    return text, text[len(FIX) :]
 
 
 def worded_coverage(decisions: Mapping[str, Decision], deferred: bool = False) -> Coverage:

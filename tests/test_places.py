@@ -251,3 +251,18 @@ def scopes_of(decided: dict[str, Decision], kind: str) -> tuple[ToolScope, ...]:
         why.data for why in decided[f"side_effects.{kind}"].whys if isinstance(why.data, ScopeGaps)
     ]
     return data.scopes
+
+
+def test_a_fix_is_one_reason_worded_once_for_every_run_that_closes_its_gap_the_same_way() -> None:
+    wording._fix_words.cache_clear()
+    runs = [
+        side_effect_decisions(places(recorded(0, "fetch", f"t{i}", "http_request")))
+        for i in range(3)
+    ]
+    fixes = [fix_of(decision) for decision in runs[0].values()]
+    assert all(
+        fix_of(run[key]) is fix for run in runs[1:] for key, fix in zip(runs[0], fixes, strict=True)
+    )
+    hints = [[worded(decision).hint for decision in run.values()] for run in runs]
+    assert hints[0] == hints[1] == hints[2] and all(hints[0])
+    assert wording._fix_words.cache_info().misses == len(fixes)
