@@ -190,33 +190,47 @@ class _Gaps:
     same scopes share one tuple (and its span ids), so what is made of it (its words:
     ``wording.scope_gaps``) is made once for them all."""
 
-    __slots__ = ("_found", "_ids", "scopes")
+    __slots__ = ("_found", "_ids", "_marked", "_unmarked", "scopes")
 
     def __init__(self, scopes: Sequence[ToolScope]) -> None:
         self.scopes = scopes
         self._found: dict[str, tuple[ToolScope, ...]] = {}
         self._ids: dict[int, tuple[str, ...]] = {}  # id of a found tuple (kept here) → ids
+        # The kinds a scope tells apart (recorded, attested or exempt there; HTTP where a
+        # destination was handed): every other kind has the same places, found once.
+        self._marked = {k for s in scopes for k in (*s.kinds, *s.attested, *s.exempt_kinds)}
+        if any(scope.unmet for scope in scopes):
+            self._marked.add(HTTP_KIND)
+        self._unmarked: tuple[ToolScope, ...] | None = None
 
     def of(self, kind: str) -> tuple[ToolScope, ...]:
         found = self._found.get(kind)
+        if found is None and kind not in self._marked:
+            found = self._unmarked
+            if found is None:
+                found = self._unmarked = self._unproven(kind)
+            self._found[kind] = found
         if found is None:
-            found = tuple(
-                [
-                    scope
-                    for scope in self.scopes
-                    if (
-                        scope.state is ScopeState.SILENT
-                        and not (scope.kinds or scope.attested or scope.exempt_kinds)
-                    )
-                    or place(scope, kind) in UNPROVEN_PLACES
-                ]
-            )  # a silent call with nothing of any kind to vouch for it: silent for every kind
+            found = self._unproven(kind)
             for earlier in self._found.values():
                 if len(earlier) == len(found) and all(map(operator.is_, earlier, found)):
                     found = earlier
                     break
             self._found[kind] = found
         return found
+
+    def _unproven(self, kind: str) -> tuple[ToolScope, ...]:
+        return tuple(
+            [
+                scope
+                for scope in self.scopes
+                if (
+                    scope.state is ScopeState.SILENT
+                    and not (scope.kinds or scope.attested or scope.exempt_kinds)
+                )
+                or place(scope, kind) in UNPROVEN_PLACES
+            ]
+        )  # a silent call with nothing of any kind to vouch for it: silent for every kind
 
     def span_ids(self, found: tuple[ToolScope, ...]) -> tuple[str, ...]:
         """The execution span ids of ``found`` (a tuple ``of`` gave)."""
