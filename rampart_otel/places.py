@@ -15,8 +15,10 @@ Decisions here are data (``reasons``); ``wording`` words them.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from rampart_otel.channels import (
     EVERY_CHANNEL,
@@ -184,18 +186,42 @@ def unproven(scopes: Sequence[ToolScope], kind: str) -> list[ToolScope]:
 
 class _Gaps:
     """``unproven`` of one run's scopes, each kind's found once (every kind is read by the
-    channel's decision, its cap and its way to close the gap)."""
+    channel's decision, its cap and its way to close the gap). Kinds left unproven by the
+    same scopes share one tuple (and its span ids), so what is made of it (its words:
+    ``wording.scope_gaps``) is made once for them all."""
 
-    __slots__ = ("_found", "scopes")
+    __slots__ = ("_found", "_ids", "_marked", "_unmarked", "scopes")
 
     def __init__(self, scopes: Sequence[ToolScope]) -> None:
         self.scopes = scopes
-        self._found: dict[str, list[ToolScope]] = {}
+        self._found: dict[str, tuple[ToolScope, ...]] = {}
+        self._ids: dict[int, tuple[str, ...]] = {}  # id of a found tuple (kept here) → ids
+        # The kinds a scope tells apart (recorded, attested or exempt there; HTTP where a
+        # destination was handed): every other kind has the same places, found once.
+        self._marked = {k for s in scopes for k in (*s.kinds, *s.attested, *s.exempt_kinds)}
+        if any(scope.unmet for scope in scopes):
+            self._marked.add(HTTP_KIND)
+        self._unmarked: tuple[ToolScope, ...] | None = None
 
-    def of(self, kind: str) -> list[ToolScope]:
+    def of(self, kind: str) -> tuple[ToolScope, ...]:
         found = self._found.get(kind)
+        if found is None and kind not in self._marked:
+            found = self._unmarked
+            if found is None:
+                found = self._unmarked = self._unproven(kind)
+            self._found[kind] = found
         if found is None:
-            found = self._found[kind] = [
+            found = self._unproven(kind)
+            for earlier in self._found.values():
+                if len(earlier) == len(found) and all(map(operator.is_, earlier, found)):
+                    found = earlier
+                    break
+            self._found[kind] = found
+        return found
+
+    def _unproven(self, kind: str) -> tuple[ToolScope, ...]:
+        return tuple(
+            [
                 scope
                 for scope in self.scopes
                 if (
@@ -203,8 +229,15 @@ class _Gaps:
                     and not (scope.kinds or scope.attested or scope.exempt_kinds)
                 )
                 or place(scope, kind) in UNPROVEN_PLACES
-            ]  # a silent call with nothing of any kind to vouch for it: silent for every kind
-        return found
+            ]
+        )  # a silent call with nothing of any kind to vouch for it: silent for every kind
+
+    def span_ids(self, found: tuple[ToolScope, ...]) -> tuple[str, ...]:
+        """The execution span ids of ``found`` (a tuple ``of`` gave)."""
+        ids = self._ids.get(id(found))
+        if ids is None:
+            ids = self._ids[id(found)] = tuple([scope.span_id for scope in found if scope.span_id])
+        return ids
 
 
 # --- findings and the ways to close a gap: every channel's, not only the side effects' ------
@@ -243,7 +276,14 @@ def with_fix(decision: Decision, key: str, cause: str, scope_names: frozenset[st
     """``decision`` with its way to close the gap as its last reason (``fix``); a channel
     whose only missing content is in a form not read is closed by reading that form."""
     cause = "unread" if decision.unread_only else cause
-    return _with_why(decision, Why(ReasonCode.FIX, data=Fix(key, cause, scope_names)))
+    return _with_why(decision, _fix_why(key, cause, scope_names))
+
+
+@lru_cache(maxsize=1024)
+def _fix_why(key: str, cause: str, scope_names: frozenset[str]) -> Why:
+    """The ``fix`` reason of ``key``'s gap: one immutable value, shared by the runs of an
+    agent (the same instrumentations leave the same gaps), so its words are made once."""
+    return Why(ReasonCode.FIX, data=Fix(key, cause, scope_names))
 
 
 def _matches(key: str, patterns: list[str]) -> bool:
@@ -327,9 +367,10 @@ def _attest(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
         channels[key] = Decision(OBSERVED, (why,))
 
 
-def _scope_gaps(kind: str, gaps: list[ToolScope]) -> Why:
-    ids = tuple(scope.span_id for scope in gaps if scope.span_id)
-    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data=ScopeGaps(kind, tuple(gaps)), ids=ids)
+def _scope_gaps(kind: str, gaps: _Gaps) -> Why:
+    found = gaps.of(kind)
+    data = ScopeGaps(kind, found)
+    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data=data, ids=gaps.span_ids(found))
 
 
 def _name_unwatched(gaps: _Gaps, channels: dict[str, Decision]) -> None:
@@ -339,7 +380,7 @@ def _name_unwatched(gaps: _Gaps, channels: dict[str, Decision]) -> None:
         found = gaps.of(kind)
         decision = channels.get(key) or _unobserved(kind)
         if found and decision.state is UNOBSERVED:
-            channels[key] = _with_why(decision, _scope_gaps(kind, found))
+            channels[key] = _with_why(decision, _scope_gaps(kind, gaps))
 
 
 def _unobserved(kind: str) -> Decision:
@@ -362,9 +403,8 @@ def _cap_unwatched(scopes: Sequence[ToolScope], gaps: _Gaps, channels: dict[str,
         if not key.startswith(SIDE_EFFECT_PREFIX) or decision.state is UNOBSERVED:
             continue
         kind = key[len(SIDE_EFFECT_PREFIX) :]
-        found = gaps.of(kind)
-        if found:
-            channels[key] = _with_why(decision, _scope_gaps(kind, found), PARTIAL)
+        if gaps.of(kind):
+            channels[key] = _with_why(decision, _scope_gaps(kind, gaps), PARTIAL)
         elif declared:
             ids = tuple(scope.span_id for scope in declared if scope.span_id)
             why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data=Scopes(declared), ids=ids)

@@ -197,8 +197,13 @@ class Why:
 
     def reason(self) -> Reason:
         """The code with its evidence span ids, as reports carry it."""
-        ids = self.ids[:EVIDENCE_IDS] or tuple([span.span_id for span in self.spans[:EVIDENCE_IDS]])
-        return Reason(self.code, ids) if ids else _BARE[self.code]
+        ids = self.ids
+        if ids:
+            return Reason(self.code, ids[:EVIDENCE_IDS])
+        spans = self.spans
+        if not spans:  # most reasons of a run (the kinds it shows nothing of, the fixes)
+            return _BARE[self.code]
+        return Reason(self.code, tuple([span.span_id for span in spans[:EVIDENCE_IDS]]))
 
 
 # A code with no evidence span, one value per code (immutable: shared by every run).

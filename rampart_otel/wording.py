@@ -12,7 +12,7 @@ these helpers, with trace text passed through ``safe_text`` and lists cut after 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import TypeVar
@@ -167,9 +167,47 @@ def counted(items: list, noun: str) -> str:
     return f"{len(items)} {noun}" + ("" if len(items) == 1 else "s")
 
 
-def scope_gaps(kind: str, scopes: list[ToolScope]) -> str:
+def scope_gaps(kind: str, scopes: Sequence[ToolScope]) -> str:
     """Why ``side_effects.<kind>`` is unproven: the tool calls whose place for the kind was
     not watched, each with the way to close the gap."""
+    around = _around_kind(scopes, kind)
+    if around is not None:
+        return kind.join(around)
+    return _scope_gaps(kind, scopes)
+
+
+# Where ``_around_kind`` has ``_scope_gaps`` write the kind, to cut its words there: a text
+# no reason holds (``safe_text`` drops controls; span ids are checked).
+_KIND_SLOT = "\x00kind\x00"
+# Scopes (the tuple a run's kinds share, ``places._Gaps``) → (the scopes, the kinds their
+# places tell apart, their words cut where the kind goes): by identity, each entry holding
+# its scopes so that no other tuple can take their id while it is kept.
+_AROUND: dict[int, tuple[Sequence[ToolScope], frozenset[str], list[str] | None]] = {}
+_AROUND_KEPT = 256
+
+
+def _around_kind(scopes: Sequence[ToolScope], kind: str) -> list[str] | None:
+    """``_scope_gaps(kind, scopes)`` cut where the kind goes, when its words depend on the
+    kind only there: no scope recorded, attested or is exempt for ``kind`` (nor was handed
+    a destination, for HTTP), so each place is what it is for any such kind. A run's
+    unproven kinds share their scopes (``places._Gaps``): worded once for all of them."""
+    if type(scopes) is not tuple:
+        return None
+    found = _AROUND.get(id(scopes))
+    if found is None or found[0] is not scopes:
+        marked = {k for s in scopes for k in (*s.kinds, *s.attested, *s.exempt_kinds)}
+        if any(s.unmet for s in scopes):
+            marked.add(HTTP_KIND)
+        around = None
+        if not any(_KIND_SLOT in (s.span_id or "") for s in scopes):
+            around = _scope_gaps(_KIND_SLOT, scopes).split(_KIND_SLOT)
+        if len(_AROUND) >= _AROUND_KEPT:
+            _AROUND.clear()
+        found = _AROUND[id(scopes)] = (scopes, frozenset(marked), around)
+    return None if kind in found[1] else found[2]
+
+
+def _scope_gaps(kind: str, scopes: Sequence[ToolScope]) -> str:
     # One pass, each place read once (a run's scope gaps are worded for every kind).
     silent: list[ToolScope] = []
     other_kinds: list[ToolScope] = []
@@ -757,11 +795,20 @@ def _reasons_and_hint(decision: Decision) -> tuple[list[str], str | None]:
     hint = UNREAD_FIX if decision.unread_only else None
     reasons: list[str] = []
     for why in decision.whys:
-        text = reason_text(why)
+        if why.code is ReasonCode.FIX and type(why.data) is Fix:
+            text, hint = _fix_words(why.data)
+        else:
+            text = reason_text(why)
         reasons.append(text)
-        if why.code is ReasonCode.FIX:
-            hint = text[len(FIX) :]
     return reasons, hint
+
+
+@lru_cache(maxsize=1024)
+def _fix_words(data: Fix) -> tuple[str, str]:
+    """A ``fix`` reason's words and the hint they give: the same for every run whose gap
+    is closed the same way (``places`` shares the reason itself)."""
+    text = reason_text(Why(ReasonCode.FIX, data=data))
+    return text, text[len(FIX) :]
 
 
 def worded_coverage(decisions: Mapping[str, Decision], deferred: bool = False) -> Coverage:
@@ -1130,7 +1177,7 @@ _WORDS: dict[ReasonCode, Callable[[Why], str]] = {
         Service, lambda why, data: "also " + _declared_by(why, data)
     ),
     ReasonCode.SIDE_EFFECT_SCOPE_GAPS: _typed(
-        ScopeGaps, lambda _, data: scope_gaps(data.kind, list(data.scopes))
+        ScopeGaps, lambda _, data: scope_gaps(data.kind, data.scopes)
     ),
     ReasonCode.SIDE_EFFECT_SCOPES_DECLARED: _typed(
         Scopes, lambda _, data: declared_scopes(list(data.scopes))

@@ -7,9 +7,11 @@ reports yet: a call handed to a remote agent, an agent the framework ran as a to
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from rampart_otel import places as places_module
+from rampart_otel import wording
 from rampart_otel.channels import OBSERVED, PARTIAL, UNOBSERVED, ReasonCode
 from rampart_otel.model import (
     MCP_SERVER,
@@ -22,7 +24,7 @@ from rampart_otel.model import (
     ToolScope,
 )
 from rampart_otel.places import place, side_effect_decisions, unproven
-from rampart_otel.reasons import Decision, Fix
+from rampart_otel.reasons import Decision, Fix, ScopeGaps
 from rampart_otel.wording import REMOTE_AGENT_FIX, REMOTE_FIX, worded
 
 HTTP, DB = "side_effects.http_request", "side_effects.db_query"
@@ -203,3 +205,64 @@ def test_each_place_is_read_at_most_once_per_kind(monkeypatch) -> None:  # type:
     # must tell their place apart (the gaps, and the fix's cause of a partial channel).
     assert len(reads) <= 2 * 2 * len(kinds)
     assert all(unproven(silent, kind) == silent for kind in kinds)
+
+
+def test_the_scope_gaps_of_a_run_are_worded_once_for_the_kinds_that_share_them(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """Kinds no scope tells apart share one tuple of unproven calls, and its words are made
+    once and the kind put in its places: the same words as made for each kind alone."""
+    made: list[str] = []
+    real = wording._scope_gaps
+
+    def counted(kind: str, scopes: Sequence[ToolScope]) -> str:
+        made.append(kind)
+        return real(kind, scopes)
+
+    monkeypatch.setattr(wording, "_scope_gaps", counted)
+    unmet = replace(
+        recorded(2, "send", "u", "http_request"), unmet=(Destination("url", "x.example"),)
+    )
+    runs = [
+        [ToolScope(i, f"tool{i}", ScopeState.SILENT, span_id=f"s{i}") for i in range(4)],
+        [recorded(0, "fetch", "f", "http_request", "db_query"), remote_agent(1, "ask", "r")],
+        [ToolScope(0, "run", ScopeState.SILENT, exempt_kinds=("*",), span_id="e"), unmet],
+        [ToolScope(0, "w", ScopeState.SILENT, attested=("file_write",)),
+         recorded(1, "q", "q", "db_query")],
+    ]  # fmt: skip
+    for scopes in runs:
+        made.clear()
+        decided = side_effect_decisions(places(*scopes))
+        worded_gaps = {
+            (why.data.kind, reason)
+            for decision in decided.values()
+            for why, reason in zip(decision.whys, worded(decision).reasons, strict=True)
+            if isinstance(why.data, ScopeGaps)
+        }
+        assert worded_gaps
+        assert all(reason == real(kind, scopes_of(decided, kind)) for kind, reason in worded_gaps)
+        # Once for the kinds no scope marks, once more for each kind a scope does.
+        marked = {k for s in scopes for k in (*s.kinds, *s.attested, *s.exempt_kinds)}
+        assert len(made) <= 1 + len(marked) + 1
+
+
+def scopes_of(decided: dict[str, Decision], kind: str) -> tuple[ToolScope, ...]:
+    (data,) = [
+        why.data for why in decided[f"side_effects.{kind}"].whys if isinstance(why.data, ScopeGaps)
+    ]
+    return data.scopes
+
+
+def test_a_fix_is_one_reason_worded_once_for_every_run_that_closes_its_gap_the_same_way() -> None:
+    wording._fix_words.cache_clear()
+    runs = [
+        side_effect_decisions(places(recorded(0, "fetch", f"t{i}", "http_request")))
+        for i in range(3)
+    ]
+    fixes = [fix_of(decision) for decision in runs[0].values()]
+    assert all(
+        fix_of(run[key]) is fix for run in runs[1:] for key, fix in zip(runs[0], fixes, strict=True)
+    )
+    hints = [[worded(decision).hint for decision in run.values()] for run in runs]
+    assert hints[0] == hints[1] == hints[2] and all(hints[0])
+    assert wording._fix_words.cache_info().misses == len(fixes)

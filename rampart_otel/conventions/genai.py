@@ -347,8 +347,9 @@ def input_history(span: Span) -> History:
     for raw in contents(span, INPUT_MESSAGES):
         if not isinstance(raw, str) or _may_hold_call_content(raw):
             for message in _messages(raw) or ():
-                hand_backs.update(_hand_backs(message))
-                for part in _parts(message):
+                parts = _parts(message)
+                hand_backs.update(_hand_backs(parts))
+                for part in parts:
                     _history_part(part, arguments, results)
                     if part.get("type") == "tool_call" and as_str(part.get("id")):
                         name = as_str(part.get("name"))
@@ -373,15 +374,18 @@ def input_history(span: Span) -> History:
     return History(arguments, results, names)
 
 
-def _hand_backs(message: dict[str, Any]) -> list[str]:
-    """The ids of the hand-back calls in an assistant message that langgraph-supervisor
-    wrote itself (``handoffs.is_hand_back``: its exact text and tool name)."""
-    parts = _parts(message)
+def _hand_backs(parts: list[dict[str, Any]]) -> list[str]:
+    """The ids of the hand-back calls in an assistant message (its ``parts``) that
+    langgraph-supervisor wrote itself (``handoffs.is_hand_back``: its exact text and tool
+    name)."""
+    calls = [part for part in parts if part.get("type") == "tool_call"]
+    if not calls:  # most messages: no text to join
+        return []
     text = "".join(str(p.get("content")) for p in parts if p.get("type") == "text")
     return [
         as_str(part.get("id")) or ""
-        for part in parts
-        if part.get("type") == "tool_call" and handoffs.is_hand_back(as_str(part.get("name")), text)
+        for part in calls
+        if handoffs.is_hand_back(as_str(part.get("name")), text)
     ]
 
 

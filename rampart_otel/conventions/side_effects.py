@@ -18,7 +18,8 @@ Whether a side effect belongs to the agent (not the model's transport) is normal
 
 from __future__ import annotations
 
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import ada_url
@@ -128,7 +129,7 @@ MODEL_API_PATHS = ("/chat/completions", "/responses", "/messages", ":generatecon
 def model_api_request(details: dict[str, Any]) -> bool:
     """An HTTP request to a model API's inference path (``http_details``)."""
     url = details.get("url")
-    parts = _split(url) if isinstance(url, str) else None
+    parts = _url_parts(url) if isinstance(url, str) else None
     path = (parts.path if parts is not None else "").lower().rstrip("/")
     return path.endswith(MODEL_API_PATHS) or ":streamgeneratecontent" in path
 
@@ -165,10 +166,10 @@ def same_endpoint(a: Endpoint, b: Endpoint) -> bool:
 
 
 def _url_endpoint(url: str | None) -> Endpoint | None:
-    parts = _split(url)
+    parts = _url_parts(url)
     if parts is None or not parts.hostname:
         return None
-    return parts.hostname.lower(), _url_port(parts)
+    return parts.hostname.lower(), parts.port
 
 
 def custom_side_effect(span: Span) -> SideEffectDetails | None:
@@ -201,27 +202,27 @@ def http_details(span: Span, derived: Derived) -> dict[str, Any]:
         url = _compose_url(attrs)
         if url is not None:
             derived["url"] = ", ".join(_present(attrs, *_COMPOSED_FROM))
-    parts = _split(url)
+    parts = _url_parts(url)
     source = url_key or derived.get("url", "")
     host = as_str(_first(attrs, "server.address", "net.peer.name"))
-    client = _client_url(url) if url_key else None  # the URL as a client resolves it
+    client = _client_host(url) if url_key else None  # the URL as a client resolves it
     if host is None:
         host = _host_only(as_str(attrs.get("http.host")))
         if host:
             derived["host"] = "http.host"
-        elif client is not None and client.hostname:
+        elif client is not None:
             host, derived["host"] = client.hostname.strip("[]"), source
         elif parts is not None and parts.hostname:
             host, derived["host"] = parts.hostname, source
         else:
             host = None
     port = _int(_first(attrs, "server.port", "net.peer.port"))
-    if port is None and client is not None and client.hostname:
-        port = int(client.port) if client.port else _DEFAULT_PORTS.get(client.protocol[:-1])
+    if port is None and client is not None:
+        port = client.port
         if port is not None:
             derived["port"] = source
     elif port is None and parts is not None:
-        port = _url_port(parts)
+        port = parts.port
         if port is not None:
             derived["port"] = source
     path = as_str(attrs.get("url.path"))
@@ -255,25 +256,74 @@ def _recorded_body(attrs: dict[str, Any]) -> str | None:
     return "" if size == 0 and not isinstance(size, bool) else None
 
 
-def _client_url(url: str | None) -> Any:
+class _ClientHost(NamedTuple):
+    """Where a client sends a request for a URL (``_client_host``)."""
+
+    hostname: str  # never empty
+    port: int | None  # the URL's, else its scheme's default
+
+
+class _UrlParts(NamedTuple):
+    """A URL as Python's ``urlsplit`` reads it (``_url_parts``)."""
+
+    hostname: str | None
+    port: int | None  # the URL's, else its scheme's default (``_url_port``)
+    path: str
+    netloc: str
+
+
+# A URL is read once however many spans name it (a run's requests to its model's API, to
+# the same few services): its readings are kept for so many URLs, up to so long a text.
+_URLS_KEPT, _URL_KEPT_CHARS = 4096, 2048
+
+
+def _client_host(url: str | None) -> _ClientHost | None:
     """The URL as clients resolve it: the WHATWG URL Standard (browsers, Node's fetch; for
     a URL like ``http://127.0.0.2:37987\\@localhost/`` urllib3 and requests agree: host
-    127.0.0.2), by Ada; None when it is no valid URL there."""
+    127.0.0.2), by Ada; None when it is no valid URL there, or names no host."""
     if not url:
         return None
+    return _kept_client_host(url) if len(url) <= _URL_KEPT_CHARS else _read_client_host(url)
+
+
+def _read_client_host(url: str) -> _ClientHost | None:
     try:
-        return ada_url.URL(url)
+        client = ada_url.URL(url)
     except ValueError:
         return None
+    if not client.hostname:
+        return None
+    port = int(client.port) if client.port else _DEFAULT_PORTS.get(client.protocol[:-1])
+    return _ClientHost(client.hostname, port)
 
 
-def _readings(host: str | None, client: Any, parts: Any) -> str | None:
+_kept_client_host = lru_cache(maxsize=_URLS_KEPT)(_read_client_host)
+
+
+def _url_parts(url: str | None) -> _UrlParts | None:
+    """``urlsplit``'s reading of ``url``; None when it is none or no URL there."""
+    if not url:
+        return None
+    return _kept_url_parts(url) if len(url) <= _URL_KEPT_CHARS else _read_url_parts(url)
+
+
+def _read_url_parts(url: str) -> _UrlParts | None:
+    parts = _split(url)
+    if parts is None:
+        return None
+    return _UrlParts(parts.hostname, _url_port(parts), parts.path, parts.netloc)
+
+
+_kept_url_parts = lru_cache(maxsize=_URLS_KEPT)(_read_url_parts)
+
+
+def _readings(host: str | None, client: _ClientHost | None, parts: _UrlParts | None) -> str | None:
     """``host``, ambiguous (``model.Ambiguous``) when the span's URL names another host
     to another parser: the WHATWG reading, Python's ``urlsplit``'s, the span's own."""
     if host is None:
         return None
     readings = [host]
-    if client is not None and client.hostname:
+    if client is not None:
         readings.append(client.hostname.strip("[]").lower())
     if parts is not None and parts.hostname:
         readings.append(parts.hostname.lower())
@@ -281,7 +331,7 @@ def _readings(host: str | None, client: Any, parts: Any) -> str | None:
     return host if len(distinct) == 1 else Ambiguous(host, distinct)
 
 
-def _url_path(url_key: str | None, parts: Any, target: str | None) -> str | None:
+def _url_path(url_key: str | None, parts: _UrlParts | None, target: str | None) -> str | None:
     """The path of a recorded URL ('/' for none), else of the recorded request target."""
     if url_key is not None:
         return (parts.path or "/") if parts is not None and parts.netloc else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from typing import IO, Any
 
 from rampart_otel.channels import Coverage
@@ -137,6 +138,20 @@ class JsonReportWriter:
 
     def entry(self, result: CheckResult) -> str:
         """The result's entry, as ``add`` writes it (without the separator before it)."""
+        parts: list[str] = []
+        self._entry_parts(result, parts)
+        return "".join(parts)
+
+    def entries(self, results: Sequence[CheckResult]) -> str:
+        """The results' entries, each after ``",\n"`` as ``add`` writes it: joined once (a
+        run's entries each repeat its coverage, the most of a report's bytes)."""
+        parts: list[str] = []
+        for result in results:
+            parts.append(",\n")
+            self._entry_parts(result, parts)
+        return "".join(parts)
+
+    def _entry_parts(self, result: CheckResult, parts: list[str]) -> None:
         level = result.observability_level
         coverage = result.coverage
         run_key = (
@@ -177,7 +192,7 @@ class JsonReportWriter:
         operands = result.undetermined_operands
         assumed = result.assumed_channels
         error = result.error
-        return "".join(
+        parts.extend(
             (
                 self._run_head,
                 check[0],

@@ -189,8 +189,7 @@ class JsonReportSink:
         results = scored.results
         if not results:
             return "", 0
-        entry = self._renderer.entry
-        return ",\n" + ",\n".join([entry(result) for result in results]), len(results)
+        return self._renderer.entries(results), len(results)
 
     def write(self, batch: Sequence[tuple[str, int]]) -> None:
         for text, count in batch:

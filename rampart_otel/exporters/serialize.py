@@ -17,6 +17,7 @@ from rampart_otel.channels import (
     ChannelState,
     Coverage,
     CoverageSource,
+    Reason,
     ReasonCode,
 )
 from rampart_otel.conventions.side_effects import unrecorded_payload
@@ -132,15 +133,21 @@ _STATE_OPENS = {state: f': {{"state": {_encode_str(state.value)}, ' for state in
 _SOURCES = {source: f'"source": {_encode_str(source.value)}, ' for source in CoverageSource}
 
 
+# A reason code with no span (most of a run's: each fix, each kind no span showed), whole.
+_BARE_CODES = {code: f"{opening}]}}" for code, opening in _CODE_OPENS.items()}
+
+
+def _reason_code_json(reason: Reason) -> str:
+    if not reason.span_ids:
+        return _BARE_CODES[reason.code]
+    return f"{_CODE_OPENS[reason.code]}{', '.join([_encode_str(i) for i in reason.span_ids])}]}}"
+
+
 def _channel_json(key: str, channel: ChannelCoverage) -> str:
-    hint = "" if channel.hint is None else f', "hint": {_encode_str(channel.hint)}'
-    codes = ", ".join(
-        [
-            f"{_CODE_OPENS[reason.code]}{', '.join([_encode_str(i) for i in reason.span_ids])}]}}"
-            for reason in channel.codes
-        ]
-    )
-    reasons = ", ".join([_encode_str(reason) for reason in channel.reasons])
+    reasons_in_words, hint_words = channel.reasons, channel.hint  # each read once: properties
+    hint = "" if hint_words is None else f', "hint": {_encode_str(hint_words)}'
+    codes = ", ".join([_reason_code_json(reason) for reason in channel.codes])
+    reasons = ", ".join([_encode_str(reason) for reason in reasons_in_words])
     return (
         f"{_encode_str(key)}{_STATE_OPENS[channel.state]}{_SOURCES[channel.source]}"
         f'"reasons": [{reasons}]{hint}, "reason_codes": [{codes}]}}'

@@ -518,17 +518,25 @@ def _classify(span: Span) -> SpanReading:
     message history is read here too, once (the stitcher and the tool calls use it)."""
     readers = _span_readers(span)
     reading = _understood(span, _read(span, readers[0], readers[1]))
+    # The last three fields made here, in one construction (``_replace`` costs one each).
     if reading.model:
-        return reading._replace(endpoints=(model_endpoint(span),), input_readers=readers[2])
+        return _reading((*reading[:_READ], (model_endpoint(span),), False, readers[2]))
     effects = reading.effects
-    if effects:
-        endpoints = tuple(request_endpoint(kind, details, span) for kind, details, *_ in effects)
-        reading = reading._replace(endpoints=endpoints)
-    if reading.agent:
-        reading = reading._replace(input_readers=readers[2])
-    if reading.execution is not None and mcp.runs_elsewhere(span):
-        reading = reading._replace(runs_elsewhere=True)
+    endpoints = (
+        tuple([request_endpoint(kind, details, span) for kind, details, *_ in effects])
+        if effects
+        else ()
+    )
+    elsewhere = reading.execution is not None and mcp.runs_elsewhere(span)
+    input_readers = readers[2] if reading.agent else ()
+    if endpoints or elsewhere or input_readers:
+        return _reading((*reading[:_READ], endpoints, elsewhere, input_readers))
     return reading
+
+
+# The fields ``_read`` fills (the rest, ``endpoints`` on, are ``_classify``'s).
+_READ = SpanReading._fields.index("endpoints")
+_reading = SpanReading._make
 
 
 def _understood(span: Span, reading: SpanReading) -> SpanReading:

@@ -419,3 +419,37 @@ def test_messaging_publish_read_from_the_recorded_pika_spans() -> None:
     assert {kind for kind, _ in found} == {"message_publish"}
     assert {details["destination"] for _, details in found} == {"weather.updates", "notes.export"}
     assert {details["system"] for _, details in found} == {"rabbitmq"}
+
+
+def test_a_url_is_read_once_however_many_requests_name_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each parser reads a URL once (a run's requests to its model's API name one URL);
+    the details are the same each time, and a long URL is read each time, never kept."""
+    from rampart_otel.conventions import side_effects as module
+
+    module._kept_client_host.cache_clear()
+    module._kept_url_parts.cache_clear()
+    parsed: list[str] = []
+    real_url, real_split = module.ada_url.URL, module.urlsplit
+
+    def counted_url(url: str):  # type: ignore[no-untyped-def]
+        parsed.append(url)
+        return real_url(url)
+
+    def counted_split(url: str):  # type: ignore[no-untyped-def]
+        parsed.append(url)
+        return real_split(url)
+
+    monkeypatch.setattr(module.ada_url, "URL", counted_url)
+    monkeypatch.setattr(module, "urlsplit", counted_split)
+    url = "https://Api.Example.com:8443/v1/chat/completions?stream=false"
+    long_url = "https://api.example.com/" + "x" * module._URL_KEPT_CHARS
+    for _ in range(3):
+        for where in (url, long_url):
+            _, details = only(span("POST", {"http.request.method": "POST", "url.full": where},
+                                   kind="CLIENT"))  # fmt: skip
+            assert (details["host"], details["port"]) == (
+                "api.example.com",
+                8443 if where == url else 443,
+            )
+    assert parsed.count(url) == 2  # once by each parser
+    assert parsed.count(long_url) == 2 * 3

@@ -48,6 +48,9 @@ def test_the_streamed_report_equals_the_plain_serializer_on_every_sample() -> No
     for line, result in zip(out.getvalue().splitlines()[1:], results, strict=False):
         assert line.rstrip(",") == json.dumps(jsonable(check_result_to_dict(result)))
     assert document["input_errors"] == [{"location": "x.jsonl:1", "message": "bad line"}]
+    # A run's entries joined at once are the entries ``add`` writes one by one.
+    joined = JsonReportWriter(io.StringIO()).entries(results)
+    assert joined == "".join(",\n" + JsonReportWriter(io.StringIO()).entry(r) for r in results)
 
 
 def test_stored_documents_are_the_report_entries_with_revision_and_policy_on_every_sample():
