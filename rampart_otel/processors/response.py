@@ -27,21 +27,7 @@ def final_response(run: ClassifiedRun, calls: ToolCalls) -> Answer:
     A model span's text is kept once per model call: not when a layer of its call, or a
     model span above it in its call (``ToolCalls.model_above``), gave it."""
     views = run.records
-    texts: list[tuple[int, str, SpanRecord]] = []  # (end time, text, span record)
-    spoken: dict[str, str] = {}  # model span id → its text, in ``texts``
-    for view in views:
-        output = view.output
-        if output is None or not output.text_captured or not output.text:
-            continue
-        span_id = view.span.span_id
-        if view.model and any(
-            (said := spoken.get(other)) is not None
-            and (other in view.layers or said == output.text)
-            for other in fellows_above(run, view, calls)
-        ):
-            continue  # another layer of the same model call gave this text
-        spoken[span_id] = output.text
-        texts.append((_end(view), output.text, view))
+    texts = said_texts(run, calls)
     top_agents = [view for view in views if view.agent and not view.under_agent]
     final: tuple[str, SpanRecord] | None = None
     for position, view in enumerate(top_agents):
@@ -87,18 +73,75 @@ def final_response(run: ClassifiedRun, calls: ToolCalls) -> Answer:
     return Answer(Response(text=None, earlier=deduped), None, unmarked)
 
 
-def fellows_above(run: ClassifiedRun, view: SpanRecord, calls: ToolCalls) -> Iterator[str]:
-    """The other model spans of a model span's call but those under it: its layers, and the
-    model spans above it up to its call's highest one."""
+def said_texts(run: ClassifiedRun, calls: ToolCalls) -> list[tuple[int, str, SpanRecord]]:
+    """The texts the run's spans said, each with its end time and span, in time order: a
+    model span's text once per model call (not when a model layer of its call, or a model
+    span above it in its call (``ToolCalls.model_above``), gave it)."""
+    texts: list[tuple[int, str, SpanRecord]] = []  # (end time, text, span record)
+    spoken: dict[str, str] = {}  # model span id → its text, in ``texts``
+    said = _SaidAbove(len(run.records))
+    for view in run.records:
+        output = view.output
+        if output is None or not output.text_captured or not output.text:
+            continue
+        span_id = view.span.span_id
+        if view.model:
+            if any(layer in spoken for layer in model_layers(run, view)):
+                continue  # another layer of the same model call gave a text
+            top_id = calls.call_top.get(span_id, span_id)
+            top = run.record(top_id) if top_id != span_id else None
+            if top is not None and (
+                spoken.get(top_id) == output.text
+                or said.count(output.text, view.tour) > said.count(output.text, top.tour)
+            ):
+                continue  # a model span above it in its call gave this text
+            said.add(output.text, view.tour)
+        spoken[span_id] = output.text
+        texts.append((_end(view), output.text, view))
+    return texts
+
+
+def model_layers(run: ClassifiedRun, view: SpanRecord) -> Iterator[str]:
+    """The model spans among a model span's layers (the other spans of its model call
+    beside it)."""
     for layer in view.layers:
         found = run.record(layer)
         if found is not None and found.model:
             yield layer
-    span_id = view.span.span_id
-    top = calls.call_top.get(span_id, span_id)
-    while span_id != top:
-        span_id = calls.model_above[span_id]
-        yield span_id
+
+
+class _SaidAbove:
+    """The texts model spans kept so far said, each over the walk numbers of the spans
+    under it (``SpanRecord.tour``), in a Fenwick tree per text: how many spans that said a
+    text are above a span is one prefix sum, so whether one said it between a span and its
+    call's highest model span is two, whatever the depth (a walk up from every span of a
+    call nested n deep is n²/2 steps)."""
+
+    __slots__ = ("_size", "_trees")
+
+    def __init__(self, spans: int) -> None:
+        self._size = spans + 2
+        self._trees: dict[str, dict[int, int]] = {}
+
+    def add(self, text: str, tour: tuple[int, int]) -> None:
+        """A span at ``tour`` said ``text``: every span in its subtree is under it."""
+        tree = self._trees.setdefault(text, {})
+        self._step(tree, tour[0], 1)
+        self._step(tree, tour[1] + 1, -1)
+
+    def count(self, text: str, tour: tuple[int, int]) -> int:
+        """How many spans that said ``text`` hold the span at ``tour`` (it included)."""
+        tree = self._trees.get(text)
+        total, at = 0, tour[0]
+        while tree and at > 0:
+            total += tree.get(at, 0)
+            at -= at & -at
+        return total
+
+    def _step(self, tree: dict[int, int], at: int, step: int) -> None:
+        while at <= self._size:
+            tree[at] = tree.get(at, 0) + step
+            at += at & -at
 
 
 def _end(view: SpanRecord) -> int:

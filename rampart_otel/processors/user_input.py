@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from rampart_otel.conventions import UserInput
 from rampart_otel.model import InputMessage, Span
-from rampart_otel.processors.response import fellows_above
+from rampart_otel.processors.response import model_layers
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 from rampart_otel.processors.tool_calls import ToolCalls
 
@@ -44,21 +44,35 @@ def collect_user_input(
             if text not in seen:
                 seen.add(text)
                 messages.append(InputMessage(text, view.span.span_id, view.span.trace_id))
-    # Model spans another span of their model call, under them, was read whole on.
+    # Model spans another span of their model call, under them, was read whole on; and
+    # whether one above each model span in its call was (both linear in the spans, however
+    # deep a call is nested).
     found_on = {view.span.span_id: found for view, found in models}
+    whole = {span_id for span_id, found in found_on.items() if fully_read(found)}
+    model_above, call_top = tool_calls.model_above, tool_calls.call_top
     read: set[str] = set()
-    for view, found in models:
-        if fully_read(found):
-            read.update(fellows_above(run, view, tool_calls))
+    marked: set[str] = set()  # spans whose model spans above them in the call are in read
+    for view, _ in models:
+        span_id = view.span.span_id
+        if span_id not in whole:
+            continue
+        read.update(model_layers(run, view))
+        top = call_top.get(span_id, span_id)
+        while span_id != top:
+            span_id = model_above[span_id]
+            if span_id in marked:
+                break  # and so is every span of the call above it
+            marked.add(span_id)
+    read |= marked
+    whole_above: dict[str, bool] = {}  # a span, or one above it in the call, read whole
     calls = [
         (view.span, found)
         for view, found in models
-        if fully_read(found)
+        if view.span.span_id in whole
         or not (
             view.span.span_id in read
-            or any(
-                fully_read(found_on.get(other)) for other in fellows_above(run, view, tool_calls)
-            )
+            or any(layer in whole for layer in model_layers(run, view))
+            or _read_above(view.span.span_id, tool_calls, whole, whole_above)
         )
     ]
     withheld = next((span for span, found in calls if found and found.withheld), None)
@@ -67,6 +81,31 @@ def collect_user_input(
     if withheld is not None:  # one entry: the trace holds user messages it does not show
         messages.append(InputMessage(None, withheld.span_id, withheld.trace_id))
     return messages, calls, agents
+
+
+def _read_above(
+    span_id: str, tool_calls: ToolCalls, whole: set[str], known: dict[str, bool]
+) -> bool:
+    """Whether a model span above ``span_id`` in its model call had its input read whole;
+    what each span passed on the way learns is kept in ``known``, so no span of a call is
+    walked past twice."""
+    top = tool_calls.call_top.get(span_id, span_id)
+    passed: list[str] = []
+    found = False
+    while span_id != top:
+        span_id = tool_calls.model_above[span_id]
+        seen = known.get(span_id)
+        if seen is not None:
+            found = seen
+            break
+        passed.append(span_id)
+        if span_id in whole:
+            found = True
+            break
+    for above in reversed(passed):
+        found = found or above in whole
+        known[above] = found
+    return found
 
 
 def read_span(
