@@ -95,11 +95,32 @@ class NearMiss:
     part: str  # the part of the name the pattern matched
 
 
+# A pattern meets the same few names run after run (a service's tools): each answer is a
+# function of the pattern and the names alone, so it is worked out once and then looked up.
+# Bounded (names are trace content, so a sender could make every one new): cleared when full.
+# Keys compare patterns by value; the only patterns equal by value but not alike (a literal
+# 1 and True) name no tool either way: a name is a string.
+_MEMO_LIMIT = 16_384
+_named: dict[tuple[Matcher, tuple[str, ...]], bool] = {}
+_missed: dict[tuple[Matcher, tuple[str, ...]], tuple[NearMissKind, str] | None] = {}
+
+
+def _names_it(matcher: Matcher, names: tuple[str, ...]) -> bool:
+    """``names_match(...) is True``, remembered."""
+    key = (matcher, names)
+    found = _named.get(key)
+    if found is None:
+        if len(_named) >= _MEMO_LIMIT:
+            _named.clear()
+        found = _named[key] = names_match(matcher, names) is True
+    return found
+
+
 def named_calls(matcher: Matcher, calls: list[ToolCall]) -> list[tuple[ToolCall, NearMiss | None]]:
     """The calls ``matcher`` names, in the run's order; when it names none, its near misses
     (each with how it was missed)."""
     named: list[tuple[ToolCall, NearMiss | None]] = [
-        (call, None) for call in calls if name_matches(matcher, call) is True
+        (call, None) for call in calls if _names_it(matcher, call.names)
     ]
     return named or [(miss.call, miss) for miss in _misses(matcher, calls)]
 
@@ -116,7 +137,18 @@ def _misses(matcher: Matcher, calls: list[ToolCall]) -> list[NearMiss]:
     """``near_misses`` where no call's name matched already."""
     if not _positive(matcher):
         return []
-    return [miss for call in calls if (miss := _near_miss(matcher, call)) is not None]
+    misses = []
+    for call in calls:
+        key = (matcher, call.names)
+        if key in _missed:
+            how = _missed[key]
+        else:
+            if len(_missed) >= _MEMO_LIMIT:
+                _missed.clear()
+            how = _missed[key] = _near_miss(matcher, call.names)
+        if how is not None:
+            misses.append(NearMiss(call, *how))
+    return misses
 
 
 def _positive(matcher: Matcher) -> bool:
@@ -134,20 +166,21 @@ def _listed_names(matcher: Matcher) -> set[str]:
     return set()
 
 
-def _near_miss(matcher: Matcher, call: ToolCall) -> NearMiss | None:
-    if not any(call.names):
-        return NearMiss(call, NearMissKind.UNNAMED, "")
+def _near_miss(matcher: Matcher, names: tuple[str, ...]) -> tuple[NearMissKind, str] | None:
+    """How a call of these names is a near miss of ``matcher``, and the part it matched."""
+    if not any(names):
+        return NearMissKind.UNNAMED, ""
     listed = _listed_names(matcher)
-    for name in call.names:
+    for name in names:
         if name.casefold() in listed:
-            return NearMiss(call, NearMissKind.CASE, name)
+            return NearMissKind.CASE, name
         cuts = [m.end() for m in _SPLIT.finditer(name)]
         for cut in cuts:  # the suffixes after each separator: the widest first
             if matcher.match(name[cut:]) is True:
-                return NearMiss(call, NearMissKind.QUALIFIED, name[cut:])
+                return NearMissKind.QUALIFIED, name[cut:]
         if not cuts:
             continue
         for part in _SPLIT.split(name):
             if part and matcher.match(part) is True:
-                return NearMiss(call, NearMissKind.COMPONENT, part)
+                return NearMissKind.COMPONENT, part
     return None

@@ -229,3 +229,67 @@ def test_a_tool_name_with_spaces_around_it_is_refused(name) -> None:
         tool_called(name)
     with pytest.raises(ValueError, match="spaces around it"):
         tool_result(name)
+
+
+# --- answers remembered: the same pattern meets the same names run after run -------------------
+
+MEMO_PATTERNS = [
+    as_matcher("send_report"),
+    one_of(["Send_Report", "fetch"]),
+    glob("send_*"),
+    regex("report$"),
+    not_("send_report"),
+    not_in(["send_report"]),
+]
+MEMO_NAMES = [
+    ("send_report",),
+    ("weather-send_report", "send_report"),
+    ("mcp__files__send_report",),
+    ("SEND_REPORT",),
+    ("",),
+    ("fetch",),
+    ("tools.report.send",),
+]
+
+
+def test_remembered_answers_are_the_answers_worked_out() -> None:
+    from rampart_otel.evaluation import tool_names
+
+    for matcher in MEMO_PATTERNS:
+        for names in MEMO_NAMES:
+            one = call(names[0], {})
+            if len(names) > 1:
+                one = dataclasses.replace(one, local_name=names[1])
+            tool_names._named.clear()
+            tool_names._missed.clear()
+            fresh = tool_names.named_calls(matcher, [one])
+            again = tool_names.named_calls(matcher, [one])  # from the memo
+            assert fresh == again
+            expected = tool_names.names_match(matcher, one.names) is True
+            assert (fresh == [(one, None)]) is expected
+            if not expected:
+                assert [miss for _, miss in fresh] == tool_names.near_misses(matcher, [one])
+
+
+def test_a_pattern_meets_a_name_once_and_the_memo_stays_bounded(monkeypatch) -> None:
+    from rampart_otel.evaluation import tool_names
+
+    worked: list[tuple[str, ...]] = []
+    real = tool_names.names_match
+
+    def counted(matcher, names):
+        worked.append(names)
+        return real(matcher, names)
+
+    monkeypatch.setattr(tool_names, "names_match", counted)
+    monkeypatch.setattr(tool_names, "_MEMO_LIMIT", 8)
+    tool_names._named.clear()
+    tool_names._missed.clear()
+    matcher = as_matcher("send_report")
+    calls = [call("search", {}) for _ in range(5)]
+    for _ in range(100):  # a hundred runs of five calls of one tool
+        assert tool_names.named_calls(matcher, calls) == []
+    assert worked == [("search",)]
+    for index in range(50):  # names a sender made all different
+        tool_names.named_calls(matcher, [call(f"tool_{index}", {})])
+    assert len(tool_names._named) <= 8 and len(tool_names._missed) <= 8
