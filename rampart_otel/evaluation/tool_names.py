@@ -26,6 +26,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from rampart_otel.evaluation.matchers import (
     Equals,
@@ -96,32 +97,50 @@ class NearMiss:
 
 
 # A pattern meets the same few names run after run (a service's tools): each answer is a
-# function of the pattern and the names alone, so it is worked out once and then looked up.
-# Bounded (names are trace content, so a sender could make every one new): cleared when full.
-# Keys compare patterns by value; the only patterns equal by value but not alike (a literal
-# 1 and True) name no tool either way: a name is a string.
+# function of the pattern and the names alone, so it is worked out once and then looked up,
+# in one table per pattern (found once per run and pattern, then one lookup per call).
+# Bounded (names are trace content, so a sender could make every one new): cleared when the
+# tables hold ``_MEMO_LIMIT`` answers. Patterns are keys by value; the only patterns equal
+# by value but not alike (a literal 1 and True) name no tool either way: a name is a string.
 _MEMO_LIMIT = 16_384
-_named: dict[tuple[Matcher, tuple[str, ...]], bool] = {}
-_missed: dict[tuple[Matcher, tuple[str, ...]], tuple[NearMissKind, str] | None] = {}
+_named: dict[Matcher, dict[tuple[str, ...], bool]] = {}
+_missed: dict[Matcher, dict[tuple[str, ...], tuple[NearMissKind, str] | None]] = {}
+_held = [0]  # answers in both tables
+_UNSEEN: Any = object()
 
 
-def _names_it(matcher: Matcher, names: tuple[str, ...]) -> bool:
-    """``names_match(...) is True``, remembered."""
-    key = (matcher, names)
-    found = _named.get(key)
-    if found is None:
-        if len(_named) >= _MEMO_LIMIT:
-            _named.clear()
-        found = _named[key] = names_match(matcher, names) is True
-    return found
+def _table(
+    tables: dict[Matcher, dict[tuple[str, ...], Any]], matcher: Matcher
+) -> dict[tuple[str, ...], Any]:
+    table = tables.get(matcher)
+    if table is None:
+        table = tables[matcher] = {}
+    return table
+
+
+def _remember(table: dict[tuple[str, ...], Any], names: tuple[str, ...], answer: Any) -> None:
+    if _held[0] >= _MEMO_LIMIT:
+        for tables in (_named, _missed):
+            for each in tables.values():
+                each.clear()
+        _held[0] = 0
+    table[names] = answer
+    _held[0] += 1
 
 
 def named_calls(matcher: Matcher, calls: list[ToolCall]) -> list[tuple[ToolCall, NearMiss | None]]:
     """The calls ``matcher`` names, in the run's order; when it names none, its near misses
     (each with how it was missed)."""
-    named: list[tuple[ToolCall, NearMiss | None]] = [
-        (call, None) for call in calls if _names_it(matcher, call.names)
-    ]
+    table = _table(_named, matcher)
+    named: list[tuple[ToolCall, NearMiss | None]] = []
+    for call in calls:
+        names = call.names
+        found = table.get(names)
+        if found is None:
+            found = names_match(matcher, names) is True
+            _remember(table, names, found)
+        if found:
+            named.append((call, None))
     return named or [(miss.call, miss) for miss in _misses(matcher, calls)]
 
 
@@ -137,15 +156,14 @@ def _misses(matcher: Matcher, calls: list[ToolCall]) -> list[NearMiss]:
     """``near_misses`` where no call's name matched already."""
     if not _positive(matcher):
         return []
+    table = _table(_missed, matcher)
     misses = []
     for call in calls:
-        key = (matcher, call.names)
-        if key in _missed:
-            how = _missed[key]
-        else:
-            if len(_missed) >= _MEMO_LIMIT:
-                _missed.clear()
-            how = _missed[key] = _near_miss(matcher, call.names)
+        names = call.names
+        how = table.get(names, _UNSEEN)
+        if how is _UNSEEN:
+            how = _near_miss(matcher, names)
+            _remember(table, names, how)
         if how is not None:
             misses.append(NearMiss(call, *how))
     return misses
