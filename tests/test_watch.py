@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from opentelemetry import context
+from watching import watching
 
 from rampart_otel import watch as watch_module
 from rampart_otel.api import span_runs
@@ -35,7 +36,6 @@ from rampart_otel.watch import (
     WatchError,
     parse_kinds,
 )
-from tests.watching import watching
 
 
 def test_a_file_written_in_a_tool_is_a_span_under_it(tmp_path: Path) -> None:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from recorded import runs, spans
 
 from rampart_otel.api import score_files
 from rampart_otel.evaluation import CheckResult, SafetyStatus
-from tests.recorded import runs, spans
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 TRACES = REPO / "samples" / "traces"

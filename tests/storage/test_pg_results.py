@@ -19,7 +19,8 @@ from rampart_otel.storage.pg_results import _SUPERSEDE, PgResultsStore, redacted
 from rampart_otel.storage.pg_schema import KEY_CHARS, SCHEMA_VERSION, stored_key
 from rampart_otel.storage.results import ResultsStore, span_set
 from rampart_otel.storage.store import open_results_store
-from tests.storage.history import row, write_history
+
+from .history import row, write_history
 
 
 def dump(db: object, table: str, columns: str) -> list[tuple[object, ...]]:

@@ -22,7 +22,8 @@ from rampart_otel.storage.protocol import VerdictStore
 from rampart_otel.storage.results import ResultsStore, span_set
 from rampart_otel.storage.results import _Transaction as SqliteTransaction
 from rampart_otel.storage.store import open_results_store
-from tests.storage.history import A1, A2, row, write_history
+
+from .history import A1, A2, row, write_history
 
 
 @dataclass
