@@ -77,6 +77,8 @@ NOT_FOR_JSON_LINES_TO_JSON = {
     "rampart_otel.evaluation.evaluators.flows": "a flows(...) check",
     "rampart_otel.evaluation.packs": "a policy that includes a pack",
     "logging": "a run that cannot be read (engine logs it)",
+    "rampart_otel.secret_values": "--format terminal (secrets masked; JSON keeps them raw)",
+    "difflib": "a word not known (a usage error's suggestions)",
 }
 
 # The patterns a JSON Lines file scored to JSON compiles (of the ~40 its modules define):
@@ -84,8 +86,9 @@ NOT_FOR_JSON_LINES_TO_JSON = {
 PATTERNS_FOR_JSON_LINES_TO_JSON = 7
 
 # Patterns compiled at import, on purpose: RE2's union of the secret formats, which masks
-# every report's evidence (secret_values); the flows evaluator's, a module imported only for
-# a flows(...) check, which reads every text with them.
+# the evidence of every report a person reads (secret_values, imported only for those and
+# a secret() check); the flows evaluator's, a module imported only for a flows(...) check,
+# which reads every text with them.
 COMPILED_AT_IMPORT = {
     ("rampart_otel/secret_values.py", "_COMBINED"),
     ("rampart_otel/evaluation/evaluators/flows.py", "_URL"),
@@ -246,7 +249,7 @@ def _flows_policy(path: Path) -> Path:
         ),
         ("--format junit", ["xml.etree.ElementTree"]),
         ("--format html", ["jinja2", "hashlib"]),
-        ("--format terminal", ["rich.console"]),
+        ("--format terminal", ["rich.console", "rampart_otel.secret_values"]),
         ("a flows check", ["rampart_otel.evaluation.evaluators.flows"]),
         ("a pack", ["rampart_otel.evaluation.packs"]),
     ],
