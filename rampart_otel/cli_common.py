@@ -49,12 +49,7 @@ def trace_sources(
     paths: list[str], since: str | None, until: str | None, limit: int | None
 ) -> list[Path | str]:
     """Files checked to exist; store URLs checked and given the window (``--since`` ...)."""
-    from rampart_otel.receivers.stores import (
-        is_store_url,
-        is_url_like,
-        parse_store_url,
-        with_window,
-    )
+    from rampart_otel.receivers.store_urls import is_store_url, is_url_like
 
     if limit is not None and limit < 1:
         raise UsageError(f"--limit: {limit} is not a positive number of traces")
@@ -62,10 +57,14 @@ def trace_sources(
     sources: list[Path | str] = []
     for path in paths:
         if is_store_url(path):
+            from rampart_otel.receivers.stores import parse_store_url, with_window  # startup
+
             url = with_window(path, since=window[0], until=window[1], limit=limit)
             parse_store_url(url)  # a malformed URL fails here, in one line
             sources.append(url)
         elif is_url_like(path) and not os.path.lexists(path):
+            from rampart_otel.receivers.stores import parse_store_url
+
             parse_store_url(path)  # names the schemes it knows, in one line
         else:
             sources.extend(check_paths([path]))
@@ -247,7 +246,7 @@ def _follow(
     each round with runs prints its overview, and a round whose verdicts could not all be
     written back is scored again."""
     from rampart_otel.follow import follow, state_file
-    from rampart_otel.receivers.stores import is_store_url
+    from rampart_otel.receivers.store_urls import is_store_url
 
     since, until, limit = window
     if len(paths) != 1 or not is_store_url(paths[0]):

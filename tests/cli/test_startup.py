@@ -80,6 +80,7 @@ NOT_FOR_JSON_LINES_TO_JSON = {
     "rampart_otel.secret_values": "--format terminal (secrets masked; JSON keeps them raw)",
     "difflib": "a word not known (a usage error's suggestions)",
     "rampart_otel.watch": "rampart-otel watch (its spans are read with watch_contract's names)",
+    "rampart_otel.receivers.stores": "a phoenix:// or mlflow:// source",
 }
 
 # The patterns a JSON Lines file scored to JSON compiles (of the ~40 its modules define):
