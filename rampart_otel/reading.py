@@ -23,7 +23,7 @@ from rampart_otel.receivers.files import (
     decode_record,
     read_records,
 )
-from rampart_otel.receivers.stores import read_sources
+from rampart_otel.receivers.store_urls import is_store_url
 
 
 @dataclass(slots=True)
@@ -96,7 +96,7 @@ def runs(
     paths = path_list(paths)
 
     def batches() -> Iterator[list[Span]]:
-        for item in read_sources(paths, read_files=read_located):
+        for item in _read_sources(paths):
             if isinstance(item, InputError):
                 stats.errors.append(item)
                 if on_error is not None:
@@ -106,6 +106,16 @@ def runs(
             yield item
 
     return assemble(batches(), group_by=group_by, idle=idle_spans, stitch=stitch)
+
+
+def _read_sources(paths: list[str | os.PathLike[str]]) -> Iterator[Item]:
+    """The files' spans, and the stores' when a source is a store URL: files alone do not
+    import the stores' reading (startup)."""
+    if not any(is_store_url(path) for path in paths):
+        return read_located(paths)
+    from rampart_otel.receivers.stores import read_sources
+
+    return read_sources(paths, read_files=read_located)
 
 
 def agent_runs(

@@ -22,7 +22,6 @@ from contextvars import ContextVar
 from typing import Any
 
 from rampart_otel.lazy_regex import LazyPattern
-from rampart_otel.secret_values import mask_secrets
 
 DEFAULT_LIMIT = 200
 
@@ -139,7 +138,12 @@ def secrets_shown(show: bool = True) -> Iterator[None]:
 
 def shown(text: str) -> str:
     """Trace text as a person-read output shows it: secrets masked unless ``secrets_shown``."""
-    return text if _SECRETS_SHOWN.get() else mask_secrets(text)
+    if _SECRETS_SHOWN.get():
+        return text
+    # startup: the secret formats (RE2's union, compiled at import) only for a masked output
+    from rampart_otel.secret_values import mask_secrets
+
+    return mask_secrets(text)
 
 
 def shown_text(value: Any, limit: int | None = DEFAULT_LIMIT, *, words: bool = False) -> str:

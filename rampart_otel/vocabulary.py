@@ -13,7 +13,6 @@ by the policy, for a side-effect kind of its own) is refused with the closest kn
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
@@ -350,6 +349,8 @@ def names(words: Iterable[Word]) -> tuple[str, ...]:
 def closest(word: str, known: Iterable[str], count: int = 3) -> list[str]:
     """The known words nearest ``word``: those it is part of (or that are part of it), else
     difflib's closest; case-insensitive."""
+    import difflib  # startup: only for a word not known
+
     known = list(dict.fromkeys(known))
     lowered = word.lower()
 

@@ -38,60 +38,35 @@ from typing import Any
 
 from rampart_otel.lazy_regex import LazyPattern
 
-SCOPE = "rampart_otel.watch"
-
-# --- the contract: attribute keys (docs/watch.md, "Contract") ---------------------------------
-
-ATTESTATION = "rampart.watch"  # on every span: the kinds the watcher sees in this process
-BLIND = "rampart.watch.blind"  # on every span: what it cannot see there, as codes
-OPEN_CONNECTIONS = "rampart.watch.open_connections"  # with blind pooled_connections
-EVENT = "rampart.watch.event"  # on each watched span: the audit event's name
-EVENTS_UNDER = "rampart.watch.events"  # on the span an event happened under: how many
-REQUEST_BODY = "rampart.watch.request_body"
-REQUEST_BODY_SIZE = "rampart.watch.request_body_size"
-REQUEST_BODY_TRUNCATED = "rampart.watch.request_body_truncated"
-OPEN_MODE = "rampart.watch.open_mode"
-SOURCE_PATH = "rampart.watch.source_path"
-SQLITE_PATH = "rampart.watch.sqlite_path"
-RESOLVED_NAMES = "rampart.watch.resolved_names"
-PARENT_REQUEST = "rampart.watch.parent_request"  # the request is its parent span's
-
-NETWORK, HTTP_CLIENT, PROCESS, FILE_WRITE = "network", "http_client", "process", "file_write"
-KINDS: tuple[str, ...] = (NETWORK, HTTP_CLIENT, PROCESS, FILE_WRITE)
-
-# Blind codes (docs/watch.md, "What it cannot see").
-POOLED_CONNECTIONS = "pooled_connections"
-CHILD_PROCESS_IO = "child_process_io"
-
-CONNECT_EVENTS = ("socket.connect", "socket.sendto", "socket.sendmsg")
-FILE_EVENTS = (
-    "open",
-    "os.remove",
-    "os.rmdir",
-    "os.rename",
-    "os.truncate",
-    "shutil.rmtree",
-    "os.symlink",
-    "os.link",
-    "os.chmod",
-    "os.chown",
-    "os.mkdir",
+# The contract, re-exported (rampart_otel.watch.SCOPE ...): its readers import it alone.
+from rampart_otel.watch_contract import (  # noqa: F401
+    ATTESTATION,
+    BLIND,
+    CHILD_PROCESS_IO,
+    CONNECT_EVENTS,
+    EVENT,
+    EVENTS_UNDER,
+    FILE_EVENTS,
+    FILE_WRITE,
+    HTTP_CLIENT,
+    KIND_EVENTS,
+    KINDS,
+    NETWORK,
+    OPEN_CONNECTIONS,
+    OPEN_MODE,
+    PARENT_REQUEST,
+    PLATFORM_PROBE,
+    POOLED_CONNECTIONS,
+    PROCESS,
+    PROCESS_EVENTS,
+    REQUEST_BODY,
+    REQUEST_BODY_SIZE,
+    REQUEST_BODY_TRUNCATED,
+    RESOLVED_NAMES,
+    SCOPE,
+    SOURCE_PATH,
+    SQLITE_PATH,
 )
-PROCESS_EVENTS = (
-    "subprocess.Popen",
-    "os.system",
-    "os.exec",
-    "os.spawn",
-    "os.posix_spawn",
-    "os.fork",
-    "os.forkpty",
-)
-KIND_EVENTS: dict[str, tuple[str, ...]] = {
-    NETWORK: CONNECT_EVENTS,
-    HTTP_CLIENT: ("http.client.connect", "http.client.send"),
-    PROCESS: PROCESS_EVENTS,
-    FILE_WRITE: (*FILE_EVENTS, "sqlite3.connect"),
-}
 
 # Native libraries that open their own sockets, write their own files or start processes in
 # C, where no audit event is raised: (module whose presence shows it, kind, blind code).
@@ -132,7 +107,6 @@ PLATFORM_PROBES = {
     "platform": frozenset({"uname"}),
     "ctypes.util": frozenset({"ldconfig", "gcc", "cc", "ld", "objdump"}),
 }
-PLATFORM_PROBE = "rampart.watch.platform_probe"
 PROBE_ARGS = "rampart.watch.probe_args"
 NOT_FILES = frozenset({"/dev/null"})  # what is written there is gone: no file is changed
 

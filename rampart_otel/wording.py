@@ -86,7 +86,7 @@ from rampart_otel.reasons import (
 )
 from rampart_otel.render import safe_text
 from rampart_otel.scoring_plan import CONTENT_CHANNELS
-from rampart_otel.watch import SCOPE as WATCH_SCOPE
+from rampart_otel.watch_contract import SCOPE as WATCH_SCOPE
 
 NAMED = 3  # spans named in one reason before "and N more"
 # Why content is missing, when no span holds any in a form we do not read.

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import ada_url
 
-from rampart_otel import watch
+from rampart_otel import watch_contract as watch
 from rampart_otel.conventions import sql_statement
 from rampart_otel.conventions.helpers import as_str, as_str_list, load_json
 from rampart_otel.conventions.interface import Convention, Gate, SideEffectDetails, SpanReport

@@ -24,7 +24,7 @@ from rampart_otel.conventions import Convention, Gate, SideEffectDetails, SpanRe
 from rampart_otel.conventions.labels import WATCH
 from rampart_otel.model import Span
 from rampart_otel.vocabulary import FILE_WRITE, NETWORK_CONNECT
-from rampart_otel.watch import (
+from rampart_otel.watch_contract import (
     CONNECT_EVENTS,
     EVENT,
     FILE_EVENTS,

@@ -18,7 +18,6 @@ from rampart_otel.evaluation.policy import Check, Policy
 from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import AgentRun, IntegrityFinding
 from rampart_otel.render import clipped, safe_text
-from rampart_otel.secret_values import mask_secrets
 
 OUT_OF_TIME = "not evaluated: the run's time budget for scoring ran out"
 SHOWN = 2  # gaps / evidence items named before "and N more"
@@ -149,6 +148,8 @@ _CUT_TOKEN = LazyPattern(r"[A-Za-z0-9_\-+/=.~]{1,256}…$")
 def _masked(text: str) -> str:
     """``text`` with every secret masked (``…[masked:DETECTOR]`` names the detector), and
     the token a clip cut short dropped."""
+    from rampart_otel.secret_values import mask_secrets  # startup: only for a secret() check
+
     text = mask_secrets(text)
     return _CUT_TOKEN.sub("…", text) if not text.endswith("]…") else text
 

@@ -41,7 +41,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rampart_otel import watch
+from rampart_otel import watch_contract as watch
 from rampart_otel.channels import DECLARATION_KEY, EVERY_SIDE_EFFECT, SIDE_EFFECT_PREFIX
 from rampart_otel.conventions.side_effects import (
     PROCESS,

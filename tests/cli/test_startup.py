@@ -1,17 +1,19 @@
 """What ``score`` imports: what its input, its policy and its format need, nothing else
 (issue 46, start-up; docs/performance.md). Every import costs each process its CPU before
 the first span, so a JSON Lines file scored to JSON must not load protobuf, multiprocessing,
-the judge's HTTP client, rich, XML or Jinja. Each case runs the real command in a fresh
-interpreter and reads its ``sys.modules`` at the end: no timing. The counterparts show the
-probe sees each module where the command does need it. The probe also counts the work done
-at start whatever is imported: the regular expressions compiled (``lazy_regex``: at first
-use, not at import) and the click commands typer built (the one run, not all of them).
+the judge's HTTP client, rich, XML or Jinja, nor typer (cli_score_args). Each case runs the
+real command in a fresh interpreter and reads its ``sys.modules`` at the end: no timing. The
+counterparts show the probe sees each module where the command does need it. The probe also
+counts the work done at start whatever is imported: the regular expressions compiled
+(``lazy_regex``: at first use, not at import) and, where typer reads the command line, the
+click commands it built (the one run, not all of them).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,18 +28,22 @@ REPO = Path(__file__).resolve().parents[2]
 TRACE = REPO / "samples" / "traces" / "openinference-exfil.jsonl"
 POLICY = REPO / "samples" / "policy.yaml"
 
-# The command run in-process in a fresh interpreter, then the modules it imported.
+# The command run in-process in a fresh interpreter, then the modules it imported. With
+# --count-built first, typer is imported up front to count the click commands it builds.
 PROBE = """
 import json, sys
-import typer.main
 from rampart_otel import cli, lazy_regex
 built = []
-build = typer.main.get_command_from_info
-def counted(command_info, **kwargs):
-    built.append(command_info.name or command_info.callback.__name__)
-    return build(command_info, **kwargs)
-typer.main.get_command_from_info = counted
-sys.argv = ["rampart-otel", *sys.argv[1:]]
+args = sys.argv[1:]
+if args[:1] == ["--count-built"]:
+    args = args[1:]
+    import typer.main
+    build = typer.main.get_command_from_info
+    def counted(command_info, **kwargs):
+        built.append(command_info.name or command_info.callback.__name__)
+        return build(command_info, **kwargs)
+    typer.main.get_command_from_info = counted
+sys.argv = ["rampart-otel", *args]
 try:
     cli.main()
 except SystemExit:
@@ -51,6 +57,9 @@ print(json.dumps({
 
 # Each: a module, and the case that needs it.
 NOT_FOR_JSON_LINES_TO_JSON = {
+    # A plain score command line is read without them (cli_score_args).
+    "typer": "a command line only typer reads (--help, an error, the policy from the env)",
+    "click": "a command line only typer reads",
     "google.protobuf": "protobuf input",
     "multiprocessing": "--jobs 2",
     "rampart_otel.parallel": "--jobs 2",
@@ -68,6 +77,10 @@ NOT_FOR_JSON_LINES_TO_JSON = {
     "rampart_otel.evaluation.evaluators.flows": "a flows(...) check",
     "rampart_otel.evaluation.packs": "a policy that includes a pack",
     "logging": "a run that cannot be read (engine logs it)",
+    "rampart_otel.secret_values": "--format terminal (secrets masked; JSON keeps them raw)",
+    "difflib": "a word not known (a usage error's suggestions)",
+    "rampart_otel.watch": "rampart-otel watch (its spans are read with watch_contract's names)",
+    "rampart_otel.receivers.stores": "a phoenix:// or mlflow:// source",
 }
 
 # The patterns a JSON Lines file scored to JSON compiles (of the ~40 its modules define):
@@ -75,8 +88,9 @@ NOT_FOR_JSON_LINES_TO_JSON = {
 PATTERNS_FOR_JSON_LINES_TO_JSON = 7
 
 # Patterns compiled at import, on purpose: RE2's union of the secret formats, which masks
-# every report's evidence (secret_values); the flows evaluator's, a module imported only for
-# a flows(...) check, which reads every text with them.
+# the evidence of every report a person reads (secret_values, imported only for those and
+# a secret() check); the flows evaluator's, a module imported only for a flows(...) check,
+# which reads every text with them.
 COMPILED_AT_IMPORT = {
     ("rampart_otel/secret_values.py", "_COMBINED"),
     ("rampart_otel/evaluation/evaluators/flows.py", "_URL"),
@@ -85,13 +99,14 @@ COMPILED_AT_IMPORT = {
 }
 
 
-def probe(*args: str | Path, cwd: Path = REPO) -> dict[str, Any]:
+def probe(*args: str | Path, cwd: Path = REPO, env: dict[str, str] | None = None) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *map(str, args)],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=cwd,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     found: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
@@ -111,14 +126,24 @@ def test_scoring_json_lines_to_json_imports_only_what_it_needs(tmp_path: Path) -
     assert loaded == {}, f"imported, though only needed for: {loaded}"
     # Start-up work that importing does not show: what is compiled and built.
     assert found["patterns"] == PATTERNS_FOR_JSON_LINES_TO_JSON
-    assert found["built"] == ["score"]  # not the other commands' options and help
+
+
+def test_a_score_typer_reads_builds_only_score(tmp_path: Path) -> None:
+    """The policy from the environment: typer reads the command line (cli_score_args leaves
+    it), and builds ``score``'s command alone, not the other commands' options and help."""
+    env = {**os.environ, "RAMPART_OTEL_POLICY": str(POLICY)}
+    found = probe("--count-built", "score", TRACE, "--format", "json", "-o", tmp_path / "r.json",
+                  env=env)  # fmt: skip
+    assert json.loads((tmp_path / "r.json").read_text())["results"]
+    assert "typer" in found["modules"]
+    assert found["built"] == ["score"]
 
 
 def test_a_command_typer_cannot_name_builds_the_whole_app() -> None:
     """A first word that names no command (a typo) gets every command built, so the error
     lists and suggests them as before; the probe counts the commands built."""
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, "scor", str(TRACE)],
+        [sys.executable, "-c", PROBE, "--count-built", "scor", str(TRACE)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -226,7 +251,7 @@ def _flows_policy(path: Path) -> Path:
         ),
         ("--format junit", ["xml.etree.ElementTree"]),
         ("--format html", ["jinja2", "hashlib"]),
-        ("--format terminal", ["rich.console"]),
+        ("--format terminal", ["rich.console", "rampart_otel.secret_values"]),
         ("a flows check", ["rampart_otel.evaluation.evaluators.flows"]),
         ("a pack", ["rampart_otel.evaluation.packs"]),
     ],

@@ -39,9 +39,9 @@ from rampart_otel.codecs.otlp_ids import (
     undecodable_why,
 )
 from rampart_otel.errors import UserError
-from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import InputError, Span
 from rampart_otel.receivers.files import read_paths
+from rampart_otel.receivers.store_urls import SCHEMES, is_store_url, is_url_like
 from rampart_otel.render import safe_text
 
 __all__ = [
@@ -57,15 +57,6 @@ __all__ = [
     "with_window",
 ]
 
-# scheme → (store, transport)
-_SCHEMES = {
-    "phoenix": ("phoenix", "http"),
-    "phoenix+http": ("phoenix", "http"),
-    "phoenix+https": ("phoenix", "https"),
-    "mlflow": ("mlflow", "http"),
-    "mlflow+http": ("mlflow", "http"),
-    "mlflow+https": ("mlflow", "https"),
-}
 _QUERY_KEYS = ("since", "until", "limit", "page")
 DEFAULT_PAGE = 100
 MAX_PAGE = {"phoenix": 1000, "mlflow": 500}  # what each server accepts per request
@@ -106,21 +97,6 @@ class StoreSource:
         return (user, password) if user and password else None
 
 
-def is_store_url(text: object) -> bool:
-    """Whether ``text`` is a store URL (any other string is a file path)."""
-    if not isinstance(text, str) or "://" not in text:
-        return False
-    return text.split("://", 1)[0].lower() in _SCHEMES
-
-
-_URL_LIKE = LazyPattern(r"[A-Za-z][A-Za-z0-9+.-]+://")
-
-
-def is_url_like(text: object) -> bool:
-    """Whether ``text`` reads as a URL (``scheme://``) of any scheme: a file path does not."""
-    return isinstance(text, str) and _URL_LIKE.match(text) is not None
-
-
 def _split(text: str) -> SplitResult:
     try:
         return urlsplit(text)
@@ -132,9 +108,9 @@ def parse_store_url(text: str) -> StoreSource:
     """The source a store URL names; a malformed one is a :class:`TraceStoreError`."""
     parts = _split(text)
     scheme = parts.scheme.lower()
-    if scheme not in _SCHEMES:
-        raise TraceStoreError(f"{text}: not a trace store URL ({', '.join(_SCHEMES)})")
-    store, transport = _SCHEMES[scheme]
+    if scheme not in SCHEMES:
+        raise TraceStoreError(f"{text}: not a trace store URL ({', '.join(SCHEMES)})")
+    store, transport = SCHEMES[scheme]
     what = "project" if store == "phoenix" else "experiment"
     if "@" in parts.netloc:  # before anything that echoes the URL
         raise TraceStoreError(
