@@ -223,6 +223,12 @@ class ChannelCoverage:
         self._word()
         self._hint = value
 
+    def words(self) -> tuple[list[str], str | None]:
+        """``reasons`` and ``hint``, read together (the words made first where deferred)."""
+        if self._words is not None:
+            self._word()
+        return self._reasons, self._hint
+
     def copy(self) -> ChannelCoverage:
         """An independent copy (its own lists), its words still deferred when they are."""
         channel = ChannelCoverage(
