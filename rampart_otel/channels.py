@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from rampart_otel.frozen import quick_init
 from rampart_otel.lazy_regex import LazyPattern
 
 TOOL_CHANNELS = ("tool_calls", "tool_calls.arguments", "tool_calls.results")
@@ -132,6 +133,7 @@ class ReasonCode(StrEnum):
 EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Reason:
     """A reason's code and the spans it is about (at most ``EVIDENCE_IDS``)."""
