@@ -104,69 +104,97 @@ def run_facts(
     inputs: tuple[list[SpanInput], list[tuple[Span, UserInput]]],
     joined: frozenset[str] = frozenset(),
 ) -> RunFacts:
-    """What the earlier jobs found, as coverage and integrity read it."""
-    views = run.records
+    """What the earlier jobs found, as coverage and integrity read it: the spans' facts
+    gathered in one pass over the run's records (``_SpanFacts``)."""
+    found = _SpanFacts(calls.executing)
+    for view in run.records:
+        found.add(view)
     model_inputs, agent_inputs = inputs
     return RunFacts(
         graph=run.graph,
-        roles=span_roles(views, calls),
-        model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
+        roles=found.roles,
+        model_outputs=found.model_outputs,
         tool_spans=tool_spans,
-        answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
-        agent_spans=[view.span for view in views if view.agent],
-        conversation_spans=[view.span for view in views if view.agent and view.dispatched],
+        answer_tool_spans=found.answer_tool_spans,
+        agent_spans=found.agent_spans,
+        conversation_spans=found.conversation_spans,
         continued=turns.continued,
         effects=side_effects.effects,
         transport_spans=side_effects.transport,
         response_span=answer.view.span if answer.view else None,
         answer_unmarked=answer.unmarked,
-        not_understood=[
-            (view.span, notes)
-            for view in views
-            if (
-                notes := [
-                    *view.not_understood,
-                    *(view.output.not_understood if view.output else []),
-                ]
-            )
-        ],
+        not_understood=found.not_understood,
         model_inputs=model_inputs,
         agent_inputs=agent_inputs,
         scopes=scopes.scopes,
         declarations=scopes.declarations,
-        model_tours={view.span.span_id: view.tour for view in views if view.model},
+        model_tours=found.model_tours,
         history_calls=[call for call in calls.calls if call.from_history],
         joined=joined,
         calls=calls.calls,
-        conventions=convention_uses(views),
+        conventions=found.conventions,
     )
 
 
-def convention_uses(views: tuple[SpanRecord, ...]) -> dict[str, ConventionUse]:
-    """Spans each convention read, and did not understand, in the run (for ``inspect``).
+class _SpanFacts:
+    """The facts of each span ``RunFacts`` carries, gathered span by span in the records'
+    order: each span's role (a span left out is generic: it feeds every channel), the
+    model outputs, the answer tool's, agent and conversation spans, what was not
+    understood, the model spans' places in the walk, and the spans each convention read
+    and did not understand (``inspect`` lists them; a family no convention reads has spans
+    not understood and none read)."""
 
-    A family no convention reads has spans not understood and none read.
-    """
-    uses: dict[str, ConventionUse] = {}
-    for view in views:
+    __slots__ = (
+        "agent_spans",
+        "answer_tool_spans",
+        "conventions",
+        "conversation_spans",
+        "executing",
+        "model_outputs",
+        "model_tours",
+        "not_understood",
+        "roles",
+    )
+
+    def __init__(self, executing: frozenset[str]) -> None:
+        self.executing = executing
+        self.roles: dict[str, SpanRole] = {}
+        self.model_outputs: list[tuple[Span, ModelOutput, bool]] = []
+        self.answer_tool_spans: list[Span] = []
+        self.agent_spans: list[Span] = []
+        self.conversation_spans: list[Span] = []
+        self.not_understood: list[tuple[Span, list[str]]] = []
+        self.model_tours: dict[str, tuple[int, int]] = {}
+        self.conventions: dict[str, ConventionUse] = {}
+
+    def add(self, view: SpanRecord) -> None:
+        span = view.span
+        span_id = span.span_id
+        model, agent, output, effects = view.model, view.agent, view.output, view.effects
+        tool = span_id in self.executing
+        if model or agent or tool or effects or view.in_model:
+            kinds = tuple([effect[0] for effect in effects])
+            self.roles[span_id] = SpanRole(model, agent, tool, kinds, bool(view.in_model))
+        if output is not None:
+            self.model_outputs.append((span, output, view.read_through))
+        if view.execution is not None and view.execution.answer:
+            self.answer_tool_spans.append(span)
+        if agent:
+            self.agent_spans.append(span)
+            if view.dispatched:
+                self.conversation_spans.append(span)
+        if view.not_understood or (output is not None and output.not_understood):
+            notes = [*view.not_understood, *(output.not_understood if output else [])]
+            self.not_understood.append((span, notes))
+        if model:
+            self.model_tours[span_id] = view.tour
         for name in view.readers:
-            uses.setdefault(name, ConventionUse()).spans += 1
+            self._use(name).spans += 1
         for name in view.unread_by:
-            uses.setdefault(name, ConventionUse()).not_understood += 1
-    return uses
+            self._use(name).not_understood += 1
 
-
-def span_roles(views: tuple[SpanRecord, ...], calls: ToolCalls) -> dict[str, SpanRole]:
-    """Roles of the spans that have one; a span left out is generic (feeds every channel)."""
-    roles: dict[str, SpanRole] = {}
-    for view in views:
-        tool = view.span.span_id in calls.executing
-        if view.model or view.agent or tool or view.effects or view.in_model:
-            roles[view.span.span_id] = SpanRole(
-                view.model,
-                view.agent,
-                tool,
-                tuple(effect[0] for effect in view.effects),
-                bool(view.in_model),
-            )
-    return roles
+    def _use(self, name: str) -> ConventionUse:
+        use = self.conventions.get(name)
+        if use is None:  # made once per convention (not once per span, then thrown away)
+            use = self.conventions[name] = ConventionUse()
+        return use
