@@ -11,6 +11,7 @@ import pytest
 
 from rampart_otel import channels, reasons
 from rampart_otel.frozen import quick_init
+from rampart_otel.processors import scopes, side_effects, tool_calls, turns
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,7 @@ def test_refuses_what_it_cannot_make() -> None:
 def _quick_classes() -> list[type]:
     return [
         value
-        for module in (reasons, channels)
+        for module in (reasons, channels, scopes, side_effects, tool_calls, turns)
         for value in vars(module).values()
         if isinstance(value, type)
         and value.__module__ == module.__name__
@@ -112,7 +113,16 @@ def _quick_classes() -> list[type]:
 
 def test_the_reasons_and_their_codes_are_made_so() -> None:
     found = {cls.__name__ for cls in _quick_classes()}
-    assert {"Decision", "Why", "Fix", "ScopeGaps", "Kind", "Reason"} <= found
+    assert {
+        "Decision",
+        "Why",
+        "Fix",
+        "ScopeGaps",
+        "Kind",
+        "Reason",
+        "ToolCalls",
+        "CallWindow",
+    } <= found
     for cls in _quick_classes():  # each signature is its fields', as dataclass writes it
         names = [f.name for f in dataclasses.fields(cls)]
         assert list(inspect.signature(cls).parameters) == names

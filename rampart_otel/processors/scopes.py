@@ -48,6 +48,7 @@ from rampart_otel.conventions.side_effects import (
     url_host,
 )
 from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
+from rampart_otel.frozen import quick_init
 from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import (
     CHILD_PROCESS,
@@ -218,6 +219,7 @@ def tool_scopes(
     return RunScopes(scopes, declarations)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Inside:
     """What the spans under each call show (keyed by call index): the ids of the parents,

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from rampart_otel.conventions import ToolReport
 from rampart_otel.conventions.pseudo_tools import PseudoTool, pseudo_tool
 from rampart_otel.conventions.tool_definitions import tool_parameters
+from rampart_otel.frozen import quick_init
 from rampart_otel.model import Span, ToolCall, ToolCallStatus
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, inside
 from rampart_otel.run_graph import RunGraph
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCalls:
     """The run's tool calls, and which span runs which call: plain data, made once by
