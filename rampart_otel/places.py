@@ -148,11 +148,12 @@ def _cap_and_fix(
 ) -> None:
     """Cap ``channels`` by the run's findings (in place), then give each channel left short
     of observed its way to close the gap: the finding's cause, else ``gap_cause``'s."""
-    capped_by = capped(channels, places.findings)
+    capped_by = capped(channels, places.findings) if places.findings else {}
+    hints, names = places.plan.hints, places.scope_names
     for key, decision in list(channels.items()):
-        if decision.state is not OBSERVED and places.plan.hints(key):
+        if decision.state is not OBSERVED and hints(key):
             cause = capped_by.get(key) or gap_cause(key, decision)
-            channels[key] = with_fix(decision, key, cause, places.scope_names)
+            channels[key] = with_fix(decision, key, cause, names)
 
 
 def declared_by_policy(
@@ -367,24 +368,21 @@ def _attest(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
         channels[key] = Decision(OBSERVED, (why,))
 
 
-def _scope_gaps(kind: str, gaps: _Gaps) -> Why:
-    found = gaps.of(kind)
+def _scope_gaps(kind: str, found: tuple[ToolScope, ...], gaps: _Gaps) -> Why:
+    """The reason naming ``found``, the places ``gaps`` found unproven for ``kind``."""
     data = ScopeGaps(kind, found)
-    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data=data, ids=gaps.span_ids(found))
+    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, (), data, gaps.span_ids(found))
 
 
 def _name_unwatched(gaps: _Gaps, channels: dict[str, Decision]) -> None:
     """Unobserved kinds: say which tool calls could have hidden one."""
-    for kind in STANDARD_KINDS:
-        key = SIDE_EFFECT_PREFIX + kind
+    for kind, key in _STANDARD_KEYS:
         found = gaps.of(kind)
-        decision = channels.get(key) or _unobserved(kind)
-        if found and decision.state is UNOBSERVED:
-            channels[key] = _with_why(decision, _scope_gaps(kind, gaps))
-
-
-def _unobserved(kind: str) -> Decision:
-    return _UNOBSERVED.get(kind) or _no_span(kind)
+        if not found:
+            continue
+        decision = channels.get(key) or _UNOBSERVED[kind]
+        if decision.state is UNOBSERVED:
+            channels[key] = _with_why(decision, _scope_gaps(kind, found, gaps))
 
 
 def _no_span(kind: str) -> Decision:
@@ -393,6 +391,7 @@ def _no_span(kind: str) -> Decision:
 
 # The same for every run (decisions are immutable): built once per standard kind.
 _UNOBSERVED = {kind: _no_span(kind) for kind in STANDARD_KINDS}
+_STANDARD_KEYS = tuple((kind, SIDE_EFFECT_PREFIX + kind) for kind in STANDARD_KINDS)
 
 
 def _cap_unwatched(scopes: Sequence[ToolScope], gaps: _Gaps, channels: dict[str, Decision]) -> None:
@@ -403,8 +402,9 @@ def _cap_unwatched(scopes: Sequence[ToolScope], gaps: _Gaps, channels: dict[str,
         if not key.startswith(SIDE_EFFECT_PREFIX) or decision.state is UNOBSERVED:
             continue
         kind = key[len(SIDE_EFFECT_PREFIX) :]
-        if gaps.of(kind):
-            channels[key] = _with_why(decision, _scope_gaps(kind, gaps), PARTIAL)
+        found = gaps.of(kind)
+        if found:
+            channels[key] = _with_why(decision, _scope_gaps(kind, found, gaps), PARTIAL)
         elif declared:
             ids = tuple(scope.span_id for scope in declared if scope.span_id)
             why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data=Scopes(declared), ids=ids)
