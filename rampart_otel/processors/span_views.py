@@ -340,18 +340,24 @@ class _Classifier:
         for root in self.graph.roots:
             # (span, an agent above it, its subtree done)
             stack: list[tuple[str, bool, bool]] = [(root.span_id, False, False)]
+            push = stack.append
             while stack:
                 span_id, agent_above, done = stack.pop()
                 if done:
                     tours[span_id] = (tours[span_id][0], count)
                     continue
                 count += 1
-                tours[span_id] = (count, count)
                 if agent_above:
                     under_agent.add(span_id)
-                stack.append((span_id, agent_above, True))
-                below = agent_above or by_id[span_id].agent
-                stack.extend((child.span_id, below, False) for child in reversed(children(span_id)))
+                below = children(span_id)
+                if not below:  # a leaf: its subtree is itself
+                    tours[span_id] = (count, count)
+                    continue
+                tours[span_id] = (count, count)
+                push((span_id, agent_above, True))
+                agent = agent_above or by_id[span_id].agent
+                for child in reversed(below):
+                    push((child.span_id, agent, False))
         return tours, under_agent
 
     def _resolve_in_model(self, span_id: str) -> bool:
