@@ -233,9 +233,9 @@ class ChannelCoverage:
 
     def copy(self) -> ChannelCoverage:
         """An independent copy (its own lists), its words still deferred when they are."""
-        channel = ChannelCoverage(
-            self.state, list(self._reasons), self.source, self._hint, list(self.codes)
-        )
+        channel = _new_channel(ChannelCoverage)  # each slot set here (a copy per run's result)
+        channel.state, channel.source, channel._hint = self.state, self.source, self._hint
+        channel._reasons, channel.codes = list(self._reasons), list(self.codes)
         channel._words = self._words  # one _Worded: the words are made once for both
         return channel
 
@@ -258,6 +258,9 @@ class ChannelCoverage:
             f"ChannelCoverage(state={self.state!r}, reasons={self.reasons!r}, "
             f"source={self.source!r}, hint={self.hint!r}, codes={self.codes!r})"
         )
+
+
+_new_channel = object.__new__
 
 
 @dataclass(slots=True)
