@@ -106,9 +106,7 @@ def run_facts(
 ) -> RunFacts:
     """What the earlier jobs found, as coverage and integrity read it: the spans' facts
     gathered in one pass over the run's records (``_SpanFacts``)."""
-    found = _SpanFacts(calls.executing)
-    for view in run.records:
-        found.add(view)
+    found = _span_facts(run.records, calls.executing)
     model_inputs, agent_inputs = inputs
     return RunFacts(
         graph=run.graph,
@@ -136,65 +134,56 @@ def run_facts(
     )
 
 
-class _SpanFacts:
-    """The facts of each span ``RunFacts`` carries, gathered span by span in the records'
-    order: each span's role (a span left out is generic: it feeds every channel), the
-    model outputs, the answer tool's, agent and conversation spans, what was not
-    understood, the model spans' places in the walk, and the spans each convention read
-    and did not understand (``inspect`` lists them; a family no convention reads has spans
-    not understood and none read)."""
+class _SpanFacts(NamedTuple):
+    """The facts of each span ``RunFacts`` carries, in the records' order (``_span_facts``)."""
 
-    __slots__ = (
-        "agent_spans",
-        "answer_tool_spans",
-        "conventions",
-        "conversation_spans",
-        "executing",
-        "model_outputs",
-        "model_tours",
-        "not_understood",
-        "roles",
-    )
+    roles: dict[str, SpanRole]
+    model_outputs: list[tuple[Span, ModelOutput, bool]]
+    answer_tool_spans: list[Span]
+    agent_spans: list[Span]
+    conversation_spans: list[Span]
+    not_understood: list[tuple[Span, list[str]]]
+    model_tours: dict[str, tuple[int, int]]
+    conventions: dict[str, ConventionUse]
 
-    def __init__(self, executing: frozenset[str]) -> None:
-        self.executing = executing
-        self.roles: dict[str, SpanRole] = {}
-        self.model_outputs: list[tuple[Span, ModelOutput, bool]] = []
-        self.answer_tool_spans: list[Span] = []
-        self.agent_spans: list[Span] = []
-        self.conversation_spans: list[Span] = []
-        self.not_understood: list[tuple[Span, list[str]]] = []
-        self.model_tours: dict[str, tuple[int, int]] = {}
-        self.conventions: dict[str, ConventionUse] = {}
 
-    def add(self, view: SpanRecord) -> None:
+def _span_facts(records: tuple[SpanRecord, ...], executing: frozenset[str]) -> _SpanFacts:
+    """The spans' facts, gathered in one pass over the run's records: each span's role (a
+    span left out is generic: it feeds every channel), the model outputs, the answer
+    tool's, agent and conversation spans, what was not understood, the model spans'
+    places in the walk, and the spans each convention read and did not understand
+    (``inspect`` lists them; a family no convention reads has spans not understood and
+    none read)."""
+    found = _SpanFacts({}, [], [], [], [], [], {}, {})
+    roles, outputs, answer_tools, agents, conversations, notes, tours, uses = found
+    for view in records:
         span = view.span
         span_id = span.span_id
         model, agent, output, effects = view.model, view.agent, view.output, view.effects
-        tool = span_id in self.executing
+        tool = span_id in executing
         if model or agent or tool or effects or view.in_model:
-            kinds = tuple([effect[0] for effect in effects])
-            self.roles[span_id] = SpanRole(model, agent, tool, kinds, bool(view.in_model))
+            kinds = tuple([effect[0] for effect in effects]) if effects else ()
+            roles[span_id] = SpanRole(model, agent, tool, kinds, bool(view.in_model))
         if output is not None:
-            self.model_outputs.append((span, output, view.read_through))
+            outputs.append((span, output, view.read_through))
         if view.execution is not None and view.execution.answer:
-            self.answer_tool_spans.append(span)
+            answer_tools.append(span)
         if agent:
-            self.agent_spans.append(span)
+            agents.append(span)
             if view.dispatched:
-                self.conversation_spans.append(span)
+                conversations.append(span)
         if view.not_understood or (output is not None and output.not_understood):
-            notes = [*view.not_understood, *(output.not_understood if output else [])]
-            self.not_understood.append((span, notes))
+            notes.append((span, [*view.not_understood, *(output.not_understood if output else [])]))
         if model:
-            self.model_tours[span_id] = view.tour
+            tours[span_id] = view.tour
         for name in view.readers:
-            self._use(name).spans += 1
+            (uses.get(name) or _new_use(uses, name)).spans += 1
         for name in view.unread_by:
-            self._use(name).not_understood += 1
+            (uses.get(name) or _new_use(uses, name)).not_understood += 1
+    return found
 
-    def _use(self, name: str) -> ConventionUse:
-        use = self.conventions.get(name)
-        if use is None:  # made once per convention (not once per span, then thrown away)
-            use = self.conventions[name] = ConventionUse()
-        return use
+
+def _new_use(uses: dict[str, ConventionUse], name: str) -> ConventionUse:
+    """A convention's first use in the run (made once, not once per span it reads)."""
+    use = uses[name] = ConventionUse()
+    return use
