@@ -75,25 +75,32 @@ def place(scope: ToolScope, kind: str) -> PlaceState:
     """What the call ``scope`` stands for shows of side effects of ``kind``: the one rule
     every channel, report and view reads a place by."""
     state = scope.state
-    if state is ScopeState.DECLARED:
-        return PlaceState.DECLARED
-    if state is ScopeState.DELEGATED:
+    if state is _DECLARED_SCOPE:
+        return _DECLARED
+    if state is _DELEGATED_SCOPE:
         return PlaceState.DELEGATED
     exempt = kind in scope.exempt_kinds or "*" in scope.exempt_kinds
-    if state is ScopeState.OUT_OF_PROCESS:
-        return PlaceState.DECLARED if exempt else PlaceState.OUT_OF_PROCESS
+    if state is _OUT_OF_PROCESS_SCOPE:
+        return _DECLARED if exempt else PlaceState.OUT_OF_PROCESS
     if kind in scope.kinds:
         # A destination no request reached is a gap unless something vouches that every
         # request of the kind here was recorded: a watcher, or the process's declaration
         # (which closes the place of a call that recorded nothing just the same).
         vouched = kind in scope.attested or exempt
         unmet = scope.unmet and kind == HTTP_KIND and not vouched
-        return PlaceState.UNMET if unmet else PlaceState.RECORDED
+        return PlaceState.UNMET if unmet else _RECORDED
     if kind in scope.attested:
         return PlaceState.ATTESTED
     if exempt:
-        return PlaceState.DECLARED
-    return PlaceState.SILENT
+        return _DECLARED
+    return _SILENT
+
+
+# The states ``place`` reads most, as module names (an enum's attribute costs more, and
+# ``place`` is asked for each place and kind).
+_DECLARED_SCOPE, _DELEGATED_SCOPE = ScopeState.DECLARED, ScopeState.DELEGATED
+_OUT_OF_PROCESS_SCOPE, _SILENT_SCOPE = ScopeState.OUT_OF_PROCESS, ScopeState.SILENT
+_DECLARED, _RECORDED, _SILENT = PlaceState.DECLARED, PlaceState.RECORDED, PlaceState.SILENT
 
 
 def run_decisions(conversation: dict[str, Decision], places: RunPlaces) -> dict[str, Decision]:
@@ -226,7 +233,7 @@ class _Gaps:
                 scope
                 for scope in self.scopes
                 if (
-                    scope.state is ScopeState.SILENT
+                    scope.state is _SILENT_SCOPE
                     and not (scope.kinds or scope.attested or scope.exempt_kinds)
                 )
                 or place(scope, kind) in UNPROVEN_PLACES

@@ -802,12 +802,15 @@ def _reasons_and_hint(
     for why in decision.whys:
         if codes is not None:
             codes.append(why.reason())
-        if why.code is ReasonCode.FIX and type(why.data) is Fix:
+        if why.code is _FIX_CODE and type(why.data) is Fix:
             text, hint = _fix_words(why.data)
         else:
             text = reason_text(why)
         reasons.append(text)
     return reasons, hint
+
+
+_FIX_CODE = ReasonCode.FIX  # read per reason: a module name, not an enum's attribute
 
 
 @lru_cache(maxsize=1024)
