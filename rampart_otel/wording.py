@@ -802,10 +802,14 @@ def _reasons_and_hint(
     for why in decision.whys:
         if codes is not None:
             codes.append(why.reason())
-        if why.code is _FIX_CODE and type(why.data) is Fix:
-            text, hint = _fix_words(why.data)
-        else:
-            text = reason_text(why)
+        code, data = why.code, why.data
+        if code is _FIX_CODE and type(data) is Fix:
+            text, hint = _fix_words(data)
+        else:  # reason_text, inline: a channel's reasons are worded in this loop
+            kind, words = _WORDS[code]
+            if not isinstance(data, kind):
+                raise _payload_error(why)
+            text = words(why, data)
         reasons.append(text)
     return reasons, hint
 
@@ -834,8 +838,12 @@ def reason_text(why: Why) -> str:
     kind, words = _WORDS[why.code]
     data = why.data
     if not isinstance(data, kind):
-        raise TypeError(f"reason {why.code.value} carries {type(data).__name__}")
+        raise _payload_error(why)
     return words(why, data)
+
+
+def _payload_error(why: Why) -> TypeError:
+    return TypeError(f"reason {why.code.value} carries {type(why.data).__name__}")
 
 
 P = TypeVar("P")
