@@ -144,36 +144,40 @@ def _model_calls(
     run: ClassifiedRun, executing: frozenset[str]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Each model span's next model span above it in its model call, and its call's highest
-    model span (``ToolCalls.model_above``, ``ToolCalls.call_top``): one walk down from the
-    roots, each span's nearest model span above it and whether an agent or a span that ran
-    a call lies between them carried down to its children."""
+    model span (``ToolCalls.model_above``, ``ToolCalls.call_top``): the nearest span above
+    a model span that is a model span, an agent or a span that ran a call decides, found
+    in one sweep of those spans in depth-first order (``SpanRecord.tour``: the spans still
+    open are the ones above)."""
     above_of: dict[str, str] = {}
     top: dict[str, str] = {}
-    graph, record = run.graph, run.record
-    # (span, nearest model span above it, an agent or a span that ran a call between)
-    stack: list[tuple[str, str | None, bool]] = [
-        (root.span_id, None, False) for root in graph.roots
-    ]
-    push = stack.append
-    while stack:
-        span_id, above, blocked = stack.pop()
-        view = record(span_id)
-        if view is None:
-            continue
+    marked = sorted(
+        [
+            (view.tour[0], view)
+            for view in run.records
+            if view.model or view.agent or view.span.span_id in executing
+        ],
+        key=_first,
+    )
+    around: list[SpanRecord] = []  # the marked spans above the one at hand, innermost last
+    for first, view in marked:
+        while around and around[-1].tour[1] < first:
+            around.pop()
         if view.model:
-            if above is None or blocked:
+            span_id = view.span.span_id
+            nearest = around[-1] if around else None
+            if nearest is None or not nearest.model:  # none above, or an agent or call between
                 top[span_id] = span_id
             else:
+                above = nearest.span.span_id
                 above_of[span_id] = above
-                outer = record(above)
-                stops = outer is None or outer.agent or above in executing
+                stops = nearest.agent or above in executing
                 top[span_id] = above if stops else top[above]
-            above, blocked = span_id, False
-        else:
-            blocked = blocked or view.agent or span_id in executing
-        for child in graph.children(span_id):
-            push((child.span_id, above, blocked))
+        around.append(view)
     return above_of, top
+
+
+def _first(item: tuple[int, SpanRecord]) -> int:
+    return item[0]
 
 
 def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:
