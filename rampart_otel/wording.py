@@ -804,7 +804,10 @@ def _reasons_and_hint(
             codes.append(why.reason())
         code, data = why.code, why.data
         if code is _FIX_CODE and type(data) is Fix:
-            text, hint = _fix_words(data)
+            seen = _FIXES_SEEN.get(id(data))  # the payload's identity: no hash of it
+            if seen is None or seen[0] is not data:
+                seen = _fix_seen(data)
+            text, hint = seen[1], seen[2]
         else:  # reason_text, inline: a channel's reasons are worded in this loop
             kind, words = _WORDS[code]
             if not isinstance(data, kind):
@@ -815,6 +818,18 @@ def _reasons_and_hint(
 
 
 _FIX_CODE = ReasonCode.FIX  # read per reason: a module name, not an enum's attribute
+# A fix reason's words by its payload's identity (``places`` shares one payload per way to
+# close a gap), each entry holding the payload so that no other takes its id while kept.
+_FIXES_SEEN: dict[int, tuple[Fix, str, str]] = {}
+_FIXES_KEPT = 1024
+
+
+def _fix_seen(data: Fix) -> tuple[Fix, str, str]:
+    """``_fix_words(data)``, kept by ``data``'s identity (``_FIXES_SEEN``, bounded)."""
+    if len(_FIXES_SEEN) >= _FIXES_KEPT:
+        _FIXES_SEEN.clear()
+    found = _FIXES_SEEN[id(data)] = (data, *_fix_words(data))
+    return found
 
 
 @lru_cache(maxsize=1024)
