@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from rampart_otel.frozen import quick_init
 from rampart_otel.lazy_regex import LazyPattern
 
 TOOL_CHANNELS = ("tool_calls", "tool_calls.arguments", "tool_calls.results")
@@ -132,6 +133,7 @@ class ReasonCode(StrEnum):
 EVIDENCE_IDS = 3  # span ids a reason code carries at most: the spans its words name first
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Reason:
     """A reason's code and the spans it is about (at most ``EVIDENCE_IDS``)."""
@@ -223,11 +225,17 @@ class ChannelCoverage:
         self._word()
         self._hint = value
 
+    def words(self) -> tuple[list[str], str | None]:
+        """``reasons`` and ``hint``, read together (the words made first where deferred)."""
+        if self._words is not None:
+            self._word()
+        return self._reasons, self._hint
+
     def copy(self) -> ChannelCoverage:
         """An independent copy (its own lists), its words still deferred when they are."""
-        channel = ChannelCoverage(
-            self.state, list(self._reasons), self.source, self._hint, list(self.codes)
-        )
+        channel = _new_channel(ChannelCoverage)  # each slot set here (a copy per run's result)
+        channel.state, channel.source, channel._hint = self.state, self.source, self._hint
+        channel._reasons, channel.codes = list(self._reasons), list(self.codes)
         channel._words = self._words  # one _Worded: the words are made once for both
         return channel
 
@@ -250,6 +258,9 @@ class ChannelCoverage:
             f"ChannelCoverage(state={self.state!r}, reasons={self.reasons!r}, "
             f"source={self.source!r}, hint={self.hint!r}, codes={self.codes!r})"
         )
+
+
+_new_channel = object.__new__
 
 
 @dataclass(slots=True)

@@ -75,25 +75,32 @@ def place(scope: ToolScope, kind: str) -> PlaceState:
     """What the call ``scope`` stands for shows of side effects of ``kind``: the one rule
     every channel, report and view reads a place by."""
     state = scope.state
-    if state is ScopeState.DECLARED:
-        return PlaceState.DECLARED
-    if state is ScopeState.DELEGATED:
+    if state is _DECLARED_SCOPE:
+        return _DECLARED
+    if state is _DELEGATED_SCOPE:
         return PlaceState.DELEGATED
     exempt = kind in scope.exempt_kinds or "*" in scope.exempt_kinds
-    if state is ScopeState.OUT_OF_PROCESS:
-        return PlaceState.DECLARED if exempt else PlaceState.OUT_OF_PROCESS
+    if state is _OUT_OF_PROCESS_SCOPE:
+        return _DECLARED if exempt else PlaceState.OUT_OF_PROCESS
     if kind in scope.kinds:
         # A destination no request reached is a gap unless something vouches that every
         # request of the kind here was recorded: a watcher, or the process's declaration
         # (which closes the place of a call that recorded nothing just the same).
         vouched = kind in scope.attested or exempt
         unmet = scope.unmet and kind == HTTP_KIND and not vouched
-        return PlaceState.UNMET if unmet else PlaceState.RECORDED
+        return PlaceState.UNMET if unmet else _RECORDED
     if kind in scope.attested:
         return PlaceState.ATTESTED
     if exempt:
-        return PlaceState.DECLARED
-    return PlaceState.SILENT
+        return _DECLARED
+    return _SILENT
+
+
+# The states ``place`` reads most, as module names (an enum's attribute costs more, and
+# ``place`` is asked for each place and kind).
+_DECLARED_SCOPE, _DELEGATED_SCOPE = ScopeState.DECLARED, ScopeState.DELEGATED
+_OUT_OF_PROCESS_SCOPE, _SILENT_SCOPE = ScopeState.OUT_OF_PROCESS, ScopeState.SILENT
+_DECLARED, _RECORDED, _SILENT = PlaceState.DECLARED, PlaceState.RECORDED, PlaceState.SILENT
 
 
 def run_decisions(conversation: dict[str, Decision], places: RunPlaces) -> dict[str, Decision]:
@@ -148,11 +155,12 @@ def _cap_and_fix(
 ) -> None:
     """Cap ``channels`` by the run's findings (in place), then give each channel left short
     of observed its way to close the gap: the finding's cause, else ``gap_cause``'s."""
-    capped_by = capped(channels, places.findings)
+    capped_by = capped(channels, places.findings) if places.findings else {}
+    hints, names = places.plan.hints, places.scope_names
     for key, decision in list(channels.items()):
-        if decision.state is not OBSERVED and places.plan.hints(key):
+        if decision.state is not OBSERVED and hints(key):
             cause = capped_by.get(key) or gap_cause(key, decision)
-            channels[key] = with_fix(decision, key, cause, places.scope_names)
+            channels[key] = with_fix(decision, key, cause, names)
 
 
 def declared_by_policy(
@@ -225,7 +233,7 @@ class _Gaps:
                 scope
                 for scope in self.scopes
                 if (
-                    scope.state is ScopeState.SILENT
+                    scope.state is _SILENT_SCOPE
                     and not (scope.kinds or scope.attested or scope.exempt_kinds)
                 )
                 or place(scope, kind) in UNPROVEN_PLACES
@@ -367,24 +375,21 @@ def _attest(scopes: Sequence[ToolScope], channels: dict[str, Decision]) -> None:
         channels[key] = Decision(OBSERVED, (why,))
 
 
-def _scope_gaps(kind: str, gaps: _Gaps) -> Why:
-    found = gaps.of(kind)
+def _scope_gaps(kind: str, found: tuple[ToolScope, ...], gaps: _Gaps) -> Why:
+    """The reason naming ``found``, the places ``gaps`` found unproven for ``kind``."""
     data = ScopeGaps(kind, found)
-    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, data=data, ids=gaps.span_ids(found))
+    return Why(ReasonCode.SIDE_EFFECT_SCOPE_GAPS, (), data, gaps.span_ids(found))
 
 
 def _name_unwatched(gaps: _Gaps, channels: dict[str, Decision]) -> None:
     """Unobserved kinds: say which tool calls could have hidden one."""
-    for kind in STANDARD_KINDS:
-        key = SIDE_EFFECT_PREFIX + kind
+    for kind, key in _STANDARD_KEYS:
         found = gaps.of(kind)
-        decision = channels.get(key) or _unobserved(kind)
-        if found and decision.state is UNOBSERVED:
-            channels[key] = _with_why(decision, _scope_gaps(kind, gaps))
-
-
-def _unobserved(kind: str) -> Decision:
-    return _UNOBSERVED.get(kind) or _no_span(kind)
+        if not found:
+            continue
+        decision = channels.get(key) or _UNOBSERVED[kind]
+        if decision.state is UNOBSERVED:
+            channels[key] = _with_why(decision, _scope_gaps(kind, found, gaps))
 
 
 def _no_span(kind: str) -> Decision:
@@ -393,6 +398,7 @@ def _no_span(kind: str) -> Decision:
 
 # The same for every run (decisions are immutable): built once per standard kind.
 _UNOBSERVED = {kind: _no_span(kind) for kind in STANDARD_KINDS}
+_STANDARD_KEYS = tuple((kind, SIDE_EFFECT_PREFIX + kind) for kind in STANDARD_KINDS)
 
 
 def _cap_unwatched(scopes: Sequence[ToolScope], gaps: _Gaps, channels: dict[str, Decision]) -> None:
@@ -403,8 +409,9 @@ def _cap_unwatched(scopes: Sequence[ToolScope], gaps: _Gaps, channels: dict[str,
         if not key.startswith(SIDE_EFFECT_PREFIX) or decision.state is UNOBSERVED:
             continue
         kind = key[len(SIDE_EFFECT_PREFIX) :]
-        if gaps.of(kind):
-            channels[key] = _with_why(decision, _scope_gaps(kind, gaps), PARTIAL)
+        found = gaps.of(kind)
+        if found:
+            channels[key] = _with_why(decision, _scope_gaps(kind, found, gaps), PARTIAL)
         elif declared:
             ids = tuple(scope.span_id for scope in declared if scope.span_id)
             why = Why(ReasonCode.SIDE_EFFECT_SCOPES_DECLARED, data=Scopes(declared), ids=ids)

@@ -13,14 +13,17 @@ from dataclasses import dataclass
 
 from rampart_otel.channels import EVIDENCE_IDS, ChannelState, CoverageSource, Reason, ReasonCode
 from rampart_otel.conventions import ModelOutput, ToolReport
+from rampart_otel.frozen import quick_init
 from rampart_otel.model import IntegrityFinding, SideEffect, Span, ToolCall, ToolScope
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class NoData:
     """A reason whose words need nothing but its code and spans."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Texts:
     """The texts a reason's words quote (read inputs; an ambiguous call id and its tools)."""
@@ -28,6 +31,7 @@ class Texts:
     texts: tuple[str, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelCount:
     """How many model calls the reason is about."""
@@ -35,6 +39,7 @@ class ModelCount:
     models: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Withheld:
     """Where content was recorded without itself (the markers found); empty: it was read."""
@@ -42,6 +47,7 @@ class Withheld:
     withheld: tuple[str, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Notes:
     """What of a recorded form was not understood, as the convention noted it."""
@@ -49,6 +55,7 @@ class Notes:
     notes: tuple[str, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AskedTools:
     """The tools the last model output asked for, and the agent spans around it."""
@@ -57,6 +64,7 @@ class AskedTools:
     agent_spans: tuple[Span, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AnswerUnread:
     """The model calls whose output, the run's answer, was not read."""
@@ -65,6 +73,7 @@ class AnswerUnread:
     agent_spans: tuple[Span, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class AnswerTools:
     """The framework's answer-delivering tool calls that gave the answer."""
@@ -72,6 +81,7 @@ class AnswerTools:
     answer_tools: tuple[Span, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Output:
     """The model output the reason is about."""
@@ -79,6 +89,7 @@ class Output:
     output: ModelOutput
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputsRead:
     """How many model outputs were read, and how many of them through another span of
@@ -88,6 +99,7 @@ class OutputsRead:
     through: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FinishReasons:
     """The finish reasons the model calls recorded."""
@@ -95,6 +107,7 @@ class FinishReasons:
     finish_reasons: tuple[str, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Captured:
     """What of the calls' arguments or results (``what``) was captured."""
@@ -106,6 +119,7 @@ class Captured:
     state: ChannelState | None = None  # tool_calls' state, where the words need it
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class KindEffects:
     """The side effects of ``kind`` the run shows."""
@@ -114,6 +128,7 @@ class KindEffects:
     effects: tuple[SideEffect, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Kind:
     """The side-effect kind the reason is about."""
@@ -121,6 +136,7 @@ class Kind:
     kind: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Service:
     """The service a declaration covers."""
@@ -128,6 +144,7 @@ class Service:
     service: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ScopeGaps:
     """The tool scopes that attest side effects of ``kind``, or that leave gaps in them."""
@@ -136,6 +153,7 @@ class ScopeGaps:
     scopes: tuple[ToolScope, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Scopes:
     """The tool scopes the reason is about (calls run elsewhere, by a remote or a nested
@@ -144,6 +162,7 @@ class Scopes:
     scopes: tuple[ToolScope, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Fix:
     """How to close channel ``key``'s gap: its ``cause`` (``wording.fix_hint``), for the
@@ -154,6 +173,7 @@ class Fix:
     scope_names: frozenset[str]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Finding:
     """An integrity finding that capped the channel (its words are the finding's)."""
@@ -185,6 +205,7 @@ Payload = (
 NO_DATA = NoData()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Why:
     """One reason before it is worded: its code, the spans it is about (named first by its
@@ -210,6 +231,7 @@ class Why:
 _BARE = {code: Reason(code) for code in ReasonCode}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A channel's state and the reasons for it, in order. ``unread_only``: only content in

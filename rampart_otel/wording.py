@@ -15,13 +15,14 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from rampart_otel.channels import (
     DECLARATION_KEY,
     SIDE_EFFECT_PREFIX,
     ChannelCoverage,
     Coverage,
+    Reason,
     ReasonCode,
     observability_level,
 )
@@ -782,25 +783,53 @@ def worded(decision: Decision, deferred: bool = False) -> ChannelCoverage:
     hint is the ``fix`` reason's (or, where only content in a form not read is missing,
     the upgrade hint). ``deferred``: worded when first read (``ChannelCoverage.deferred``),
     for a reading whose outputs show no coverage: only what a check reads is worded."""
-    codes = decision.codes
     if deferred:
         return ChannelCoverage.deferred(
-            decision.state, decision.source, codes, lambda: _reasons_and_hint(decision)
+            decision.state, decision.source, decision.codes, lambda: _reasons_and_hint(decision)
         )
-    reasons, hint = _reasons_and_hint(decision)
+    codes: list[Reason] = []
+    reasons, hint = _reasons_and_hint(decision, codes)
     return ChannelCoverage(decision.state, reasons, decision.source, hint, codes)
 
 
-def _reasons_and_hint(decision: Decision) -> tuple[list[str], str | None]:
+def _reasons_and_hint(
+    decision: Decision, codes: list[Reason] | None = None
+) -> tuple[list[str], str | None]:
+    """Each reason's words, and the hint; each reason's code appended to ``codes`` when
+    given (``Decision.codes``, made in the same pass over the reasons)."""
     hint = UNREAD_FIX if decision.unread_only else None
     reasons: list[str] = []
     for why in decision.whys:
-        if why.code is ReasonCode.FIX and type(why.data) is Fix:
-            text, hint = _fix_words(why.data)
-        else:
-            text = reason_text(why)
+        if codes is not None:
+            codes.append(why.reason())
+        code, data = why.code, why.data
+        if code is _FIX_CODE and type(data) is Fix:
+            seen = _FIXES_SEEN.get(id(data))  # the payload's identity: no hash of it
+            if seen is None or seen[0] is not data:
+                seen = _fix_seen(data)
+            text, hint = seen[1], seen[2]
+        else:  # reason_text, inline: a channel's reasons are worded in this loop
+            kind, words = _WORDS[code]
+            if not isinstance(data, kind):
+                raise _payload_error(why)
+            text = words(why, data)
         reasons.append(text)
     return reasons, hint
+
+
+_FIX_CODE = ReasonCode.FIX  # read per reason: a module name, not an enum's attribute
+# A fix reason's words by its payload's identity (``places`` shares one payload per way to
+# close a gap), each entry holding the payload so that no other takes its id while kept.
+_FIXES_SEEN: dict[int, tuple[Fix, str, str]] = {}
+_FIXES_KEPT = 1024
+
+
+def _fix_seen(data: Fix) -> tuple[Fix, str, str]:
+    """``_fix_words(data)``, kept by ``data``'s identity (``_FIXES_SEEN``, bounded)."""
+    if len(_FIXES_SEEN) >= _FIXES_KEPT:
+        _FIXES_SEEN.clear()
+    found = _FIXES_SEEN[id(data)] = (data, *_fix_words(data))
+    return found
 
 
 @lru_cache(maxsize=1024)
@@ -819,24 +848,34 @@ def worded_coverage(decisions: Mapping[str, Decision], deferred: bool = False) -
 
 
 def reason_text(why: Why) -> str:
-    """One reason in words."""
-    return _WORDS[why.code](why)
+    """One reason in words; a reason built with a payload its code's words do not read
+    is an error here, not a wrong sentence (``_typed``)."""
+    kind, words = _WORDS[why.code]
+    data = why.data
+    if not isinstance(data, kind):
+        raise _payload_error(why)
+    return words(why, data)
+
+
+def _payload_error(why: Why) -> TypeError:
+    return TypeError(f"reason {why.code.value} carries {type(why.data).__name__}")
 
 
 P = TypeVar("P")
 
 
-def _typed(kind: type[P], words: Callable[[Why, P], str]) -> Callable[[Why], str]:
+class _Words(NamedTuple):
+    """A code's words (``_typed``): the payload type they read, and the words."""
+
+    kind: type[Any]
+    words: Callable[[Why, Any], str]
+
+
+def _typed(kind: type[P], words: Callable[[Why, P], str]) -> _Words:
     """``words`` for reasons whose payload is a ``kind``: the type checker reads each
-    payload field ``words`` names (a field renamed in ``reasons`` fails it), and a reason
-    built with another payload is an error here, not a wrong sentence."""
-
-    def render(why: Why) -> str:
-        if not isinstance(why.data, kind):
-            raise TypeError(f"reason {why.code.value} carries {type(why.data).__name__}")
-        return words(why, why.data)
-
-    return render
+    payload field ``words`` names (a field renamed in ``reasons`` fails it), and
+    ``reason_text`` checks the payload is a ``kind`` before it calls them."""
+    return _Words(kind, words)
 
 
 def _more(spans: tuple[Span, ...]) -> str:
@@ -1056,7 +1095,7 @@ def _finding(_: Why, data: Finding) -> str:
     return finding_message(data.finding)
 
 
-_WORDS: dict[ReasonCode, Callable[[Why], str]] = {
+_WORDS: dict[ReasonCode, _Words] = {
     ReasonCode.INPUT_READ: _typed(Texts, _input_read),
     ReasonCode.INPUT_READ_SOME: _typed(
         ModelCount,

@@ -88,8 +88,9 @@ def test_importing_declare_loads_nothing_beyond_the_standard_library() -> None:
         "print(sorted(m for m in sys.modules if m in heavy or m.startswith('rampart_otel.')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    # channels: the channel keys declare writes, and lazy_regex its pattern, both standard
-    # library only
+    # channels: the channel keys declare writes, lazy_regex its pattern and frozen its
+    # records' constructor, all standard library only
     assert done.stdout.strip() == (
-        "['rampart_otel.channels', 'rampart_otel.declare', 'rampart_otel.lazy_regex']"
+        "['rampart_otel.channels', 'rampart_otel.declare', 'rampart_otel.frozen', "
+        "'rampart_otel.lazy_regex']"
     )

@@ -31,9 +31,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = wording._reasons_and_hint
 
-    def counting(decision):  # type: ignore[no-untyped-def]
+    def counting(decision, *codes):  # type: ignore[no-untyped-def]
         calls.append(1)
-        return real(decision)
+        return real(decision, *codes)
 
     monkeypatch.setattr(wording, "_reasons_and_hint", counting)
     return calls
@@ -99,3 +99,13 @@ def test_a_kept_result_holds_its_coverage_only_where_it_is_shown() -> None:
         assert [r.coverage is not None for r in sink.kept] == [keeps] * len(results)
         assert [r.status for r in sink.kept] == [r.status for r in results]
     assert all(result.coverage is not None for result in results)  # the sinks' own copies
+
+
+def test_words_read_together_are_the_reasons_and_hint(counted: list[int]) -> None:
+    plan = scoring_plan([load_policy(REPO / "samples/policy.yaml")])
+    channel = normalize(_run(), plan).coverage.channels["side_effects.db_query"]
+    assert counted == []
+    reasons, hint = channel.words()  # a deferred channel: worded here, once
+    assert len(counted) == 1
+    assert (reasons, hint) == (channel.reasons, channel.hint) and reasons and hint
+    assert len(counted) == 1

@@ -24,7 +24,7 @@ from rampart_otel.model import (
     ToolScope,
 )
 from rampart_otel.places import place, side_effect_decisions, unproven
-from rampart_otel.reasons import Decision, Fix, ScopeGaps
+from rampart_otel.reasons import Decision, Fix, ScopeGaps, Why
 from rampart_otel.wording import REMOTE_AGENT_FIX, REMOTE_FIX, worded
 
 HTTP, DB = "side_effects.http_request", "side_effects.db_query"
@@ -255,6 +255,7 @@ def scopes_of(decided: dict[str, Decision], kind: str) -> tuple[ToolScope, ...]:
 
 def test_a_fix_is_one_reason_worded_once_for_every_run_that_closes_its_gap_the_same_way() -> None:
     wording._fix_words.cache_clear()
+    wording._FIXES_SEEN.clear()
     runs = [
         side_effect_decisions(places(recorded(0, "fetch", f"t{i}", "http_request")))
         for i in range(3)
@@ -266,3 +267,20 @@ def test_a_fix_is_one_reason_worded_once_for_every_run_that_closes_its_gap_the_s
     hints = [[worded(decision).hint for decision in run.values()] for run in runs]
     assert hints[0] == hints[1] == hints[2] and all(hints[0])
     assert wording._fix_words.cache_info().misses == len(fixes)
+
+
+def test_a_fixs_words_kept_by_its_payload_are_its_words_and_bounded() -> None:
+    """The words of a fix reason are kept by its payload's identity: the same as worked out
+    (``_fix_words``) for that payload or an equal one made apart, and never more than
+    the bound however many payloads a run of traces makes."""
+    wording._FIXES_SEEN.clear()
+    fix = Fix("side_effects.db_query", "client", frozenset({"openinference.instrumentation"}))
+    twin = Fix("side_effects.db_query", "client", frozenset({"openinference.instrumentation"}))
+    expected = wording._fix_words.__wrapped__(fix)
+    for data in (fix, fix, twin):
+        channel = worded(Decision(UNOBSERVED, (Why(ReasonCode.FIX, data=data),)))
+        assert (channel.reasons, channel.hint) == ([expected[0]], expected[1])
+    for n in range(wording._FIXES_KEPT * 2 + 3):
+        made = Fix(f"side_effects.kind{n}", "client", frozenset())
+        worded(Decision(UNOBSERVED, (Why(ReasonCode.FIX, data=made),)))
+        assert len(wording._FIXES_SEEN) <= wording._FIXES_KEPT

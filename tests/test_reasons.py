@@ -25,6 +25,7 @@ from rampart_otel.wording import (
     MEANINGS,
     WORDED_IN_CHANNELS,
     reason_codes_table,
+    reason_text,
     worded,
 )
 
@@ -516,3 +517,15 @@ def test_the_code_is_reached_and_worded(code: ReasonCode) -> None:
     ]
     assert worded_as, code
     assert all(text.strip() for text in worded_as)
+
+
+def test_a_reason_built_with_another_payload_is_an_error_not_a_wrong_sentence() -> None:
+    """Each code's words read one payload type: another is refused where one reason is
+    worded and where a channel's are (the same check, made in both)."""
+    right = Why(ReasonCode.INPUT_READ, data=Texts(("a",)))
+    assert reason_text(right)  # the payload its words read: worded
+    odd = Why(ReasonCode.SIDE_EFFECT_NONE, data=Texts(("a",)))  # its words read a Kind
+    with pytest.raises(TypeError, match=r"side_effect\.none carries Texts"):
+        reason_text(odd)
+    with pytest.raises(TypeError, match=r"side_effect\.none carries Texts"):
+        worded(Decision(OBSERVED, (right, odd)))

@@ -53,6 +53,8 @@ def remote_agent(span: Span) -> str | None:
 
 def _agent_url(url: str) -> str | None:
     """The agent's URL from its card's (the card path dropped), None for any other URL."""
+    if not any(path in url for path in CARD_PATHS):
+        return None  # no card's path in it: most requests, not parsed
     try:
         parts = urlsplit(url)
     except ValueError:

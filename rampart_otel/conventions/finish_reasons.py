@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
+from functools import lru_cache
 
 
 class ToolRequest(StrEnum):
@@ -126,7 +127,13 @@ def combine(
     reasons: Iterable[str], provider: str | None = None, source: str | None = None
 ) -> ToolRequest:
     """Several reasons of one model span: any tool reason wins; else all must say none."""
-    found = [classify(reason, provider, source) for reason in reasons]
+    plain = (provider is None or type(provider) is str) and (source is None or type(source) is str)
+    found = [
+        _classified(reason, provider, source)
+        if plain and type(reason) is str
+        else classify(reason, provider, source)
+        for reason in reasons
+    ]
     if not found:
         return ToolRequest.UNKNOWN
     if ToolRequest.TOOLS in found:
@@ -134,3 +141,9 @@ def combine(
     if all(item is ToolRequest.NO_TOOLS for item in found):
         return ToolRequest.NO_TOOLS
     return ToolRequest.UNKNOWN
+
+
+# ``classify``'s answers by (reason, provider, source): a model span's tool request is read
+# from its finish reasons wherever a job asks (``ModelOutput.tool_request``), and runs repeat
+# a handful of spellings. Bounded: the reasons are trace data.
+_classified = lru_cache(maxsize=1024)(classify)

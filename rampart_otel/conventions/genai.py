@@ -348,13 +348,17 @@ def input_history(span: Span) -> History:
         if not isinstance(raw, str) or _may_hold_call_content(raw):
             for message in _messages(raw) or ():
                 parts = _parts(message)
-                hand_backs.update(_hand_backs(parts))
+                calls = False
                 for part in parts:
                     _history_part(part, arguments, results)
-                    if part.get("type") == "tool_call" and as_str(part.get("id")):
-                        name = as_str(part.get("name"))
-                        if name:
-                            names.setdefault(as_str(part.get("id")) or "", name)
+                    if part.get("type") == "tool_call":
+                        calls = True
+                        if as_str(part.get("id")):
+                            name = as_str(part.get("name"))
+                            if name:
+                                names.setdefault(as_str(part.get("id")) or "", name)
+                if calls:  # most messages call no tool: no hand-back to look for
+                    hand_backs.update(_hand_backs(parts))
                 _openai_history(message, arguments, results, names)
     for name, body in _event_bodies(span):
         if name == TOOL_EVENT:

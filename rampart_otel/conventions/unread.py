@@ -68,23 +68,38 @@ EXCEPTION_EVENT = "exception"  # OTel's record of an error: its message is not c
 class KnownContent:
     """The attribute keys (exact, or prefixes ending in ".") and events conventions read."""
 
-    __slots__ = ("events", "exact", "prefixes")
+    __slots__ = ("_unread", "events", "exact", "prefixes")
 
     def __init__(self, keys: Iterable[str], events: Iterable[str]) -> None:
         keys = tuple(keys)
         self.exact = frozenset(key for key in keys if not key.endswith("."))
         self.prefixes = tuple(key for key in keys if key.endswith("."))
         self.events = frozenset(events)
+        # Key → whether it names content no convention reads (``unread_key``), by key:
+        # spans repeat a few hundred keys, and each is matched against every prefix.
+        self._unread: dict[str, bool] = {}
+
+    def unread_key(self, key: str) -> bool:
+        """Whether attribute ``key`` names content (``_names_content``) that no convention
+        reads (neither a key nor under a prefix of theirs)."""
+        found = self._unread.get(key)
+        if found is None:
+            found = not (key in self.exact or key.startswith(self.prefixes)) and _names_content(key)
+            if len(self._unread) >= _CONTENT_KEYS_CACHED:
+                self._unread.clear()  # keys are trace data: never let them grow memory unbounded
+            self._unread[key] = found
+        return found
 
 
 def content_hint(span: Span, known: KnownContent) -> str | None:
     """Where ``span`` holds content that no convention reads, if it does: the wording for a
     reason ("attribute 'ai.toolCall.args'"); None when every content-like key is known."""
-    exact, prefixes, events = known.exact, known.prefixes, known.events
+    events, unread = known.events, known._unread
     for key, value in span.attributes.items():
-        if key in exact or key.startswith(prefixes):
-            continue
-        if _holds_content(key, value):
+        found = unread.get(key)
+        if found is None:
+            found = known.unread_key(key)
+        if found and _is_content(value):
             return f"attribute {key!r}"
     for event in span.events:
         if event.name in events or event.name == EXCEPTION_EVENT:
@@ -118,8 +133,18 @@ def redaction_hint(span: Span, prefer: tuple[str, ...] = ()) -> str | None:
 
 
 def _holds_content(key: str, value: Any) -> bool:
-    if value is None or (isinstance(value, (str, list, dict, bytes)) and value in _NO_CONTENT):
-        return False
+    return _is_content(value) and _names_content(key)
+
+
+def _is_content(value: Any) -> bool:
+    """A value that is content: not absent, empty or a redaction marker."""
+    return not (
+        value is None or (isinstance(value, (str, list, dict, bytes)) and value in _NO_CONTENT)
+    )
+
+
+def _names_content(key: str) -> bool:
+    """Whether ``key`` names content (its last segment says so, and not its metadata)."""
     named = _content_keys.get(key)
     if named is None:
         named = _CONTENT_SEGMENT.search(key) is not None and _METADATA.search(key) is None

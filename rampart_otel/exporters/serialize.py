@@ -17,7 +17,6 @@ from rampart_otel.channels import (
     ChannelState,
     Coverage,
     CoverageSource,
-    Reason,
     ReasonCode,
 )
 from rampart_otel.conventions.side_effects import unrecorded_payload
@@ -137,17 +136,45 @@ _SOURCES = {source: f'"source": {_encode_str(source.value)}, ' for source in Cov
 _BARE_CODES = {code: f"{opening}]}}" for code, opening in _CODE_OPENS.items()}
 
 
-def _reason_code_json(reason: Reason) -> str:
-    if not reason.span_ids:
-        return _BARE_CODES[reason.code]
-    return f"{_CODE_OPENS[reason.code]}{', '.join([_encode_str(i) for i in reason.span_ids])}]}}"
+# Reason texts and hints as JSON, by text: most are the same from run to run (a kind no
+# span showed, each way to close a gap, the longest), and a run's side-effect channels
+# share their span ids. Bounded: texts hold trace data, never kept without limit.
+_ENCODED: dict[object, str] = {}
+_ENCODED_KEPT = 4096
+
+
+def _encoded(text: str) -> str:
+    """``text`` as JSON (``_ENCODED``, looked up first)."""
+    found = _encode_str(text)
+    if len(_ENCODED) >= _ENCODED_KEPT:
+        _ENCODED.clear()
+    _ENCODED[text] = found
+    return found
+
+
+def _ids_encoded(span_ids: tuple[str, ...]) -> str:
+    """A reason code's span ids as the JSON between its brackets (``_ENCODED``)."""
+    found = ", ".join([_encode_str(i) for i in span_ids])
+    if len(_ENCODED) >= _ENCODED_KEPT:
+        _ENCODED.clear()
+    _ENCODED[span_ids] = found
+    return found
 
 
 def _channel_json(key: str, channel: ChannelCoverage) -> str:
-    reasons_in_words, hint_words = channel.reasons, channel.hint  # each read once: properties
-    hint = "" if hint_words is None else f', "hint": {_encode_str(hint_words)}'
-    codes = ", ".join([_reason_code_json(reason) for reason in channel.codes])
-    reasons = ", ".join([_encode_str(reason) for reason in reasons_in_words])
+    reasons_in_words, hint_words = channel.words()  # read once: the words may be deferred
+    known = _ENCODED.get
+    hint = "" if hint_words is None else f', "hint": {known(hint_words) or _encoded(hint_words)}'
+    # Each code's entry, written inline: a report's most frequent value (~25 per run).
+    codes = ", ".join(
+        [
+            f"{_CODE_OPENS[r.code]}{known(r.span_ids) or _ids_encoded(r.span_ids)}]}}"
+            if r.span_ids
+            else _BARE_CODES[r.code]
+            for r in channel.codes
+        ]
+    )
+    reasons = ", ".join([known(reason) or _encoded(reason) for reason in reasons_in_words])
     return (
         f"{_encode_str(key)}{_STATE_OPENS[channel.state]}{_SOURCES[channel.source]}"
         f'"reasons": [{reasons}]{hint}, "reason_codes": [{codes}]}}'

@@ -104,69 +104,86 @@ def run_facts(
     inputs: tuple[list[SpanInput], list[tuple[Span, UserInput]]],
     joined: frozenset[str] = frozenset(),
 ) -> RunFacts:
-    """What the earlier jobs found, as coverage and integrity read it."""
-    views = run.records
+    """What the earlier jobs found, as coverage and integrity read it: the spans' facts
+    gathered in one pass over the run's records (``_SpanFacts``)."""
+    found = _span_facts(run.records, calls.executing)
     model_inputs, agent_inputs = inputs
     return RunFacts(
         graph=run.graph,
-        roles=span_roles(views, calls),
-        model_outputs=[(v.span, v.output, v.read_through) for v in views if v.output is not None],
+        roles=found.roles,
+        model_outputs=found.model_outputs,
         tool_spans=tool_spans,
-        answer_tool_spans=[v.span for v in views if v.execution is not None and v.execution.answer],
-        agent_spans=[view.span for view in views if view.agent],
-        conversation_spans=[view.span for view in views if view.agent and view.dispatched],
+        answer_tool_spans=found.answer_tool_spans,
+        agent_spans=found.agent_spans,
+        conversation_spans=found.conversation_spans,
         continued=turns.continued,
         effects=side_effects.effects,
         transport_spans=side_effects.transport,
         response_span=answer.view.span if answer.view else None,
         answer_unmarked=answer.unmarked,
-        not_understood=[
-            (view.span, notes)
-            for view in views
-            if (
-                notes := [
-                    *view.not_understood,
-                    *(view.output.not_understood if view.output else []),
-                ]
-            )
-        ],
+        not_understood=found.not_understood,
         model_inputs=model_inputs,
         agent_inputs=agent_inputs,
         scopes=scopes.scopes,
         declarations=scopes.declarations,
-        model_tours={view.span.span_id: view.tour for view in views if view.model},
+        model_tours=found.model_tours,
         history_calls=[call for call in calls.calls if call.from_history],
         joined=joined,
         calls=calls.calls,
-        conventions=convention_uses(views),
+        conventions=found.conventions,
     )
 
 
-def convention_uses(views: tuple[SpanRecord, ...]) -> dict[str, ConventionUse]:
-    """Spans each convention read, and did not understand, in the run (for ``inspect``).
+class _SpanFacts(NamedTuple):
+    """The facts of each span ``RunFacts`` carries, in the records' order (``_span_facts``)."""
 
-    A family no convention reads has spans not understood and none read.
-    """
-    uses: dict[str, ConventionUse] = {}
-    for view in views:
+    roles: dict[str, SpanRole]
+    model_outputs: list[tuple[Span, ModelOutput, bool]]
+    answer_tool_spans: list[Span]
+    agent_spans: list[Span]
+    conversation_spans: list[Span]
+    not_understood: list[tuple[Span, list[str]]]
+    model_tours: dict[str, tuple[int, int]]
+    conventions: dict[str, ConventionUse]
+
+
+def _span_facts(records: tuple[SpanRecord, ...], executing: frozenset[str]) -> _SpanFacts:
+    """The spans' facts, gathered in one pass over the run's records: each span's role (a
+    span left out is generic: it feeds every channel), the model outputs, the answer
+    tool's, agent and conversation spans, what was not understood, the model spans'
+    places in the walk, and the spans each convention read and did not understand
+    (``inspect`` lists them; a family no convention reads has spans not understood and
+    none read)."""
+    found = _SpanFacts({}, [], [], [], [], [], {}, {})
+    roles, outputs, answer_tools, agents, conversations, notes, tours, uses = found
+    for view in records:
+        span = view.span
+        span_id = span.span_id
+        model, agent, output, effects = view.model, view.agent, view.output, view.effects
+        tool = span_id in executing
+        if model or agent or tool or effects or view.in_model:
+            kinds = tuple([effect[0] for effect in effects]) if effects else ()
+            roles[span_id] = SpanRole(model, agent, tool, kinds, bool(view.in_model))
+        if output is not None:
+            outputs.append((span, output, view.read_through))
+        if view.execution is not None and view.execution.answer:
+            answer_tools.append(span)
+        if agent:
+            agents.append(span)
+            if view.dispatched:
+                conversations.append(span)
+        if view.not_understood or (output is not None and output.not_understood):
+            notes.append((span, [*view.not_understood, *(output.not_understood if output else [])]))
+        if model:
+            tours[span_id] = view.tour
         for name in view.readers:
-            uses.setdefault(name, ConventionUse()).spans += 1
+            (uses.get(name) or _new_use(uses, name)).spans += 1
         for name in view.unread_by:
-            uses.setdefault(name, ConventionUse()).not_understood += 1
-    return uses
+            (uses.get(name) or _new_use(uses, name)).not_understood += 1
+    return found
 
 
-def span_roles(views: tuple[SpanRecord, ...], calls: ToolCalls) -> dict[str, SpanRole]:
-    """Roles of the spans that have one; a span left out is generic (feeds every channel)."""
-    roles: dict[str, SpanRole] = {}
-    for view in views:
-        tool = view.span.span_id in calls.executing
-        if view.model or view.agent or tool or view.effects or view.in_model:
-            roles[view.span.span_id] = SpanRole(
-                view.model,
-                view.agent,
-                tool,
-                tuple(effect[0] for effect in view.effects),
-                bool(view.in_model),
-            )
-    return roles
+def _new_use(uses: dict[str, ConventionUse], name: str) -> ConventionUse:
+    """A convention's first use in the run (made once, not once per span it reads)."""
+    use = uses[name] = ConventionUse()
+    return use

@@ -48,6 +48,7 @@ from rampart_otel.conventions.side_effects import (
     url_host,
 )
 from rampart_otel.declare import TOOL_SIDE_EFFECTS, TOOL_SIDE_EFFECTS_ATTRIBUTE
+from rampart_otel.frozen import quick_init
 from rampart_otel.lazy_regex import LazyPattern
 from rampart_otel.model import (
     CHILD_PROCESS,
@@ -138,7 +139,11 @@ def tool_scopes(
         if effect.tool_call_index is not None:
             io.setdefault(effect.tool_call_index, []).append(effect)
     inside = _inside_calls(run, tool_calls)
-    own = [view for view in run.records if view.span.trace_id not in joined]
+    own = (
+        [view for view in run.records if view.span.trace_id not in joined]
+        if joined
+        else run.records
+    )
     process_kinds = declared_kinds(view.span for view in own)
     model_hosts = _model_hosts(run, side_effects)
     watch_lost = _watched_events_lost(run)
@@ -218,6 +223,7 @@ def tool_scopes(
     return RunScopes(scopes, declarations)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Inside:
     """What the spans under each call show (keyed by call index): the ids of the parents,
@@ -409,17 +415,15 @@ def _watched_events_lost(run: ClassifiedRun) -> bool:
     holds watched spans under it: some were lost (not exported, dropped, moved elsewhere),
     and no attestation of the run can stand on what is left."""
     under: dict[str, int] = {}
+    said: list[tuple[str, int]] = []  # (span, how many watched events it says are under it)
     for view in run.records:
         span = view.span
         if span.scope.name == watch.SCOPE and span.parent_span_id:
             under[span.parent_span_id] = under.get(span.parent_span_id, 0) + 1
-    for view in run.records:
-        count = view.span.attributes.get(watch.EVENTS_UNDER)
-        if isinstance(count, bool) or not isinstance(count, int):
-            continue
-        if under.get(view.span.span_id, 0) < count:
-            return True
-    return False
+        count = span.attributes.get(watch.EVENTS_UNDER)
+        if count is not None and not isinstance(count, bool) and isinstance(count, int):
+            said.append((span.span_id, count))
+    return any(under.get(span_id, 0) < count for span_id, count in said)
 
 
 def _pooled_blind(attrs: dict[str, object], blind: list[str], model_hosts: frozenset[str]) -> bool:

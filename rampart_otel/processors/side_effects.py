@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from rampart_otel.conventions.side_effects import DB, HTTP, is_preparation, model_api_request
+from rampart_otel.frozen import quick_init
 from rampart_otel.model import SideEffect, Span
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord
 from rampart_otel.processors.tool_calls import ToolCalls
 from rampart_otel.processors.turns import CallWindow, Turns
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SideEffects:
     """What the side-effects job makes: the agent's side effects, (kind → spans) of the

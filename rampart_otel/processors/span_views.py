@@ -340,18 +340,24 @@ class _Classifier:
         for root in self.graph.roots:
             # (span, an agent above it, its subtree done)
             stack: list[tuple[str, bool, bool]] = [(root.span_id, False, False)]
+            push = stack.append
             while stack:
                 span_id, agent_above, done = stack.pop()
                 if done:
                     tours[span_id] = (tours[span_id][0], count)
                     continue
                 count += 1
-                tours[span_id] = (count, count)
                 if agent_above:
                     under_agent.add(span_id)
-                stack.append((span_id, agent_above, True))
-                below = agent_above or by_id[span_id].agent
-                stack.extend((child.span_id, below, False) for child in reversed(children(span_id)))
+                below = children(span_id)
+                if not below:  # a leaf: its subtree is itself
+                    tours[span_id] = (count, count)
+                    continue
+                tours[span_id] = (count, count)
+                push((span_id, agent_above, True))
+                agent = agent_above or by_id[span_id].agent
+                for child in reversed(below):
+                    push((child.span_id, agent, False))
         return tours, under_agent
 
     def _resolve_in_model(self, span_id: str) -> bool:
@@ -517,26 +523,33 @@ def _classify(span: Span) -> SpanReading:
     """Every convention's report on one span, merged into one reading; a model span's
     message history is read here too, once (the stitcher and the tool calls use it)."""
     readers = _span_readers(span)
-    reading = _understood(span, _read(span, readers[0], readers[1]))
-    # The last three fields made here, in one construction (``_replace`` costs one each).
-    if reading.model:
-        return _reading((*reading[:_READ], (model_endpoint(span),), False, readers[2]))
-    effects = reading.effects
+    return _understood(span, _read(span, readers[0], readers[1], readers[2]))
+
+
+_Tail = tuple[tuple[Endpoint | None, ...], bool, tuple[Callable[[Span], UserInput | None], ...]]
+_NO_TAIL: _Tail = ((), False, ())
+
+
+def _tail(
+    span: Span,
+    model: bool,
+    agent: bool,
+    effects: tuple[SideEffectDetails, ...],
+    execution: ToolReport | None,
+    input_by: tuple[Callable[[Span], UserInput | None], ...],
+) -> _Tail:
+    """A classified reading's last fields, from its role: where its requests went
+    (``endpoints``), whether its call runs elsewhere, and its user-input readers (a model
+    or agent span's: ``input_by``, those of the conventions that read it)."""
+    if model:
+        return (model_endpoint(span),), False, input_by
     endpoints = (
         tuple([request_endpoint(kind, details, span) for kind, details, *_ in effects])
         if effects
         else ()
     )
-    elsewhere = reading.execution is not None and mcp.runs_elsewhere(span)
-    input_readers = readers[2] if reading.agent else ()
-    if endpoints or elsewhere or input_readers:
-        return _reading((*reading[:_READ], endpoints, elsewhere, input_readers))
-    return reading
-
-
-# The fields ``_read`` fills (the rest, ``endpoints`` on, are ``_classify``'s).
-_READ = SpanReading._fields.index("endpoints")
-_reading = SpanReading._make
+    elsewhere = execution is not None and mcp.runs_elsewhere(span)
+    return endpoints, elsewhere, input_by if agent else ()
 
 
 def _understood(span: Span, reading: SpanReading) -> SpanReading:
@@ -632,18 +645,21 @@ def _read(
     span: Span,
     read_by: tuple[Callable[[Span], SpanReport | None], ...] | None = None,
     history_by: tuple[tuple[str, Callable[[Span], History]], ...] = (),
+    input_by: tuple[Callable[[Span], UserInput | None], ...] | None = None,
 ) -> SpanReading:
     """The reports of ``read_by`` (default: the readers of the conventions that read the
-    span) on ``span``, merged; a model span's history read by ``history_by``.
+    span) on ``span``, merged; a model span's history read by ``history_by``. Classifying
+    (``input_by``: the user-input readers), the reading is made whole, its ``_tail`` too.
 
-    Readings are made positionally (a named tuple's keywords cost three times as much)."""
+    Readings are made positionally (a named tuple's keywords cost three times as much), and
+    each once (``_replace`` costs one more each)."""
     reports = [
         report
         for read in (_span_readers(span)[0] if read_by is None else read_by)
         if (report := read(span)) is not None
     ]
     if len(reports) == 1:
-        return _one(span, reports[0], history_by)
+        return _one(span, reports[0], history_by, input_by)
     if not reports:
         family = agent_family(span)
         if family is not None:
@@ -686,13 +702,15 @@ def _read(
         if report.not_understood or (report.output is not None and report.output.not_understood):
             not_understood.extend(report.not_understood)
             unread_by.append(report.convention)
+    kept = () if model else tuple(effects)  # a model span's own HTTP attributes: its transport
+    tail = _NO_TAIL if input_by is None else _tail(span, model, agent, kept, execution, input_by)
     return SpanReading(
         span,
         model,
         agent,
         _merge_outputs(outputs) if model else None,
         execution,
-        () if model else tuple(effects),  # a model span's own HTTP attributes: its transport
+        kept,
         answer,
         tuple(dispatched),
         tuple(not_understood),
@@ -703,6 +721,7 @@ def _read(
         remote_agent,
         code_step,
         handoff,
+        *tail,
     )
 
 
@@ -722,17 +741,20 @@ def _one(
     span: Span,
     report: SpanReport,
     history_by: tuple[tuple[str, Callable[[Span], History]], ...],
+    input_by: tuple[Callable[[Span], UserInput | None], ...] | None = None,
 ) -> SpanReading:
     """One convention's report as a reading: what ``_read`` merges of one report."""
-    model, output = report.model, report.output
+    model, output, agent, execution = report.model, report.output, report.agent, report.execution
     noted = bool(report.not_understood or (output is not None and output.not_understood))
+    effects = () if model else tuple(report.effects)
+    tail = _NO_TAIL if input_by is None else _tail(span, model, agent, effects, execution, input_by)
     return SpanReading(
         span,
         model,
-        report.agent,
+        agent,
         (_merged_alone(output) if output is not None else _merge_outputs([])) if model else None,
-        report.execution,
-        () if model else tuple(report.effects),
+        execution,
+        effects,
         report.answer,
         tuple(report.dispatched),
         tuple(report.not_understood) if noted else (),
@@ -743,6 +765,7 @@ def _one(
         report.remote_agent,
         report.code_step,
         report.handoff,
+        *tail,
     )
 
 

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from rampart_otel.conventions import ToolReport
 from rampart_otel.conventions.pseudo_tools import PseudoTool, pseudo_tool
 from rampart_otel.conventions.tool_definitions import tool_parameters
+from rampart_otel.frozen import quick_init
 from rampart_otel.model import Span, ToolCall, ToolCallStatus
 from rampart_otel.processors.span_views import ClassifiedRun, SpanRecord, inside
 from rampart_otel.run_graph import RunGraph
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCalls:
     """The run's tool calls, and which span runs which call: plain data, made once by
@@ -60,21 +62,29 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     """
     calls = _CallMerger(run)
     dropped = calls.dropped
+    turns = calls.turns
+    models: list[SpanRecord] = []
+    executions: list[SpanRecord] = []  # the spans that execute a call (or the answer tool)
     for record in run.records:
+        span = record.span
         if record.model:
-            calls.turn(record)
+            turns[span.trace_id] = span.span_id  # reports read from here on are its turn's
+            models.append(record)
         if record.output is not None:
             for report in record.output.requests:
                 calls.add_request(report, record)
         for report in record.dispatched:
             calls.add_request(report, record, dispatched=True)
-        if record.execution is not None and not record.execution.answer:
-            index = calls.add_execution(record.execution, record)
+        execution = record.execution
+        if execution is None:
+            continue
+        if not execution.answer:
+            index = calls.add_execution(execution, record)
             if index is None:
-                dropped.add(record.span.span_id)  # a traced function no model asked for
-            else:
-                calls.call_of[record.span.span_id] = index
-    models = [record for record in run.records if record.model]
+                dropped.add(span.span_id)  # a traced function no model asked for: no call
+                continue
+            calls.call_of[span.span_id] = index
+        executions.append(record)
     calls.fill_from_history(models)
     calls.adopt_history_calls(models)
     calls.adopt_named_spans(run.records, dropped)
@@ -84,20 +94,16 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
     owner = run.graph.nearest(calls.call_of)
     call_of = calls.call_of
     call_at = {span_id: call_of[found] for span_id, found in owner.items()}
-    executing = frozenset(
-        record.span.span_id
-        for record in run.records
-        if record.execution is not None and record.span.span_id not in dropped
-    )
-    execution_spans = _execution_spans(run, executing, call_of, call_at)
+    executing = frozenset([record.span.span_id for record in executions])
+    execution_spans = _execution_spans(run.graph, executions, call_of, call_at)
     model_above, call_top = _model_calls(run, executing)
     _name_single_arguments(calls.calls, run.records)
     pseudo = {
         index: row
         for index, call in enumerate(calls.calls)
         if call.executed_in
-        and (execution := run.record(call.executed_in)) is not None
-        and (row := pseudo_tool(call.name, execution.span)) is not None
+        and (runs := run.record(call.executed_in)) is not None
+        and (row := pseudo_tool(call.name, runs.span)) is not None
     }
     return ToolCalls(
         calls.calls,
@@ -114,18 +120,18 @@ def merge_tool_calls(run: ClassifiedRun) -> ToolCalls:
 
 
 def _execution_spans(
-    run: ClassifiedRun,
-    executing: frozenset[str],
+    graph: RunGraph,
+    executions: list[SpanRecord],
     call_of: Mapping[str, int],
     call_at: Mapping[str, int],
 ) -> tuple[Span, ...]:
-    """The spans that ran a call, one per call: not the answer tool's, and not a tool span
-    inside another tool span reporting the same call (MCP in execute_tool)."""
-    graph = run.graph
+    """The spans that ran a call, one per call (of ``executions``, the spans executing a
+    call or the answer tool, in the run's order): not the answer tool's, and not a tool
+    span inside another tool span reporting the same call (MCP in execute_tool)."""
     found: list[Span] = []
-    for record in run.records:
+    for record in executions:
         span_id = record.span.span_id
-        if span_id not in executing or record.execution is None or record.execution.answer:
+        if record.execution is None or record.execution.answer:
             continue
         parent = graph.parent_id(span_id)
         above = call_at.get(parent) if parent is not None else None
@@ -138,34 +144,40 @@ def _model_calls(
     run: ClassifiedRun, executing: frozenset[str]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Each model span's next model span above it in its model call, and its call's highest
-    model span (``ToolCalls.model_above``, ``ToolCalls.call_top``): one walk down from the
-    roots, each span's nearest model span above it and whether an agent or a span that ran
-    a call lies between them carried down to its children."""
+    model span (``ToolCalls.model_above``, ``ToolCalls.call_top``): the nearest span above
+    a model span that is a model span, an agent or a span that ran a call decides, found
+    in one sweep of those spans in depth-first order (``SpanRecord.tour``: the spans still
+    open are the ones above)."""
     above_of: dict[str, str] = {}
     top: dict[str, str] = {}
-    graph, record = run.graph, run.record
-    # (span, nearest model span above it, an agent or a span that ran a call between)
-    stack: list[tuple[str, str | None, bool]] = [
-        (root.span_id, None, False) for root in graph.roots
-    ]
-    while stack:
-        span_id, above, blocked = stack.pop()
-        view = record(span_id)
-        if view is None:
-            continue
+    marked = sorted(
+        [
+            (view.tour[0], view)
+            for view in run.records
+            if view.model or view.agent or view.span.span_id in executing
+        ],
+        key=_first,
+    )
+    around: list[SpanRecord] = []  # the marked spans above the one at hand, innermost last
+    for first, view in marked:
+        while around and around[-1].tour[1] < first:
+            around.pop()
         if view.model:
-            if above is None or blocked:
+            span_id = view.span.span_id
+            nearest = around[-1] if around else None
+            if nearest is None or not nearest.model:  # none above, or an agent or call between
                 top[span_id] = span_id
             else:
+                above = nearest.span.span_id
                 above_of[span_id] = above
-                outer = record(above)
-                stops = outer is None or outer.agent or above in executing
+                stops = nearest.agent or above in executing
                 top[span_id] = above if stops else top[above]
-            below: tuple[str | None, bool] = (span_id, False)
-        else:
-            below = (above, blocked or view.agent or span_id in executing)
-        stack.extend((child.span_id, *below) for child in graph.children(span_id))
+        around.append(view)
     return above_of, top
+
+
+def _first(item: tuple[int, SpanRecord]) -> int:
+    return item[0]
 
 
 def _name_single_arguments(calls: list[ToolCall], views: tuple[SpanRecord, ...]) -> None:
@@ -211,7 +223,7 @@ class _CallMerger:
         self._claim_turns: dict[str, list[str]] = {}  # call id → each claim's model turn
         self._shared: set[str] = set()  # ids calls of different tools claim
         self._ambiguous: set[str] = set()  # ...in one model turn: which call is which?
-        self._turns: dict[str, str] = {}  # trace id → its latest model span read so far
+        self.turns: dict[str, str] = {}  # trace id → its latest model span read so far
         self._asked_by_model: list[bool] = []  # each call: a model span asked for it
         self._unasked: dict[str, list[int]] = {}  # call id → claims no model span asked for
         self._by_key: dict[str, set[str]] = {}  # ``_tool_key`` → the names asked for
@@ -519,10 +531,6 @@ class _CallMerger:
         if convention not in call.conventions:
             call.conventions.append(convention)
 
-    def turn(self, view: SpanRecord) -> None:
-        """Reports read from here on are of this model span's turn (in its trace)."""
-        self._turns[view.span.trace_id] = view.span.span_id
-
     def _claim(self, call_id: str, index: int, span: Span) -> None:
         """The call claims the id (its own, or another layer's alias of it)."""
         if call_id in self._ids[index]:
@@ -533,7 +541,7 @@ class _CallMerger:
         if not self._asked_by_model[index]:
             self._unasked.setdefault(call_id, []).append(index)
         self._claimed_at.setdefault(call_id, []).append(span.start_ns or 0)
-        self._claim_turns.setdefault(call_id, []).append(self._turns.get(span.trace_id, ""))
+        self._claim_turns.setdefault(call_id, []).append(self.turns.get(span.trace_id, ""))
         if len(claims) > 1 and call_id not in self._shared:
             name = self.calls[index].name
             if any(not _same_tool(self.calls[i], name, None) for i in claims[:-1]):

@@ -15,11 +15,13 @@ from bisect import bisect_left
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from rampart_otel.frozen import quick_init
 from rampart_otel.model import ToolCall, ToolCallStatus
 from rampart_otel.processors.span_views import ClassifiedRun
 from rampart_otel.processors.tool_calls import ToolCalls
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Turns:
     """What the turns job makes: the model spans a later model call of their trace follows,
@@ -37,6 +39,7 @@ def read_turns(run: ClassifiedRun, calls: ToolCalls, tool_spans_recorded: bool) 
     return Turns(continued, executed, call_windows(run, calls.calls, executed))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallWindow:
     """When one executed call ran, and in which service: where a lost I/O span may belong."""

@@ -137,3 +137,40 @@ def test_one_text_and_one_input_per_model_call_as_the_walk_up_finds(run: Run) ->
     assert [view.span.span_id for _, _, view in said_texts(classes, calls)] == _texts(
         classes, calls
     )
+
+
+def _walked_up(run: ClassifiedRun, calls: ToolCalls) -> tuple[dict[str, str], dict[str, str]]:
+    """The reference for ``model_above`` and ``call_top``: from each model span, walk up to
+    the first model span; an agent or a span that ran a call on the way ends the call."""
+    above_of: dict[str, str] = {}
+    for view in run.records:
+        if not view.model:
+            continue
+        for up in run.ancestors(view):
+            if up.model:
+                above_of[view.span.span_id] = up.span.span_id
+                break
+            if up.agent or up.span.span_id in calls.executing:
+                break
+
+    def top(span_id: str) -> str:
+        above = above_of.get(span_id)
+        if above is None:
+            return span_id
+        outer = run.record(above)
+        assert outer is not None
+        return above if outer.agent or above in calls.executing else top(above)
+
+    return above_of, {
+        view.span.span_id: top(view.span.span_id) for view in run.records if view.model
+    }
+
+
+@settings(max_examples=400, deadline=None)
+@given(runs())
+def test_each_model_spans_call_is_the_walk_ups(run: Run) -> None:
+    classes = classified(run)
+    calls = merge_tool_calls(classes)
+    above_of, top = _walked_up(classes, calls)
+    assert dict(calls.model_above) == above_of
+    assert dict(calls.call_top) == top
