@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from rampart_otel.channels import CoverageSource
+from rampart_otel.frozen import quick_init
 
 
 class EvalOutcome(StrEnum):
@@ -16,6 +17,7 @@ class EvalOutcome(StrEnum):
     UNDETERMINED = "undetermined"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Where in the trace something was seen; ``text`` is already rendered with safe_text.

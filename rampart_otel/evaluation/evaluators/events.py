@@ -17,6 +17,7 @@ from rampart_otel.evaluation.evaluators.algebra import Evaluator
 from rampart_otel.evaluation.evaluators.settle import described_target, settle
 from rampart_otel.evaluation.matchers import MISSING
 from rampart_otel.evaluation.outcome import EvalResult, Evidence
+from rampart_otel.frozen import quick_init
 from rampart_otel.model import AgentRun
 from rampart_otel.run_graph import run_graph
 
@@ -32,6 +33,7 @@ class Part(StrEnum):
     WITHIN = "within"  # some time inside the span (a call the span dispatched and ran)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Moment:
     """When an event happened, as a part of one span of the run.
@@ -48,6 +50,7 @@ class Moment:
     steps: tuple[int, int] | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Occurrence:
     """One candidate a leaf considered: where it is, when, and the value ``flows`` reads.
