@@ -441,7 +441,13 @@ def main() -> None:
     )
     parser.add_argument("--keep", type=Path, help="write the inputs here and keep them")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    unknown = [shape for shape in args.shapes.split(",") if shape not in SHAPES]
+    if unknown:
+        parser.error(f"unknown shape {unknown[0]!r} (shapes: {', '.join(SHAPES)})")
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        parser.error(f"--sizes takes whole numbers, comma-separated, not {args.sizes!r}")
     print(f"python {sys.version.split()[0]}, policy {POLICY.name}, score --format json -j1")
     heads = ("spans", "MiB", "CPU s", "µs/span", "slope", "RSS MiB")
     print(f"{'shape':<11}" + "".join(f" {h:>{w}}" for h, w in zip(heads, WIDTHS, strict=True)))
