@@ -31,6 +31,9 @@ MESSAGE_METHODS = (".send_message", ".send_message_streaming")
 # Where an A2A agent publishes its card: the current path, and 0.2's.
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 URL_KEYS = ("url.full", "http.url")
+# What the URL parser removes from a URL before reading it (urllib.parse, after WHATWG): a
+# card's path split by one of them is still a card's path.
+_DROPPED = ("\t", "\r", "\n")
 # A delegation whose span does not say where to (the a2a-sdk's spans carry no URL).
 DELEGATED = ""
 
@@ -53,7 +56,7 @@ def remote_agent(span: Span) -> str | None:
 
 def _agent_url(url: str) -> str | None:
     """The agent's URL from its card's (the card path dropped), None for any other URL."""
-    if not any(path in url for path in CARD_PATHS):
+    if not any(path in url for path in CARD_PATHS) and not any(c in url for c in _DROPPED):
         return None  # no card's path in it: most requests, not parsed
     try:
         parts = urlsplit(url)

@@ -30,6 +30,9 @@ SEND = "a2a.client.transports.jsonrpc.JsonRpcTransport.send_message"
         ("http://localhost:8000/weather?city=Paris", None),
         ("http://localhost:8000/.well-known/agent-card.json.bak", None),
         ("http://[::1/.well-known/agent-card.json", None),  # no URL at all
+        # A tab or line break in the recorded URL: the URL parser drops it, so it is the card's
+        ("http://h/a/.well-known/agent\t-card.json", "http://h/a/"),
+        ("http://h/.well-\nknown/agent.json", "http://h/"),
     ],
 )
 def test_an_agent_card_request_names_the_remote_agent(url: str, agent: str | None) -> None:
