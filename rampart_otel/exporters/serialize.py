@@ -143,22 +143,22 @@ _ENCODED: dict[object, str] = {}
 _ENCODED_KEPT = 4096
 
 
-def _encoded(text: str) -> str:
-    """``text`` as JSON (``_ENCODED``, looked up first)."""
-    found = _encode_str(text)
+def _kept(key: object, encoded: str) -> str:
+    """``encoded``, kept in ``_ENCODED`` under ``key`` (bounded)."""
     if len(_ENCODED) >= _ENCODED_KEPT:
         _ENCODED.clear()
-    _ENCODED[text] = found
-    return found
+    _ENCODED[key] = encoded
+    return encoded
+
+
+def _encoded(text: str) -> str:
+    """``text`` as JSON (``_ENCODED``, looked up first)."""
+    return _kept(text, _encode_str(text))
 
 
 def _ids_encoded(span_ids: tuple[str, ...]) -> str:
     """A reason code's span ids as the JSON between its brackets (``_ENCODED``)."""
-    found = ", ".join([_encode_str(i) for i in span_ids])
-    if len(_ENCODED) >= _ENCODED_KEPT:
-        _ENCODED.clear()
-    _ENCODED[span_ids] = found
-    return found
+    return _kept(span_ids, ", ".join([_encode_str(i) for i in span_ids]))
 
 
 def _channel_json(key: str, channel: ChannelCoverage) -> str:
